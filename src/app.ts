@@ -1,0 +1,83 @@
+/**
+ * Builds the HTTP application: framework set-up, the error mapping, the OpenAPI
+ * document and reference page, and every route module in its auth scope.
+ */
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Services } from './services.js';
+import type { App } from './http/types.js';
+import { errorBody } from './http/envelope.js';
+import { toErrorResponse } from './http/error-mapping.js';
+import { bearerAuth, opsAuth } from './http/authenticate.js';
+import { healthRoutes } from './http/routes/health-routes.js';
+import { tokenRoutes } from './http/routes/token-routes.js';
+import { opsClockRoutes } from './http/routes/ops-clock-routes.js';
+import { opsApplyRoutes } from './http/routes/ops-apply-routes.js';
+
+export const API_VERSION = '1.15.0';
+
+export interface BuildAppOptions {
+  logger?: FastifyServerOptions['logger'];
+}
+
+export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<App> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: services.config.bodyLimitBytes,
+    ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    trustProxy: true,
+  }).withTypeProvider<TypeBoxTypeProvider>() as App;
+
+  app.setErrorHandler((err, req, reply) => {
+    const res = toErrorResponse(err);
+    if (res.internal) req.log.error({ err }, 'request failed');
+    reply.status(res.status).send(res.body);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.status(404).send(errorBody('KS005', `No route ${req.method} ${req.url.split('?')[0]}`));
+  });
+
+  await app.register(formbody);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Room and Desk Booking Service',
+        version: API_VERSION,
+        description: 'Public booking API plus the operator (ops) surface. Every JSON response except the token endpoint is enveloped as {code, success, message, data, meta?}.',
+      },
+      servers: [{ url: services.config.publicBaseUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'Access token from POST /auth/accessToken' },
+          opsToken: { type: 'http', scheme: 'bearer', description: 'OPS_TOKEN of this deployment' },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await healthRoutes(app, services);
+  await tokenRoutes(app, services);
+
+  // Public API: every route in this scope needs a valid bearer token.
+  await app.register(async (api: App) => {
+    api.addHook('onRequest', bearerAuth(services.tokens));
+  });
+
+  // Operator surface: every route in this scope needs the ops token.
+  await app.register(async (ops: App) => {
+    ops.addHook('onRequest', opsAuth(services.config.opsToken));
+    await opsClockRoutes(ops, services);
+    await opsApplyRoutes(ops, services);
+  });
+
+  return app;
+}

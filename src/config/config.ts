@@ -1,0 +1,109 @@
+/**
+ * Service configuration, read once from environment variables.
+ * The variable names are part of the operator contract (shared/operator-api.md).
+ */
+import { randomBytes } from 'node:crypto';
+
+export type BookingEnv = 'development' | 'uat' | 'production';
+
+export interface TokenLifetimes {
+  accessSeconds: number;
+  refreshSeconds: number;
+  actAsSeconds: number;
+  /** How long a rotated refresh token presented again is treated as a benign retry. */
+  refreshReuseGraceSeconds: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  engine: 'sqlite' | 'postgres';
+  env: BookingEnv;
+  opsToken: string;
+  opsTokenGenerated: boolean;
+  publicBaseUrl: string;
+  demo: boolean;
+  /** 32-byte key for secrets that must be recoverable (webhook secrets). */
+  secretsKey: Buffer | null;
+  tokens: TokenLifetimes;
+  logLevel: string;
+  /** Largest accepted request body, in bytes. */
+  bodyLimitBytes: number;
+}
+
+const LIFETIMES: Record<BookingEnv, TokenLifetimes> = {
+  development: { accessSeconds: 3600, refreshSeconds: 30 * 86400, actAsSeconds: 900, refreshReuseGraceSeconds: 30 },
+  uat: { accessSeconds: 3600, refreshSeconds: 30 * 86400, actAsSeconds: 900, refreshReuseGraceSeconds: 30 },
+  production: { accessSeconds: 900, refreshSeconds: 14 * 86400, actAsSeconds: 300, refreshReuseGraceSeconds: 30 },
+};
+
+export class ConfigError extends Error {}
+
+function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return n;
+}
+
+function parseSecretsKey(raw: string | undefined): Buffer | null {
+  if (!raw) return null;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError('SECRETS_KEY must be 32 bytes, as 64 hex characters or base64');
+  return key;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const bookingEnv = (env.BOOKING_ENV || 'development') as BookingEnv;
+  if (!['development', 'uat', 'production'].includes(bookingEnv)) {
+    throw new ConfigError(`BOOKING_ENV must be development, uat or production, got "${bookingEnv}"`);
+  }
+  const port = intVar(env, 'PORT', 3000);
+  const host = env.HOST || '127.0.0.1';
+  const databaseUrl = env.DATABASE_URL || './data/booking.sqlite';
+  const engine = /^postgres(ql)?:\/\//.test(databaseUrl) ? 'postgres' : 'sqlite';
+
+  let opsToken = env.OPS_TOKEN || '';
+  let opsTokenGenerated = false;
+  if (!opsToken) {
+    if (bookingEnv === 'production') throw new ConfigError('OPS_TOKEN is required in production');
+    opsToken = `ops_${randomBytes(24).toString('base64url')}`;
+    opsTokenGenerated = true;
+  } else if (bookingEnv === 'production' && opsToken.length < 32) {
+    throw new ConfigError('OPS_TOKEN must be at least 32 characters in production');
+  }
+
+  const secretsKey = parseSecretsKey(env.SECRETS_KEY);
+  if (!secretsKey && bookingEnv === 'production') throw new ConfigError('SECRETS_KEY is required in production');
+
+  const base = LIFETIMES[bookingEnv];
+  const tokens: TokenLifetimes = {
+    accessSeconds: intVar(env, 'ACCESS_TOKEN_TTL_SECONDS', base.accessSeconds, 1),
+    refreshSeconds: intVar(env, 'REFRESH_TOKEN_TTL_SECONDS', base.refreshSeconds, 1),
+    actAsSeconds: intVar(env, 'ACT_AS_TOKEN_TTL_SECONDS', base.actAsSeconds, 1),
+    refreshReuseGraceSeconds: intVar(env, 'REFRESH_REUSE_GRACE_SECONDS', base.refreshReuseGraceSeconds, 0),
+  };
+
+  const demoDefault = bookingEnv === 'development' ? '1' : '0';
+  return {
+    port,
+    host,
+    databaseUrl,
+    engine,
+    env: bookingEnv,
+    opsToken,
+    opsTokenGenerated,
+    publicBaseUrl: (env.PUBLIC_BASE_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/$/, ''),
+    demo: (env.DEMO ?? demoDefault) === '1',
+    secretsKey,
+    tokens,
+    logLevel: env.LOG_LEVEL || 'info',
+    bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES', 15 * 1024 * 1024, 1024),
+  };
+}
+
+export function isSandbox(env: BookingEnv): boolean {
+  return env === 'development' || env === 'uat';
+}

@@ -1,0 +1,54 @@
+/** POST /auth/accessToken (the three grants) and POST /auth/revoke. */
+import { Type } from 'typebox';
+import type { App } from '../types.js';
+import type { Services } from '../../services.js';
+import { Envelope, ErrorEnvelope, ok } from '../envelope.js';
+import { GRANT_TYPES, SUBJECT_TYPES } from '../../auth/token-service.js';
+import { bearerAuth } from '../authenticate.js';
+
+const TokenRequest = Type.Object({
+  grant_type: Type.String({ description: `One of ${GRANT_TYPES.join(', ')}` }),
+  app_id: Type.Optional(Type.String({ description: 'Client id issued by the operator (app_credentials, act_as)' })),
+  app_secret: Type.Optional(Type.String({ description: 'Client secret (app_credentials, act_as)' })),
+  refresh_token: Type.Optional(Type.String({ description: 'The newest refresh token (refresh_token grant)' })),
+  subject: Type.Optional(Type.String({ description: 'act_as: the member to act for' })),
+  subject_type: Type.Optional(Type.String({ description: `act_as: ${SUBJECT_TYPES.join(' (default) or ')}` })),
+});
+
+const TokenResponse = Type.Object(
+  {
+    access_token: Type.String(),
+    expires_in: Type.Integer({ description: 'Access-token lifetime in seconds' }),
+    refresh_token: Type.Optional(Type.String({ description: 'Absent on delegated (act_as) tokens' })),
+    refresh_token_expires_in: Type.Optional(Type.Integer()),
+  },
+  { description: 'Token response; not enveloped' },
+);
+
+export async function tokenRoutes(app: App, services: Services): Promise<void> {
+  app.post('/auth/accessToken', {
+    schema: {
+      tags: ['auth'],
+      summary: 'Obtain an access token (app_credentials, refresh_token or act_as)',
+      body: TokenRequest,
+      response: { 201: TokenResponse, 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope },
+    },
+  }, async (req, reply) => {
+    const token = await services.tokens.grant(req.body);
+    reply.header('cache-control', 'no-store');
+    return reply.status(201).send(token);
+  });
+
+  app.post('/auth/revoke', {
+    onRequest: bearerAuth(services.tokens),
+    schema: {
+      tags: ['auth'],
+      summary: 'Revoke the calling token and every token issued with it (its refresh chain)',
+      security: [{ bearer: [] }],
+      response: { 200: Envelope(Type.Object({ revoked: Type.Boolean() })), 401: ErrorEnvelope, 503: ErrorEnvelope },
+    },
+  }, async (req) => {
+    await services.tokens.revoke(req.principal);
+    return ok({ revoked: true });
+  });
+}

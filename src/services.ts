@@ -1,0 +1,62 @@
+/**
+ * Composition root: wires configuration, storage, clocks and services together.
+ * Tests build the same graph, so they exercise exactly what production runs.
+ */
+import type { Config } from './config/config.js';
+import { isSandbox } from './config/config.js';
+import { OffsetClock, systemClock, type Clock } from './clock/clock.js';
+import { SandboxClock } from './clock/sandbox-clock.js';
+import type { Storage } from './storage/database.js';
+import { SettingsRepository } from './storage/repositories/settings-repository.js';
+import { TokenRepository } from './storage/repositories/token-repository.js';
+import { TokenService } from './auth/token-service.js';
+import { SecretBox } from './auth/secrets.js';
+import { randomBytes } from 'node:crypto';
+
+export interface Services {
+  config: Config;
+  storage: Storage;
+  /** Service time (sandbox offset included). Booking rules use this. */
+  clock: Clock;
+  sandboxClock: SandboxClock;
+  tokens: TokenService;
+  secretBox: SecretBox;
+  settings: SettingsRepository;
+  /** Stops background work (pollers, workers). */
+  stop(): Promise<void>;
+}
+
+async function secretsKey(config: Config, settings: SettingsRepository): Promise<Buffer> {
+  if (config.secretsKey) return config.secretsKey;
+  // development/uat convenience: a key generated once and kept with the data.
+  const stored = await settings.getOrInit('dev_secrets_key', randomBytes(32).toString('hex'));
+  return Buffer.from(stored, 'hex');
+}
+
+export async function createServices(config: Config, storage: Storage, realClock: Clock = systemClock): Promise<Services> {
+  const settings = new SettingsRepository(storage.db);
+  const serviceClock = new OffsetClock(realClock);
+  const sandboxClock = new SandboxClock(serviceClock, settings, isSandbox(config.env));
+  await sandboxClock.refresh();
+  sandboxClock.startPolling();
+
+  const tokens = new TokenService({
+    repo: new TokenRepository(storage.db),
+    env: config.env,
+    lifetimes: config.tokens,
+    clock: realClock,
+  });
+
+  return {
+    config,
+    storage,
+    clock: serviceClock,
+    sandboxClock,
+    tokens,
+    secretBox: new SecretBox(await secretsKey(config, settings)),
+    settings,
+    stop: async () => {
+      sandboxClock.stop();
+    },
+  };
+}

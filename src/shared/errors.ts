@@ -1,0 +1,33 @@
+/**
+ * The service's error type. Every failure that reaches a client is a ServiceError
+ * (or is turned into one by the HTTP error mapping), carrying the HTTP status and
+ * the spec's code. `message` is an array only for KS001 validation errors.
+ */
+export class ServiceError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string | string[],
+    readonly data?: unknown,
+  ) {
+    super(Array.isArray(detail) ? detail.join('; ') : detail);
+    this.name = 'ServiceError';
+  }
+}
+
+export const errors = {
+  validation: (messages: string[]) => new ServiceError(400, 'KS001', messages),
+  unauthorized: (message = 'Access token is missing, expired or revoked') => new ServiceError(401, 'KS002', message),
+  forbidden: (message = 'You do not have access to this resource') => new ServiceError(403, 'KS003', message),
+  notFound: (message = 'Resource not found') => new ServiceError(404, 'KS005', message),
+  conflict: (message: string, data?: unknown, status: 409 | 410 = 409) => new ServiceError(status, 'KS006', message, data),
+  slotConflict: (message: string) => new ServiceError(409, 'KS012', message),
+  tooManyRequests: (message = 'Too many requests') => new ServiceError(429, 'KS036', message),
+  internal: (message = 'Internal server error') => new ServiceError(500, 'KS004', message),
+  upstreamUnavailable: (message = 'A required service is temporarily unavailable; retry with backoff') =>
+    new ServiceError(503, 'KS004', message),
+  authUnavailable: (message = 'Authentication is temporarily unavailable; retry with backoff and keep your tokens') =>
+    new ServiceError(503, 'KS234', message),
+  actAsForbidden: (message: string) => new ServiceError(403, 'KS221', message),
+  subjectUnresolved: (message: string) => new ServiceError(401, 'KS223', message),
+};

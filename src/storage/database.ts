@@ -1,0 +1,81 @@
+/**
+ * Opens the database named by DATABASE_URL: PostgreSQL for postgres:// URLs,
+ * otherwise an embedded SQLite file. Runs pending migrations before returning.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import type { Database } from './schema.js';
+import { migrationProvider } from './migrations/index.js';
+
+export type Engine = 'sqlite' | 'postgres';
+
+export interface Storage {
+  db: Kysely<Database>;
+  engine: Engine;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+// int8 (bigint) columns hold epoch milliseconds, well inside the safe-integer range.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+// float8 / numeric
+pg.types.setTypeParser(1700, (v: string) => Number(v));
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url);
+}
+
+function openSqlite(path: string): Kysely<Database> {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const conn = new SqliteDatabase(path);
+  conn.pragma('journal_mode = WAL');
+  conn.pragma('busy_timeout = 5000');
+  conn.pragma('foreign_keys = ON');
+  conn.pragma('synchronous = NORMAL');
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }) });
+}
+
+function openPostgres(url: string): Kysely<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: 15_000,
+  });
+  // An idle client losing its connection must not crash the process.
+  pool.on('error', () => {});
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+export async function migrate(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new Error(`migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`);
+  }
+}
+
+export async function openStorage(databaseUrl: string): Promise<Storage> {
+  const engine: Engine = isPostgresUrl(databaseUrl) ? 'postgres' : 'sqlite';
+  const db = engine === 'postgres' ? openPostgres(databaseUrl) : openSqlite(databaseUrl);
+  await migrate(db);
+  let closed = false;
+  return {
+    db,
+    engine,
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}

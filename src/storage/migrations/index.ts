@@ -1,0 +1,11 @@
+/** Versioned migrations, applied in name order at start-up on either engine. */
+import type { Migration, MigrationProvider } from 'kysely';
+import * as m001 from './001-initial-schema.js';
+
+const migrations: Record<string, Migration> = {
+  '001-initial-schema': m001,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};
