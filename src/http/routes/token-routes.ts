@@ -51,4 +51,36 @@ export async function tokenRoutes(app: App, services: Services): Promise<void> {
     await services.tokens.revoke(req.principal);
     return ok({ revoked: true });
   });
+
+  app.get('/auth/whoami', {
+    onRequest: bearerAuth(services.tokens),
+    schema: {
+      tags: ['auth'],
+      summary: 'Describe the calling token: the app, the member it acts for, and its project scope',
+      security: [{ bearer: [] }],
+      response: {
+        200: Envelope(
+          Type.Object({
+            kind: Type.Union([Type.Literal('app'), Type.Literal('member')], { description: 'app: plain app token; member: delegated act_as token' }),
+            appId: Type.String({ description: 'The app_id (client id) the token was issued to' }),
+            userId: Type.Union([Type.String(), Type.Null()], { description: 'The member acted for, on a delegated token' }),
+            projects: Type.Array(
+              Type.Object({ projectId: Type.String(), permissions: Type.Array(Type.String()) }),
+              { description: 'Projects in scope and the permissions held on each' },
+            ),
+          }),
+        ),
+        401: ErrorEnvelope,
+        503: ErrorEnvelope,
+      },
+    },
+  }, async (req) => {
+    const p = req.principal;
+    return ok({
+      kind: p.kind,
+      appId: p.clientId,
+      userId: p.userId,
+      projects: [...p.projects].map(([projectId, scope]) => ({ projectId, permissions: [...scope.permissions].sort() })),
+    });
+  });
 }

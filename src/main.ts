@@ -1,0 +1,88 @@
+/**
+ * Entry point for `npm start`: loads configuration, opens the database (running
+ * migrations), applies the demo site when asked, serves HTTP, and shuts down
+ * gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close
+ * the database).
+ */
+import pino from 'pino';
+import { ConfigError, loadConfig } from './config/config.js';
+import { openStorage } from './storage/database.js';
+import { createServices } from './services.js';
+import { buildApp } from './app.js';
+import { applyDemoSiteIfEmpty } from './demo/apply-demo.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`configuration error: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = pino({ level: config.logLevel });
+  const storage = await openStorage(config.databaseUrl);
+  const services = await createServices(config, storage);
+  const demo = config.demo ? await applyDemoSiteIfEmpty(services) : null;
+  const app = await buildApp(services, { logger });
+  await app.listen({ host: config.host, port: config.port });
+
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  printBanner({ url, config, demo });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    const force = setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, 15_000);
+    force.unref();
+    try {
+      await app.close();
+      await services.stop();
+      await storage.close();
+      logger.info('stopped');
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+function printBanner(p: { url: string; config: ReturnType<typeof loadConfig>; demo: { appId: string; appSecret: string } | null }): void {
+  const { url, config, demo } = p;
+  const lines = [
+    '',
+    `Room and Desk Booking Service listening on ${url}`,
+    `  environment:   ${config.env}`,
+    `  database:      ${config.engine === 'postgres' ? 'PostgreSQL' : `SQLite (${config.databaseUrl})`}`,
+    `  API reference: ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
+    `  ops token:     ${config.opsTokenGenerated ? config.opsToken : '(from OPS_TOKEN)'}`,
+  ];
+  if (demo) {
+    lines.push(
+      `  demo app:      app_id=${demo.appId}  app_secret=${demo.appSecret}`,
+      '',
+      '  Get a token:',
+      `    curl -s -X POST ${url}/auth/accessToken -H 'content-type: application/json' \\`,
+      `      -d '{"grant_type":"app_credentials","app_id":"${demo.appId}","app_secret":"${demo.appSecret}"}'`,
+    );
+  }
+  lines.push('');
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+main().catch((err) => {
+  console.error('failed to start:', err instanceof Error ? err.message : err);
+  process.exit(1);
+});
