@@ -2,7 +2,7 @@
  * Builds the HTTP application: framework set-up, the error mapping, the OpenAPI
  * document and reference page, and every route module in its auth scope.
  */
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
@@ -16,16 +16,18 @@ import { healthRoutes } from './http/routes/health-routes.js';
 import { tokenRoutes } from './http/routes/token-routes.js';
 import { opsClockRoutes } from './http/routes/ops-clock-routes.js';
 import { opsApplyRoutes } from './http/routes/ops-apply-routes.js';
+import { catalogueRoutes } from './http/routes/catalogue-routes.js';
 
 export const API_VERSION = '1.15.0';
 
 export interface BuildAppOptions {
-  logger?: FastifyServerOptions['logger'];
+  /** A pino logger for request logs; none in tests. */
+  loggerInstance?: FastifyBaseLogger;
 }
 
 export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<App> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: false }),
     bodyLimit: services.config.bodyLimitBytes,
     ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
     return503OnClosing: true,
@@ -70,6 +72,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // Public API: every route in this scope needs a valid bearer token.
   await app.register(async (api: App) => {
     api.addHook('onRequest', bearerAuth(services.tokens));
+    await catalogueRoutes(api, services);
   });
 
   // Operator surface: every route in this scope needs the ops token.

@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const storage = await openStorage(config.databaseUrl);
   const services = await createServices(config, storage);
   const demo = config.demo ? await applyDemoSiteIfEmpty(services) : null;
-  const app = await buildApp(services, { logger });
+  const app = await buildApp(services, { loggerInstance: logger });
   await app.listen({ host: config.host, port: config.port });
 
   const address = app.server.address();

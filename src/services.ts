@@ -12,6 +12,8 @@ import { TokenRepository } from './storage/repositories/token-repository.js';
 import { TokenService } from './auth/token-service.js';
 import { SecretBox } from './auth/secrets.js';
 import { randomBytes } from 'node:crypto';
+import { CatalogueRepository } from './storage/repositories/catalogue-repository.js';
+import { CatalogueService } from './catalogue/catalogue-service.js';
 
 export interface Services {
   config: Config;
@@ -22,6 +24,7 @@ export interface Services {
   tokens: TokenService;
   secretBox: SecretBox;
   settings: SettingsRepository;
+  catalogue: CatalogueService;
   /** Stops background work (pollers, workers). */
   stop(): Promise<void>;
 }
@@ -55,6 +58,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     tokens,
     secretBox: new SecretBox(await secretsKey(config, settings)),
     settings,
+    catalogue: new CatalogueService(new CatalogueRepository(storage.db), serviceClock),
     stop: async () => {
       sandboxClock.stop();
     },

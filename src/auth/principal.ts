@@ -14,6 +14,11 @@ export interface ProjectScope {
   permissions: ReadonlySet<string>;
   /** The app holds a role on the project (not just visibility). */
   hasRole: boolean;
+  /**
+   * May book (and see) the project's private assets: an app with a role on the
+   * project, or a member of the project (not a visitor), or brand staff.
+   */
+  canBookPrivate: boolean;
 }
 
 export interface Principal {

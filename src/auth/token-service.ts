@@ -256,18 +256,36 @@ export class TokenService {
 
   private async appScope(appId: string): Promise<Map<string, ProjectScope>> {
     const rows = await this.store((r) => r.appProjects(appId));
-    return new Map(rows.map((p) => [p.projectId, { permissions: new Set(p.permissions ?? []), hasRole: p.permissions !== null }]));
+    return new Map(
+      rows.map((p) => [
+        p.projectId,
+        { permissions: new Set(p.permissions ?? []), hasRole: p.permissions !== null, canBookPrivate: p.permissions !== null },
+      ]),
+    );
   }
 
-  /** The member's active memberships intersected with the app's projects and roles. */
+  /**
+   * The member's scope (active memberships, plus the projects of brands they are
+   * staff of) intersected with the app's projects and roles.
+   */
   private async delegatedScope(appId: string, userId: string): Promise<Map<string, ProjectScope>> {
-    const [app, memberships] = await Promise.all([this.appScope(appId), this.store((r) => r.memberships(userId))]);
+    const [app, member] = await Promise.all([this.appScope(appId), this.store((r) => r.memberScope(userId))]);
     const scope = new Map<string, ProjectScope>();
-    for (const m of memberships) {
+    const staffOf = new Set(member.brandStaffProjectIds);
+    for (const m of member.memberships) {
       const appProject = app.get(m.projectId);
       if (!appProject || m.status !== 'active') continue;
       const memberPermissions = new Set(m.role === 'admin' ? [ALL_PERMISSIONS] : []);
-      scope.set(m.projectId, { permissions: intersectPermissions(memberPermissions, appProject.permissions), hasRole: false });
+      scope.set(m.projectId, {
+        permissions: intersectPermissions(memberPermissions, appProject.permissions),
+        hasRole: false,
+        canBookPrivate: m.userType !== 'visitor' || staffOf.has(m.projectId),
+      });
+    }
+    for (const projectId of staffOf) {
+      const appProject = app.get(projectId);
+      if (!appProject || scope.has(projectId)) continue;
+      scope.set(projectId, { permissions: new Set(), hasRole: false, canBookPrivate: true });
     }
     return scope;
   }

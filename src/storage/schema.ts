@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /**
  * Table types for Kysely. The same schema runs on SQLite and PostgreSQL:
  * instants are epoch milliseconds (bigint), booleans are 0/1 integers and
@@ -29,6 +31,8 @@ export interface ProjectTable extends Timestamps {
   default_cleanup_minutes: number | null;
   booking_grid_minutes: number | null;
   backoffice_payment_due_minutes: number | null;
+  /** Longest hold (end + cleaning - start) ever booked in the project; bounds overlap look-ups. */
+  max_hold_ms: Generated<number>;
 }
 
 export interface ZoneTable extends Timestamps {
@@ -222,4 +226,69 @@ export interface Database {
   token_families: TokenFamilyTable;
   tokens: TokenTable;
   settings: SettingTable;
+  meetings: MeetingTable;
+  meeting_slots: MeetingSlotTable;
+  meeting_histories: MeetingHistoryTable;
+}
+
+export interface MeetingTable {
+  id: string;
+  project_id: string;
+  asset_kind: string; // room | desk
+  asset_id: string;
+  room_id: string | null;
+  desk_id: string | null;
+  title: string;
+  body: string;
+  start_at: Millis;
+  end_at: Millis;
+  /** The end as booked; end_at moves earlier on check-out. */
+  booked_end_at: Millis;
+  all_day: Bool;
+  time_period: string | null;
+  status: string;
+  pin_enc: string;
+  pin_failures: Generated<number>;
+  organizer_user_id: string;
+  /** JSON snapshot {email, name, displayName, checkInDateTime, checkOutDateTime}. */
+  organizer: Json;
+  attendees: Json;
+  app_id: string | null;
+  booked_via: string | null;
+  booked_by_user_id: string | null;
+  payment: Json | null;
+  payment_due_at: Millis | null;
+  billing_summaries: Json;
+  recurrence: string | null;
+  cancel_reason: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** One held window of a booking (one per occurrence of a series). Deleted when the hold is released. */
+export interface MeetingSlotTable {
+  id: string;
+  meeting_id: string;
+  project_id: string;
+  asset_id: string;
+  occurrence_index: number;
+  start_at: Millis;
+  end_at: Millis;
+}
+
+export interface MeetingHistoryTable {
+  id: string;
+  meeting_id: string;
+  seq: number;
+  action: string;
+  at: Millis;
+  by: string;
+  source: string;
+  source_detail: string | null;
+  reason: string | null;
+  status_before: string | null;
+  old_start_at: Millis | null;
+  old_end_at: Millis | null;
+  new_start_at: Millis | null;
+  new_end_at: Millis | null;
 }

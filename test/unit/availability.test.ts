@@ -348,6 +348,13 @@ describe('multi-day windows', () => {
       reason: 'OPERATING_HOURS',
       date: '2026-06-06',
     });
+    // a long stay: only Sunday is closed, and it falls in the middle
+    const noSundays: AssetConfig = { dayConfig: { ...weekdays(day('08:00', '18:00')), Sat: day('08:00', '18:00') }, bookMultipleDayRoom: true };
+    expect(check(at('2026-06-01T10:00'), at('2026-06-09T10:00'), { config: noSundays })).toMatchObject({
+      reason: 'OPERATING_HOURS',
+      date: '2026-06-07',
+    });
+    expect(check(at('2026-06-01T10:00'), at('2026-06-06T10:00'), { config: noSundays }).ok).toBe(true);
   });
 
   it('when allowed: breaks are checked on the first and last day parts only', () => {
@@ -487,7 +494,7 @@ describe('DST-change days in America/New_York', () => {
     );
   });
 
-  it('duration is elapsed time, and lead time uses real minutes', () => {
+  it('duration is elapsed time, not wall-clock time', () => {
     const open: AssetConfig = { maxDurationMinutes: 60 };
     // 01:30 EST -> 03:30 EDT on spring-forward day is one real hour
     expect(check(utc('2026-03-08T06:30:00Z'), utc('2026-03-08T07:30:00Z'), { config: open, now }).ok).toBe(true);

@@ -30,6 +30,8 @@ export async function tokenRoutes(app: App, services: Services): Promise<void> {
     schema: {
       tags: ['auth'],
       summary: 'Obtain an access token (app_credentials, refresh_token or act_as)',
+      // The token endpoint needs no bearer token; without this it inherits the global bearer requirement in OpenAPI.
+      security: [],
       body: TokenRequest,
       response: { 201: TokenResponse, 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope },
     },

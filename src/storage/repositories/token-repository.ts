@@ -22,6 +22,13 @@ export interface MembershipRecord {
   projectId: string;
   role: string;
   status: string;
+  userType: string;
+}
+
+export interface MemberScopeRecord {
+  memberships: MembershipRecord[];
+  /** Projects whose brand lists the user as staff. */
+  brandStaffProjectIds: string[];
 }
 
 export interface TokenRecord {
@@ -75,9 +82,21 @@ export class TokenRepository {
     return rows.map((r) => ({ projectId: r.project_id, permissions: r.permissions === null ? null : (JSON.parse(r.permissions) as string[]) }));
   }
 
-  async memberships(userId: string): Promise<MembershipRecord[]> {
-    const rows = await this.db.selectFrom('memberships').select(['project_id', 'role', 'status']).where('user_id', '=', userId).execute();
-    return rows.map((r) => ({ projectId: r.project_id, role: r.role, status: r.status }));
+  async memberScope(userId: string): Promise<MemberScopeRecord> {
+    const rows = await this.db
+      .selectFrom('memberships')
+      .select(['project_id', 'role', 'status', 'user_type'])
+      .where('user_id', '=', userId)
+      .execute();
+    const user = await this.db.selectFrom('users').select('brand_staff').where('id', '=', userId).executeTakeFirst();
+    const brands = user ? (JSON.parse(user.brand_staff) as string[]) : [];
+    const staffProjects = brands.length
+      ? await this.db.selectFrom('projects').select('id').where('brand_id', 'in', brands).execute()
+      : [];
+    return {
+      memberships: rows.map((r) => ({ projectId: r.project_id, role: r.role, status: r.status, userType: r.user_type })),
+      brandStaffProjectIds: staffProjects.map((p) => p.id),
+    };
   }
 
   async userExists(userId: string): Promise<boolean> {

@@ -1,0 +1,84 @@
+/**
+ * Availability of many assets for one requested window, for the room and desk
+ * searches. Pure: it applies the same engine as booking (src/booking/availability.ts)
+ * to each asset, so search and booking cannot disagree. Assets sharing a config
+ * share one evaluation of the config rules.
+ */
+import type { AssetConfig } from '../booking/asset-config.js';
+import {
+  checkConfigRules,
+  findConflict,
+  resolveTimePeriod,
+  type BusyInterval,
+  type ExistingBooking,
+  type RuleReason,
+  type TimePeriod,
+} from '../booking/availability.js';
+
+export interface SearchAsset {
+  id: string;
+  /** The stored config JSON (used as the memo key). */
+  configJson: string;
+  /** Effective cleaning time in minutes. */
+  cleanupMinutes: number;
+}
+
+export interface SearchWindow {
+  start: number;
+  /** Explicit end, or a desk timePeriod resolved against each asset's hours. */
+  end?: number;
+  timePeriod?: TimePeriod;
+  now: number;
+  timeZone: string;
+}
+
+export type Verdict =
+  | { status: 'free'; start: number; end: number }
+  | { status: 'unbookable'; reason: RuleReason }
+  | { status: 'booked'; conflict: BusyInterval };
+
+export interface Hold extends ExistingBooking {
+  assetId: string;
+}
+
+export function assessAssets(assets: readonly SearchAsset[], window: SearchWindow, holds: readonly Hold[]): Map<string, Verdict> {
+  const holdsByAsset = new Map<string, ExistingBooking[]>();
+  for (const h of holds) {
+    const list = holdsByAsset.get(h.assetId);
+    if (list) list.push(h);
+    else holdsByAsset.set(h.assetId, [h]);
+  }
+  const rulesMemo = new Map<string, Verdict>();
+  const verdicts = new Map<string, Verdict>();
+  for (const asset of assets) {
+    let rules = rulesMemo.get(asset.configJson);
+    if (!rules) {
+      rules = configVerdict(JSON.parse(asset.configJson) as AssetConfig, window);
+      rulesMemo.set(asset.configJson, rules);
+    }
+    if (rules.status !== 'free') {
+      verdicts.set(asset.id, rules);
+      continue;
+    }
+    const conflict = findConflict({
+      start: rules.start,
+      end: rules.end,
+      cleanupMinutes: asset.cleanupMinutes,
+      bookings: holdsByAsset.get(asset.id) ?? [],
+    });
+    verdicts.set(asset.id, conflict ? { status: 'booked', conflict } : rules);
+  }
+  return verdicts;
+}
+
+function configVerdict(config: AssetConfig, w: SearchWindow): Verdict {
+  let start = w.start;
+  let end = w.end;
+  if (w.timePeriod) {
+    const resolved = resolveTimePeriod({ start: w.start, period: w.timePeriod, timeZone: w.timeZone, config });
+    if (!resolved) return { status: 'unbookable', reason: 'OPERATING_HOURS' };
+    ({ start, end } = resolved);
+  }
+  const r = checkConfigRules({ start, end: end!, now: w.now, timeZone: w.timeZone, config, allDay: w.timePeriod === 'allDay' });
+  return r.ok ? { status: 'free', start: r.start, end: r.end } : { status: 'unbookable', reason: r.reason };
+}

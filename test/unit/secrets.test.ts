@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { randomBytes } from 'node:crypto';
+import { SecretBox, hashPassword, safeEqual, sha256Hex, verifyPassword } from '../../src/auth/secrets.js';
+import { isObjectId, newId } from '../../src/shared/ids.js';
+
+describe('secret hashing', () => {
+  it('verifies the right secret and rejects others', async () => {
+    const stored = await hashPassword('correct horse battery staple, 32+ chars');
+    expect(stored).not.toContain('correct horse');
+    expect(await verifyPassword('correct horse battery staple, 32+ chars', stored)).toBe(true);
+    expect(await verifyPassword('correct horse battery staple, 32+ chars!', stored)).toBe(false);
+  });
+
+  it('salts every hash', async () => {
+    expect(await hashPassword('same')).not.toBe(await hashPassword('same'));
+  });
+
+  it('rejects a malformed stored hash', async () => {
+    expect(await verifyPassword('x', 'plain-text')).toBe(false);
+  });
+
+  it('safeEqual matches string equality', () => {
+    fc.assert(fc.property(fc.string(), fc.string(), (a, b) => safeEqual(a, b) === (a === b)));
+  });
+
+  it('sha256Hex is the hex digest', () => {
+    expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+});
+
+describe('SecretBox', () => {
+  const box = new SecretBox(randomBytes(32));
+
+  it('round-trips any string and never stores it in clear', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), (plain) => {
+        const sealed = box.seal(plain);
+        expect(box.open(sealed)).toBe(plain);
+        if (plain.length > 3) expect(sealed.includes(plain)).toBe(false);
+      }),
+    );
+  });
+
+  it('detects tampering and a wrong key', () => {
+    const sealed = box.seal('webhook-secret-value-0123456789abcdef');
+    const parts = sealed.split('.');
+    const tampered = [...parts.slice(0, 3), Buffer.from('x' + Buffer.from(parts[3], 'base64url').toString('latin1').slice(1), 'latin1').toString('base64url')].join('.');
+    expect(() => box.open(tampered)).toThrow();
+    expect(() => new SecretBox(randomBytes(32)).open(sealed)).toThrow();
+  });
+});
+
+describe('object ids', () => {
+  it('are 24 lowercase hex characters and unique', () => {
+    const ids = new Set(Array.from({ length: 2000 }, () => newId()));
+    expect(ids.size).toBe(2000);
+    for (const id of ids) expect(isObjectId(id)).toBe(true);
+  });
+
+  it('start with the creation time in seconds', () => {
+    const id = newId(Date.UTC(2026, 10, 21, 12, 0, 0));
+    expect(parseInt(id.slice(0, 8), 16)).toBe(Date.UTC(2026, 10, 21, 12, 0, 0) / 1000);
+  });
+
+  it('isObjectId rejects other strings', () => {
+    expect(isObjectId('ABCDEF0123456789abcdef01')).toBe(false);
+    expect(isObjectId('abc')).toBe(false);
+    expect(isObjectId(42)).toBe(false);
+  });
+});
