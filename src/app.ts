@@ -17,6 +17,7 @@ import { tokenRoutes } from './http/routes/token-routes.js';
 import { opsClockRoutes } from './http/routes/ops-clock-routes.js';
 import { opsApplyRoutes } from './http/routes/ops-apply-routes.js';
 import { catalogueRoutes } from './http/routes/catalogue-routes.js';
+import { meetingRoutes } from './http/routes/meeting-routes.js';
 
 export const API_VERSION = '1.15.0';
 
@@ -44,6 +45,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     reply.status(404).send(errorBody('KS005', `No route ${req.method} ${req.url.split('?')[0]}`));
   });
 
+  // JSON (and form-encoded, for the OAuth-style token endpoint) only: anything else is 415.
+  app.removeContentTypeParser('text/plain');
   await app.register(formbody);
   await app.register(swagger, {
     openapi: {
@@ -73,6 +76,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await app.register(async (api: App) => {
     api.addHook('onRequest', bearerAuth(services.tokens));
     await catalogueRoutes(api, services);
+    await meetingRoutes(api, services);
   });
 
   // Operator surface: every route in this scope needs the ops token.

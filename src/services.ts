@@ -14,6 +14,8 @@ import { SecretBox } from './auth/secrets.js';
 import { randomBytes } from 'node:crypto';
 import { CatalogueRepository } from './storage/repositories/catalogue-repository.js';
 import { CatalogueService } from './catalogue/catalogue-service.js';
+import { MeetingService } from './meetings/meeting-service.js';
+import { PeopleRepository } from './storage/repositories/people-repository.js';
 
 export interface Services {
   config: Config;
@@ -25,6 +27,7 @@ export interface Services {
   secretBox: SecretBox;
   settings: SettingsRepository;
   catalogue: CatalogueService;
+  meetings: MeetingService;
   /** Stops background work (pollers, workers). */
   stop(): Promise<void>;
 }
@@ -50,15 +53,21 @@ export async function createServices(config: Config, storage: Storage, realClock
     clock: realClock,
   });
 
+  const catalogueRepo = new CatalogueRepository(storage.db);
+  const secretBox = new SecretBox(await secretsKey(config, settings));
   return {
     config,
     storage,
     clock: serviceClock,
     sandboxClock,
     tokens,
-    secretBox: new SecretBox(await secretsKey(config, settings)),
+    secretBox,
     settings,
-    catalogue: new CatalogueService(new CatalogueRepository(storage.db), serviceClock),
+    catalogue: new CatalogueService(catalogueRepo, serviceClock),
+    meetings: new MeetingService({
+      db: storage.db, engine: storage.engine, clock: serviceClock, secretBox,
+      catalogue: catalogueRepo, people: new PeopleRepository(storage.db),
+    }),
     stop: async () => {
       sandboxClock.stop();
     },

@@ -56,9 +56,22 @@ export class SandboxClock {
 
   /** Moves service time forward to `target` (epoch ms). Calls are serialized. */
   advanceTo(target: number): Promise<{ now: string; offsetMs: number }> {
+    return this.move(() => target);
+  }
+
+  /**
+   * Moves service time forward by `ms`, measured from the service time when the move
+   * runs (not when it was requested), so queued concurrent advances all apply in full.
+   */
+  advanceBy(ms: number): Promise<{ now: string; offsetMs: number }> {
+    return this.move((from) => from + ms);
+  }
+
+  private move(targetOf: (from: number) => number): Promise<{ now: string; offsetMs: number }> {
     const run = async () => {
       await this.refresh();
       const from = this.clock.now();
+      const target = targetOf(from);
       if (target < from) throw errors.validation([`set must not be earlier than the current service time ${new Date(from).toISOString()}`]);
       const offset = this.clock.offsetMs + (target - from);
       await this.settings.set(OFFSET_SETTING, String(offset));

@@ -116,6 +116,7 @@ export interface AppTable extends Timestamps {
   secret_hash: string;
   name: string;
   act_as: Bool;
+  service_user_id: string | null;
 }
 
 export interface AppProjectTable {
@@ -229,6 +230,14 @@ export interface Database {
   meetings: MeetingTable;
   meeting_slots: MeetingSlotTable;
   meeting_histories: MeetingHistoryTable;
+  meeting_attendees: MeetingAttendeeTable;
+}
+
+export interface MeetingAttendeeTable {
+  meeting_id: string;
+  position: number;
+  user_id: string | null;
+  email_lower: string;
 }
 
 export interface MeetingTable {
@@ -244,6 +253,8 @@ export interface MeetingTable {
   end_at: Millis;
   /** The end as booked; end_at moves earlier on check-out. */
   booked_end_at: Millis;
+  /** End of the last occurrence (= end_at for a single booking); bounds list queries. */
+  span_end_at: Millis;
   all_day: Bool;
   time_period: string | null;
   status: string;

@@ -48,8 +48,9 @@ export async function opsClockRoutes(app: App, services: Services): Promise<void
     if ((advanceMinutes === undefined) === (set === undefined)) {
       throw errors.validation(['body must contain exactly one of advanceMinutes or set']);
     }
-    await sandbox.refresh();
-    const target = set !== undefined ? Date.parse(set) : services.clock.now() + Math.round(advanceMinutes! * 60_000);
-    return ok(await sandbox.advanceTo(target));
+    // advanceMinutes counts from the service time when the (serialized) move runs, so a queued
+    // concurrent advance is neither shortened nor refused as "earlier than now".
+    if (set !== undefined) return ok(await sandbox.advanceTo(Date.parse(set)));
+    return ok(await sandbox.advanceBy(Math.round(advanceMinutes! * 60_000)));
   });
 }

@@ -2,12 +2,15 @@
  * 002: bookings. `meetings` holds the booking record; `meeting_slots` is the hold
  * ledger that availability reads (one row per booked window, one per occurrence
  * of a recurring series); `meeting_histories` is the audit trail.
+ * `meeting_attendees` indexes attendees for visibility and filters.
  * `projects.max_hold_ms` bounds how far back an overlap query must look.
  */
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('projects').addColumn('max_hold_ms', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  // The user an app books as when it books with its own (non-delegated) token.
+  await db.schema.alterTable('apps').addColumn('service_user_id', 'text').execute();
 
   await db.schema
     .createTable('meetings')
@@ -22,6 +25,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('start_at', 'bigint', (c) => c.notNull())
     .addColumn('end_at', 'bigint', (c) => c.notNull())
     .addColumn('booked_end_at', 'bigint', (c) => c.notNull())
+    .addColumn('span_end_at', 'bigint', (c) => c.notNull())
     .addColumn('all_day', 'integer', (c) => c.notNull())
     .addColumn('time_period', 'text')
     .addColumn('status', 'text', (c) => c.notNull())
@@ -43,6 +47,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('meetings_project_start_idx').on('meetings').columns(['project_id', 'start_at']).execute();
   await db.schema.createIndex('meetings_organizer_idx').on('meetings').columns(['organizer_user_id', 'start_at']).execute();
+
+  await db.schema
+    .createTable('meeting_attendees')
+    .addColumn('meeting_id', 'text', (c) => c.notNull().references('meetings.id'))
+    .addColumn('position', 'integer', (c) => c.notNull())
+    .addColumn('user_id', 'text')
+    .addColumn('email_lower', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('meeting_attendees_pk', ['meeting_id', 'position'])
+    .execute();
+  await db.schema.createIndex('meeting_attendees_user_idx').on('meeting_attendees').column('user_id').execute();
+  await db.schema.createIndex('meeting_attendees_email_idx').on('meeting_attendees').column('email_lower').execute();
 
   await db.schema
     .createTable('meeting_slots')
@@ -81,6 +96,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('meeting_histories').ifExists().execute();
   await db.schema.dropTable('meeting_slots').ifExists().execute();
+  await db.schema.dropTable('meeting_attendees').ifExists().execute();
   await db.schema.dropTable('meetings').ifExists().execute();
   await db.schema.alterTable('projects').dropColumn('max_hold_ms').execute();
+  await db.schema.alterTable('apps').dropColumn('service_user_id').execute();
 }

@@ -127,9 +127,9 @@ export class CatalogueRepository {
       .execute();
   }
 
-  /** Holds on one asset overlapping [from, to). */
-  async assetSlots(assetId: string, from: number, to: number, maxHoldMs: number): Promise<SlotRow[]> {
-    return this.db
+  /** Holds on one asset overlapping [from, to); `db` may be a transaction. */
+  async assetSlots(assetId: string, from: number, to: number, maxHoldMs: number, db: Kysely<Database> = this.db): Promise<SlotRow[]> {
+    return db
       .selectFrom('meeting_slots')
       .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
       .where('asset_id', '=', assetId)

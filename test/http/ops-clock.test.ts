@@ -1,0 +1,230 @@
+/**
+ * The sandbox clock over HTTP: GET/POST /ops/v1/clock, forward-only moves, the
+ * advance hooks, persistence across restarts, production lock-out and ops auth.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/test-service.js';
+import { expectError } from '../support/fixtures.js';
+
+const MINUTE = 60_000;
+const SLACK_MS = 5_000;
+const PROD_SECRETS_KEY = '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
+
+async function clockState(svc: TestService): Promise<{ now: string; offsetMs: number }> {
+  const res = await svc.ops('GET', '/ops/v1/clock');
+  expect(res.status, res.text).toBe(200);
+  return res.body.data;
+}
+
+describe('sandbox clock', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService();
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('GET /ops/v1/clock → enveloped {now, offsetMs}', async () => {
+    const before = Date.now();
+    const res = await svc.ops('GET', '/ops/v1/clock');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      code: 'KS000',
+      success: true,
+      message: expect.any(String),
+      data: { now: expect.any(String), offsetMs: expect.any(Number) },
+    });
+    expect(Number.isInteger(res.body.data.offsetMs)).toBe(true);
+    expect(res.body.data.offsetMs).toBeGreaterThanOrEqual(0);
+    const now = Date.parse(res.body.data.now);
+    expect(Number.isNaN(now)).toBe(false);
+    expect(res.body.data.now).toMatch(/Z$|[+-]\d\d:\d\d$/);
+    expect(Math.abs(now - (before + res.body.data.offsetMs))).toBeLessThan(SLACK_MS);
+  });
+
+  it('advanceMinutes moves now forward by that many minutes', async () => {
+    const before = await clockState(svc);
+    const res = await svc.ops('POST', '/ops/v1/clock', { advanceMinutes: 90 });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.code).toBe('KS000');
+    const moved = Date.parse(res.body.data.now) - Date.parse(before.now);
+    expect(moved).toBeGreaterThanOrEqual(90 * MINUTE);
+    expect(moved).toBeLessThan(90 * MINUTE + SLACK_MS);
+    // The offset grows by exactly the requested minutes.
+    expect(res.body.data.offsetMs - before.offsetMs).toBe(90 * MINUTE);
+    // A later GET agrees with the move.
+    const after = await clockState(svc);
+    expect(after.offsetMs).toBe(res.body.data.offsetMs);
+    // Service time is what the rest of the service sees.
+    expect(Math.abs(svc.services.clock.now() - Date.parse(after.now))).toBeLessThan(SLACK_MS);
+  });
+
+  it('set moves the clock to that instant', async () => {
+    const before = await clockState(svc);
+    const target = new Date(Date.parse(before.now) + 3 * 86_400_000).toISOString();
+    const res = await svc.ops('POST', '/ops/v1/clock', { set: target });
+    expect(res.status, res.text).toBe(200);
+    const now = Date.parse(res.body.data.now);
+    expect(now).toBeGreaterThanOrEqual(Date.parse(target));
+    expect(now - Date.parse(target)).toBeLessThan(SLACK_MS);
+  });
+
+  it('set with an explicit non-UTC offset is honoured', async () => {
+    const before = await clockState(svc);
+    const targetMs = Date.parse(before.now) + 2 * 3_600_000;
+    // Same instant written in +07:00.
+    const local = new Date(targetMs + 7 * 3_600_000).toISOString().replace(/\.\d{3}Z$/, '+07:00');
+    const res = await svc.ops('POST', '/ops/v1/clock', { set: local });
+    expect(res.status, res.text).toBe(200);
+    expect(Math.abs(Date.parse(res.body.data.now) - Math.floor(targetMs / 1000) * 1000)).toBeLessThan(SLACK_MS);
+  });
+
+  it('set to an earlier instant → 400 KS001 and nothing changes', async () => {
+    const before = await clockState(svc);
+    const earlier = new Date(Date.parse(before.now) - 3_600_000).toISOString();
+    const res = await svc.ops('POST', '/ops/v1/clock', { set: earlier });
+    expectError(res, 400, 'KS001');
+    const after = await clockState(svc);
+    expect(after.offsetMs).toBe(before.offsetMs);
+    expect(await svc.services.settings.get('sandbox_clock_offset_ms')).toBe(String(before.offsetMs));
+  });
+
+  it.each([0, -5, -0.5])('advanceMinutes %s → 400 KS001 and nothing changes', async (n) => {
+    const before = await clockState(svc);
+    const res = await svc.ops('POST', '/ops/v1/clock', { advanceMinutes: n });
+    expectError(res, 400, 'KS001');
+    expect((await clockState(svc)).offsetMs).toBe(before.offsetMs);
+  });
+
+  it('an empty body or neither field → 400 KS001', async () => {
+    expectError(await svc.ops('POST', '/ops/v1/clock', {}), 400, 'KS001');
+  });
+
+  it('a set that is not a date-time → 400 KS001', async () => {
+    expectError(await svc.ops('POST', '/ops/v1/clock', { set: 'next tuesday' }), 400, 'KS001');
+  });
+
+  it('advance hooks run before POST answers, receiving (from, to)', async () => {
+    const calls: { from: number; to: number; finishedAt: number }[] = [];
+    svc.services.sandboxClock.onAdvance(async (from, to) => {
+      await new Promise((r) => setTimeout(r, 300));
+      calls.push({ from, to, finishedAt: Date.now() });
+    });
+    const before = await clockState(svc);
+    const res = await svc.ops('POST', '/ops/v1/clock', { advanceMinutes: 15 });
+    const answeredAt = Date.now();
+    expect(res.status, res.text).toBe(200);
+    expect(calls).toHaveLength(1);
+    const [call] = calls;
+    expect(call.finishedAt).toBeLessThanOrEqual(answeredAt);
+    expect(call.to - call.from).toBe(15 * MINUTE);
+    expect(Math.abs(call.from - Date.parse(before.now))).toBeLessThan(SLACK_MS);
+    // `to` is the new service time the response reports (give or take the hook's own run time).
+    const reported = Date.parse(res.body.data.now);
+    expect(reported).toBeGreaterThanOrEqual(call.to);
+    expect(reported - call.to).toBeLessThan(SLACK_MS);
+  });
+
+  it('concurrent advances are serialized and each applies in full', async () => {
+    const before = await clockState(svc);
+    const results = await Promise.all(Array.from({ length: 5 }, () => svc.ops('POST', '/ops/v1/clock', { advanceMinutes: 10 })));
+    for (const r of results) expect(r.status, r.text).toBe(200);
+    const after = await clockState(svc);
+    expect(after.offsetMs - before.offsetMs).toBe(50 * MINUTE);
+    // Each answer reports a distinct point in time, 10 minutes apart once sorted.
+    const offsets = results.map((r) => r.body.data.offsetMs as number).sort((x, y) => x - y);
+    for (let i = 1; i < offsets.length; i++) expect(offsets[i] - offsets[i - 1]).toBe(10 * MINUTE);
+  });
+
+  describe('ops auth', () => {
+    it('without the ops token → 401 KS002 on both routes', async () => {
+      expectError(await svc.request('GET', '/ops/v1/clock'), 401, 'KS002');
+      expectError(await svc.request('POST', '/ops/v1/clock', { body: { advanceMinutes: 5 } }), 401, 'KS002');
+    });
+
+    it('with a wrong token → 401 KS002, and the clock does not move', async () => {
+      const before = await clockState(svc);
+      expectError(await svc.request('GET', '/ops/v1/clock', { token: 'not-the-ops-token' }), 401, 'KS002');
+      expectError(
+        await svc.request('POST', '/ops/v1/clock', { token: 'test-ops-token-0123456789abcdef012345678X', body: { advanceMinutes: 5 } }),
+        401,
+        'KS002',
+      );
+      expect((await clockState(svc)).offsetMs).toBe(before.offsetMs);
+    });
+
+    it('a non-bearer Authorization header → 401 KS002', async () => {
+      const res = await svc.request('GET', '/ops/v1/clock', { headers: { authorization: 'Basic b3BzOm9wcw==' } });
+      expectError(res, 401, 'KS002');
+    });
+
+    it('an invalid body without the ops token → 401 (auth before validation)', async () => {
+      expectError(await svc.request('POST', '/ops/v1/clock', { body: { advanceMinutes: -1 } }), 401, 'KS002');
+    });
+  });
+});
+
+describe('sandbox clock persistence', () => {
+  it('the offset survives a restart on the same database', async () => {
+    const first = await startTestService({ keepDatabase: true });
+    let second: TestService | undefined;
+    try {
+      const moved = await first.ops('POST', '/ops/v1/clock', { advanceMinutes: 120 });
+      expect(moved.status, moved.text).toBe(200);
+      const offset = moved.body.data.offsetMs as number;
+      expect(offset).toBeGreaterThanOrEqual(120 * MINUTE - SLACK_MS);
+      await first.close();
+
+      second = await startTestService({ database: first.database });
+      const state = await clockState(second);
+      expect(state.offsetMs).toBeGreaterThanOrEqual(offset);
+      expect(state.offsetMs - offset).toBeLessThan(SLACK_MS);
+      expect(Date.parse(state.now) - Date.now()).toBeGreaterThanOrEqual(120 * MINUTE - SLACK_MS);
+      // Service time (used by booking rules) starts with the persisted offset too.
+      expect(second.services.clock.now() - Date.now()).toBeGreaterThanOrEqual(120 * MINUTE - SLACK_MS);
+    } finally {
+      if (second) await second.close();
+      else await first.database.drop();
+    }
+  });
+
+  it('a second instance on the same database sees the move', async () => {
+    const a = await startTestService({ keepDatabase: true });
+    const b = await startTestService({ database: a.database, keepDatabase: true });
+    try {
+      const moved = await a.ops('POST', '/ops/v1/clock', { advanceMinutes: 45 });
+      expect(moved.status).toBe(200);
+      const seen = await clockState(b);
+      expect(seen.offsetMs).toBeGreaterThanOrEqual(moved.body.data.offsetMs);
+    } finally {
+      await b.close();
+      await a.close();
+      await a.database.drop();
+    }
+  });
+});
+
+describe('sandbox clock in production', () => {
+  let prod: TestService;
+  beforeAll(async () => {
+    prod = await startTestService({ env: { BOOKING_ENV: 'production', SECRETS_KEY: PROD_SECRETS_KEY } });
+  });
+  afterAll(async () => {
+    await prod.close();
+  });
+
+  it('GET /ops/v1/clock → 404 KS005', async () => {
+    expectError(await prod.ops('GET', '/ops/v1/clock'), 404, 'KS005');
+  });
+
+  it('POST /ops/v1/clock → 404 KS005 and service time does not move', async () => {
+    expectError(await prod.ops('POST', '/ops/v1/clock', { advanceMinutes: 60 }), 404, 'KS005');
+    expect(Math.abs(prod.services.clock.now() - Date.now())).toBeLessThan(SLACK_MS);
+    expect(await prod.services.settings.get('sandbox_clock_offset_ms')).toBeUndefined();
+  });
+
+  it('still needs the ops token (401 before 404)', async () => {
+    expectError(await prod.request('GET', '/ops/v1/clock'), 401, 'KS002');
+  });
+});
