@@ -2,7 +2,9 @@
  * Availability of many assets for one requested window, for the room and desk
  * searches. Pure: it applies the same engine as booking (src/booking/availability.ts)
  * to each asset, so search and booking cannot disagree. Assets sharing a config
- * share one evaluation of the config rules.
+ * share one evaluation of the config rules. Unlike a booking refusal (config rules
+ * first), a search checks holds on every asset: a held asset is 'booked' even when
+ * its config also refuses the window, so only free assets get a reason.
  */
 import type { AssetConfig } from '../booking/asset-config.js';
 import {
@@ -48,7 +50,7 @@ export function assessAssets(assets: readonly SearchAsset[], window: SearchWindo
     if (list) list.push(h);
     else holdsByAsset.set(h.assetId, [h]);
   }
-  const rulesMemo = new Map<string, Verdict>();
+  const rulesMemo = new Map<string, RulesOutcome>();
   const verdicts = new Map<string, Verdict>();
   for (const asset of assets) {
     let rules = rulesMemo.get(asset.configJson);
@@ -56,29 +58,33 @@ export function assessAssets(assets: readonly SearchAsset[], window: SearchWindo
       rules = configVerdict(JSON.parse(asset.configJson) as AssetConfig, window);
       rulesMemo.set(asset.configJson, rules);
     }
-    if (rules.status !== 'free') {
-      verdicts.set(asset.id, rules);
-      continue;
-    }
-    const conflict = findConflict({
-      start: rules.start,
-      end: rules.end,
-      cleanupMinutes: asset.cleanupMinutes,
-      bookings: holdsByAsset.get(asset.id) ?? [],
-    });
-    verdicts.set(asset.id, conflict ? { status: 'booked', conflict } : rules);
+    // A hold on the window excludes the asset whatever its config says: only a free
+    // asset can be "free but not bookable" (api-spec, GET /meeting-rooms).
+    const bookings = holdsByAsset.get(asset.id);
+    const conflict =
+      rules.span && bookings
+        ? findConflict({ start: rules.span.start, end: rules.span.end, cleanupMinutes: asset.cleanupMinutes, bookings })
+        : null;
+    verdicts.set(asset.id, conflict ? { status: 'booked', conflict } : rules.verdict);
   }
   return verdicts;
 }
 
-function configVerdict(config: AssetConfig, w: SearchWindow): Verdict {
+/** The config rules' verdict, and the (truncated, resolved) window they judged, if any. */
+interface RulesOutcome {
+  verdict: Verdict;
+  span: { start: number; end: number } | null;
+}
+
+function configVerdict(config: AssetConfig, w: SearchWindow): RulesOutcome {
   let start = w.start;
   let end = w.end;
   if (w.timePeriod) {
     const resolved = resolveTimePeriod({ start: w.start, period: w.timePeriod, timeZone: w.timeZone, config });
-    if (!resolved) return { status: 'unbookable', reason: 'OPERATING_HOURS' };
+    if (!resolved) return { verdict: { status: 'unbookable', reason: 'OPERATING_HOURS' }, span: null };
     ({ start, end } = resolved);
   }
   const r = checkConfigRules({ start, end: end!, now: w.now, timeZone: w.timeZone, config, allDay: w.timePeriod === 'allDay' });
-  return r.ok ? { status: 'free', start: r.start, end: r.end } : { status: 'unbookable', reason: r.reason };
+  const span = { start: r.start, end: r.end };
+  return r.ok ? { verdict: { status: 'free', ...span }, span } : { verdict: { status: 'unbookable', reason: r.reason }, span };
 }

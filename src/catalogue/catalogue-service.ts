@@ -11,7 +11,7 @@ import { busyIntervals, truncateToMinute, type TimePeriod } from '../booking/ava
 import type { CatalogueRepository, DeskRow, ProjectRow, RoomRow } from '../storage/repositories/catalogue-repository.js';
 import { MAX_CLEANUP_MS } from '../storage/repositories/catalogue-repository.js';
 import { assessAssets, type Hold, type SearchWindow, type Verdict } from './availability-search.js';
-import { deskView, roomView } from './asset-views.js';
+import { deskView, roomView, viewsOf } from './asset-views.js';
 
 const DAY_MS = 86_400_000;
 /** Default span of the calendar on single reads, and the longest span accepted. */
@@ -103,7 +103,8 @@ export class CatalogueService {
       projectId: q.projectId, zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId, ids: q.ids,
       name: q.name, statuses: q.status, type: q.type, minCapacity: q.minCapacity, publicOnly: !scope.canBookPrivate,
     });
-    if (start === undefined) return rows.map(roomView);
+    const view = viewsOf().room;
+    if (start === undefined) return rows.map(view);
 
     const open = rows.filter((r) => !CLOSED_ROOM_STATUSES.has(r.status));
     const holds = await this.holds([project], start, end!);
@@ -116,7 +117,7 @@ export class CatalogueService {
     for (const r of open) {
       const v = verdicts.get(r.id)!;
       if (v.status === 'booked') continue;
-      out.push(v.status === 'unbookable' ? { ...roomView(r), unavailableReason: v.reason } : roomView(r));
+      out.push(v.status === 'unbookable' ? { ...view(r), unavailableReason: v.reason } : view(r));
     }
     return out;
   }
@@ -148,7 +149,7 @@ export class CatalogueService {
 
     const limit = q.limit ?? DEFAULT_DESK_PAGE_SIZE;
     const offset = q.offset ?? 0;
-    return { items: rows.slice(offset, offset + limit).map(deskView), meta: { limit, offset, total: rows.length } };
+    return { items: rows.slice(offset, offset + limit).map(viewsOf().desk), meta: { limit, offset, total: rows.length } };
   }
 
   /** Desks bookable for the window: free of holds and cleaning, and open by their config. */
