@@ -18,6 +18,7 @@ import { opsClockRoutes } from './http/routes/ops-clock-routes.js';
 import { opsApplyRoutes } from './http/routes/ops-apply-routes.js';
 import { catalogueRoutes } from './http/routes/catalogue-routes.js';
 import { meetingRoutes } from './http/routes/meeting-routes.js';
+import { opsWebhookRoutes } from './http/routes/ops-webhook-routes.js';
 
 export const API_VERSION = '1.15.0';
 
@@ -84,6 +85,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     ops.addHook('onRequest', opsAuth(services.config.opsToken));
     await opsClockRoutes(ops, services);
     await opsApplyRoutes(ops, services);
+    await opsWebhookRoutes(ops, services);
   });
 
   return app;

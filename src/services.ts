@@ -16,6 +16,9 @@ import { CatalogueRepository } from './storage/repositories/catalogue-repository
 import { CatalogueService } from './catalogue/catalogue-service.js';
 import { MeetingService } from './meetings/meeting-service.js';
 import { PeopleRepository } from './storage/repositories/people-repository.js';
+import { LifecycleWorker } from './lifecycle/lifecycle-worker.js';
+import { DeliveryWorker } from './webhooks/delivery-worker.js';
+import { DeliveryRepository } from './storage/repositories/delivery-repository.js';
 
 export interface Services {
   config: Config;
@@ -28,6 +31,11 @@ export interface Services {
   settings: SettingsRepository;
   catalogue: CatalogueService;
   meetings: MeetingService;
+  lifecycle: LifecycleWorker;
+  deliveries: DeliveryWorker;
+  deliveryRepo: DeliveryRepository;
+  /** Starts the background workers (timers, webhook delivery). */
+  startWorkers(): void;
   /** Stops background work (pollers, workers). */
   stop(): Promise<void>;
 }
@@ -39,7 +47,12 @@ async function secretsKey(config: Config, settings: SettingsRepository): Promise
   return Buffer.from(stored, 'hex');
 }
 
-export async function createServices(config: Config, storage: Storage, realClock: Clock = systemClock): Promise<Services> {
+export interface ServiceOptions {
+  /** Where background workers report failures (the logger in production). */
+  onError?: (err: unknown) => void;
+}
+
+export async function createServices(config: Config, storage: Storage, realClock: Clock = systemClock, options: ServiceOptions = {}): Promise<Services> {
   const settings = new SettingsRepository(storage.db);
   const serviceClock = new OffsetClock(realClock);
   const sandboxClock = new SandboxClock(serviceClock, settings, isSandbox(config.env));
@@ -55,6 +68,14 @@ export async function createServices(config: Config, storage: Storage, realClock
 
   const catalogueRepo = new CatalogueRepository(storage.db);
   const secretBox = new SecretBox(await secretsKey(config, settings));
+  const onError = options.onError ?? (() => {});
+  const lifecycle = new LifecycleWorker({ db: storage.db, engine: storage.engine, clock: serviceClock, onError });
+  const deliveryRepo = new DeliveryRepository(storage.db);
+  const deliveries = new DeliveryWorker({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, onError });
+  // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
+  sandboxClock.onAdvance(async (_from, to) => {
+    await lifecycle.runDue(to);
+  });
   return {
     config,
     storage,
@@ -68,8 +89,17 @@ export async function createServices(config: Config, storage: Storage, realClock
       db: storage.db, engine: storage.engine, clock: serviceClock, secretBox,
       catalogue: catalogueRepo, people: new PeopleRepository(storage.db),
     }),
+    lifecycle,
+    deliveries,
+    deliveryRepo,
+    startWorkers: () => {
+      lifecycle.start();
+      deliveries.start();
+    },
     stop: async () => {
       sandboxClock.stop();
+      await lifecycle.stop();
+      await deliveries.stop();
     },
   };
 }

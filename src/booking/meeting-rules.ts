@@ -85,9 +85,11 @@ export function cancelRefusal(m: MeetingFacts, caller: Caller, now: number): Ser
   return pinRefusal(m, caller);
 }
 
-/** Refusals of POST /meetings/{id}/check-out: only checked-in bookings, by the organizer or a PIN holder. */
+/**
+ * Refusals of POST /meetings/{id}/check-out: only checked-in bookings (409 from any
+ * other state, cancelled included), by the organizer, a project admin or a PIN holder.
+ */
 export function checkOutRefusal(m: MeetingFacts, caller: Caller): ServiceError | null {
-  if (m.status === 'cancelled' || m.status === 'rejected') return refuse(404, 'MEETING_043', 'This booking was cancelled');
   if (m.status !== 'checked-in') return refuse(409, 'KS006', `Only a checked-in booking can be checked out; this one is ${m.status}`);
   if (caller.isOrganizer || caller.isProjectAdmin) return null;
   return pinRefusal(m, caller);

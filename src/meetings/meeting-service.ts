@@ -28,6 +28,9 @@ import { cleanupFor } from '../catalogue/catalogue-service.js';
 import { MEETING_UPDATE, actor, callerOf, canSee, mayReadPin } from './meeting-access.js';
 import { currentOccurrence, meetingView, parseAttendees, parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee, type StoredOccurrence, type StoredOrganizer } from './meeting-view.js';
 import { hasPermission } from '../auth/principal.js';
+import { emitBookingEvent } from '../webhooks/outbox.js';
+import { rescheduleTimers } from '../lifecycle/scheduling.js';
+import { timerWrites } from '../storage/repositories/timer-repository.js';
 import type { Static } from 'typebox';
 import type { DraftResult } from '../http/schemas/meeting-schemas.js';
 
@@ -184,6 +187,9 @@ export class MeetingService {
         histories,
       );
       await meetingWrites.replaceAttendees(trx, id, attendees);
+      const created = (await this.queries.byId(id, trx))!;
+      await emitBookingEvent(trx, created, windows[0], { kind: 'BOOK' }, now);
+      await rescheduleTimers(trx, created, windows[0], now);
     });
     return { draft: false as const, data: await this.view(p, (await this.queries.byId(id))!, appUser) };
   }
@@ -418,7 +424,7 @@ export class MeetingService {
   ) {
     const now = this.deps.clock.now();
     const appUser = await this.appUserFor(p, now);
-    const before = await this.visibleForAction(p, id, appUser, pinCode);
+    const before = await this.visibleForAction(p, id);
     // Everything but the meeting itself is read before the lock: inside it only `trx` may be used.
     const asset = await this.loadAsset(before.asset_kind as 'room' | 'desk', before.asset_id, p);
     const project = (await this.deps.catalogue.project(before.project_id))!;
@@ -440,13 +446,14 @@ export class MeetingService {
     await this.deps.db.updateTable('meetings').set((eb) => ({ pin_failures: eb('pin_failures', '+', 1) })).where('id', '=', id).execute();
   }
 
-  /** A meeting the caller may act on: visible to them, or reachable by its PIN within their projects. */
-  private async visibleForAction(p: Principal, id: string, appUser: string | null, pinCode: string | undefined): Promise<MeetingRow> {
+  /**
+   * A meeting of the caller's projects they may act on. Whether they may (role or
+   * PIN) is decided by the action's rules, after the state checks, so the refusals
+   * come in the spec's order (cancelled, ended, too early … before MEETING_003).
+   */
+  private async visibleForAction(p: Principal, id: string): Promise<MeetingRow> {
     const m = await this.queries.byId(id);
     if (!m || !p.projects.has(m.project_id)) throw errors.notFound('Meeting not found');
-    if (!canSee(p, m, appUser) && pinCode === undefined) {
-      throw new ServiceError(404, 'MEETING_003', 'You are neither the organizer nor an attendee of this booking; send its pinCode');
-    }
     return m;
   }
 
@@ -505,6 +512,10 @@ export class MeetingService {
       if (caller.isOrganizer && input.pinCode !== undefined) Object.assign(changes, { pin_enc: this.deps.secretBox.seal(input.pinCode), pin_failures: 0 });
       await meetingWrites.update(trx, m.id, changes);
       if (history || Object.keys(changes).length > 1) await this.repo.appendHistory(trx, history ?? this.history(m, p, appUser, now, 'update'));
+      const updated = (await this.queries.byId(m.id, trx))!;
+      const window = changesTimes ? { start: newStart, end: newEnd } : { start: this.facts(m, now).start, end: this.facts(m, now).end };
+      await emitBookingEvent(trx, updated, window, { kind: 'MODIFY', oldStart: this.facts(m, now).start, oldEnd: this.facts(m, now).end }, now);
+      if (changesTimes) await rescheduleTimers(trx, updated, window, now);
     });
   }
 
@@ -523,6 +534,9 @@ export class MeetingService {
       await meetingWrites.update(trx, m.id, { status: 'cancelled', updated_at: now });
       await meetingWrites.releaseSlots(trx, m.id);
       await this.repo.appendHistory(trx, this.history(m, p, appUser, now, 'cancel'));
+      const f = this.facts(m, now);
+      await emitBookingEvent(trx, m, { start: f.start, end: f.end }, { kind: 'CANCEL' }, now);
+      await timerWrites.cancelPending(trx, m.id);
     });
   }
 
@@ -559,12 +573,15 @@ export class MeetingService {
         // The occurrence ends now; a later occurrence keeps the series active.
         const current = currentOccurrence(series, now);
         current.end = end;
-        const more = series.occurrences.some((o) => o.start > current.start);
-        Object.assign(changes, { recurrence: JSON.stringify(series), status: more ? 'active' : 'done' });
+        const next = series.occurrences.find((o) => o.start > current.start);
+        Object.assign(changes, { recurrence: JSON.stringify(series), status: next ? 'active' : 'done' });
+        if (next) Object.assign(changes, { organizer: JSON.stringify({ ...organizer, checkInAt: null, checkOutAt: null }) });
         await meetingWrites.updateSlotEnd(trx, current.id, end);
+        await rescheduleTimers(trx, m, next ?? null, now);
       } else {
         Object.assign(changes, { end_at: end, span_end_at: end });
         await meetingWrites.updateSlotEnd(trx, m.id, end);
+        await timerWrites.cancelPending(trx, m.id);
       }
       await meetingWrites.update(trx, m.id, changes);
       await this.repo.appendHistory(trx, this.history(m, p, appUser, now, 'check-out', { old_end_at: facts.end, new_end_at: end }));

@@ -1,4 +1,5 @@
 /** TypeBox schema (and static types) of the site document accepted by POST /ops/v1/apply. */
+import { EVENT_TYPES } from '../webhooks/event-payloads.js';
 import { Type, type Static } from 'typebox';
 
 // ---------------------------------------------------------------------------
@@ -269,14 +270,8 @@ export const AccessGroupDoc = Type.Object(
   { additionalProperties: false, description: 'A group of access-control devices members can be enrolled on' },
 );
 
-export const WEBHOOK_EVENT_TYPES = [
-  ...['ROOM', 'DESK'].flatMap((asset) =>
-    ['BOOK', 'MODIFY', 'CANCEL', 'REMINDER', 'NO_SHOW_WARNING', 'ENDING_SOON', 'PAYMENT_DUE'].map((t) => `${asset}_${t}`),
-  ),
-  'VMS_INVITE_SENT',
-  'VMS_VISITOR_CHECKED_IN',
-  'VMS_HOST_CANCELLED',
-] as const;
+/** The event catalog, from the one list the delivery code uses. */
+export const WEBHOOK_EVENT_TYPES = EVENT_TYPES;
 
 export const WebhookAuthDoc = Type.Object(
   {

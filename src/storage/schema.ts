@@ -231,6 +231,50 @@ export interface Database {
   meeting_slots: MeetingSlotTable;
   meeting_histories: MeetingHistoryTable;
   meeting_attendees: MeetingAttendeeTable;
+  timers: TimerTable;
+  events: EventTable;
+  deliveries: DeliveryTable;
+}
+
+export interface TimerTable {
+  id: string;
+  meeting_id: string;
+  kind: string;
+  due_at: Millis;
+  window_start: Millis;
+  window_end: Millis;
+  status: string; // pending | fired | skipped | cancelled
+  created_at: Millis;
+  fired_at: Millis | null;
+}
+
+export interface EventTable {
+  id: string;
+  project_id: string;
+  meeting_id: string | null;
+  type: string;
+  occurred_at: Millis;
+  /** JSON of the event's `data`. */
+  data: Json;
+}
+
+export interface DeliveryTable {
+  /** `whk_<uuid>`: the body `id` and the X-Service-Delivery header. */
+  id: string;
+  event_id: string;
+  webhook_id: string;
+  type: string;
+  /** The exact JSON body sent (and signed). */
+  body: string;
+  status: string; // pending | delivered | failed
+  attempts: number;
+  next_attempt_at: Millis | null;
+  claimed_until: Millis | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+  delivered_at: Millis | null;
 }
 
 export interface MeetingAttendeeTable {

@@ -58,7 +58,11 @@ export async function meetingRoutes(app: App, services: Services): Promise<void>
 
   const action = (path: string, summary: string, body: typeof PinBody | typeof CancelBody, run: (p: Principal, id: string, b: { pinCode?: string }) => Promise<MeetingView>) =>
     app.post(`/meetings/:id/${path}`, {
-      schema: { tags: ['meetings'], summary, params: IdParams, body: Type.Optional(body), response: { 202: Envelope(MeetingSchema), ...errorResponses } },
+      // The body is optional: an absent one means {}.
+      preValidation: async (req) => {
+        if (req.body === undefined || req.body === null) req.body = {};
+      },
+      schema: { tags: ['meetings'], summary, params: IdParams, body, response: { 202: Envelope(MeetingSchema), ...errorResponses } },
     }, async (req, reply) => reply.status(202).send(ok(await run(req.principal, req.params.id, req.body ?? {}))));
 
   action('cancel', 'Cancel a booking (organizer, project admin or PIN holder)', CancelBody, (p, id, b) => meetings.cancel(p, id, b));

@@ -1,0 +1,94 @@
+/**
+ * Booking event payloads, exactly as the event catalog lists them. Pure: the
+ * caller passes the facts of the booking. Times in `data` are property-local
+ * `HH:mm`; `data` never carries a PIN, a token or a payment URL.
+ */
+import { DateTime } from 'luxon';
+
+export const BOOKING_EVENT_KINDS = ['BOOK', 'MODIFY', 'CANCEL', 'REMINDER', 'NO_SHOW_WARNING', 'ENDING_SOON', 'PAYMENT_DUE'] as const;
+export type BookingEventKind = (typeof BOOKING_EVENT_KINDS)[number];
+
+export const EVENT_TYPES: readonly string[] = [
+  ...['ROOM', 'DESK'].flatMap((asset) => BOOKING_EVENT_KINDS.map((k) => `${asset}_${k}`)),
+  'VMS_INVITE_SENT',
+  'VMS_VISITOR_CHECKED_IN',
+  'VMS_HOST_CANCELLED',
+];
+
+export const ENVELOPE_VERSION = 1;
+
+export interface BookingFacts {
+  projectId: string;
+  timeZone: string;
+  assetKind: 'room' | 'desk';
+  assetName: string;
+  floorName: string;
+  organizerUserId: string;
+  organizerName: string;
+  organizerEmail: string | null;
+  attendeeNames: string[];
+  start: number;
+  end: number;
+}
+
+export type EventDetail =
+  | { kind: 'BOOK' }
+  | { kind: 'MODIFY'; oldStart: number; oldEnd: number }
+  | { kind: 'CANCEL'; cancelReason?: string }
+  | { kind: 'REMINDER' }
+  | { kind: 'NO_SHOW_WARNING'; autoCancelAt: number }
+  | { kind: 'ENDING_SOON' };
+
+const hm = (ms: number, zone: string) => DateTime.fromMillis(ms, { zone }).toFormat('HH:mm');
+const iso = (ms: number) => new Date(ms).toISOString();
+const minutesBetween = (from: number, to: number) => Math.max(0, Math.round((to - from) / 60_000));
+
+export function eventType(assetKind: 'room' | 'desk', kind: BookingEventKind): string {
+  return `${assetKind === 'room' ? 'ROOM' : 'DESK'}_${kind}`;
+}
+
+/** The `data` object of a booking event that occurred at `at`. */
+export function bookingEventData(f: BookingFacts, detail: EventDetail, at: number): Record<string, unknown> {
+  const tz = f.timeZone;
+  const base: Record<string, unknown> = {
+    projectId: f.projectId,
+    userId: f.organizerUserId,
+    timestamp: iso(at),
+    [f.assetKind === 'room' ? 'roomName' : 'deskName']: f.assetName,
+    floorName: f.floorName,
+  };
+  const userName = f.organizerName ? { userName: f.organizerName } : {};
+  const userEmail = f.organizerEmail ? { userEmail: f.organizerEmail } : {};
+  switch (detail.kind) {
+    case 'BOOK':
+      return {
+        ...base, bookingDate: iso(f.start), startTime: hm(f.start, tz), endTime: hm(f.end, tz),
+        ...(f.attendeeNames.length ? { attendees: f.attendeeNames } : {}), ...userName, ...userEmail,
+      };
+    case 'MODIFY':
+      return {
+        ...base, oldStartTime: hm(detail.oldStart, tz), oldEndTime: hm(detail.oldEnd, tz),
+        newStartTime: hm(f.start, tz), newEndTime: hm(f.end, tz), ...userName,
+      };
+    case 'CANCEL':
+      return { ...base, bookingDate: iso(f.start), ...(detail.cancelReason ? { cancelReason: detail.cancelReason } : {}), ...userName };
+    case 'REMINDER':
+      return { ...base, startTime: hm(f.start, tz), endTime: hm(f.end, tz), minutesUntilStart: minutesBetween(at, f.start), ...userName, ...userEmail };
+    case 'NO_SHOW_WARNING':
+      return { ...base, startTime: hm(f.start, tz), endTime: hm(f.end, tz), minutesUntilAutoCancel: minutesBetween(at, detail.autoCancelAt), ...userName };
+    case 'ENDING_SOON':
+      return { ...base, endTime: hm(f.end, tz), minutesUntilEnd: minutesBetween(at, f.end), ...userName };
+  }
+}
+
+/** The delivery body: the envelope around `data`, serialized once (these exact bytes are signed). */
+export function deliveryBody(e: { deliveryId: string; type: string; occurredAt: number; projectId: string; data: unknown }): string {
+  return JSON.stringify({
+    id: e.deliveryId,
+    type: e.type,
+    version: ENVELOPE_VERSION,
+    occurredAt: iso(e.occurredAt),
+    projectId: e.projectId,
+    data: e.data,
+  });
+}

@@ -1,0 +1,64 @@
+/**
+ * How a delivery authenticates itself to the receiver. Pure: builds the headers
+ * for a body, a listener secret, its auth scheme and the send time.
+ *   X-Service-Signature = "sha256=" + hex(HMAC-SHA256(secret, timestamp + "." + rawBody))
+ * Optional schemes add a static bearer token, custom headers, or an HS256 JWT.
+ */
+import { createHmac } from 'node:crypto';
+import { SignJWT } from 'jose';
+
+/** The `iss` of delivery JWTs. */
+export const JWT_ISSUER = 'room-desk-booking-service';
+export const JWT_LIFETIME_SECONDS = 60;
+
+export type DeliveryAuth =
+  | { scheme: 'signature-only' }
+  | { scheme: 'bearer'; token: string }
+  | { scheme: 'custom-header'; headers: Record<string, string> }
+  | { scheme: 'jwt' };
+
+export function signature(secret: string, timestamp: string, rawBody: string): string {
+  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex')}`;
+}
+
+export async function deliveryHeaders(p: {
+  deliveryId: string;
+  type: string;
+  projectId: string;
+  body: string;
+  secret: string;
+  auth: DeliveryAuth;
+  /** Real wall-clock time (receivers compare it with their own clock). */
+  nowMs: number;
+}): Promise<Record<string, string>> {
+  const timestamp = String(p.nowMs);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-service-event': p.type,
+    'x-service-delivery': p.deliveryId,
+    'x-service-timestamp': timestamp,
+    'x-service-signature': signature(p.secret, timestamp, p.body),
+  };
+  switch (p.auth.scheme) {
+    case 'bearer':
+      headers.authorization = `Bearer ${p.auth.token}`;
+      break;
+    case 'custom-header':
+      for (const [name, value] of Object.entries(p.auth.headers)) headers[name.toLowerCase()] = value;
+      break;
+    case 'jwt': {
+      const iat = Math.floor(p.nowMs / 1000);
+      const jwt = await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuer(JWT_ISSUER)
+        .setAudience(p.projectId)
+        .setJti(p.deliveryId)
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + JWT_LIFETIME_SECONDS)
+        .sign(new TextEncoder().encode(p.secret));
+      headers.authorization = `Bearer ${jwt}`;
+      break;
+    }
+  }
+  return headers;
+}
