@@ -71,7 +71,7 @@ export async function createServices(config: Config, storage: Storage, realClock
   const onError = options.onError ?? (() => {});
   const lifecycle = new LifecycleWorker({ db: storage.db, engine: storage.engine, clock: serviceClock, onError });
   const deliveryRepo = new DeliveryRepository(storage.db);
-  const deliveries = new DeliveryWorker({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, onError });
+  const deliveries = new DeliveryWorker({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, onError, timeoutMs: config.webhookTimeoutMs });
   // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
   sandboxClock.onAdvance(async (_from, to) => {
     await lifecycle.runDue(to);

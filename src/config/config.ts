@@ -30,6 +30,8 @@ export interface Config {
   logLevel: string;
   /** Largest accepted request body, in bytes. */
   bodyLimitBytes: number;
+  /** How long a webhook receiver has to answer. */
+  webhookTimeoutMs: number;
 }
 
 const LIFETIMES: Record<BookingEnv, TokenLifetimes> = {
@@ -101,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokens,
     logLevel: env.LOG_LEVEL || 'info',
     bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES', 15 * 1024 * 1024, 1024),
+    webhookTimeoutMs: intVar(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
   };
 }
 
