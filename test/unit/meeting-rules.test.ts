@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import {
+  PIN_LOCK_THRESHOLD, cancelRefusal, checkInRefusal, checkOutEnd, checkOutRefusal, updateRefusal,
+  type Caller, type MeetingFacts, type MeetingStatus,
+} from '../../src/booking/meeting-rules.js';
+
+const MIN = 60_000;
+const start = Date.UTC(2026, 11, 1, 3, 0); // 10:00 Asia/Bangkok
+const end = start + 60 * MIN;
+const tz = 'Asia/Bangkok';
+const meeting = (over: Partial<MeetingFacts> = {}): MeetingFacts => ({ status: 'active', start, end, pinFailures: 0, ...over });
+const organizer: Caller = { isOrganizer: true, isAttendee: false, isProjectAdmin: false };
+const stranger: Caller = { isOrganizer: false, isAttendee: false, isProjectAdmin: false };
+const code = (e: { code: string } | null) => e?.code ?? null;
+
+describe('check-in refusals, in the spec order', () => {
+  const ctx = (now: number, preStartMinutes = 15) => ({ now, preStartMinutes, timeZone: tz });
+
+  it('cancelled → MEETING_043 before anything else', () => {
+    expect(checkInRefusal(meeting({ status: 'cancelled' }), stranger, ctx(end + MIN))).toMatchObject({ status: 404, code: 'MEETING_043' });
+  });
+  it('ended → MEETING_004', () => {
+    expect(checkInRefusal(meeting(), organizer, ctx(end))).toMatchObject({ status: 409, code: 'MEETING_004' });
+    expect(code(checkInRefusal(meeting({ status: 'done' }), organizer, ctx(start)))).toBe('MEETING_004');
+  });
+  it('unpaid → MEETING_005', () => {
+    expect(checkInRefusal(meeting({ status: 'unpaid' }), organizer, ctx(start))).toMatchObject({ status: 422, code: 'MEETING_005' });
+  });
+  it('too early → MEETING_040 with the minutes until the window opens', () => {
+    const r = checkInRefusal(meeting(), organizer, ctx(start - 45 * MIN));
+    expect(r).toMatchObject({ status: 409, code: 'MEETING_040' });
+    expect(r!.message).toContain('30 minutes');
+    expect(checkInRefusal(meeting(), organizer, ctx(start - 15 * MIN))).toBeNull();
+  });
+  it('preStartMinutes -1: any time on the day, MEETING_041 on another day', () => {
+    expect(checkInRefusal(meeting(), organizer, ctx(start - 3 * 60 * MIN, -1))).toBeNull(); // 07:00 same day
+    expect(checkInRefusal(meeting(), organizer, ctx(start - 11 * 60 * MIN, -1))).toMatchObject({ status: 409, code: 'MEETING_041' });
+  });
+  it('PIN rules for someone who is neither organizer nor attendee', () => {
+    const open = ctx(start);
+    expect(checkInRefusal(meeting(), { ...stranger, pinMatches: false }, open)).toMatchObject({ status: 404, code: 'MEETING_042' });
+    expect(checkInRefusal(meeting(), { ...stranger, pinMatches: true }, open)).toBeNull();
+    expect(checkInRefusal(meeting(), stranger, open)).toMatchObject({ status: 404, code: 'MEETING_003' });
+    const locked = meeting({ pinFailures: PIN_LOCK_THRESHOLD });
+    expect(checkInRefusal(locked, { ...stranger, pinMatches: true }, open)).toMatchObject({ status: 429, code: 'MEETING_039' });
+    expect(checkInRefusal(locked, { ...stranger, pinMatches: false }, open)).toMatchObject({ status: 429, code: 'MEETING_039' });
+    expect(checkInRefusal(locked, organizer, open)).toBeNull();
+    expect(checkInRefusal(meeting(), { ...stranger, isAttendee: true }, open)).toBeNull();
+  });
+});
+
+describe('cancel, check-out and update refusals', () => {
+  it('cancel only from active or unpaid, by organizer, admin or PIN holder', () => {
+    for (const status of ['checked-in', 'done', 'cancelled'] as MeetingStatus[]) {
+      expect(cancelRefusal(meeting({ status }), organizer, start)).toMatchObject({ status: 409, code: 'MEETING_011' });
+    }
+    expect(cancelRefusal(meeting({ status: 'unpaid' }), organizer, start)).toBeNull();
+    expect(cancelRefusal(meeting(), { ...stranger, isProjectAdmin: true }, start)).toBeNull();
+    expect(cancelRefusal(meeting(), { ...stranger, pinMatches: true }, start)).toBeNull();
+    expect(code(cancelRefusal(meeting(), stranger, start))).toBe('MEETING_003');
+    expect(code(cancelRefusal(meeting(), organizer, end))).toBe('MEETING_011');
+  });
+
+  it('check-out only from checked-in', () => {
+    expect(checkOutRefusal(meeting({ status: 'checked-in' }), organizer)).toBeNull();
+    expect(checkOutRefusal(meeting(), organizer)).toMatchObject({ status: 409 });
+    expect(code(checkOutRefusal(meeting({ status: 'cancelled' }), organizer))).toBe('MEETING_043');
+  });
+
+  it('check-out end is now to the minute, never before start nor after the booked end', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -120, max: 180 }), fc.integer({ min: 0, max: 59_999 }), (minutes, ms) => {
+        const e = checkOutEnd({ start, end }, start + minutes * MIN + ms);
+        expect(e).toBeGreaterThanOrEqual(start);
+        expect(e).toBeLessThanOrEqual(end);
+        expect(e % MIN).toBe(0);
+        if (minutes >= 0 && minutes <= 60) expect(e).toBe(start + minutes * MIN);
+      }),
+    );
+  });
+
+  it('update: cancelled KS072, unpaid 422, checked-in start 409, blocked organizer 049 only for time changes', () => {
+    const none = { movesStart: false, changesTimes: false, organizerBlocked: false };
+    expect(updateRefusal(meeting({ status: 'cancelled' }), organizer, none)).toMatchObject({ code: 'KS072' });
+    expect(updateRefusal(meeting({ status: 'unpaid' }), organizer, none)).toMatchObject({ status: 422 });
+    expect(updateRefusal(meeting({ status: 'checked-in' }), organizer, { ...none, movesStart: true, changesTimes: true })).toMatchObject({ status: 409 });
+    expect(updateRefusal(meeting({ status: 'checked-in' }), organizer, { ...none, changesTimes: true })).toBeNull();
+    expect(updateRefusal(meeting(), organizer, { ...none, organizerBlocked: true })).toBeNull();
+    expect(updateRefusal(meeting(), organizer, { ...none, changesTimes: true, organizerBlocked: true })).toMatchObject({ status: 403, code: 'MEETING_049' });
+    expect(code(updateRefusal(meeting(), stranger, none))).toBe('MEETING_003');
+    expect(code(updateRefusal(meeting(), { ...stranger, pinMatches: false }, none))).toBe('MEETING_042');
+  });
+});
