@@ -375,11 +375,12 @@ export class MeetingService {
       from, to,
       projectIds: q.projectId ? [q.projectId] : [...p.projects.keys()],
       participantUserId: p.kind === 'member' ? p.userId! : undefined,
+      unrestrictedProjectIds: [...p.projects.keys()].filter((id) => hasPermission(p, id, MEETING_UPDATE)),
       assetIds: assetIds.length ? assetIds : undefined,
       organizerIds: q.organizerId ? [q.organizerId] : undefined,
       organizerEmails: q.organizerEmails, attendeeEmails: q.attendeeEmails, statuses: q.statuses,
     });
-    const visibleRows = p.kind === 'member' ? rows : rows.filter((m) => canSee(p, m, appUser));
+    const visibleRows = rows.filter((m) => canSee(p, m, appUser));
     const expanded: { m: MeetingRow; occurrence?: StoredOccurrence; start: number }[] = [];
     for (const m of visibleRows) {
       const series = storedSeries(m);

@@ -50,8 +50,10 @@ export interface MeetingListFilter {
   from: number;
   to: number;
   projectIds: string[];
-  /** Restrict to meetings this user organizes or attends (delegated callers). */
+  /** Restrict to meetings this user organizes or attends (delegated callers)… */
   participantUserId?: string;
+  /** …except in these projects, where the caller sees everything (project admins). */
+  unrestrictedProjectIds?: string[];
   assetIds?: string[];
   organizerIds?: string[];
   organizerEmails?: string[];
@@ -95,10 +97,12 @@ export class MeetingQueries {
       .where('span_end_at', '>', f.from);
     if (f.participantUserId) {
       const uid = f.participantUserId;
+      const open = f.unrestrictedProjectIds ?? [];
       q = q.where((eb) =>
         eb.or([
           eb('organizer_user_id', '=', uid),
           eb('id', 'in', eb.selectFrom('meeting_attendees').select('meeting_id').where('user_id', '=', uid)),
+          ...(open.length ? [eb('project_id', 'in', open)] : []),
         ]),
       );
     }
