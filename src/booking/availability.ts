@@ -234,12 +234,18 @@ function insideHours(h: DayHours | null, minute: number): boolean {
   return h !== null && minute >= h.open && minute < h.close;
 }
 
-/** Break overlapped by the part of `p` that lies inside the day's hours, if any. */
+/**
+ * Break overlapped by the part of `p` that lies inside the day's hours, if any. On a DST-change
+ * day a multi-day window's first or last day splits into several parts, and one of them may lie
+ * wholly outside the hours (e.g. 00:00-01:59 before a 02:00 opening that takes effect at 03:00);
+ * its clipped range is then empty and overlaps no break.
+ */
 function breakHit(ctx: WallClockContext, p: LocalPart): WallClockViolation | null {
   const h = ctx.hoursOf(p.day);
   if (ctx.allDay || !h) return null;
   const from = Math.max(p.from, h.open);
   const to = Math.min(p.to, h.close);
+  if (from >= to) return null;
   const hit = h.breaks.find((b) => from < b.end && b.start < to);
   return hit ? { reason: 'BREAK_TIME', date: isoDate(p.day), breakTime: hit.source } : null;
 }

@@ -499,6 +499,48 @@ describe('DST-change days in America/New_York', () => {
     // 01:30 EST -> 03:30 EDT on spring-forward day is one real hour
     expect(check(utc('2026-03-08T06:30:00Z'), utc('2026-03-08T07:30:00Z'), { config: open, now }).ok).toBe(true);
   });
+
+  // Regression (property-test counterexample, seed 1005 of the spring-forward week): on a
+  // multi-day window the last day's part before the jump (00:00-01:59 EST) lies wholly before
+  // the 02:00 opening; clipping it to the hours left an empty range that still "overlapped" the
+  // 01:00-02:15 break, so the engine said BREAK_TIME although no minute of the window is both
+  // open and in the break (02:00 and 02:15 are skipped: both take effect at 03:00 EDT).
+  it('multi-day into spring-forward day: a break only in the skipped hour or before opening is not hit', () => {
+    const config: AssetConfig = {
+      dayConfig: {
+        Fri: day('09:30', '05:30', [['11:30', '13:45']]), // until midnight
+        Sat: day('07:00:00', '07:30:00', [['03:15', '06:00'], ['01:00', '01:30']]),
+        Sun: day('02:00:00', '00:00:00', [['01:00', '02:15']]), // open 03:00 EDT - midnight
+      },
+      bookMultipleDayRoom: true,
+      maxDurationMinutes: 510,
+      maxAdvanceBookingDays: 5,
+    };
+    const input = {
+      start: 1772843460000 + 59_000, // Fri 2026-03-06 19:31:59 EST
+      end: 1772843460000 + 2230 * MIN + 28_000, // Sun 2026-03-08 09:41:28 EDT
+      now: utc('2026-03-06T04:00:00Z'),
+      timeZone: TZ,
+      config,
+    };
+    expect(reasonOf(checkConfigRules(input))).toBe('MAX_DURATION');
+    // without the duration limit the window is bookable
+    const unlimited = { ...input, config: { ...config, maxDurationMinutes: undefined } };
+    expect(checkConfigRules(unlimited).ok).toBe(true);
+
+    // distilled: Sat 20:00 EST -> Sun 04:00 EDT, Sunday open 02:00 (= 03:00 EDT), break 01:00-02:30
+    const sunGap: AssetConfig = {
+      dayConfig: { Sat: day('08:00', '24:00'), Sun: day('02:00', '24:00', [['01:00', '02:30']]) },
+      bookMultipleDayRoom: true,
+    };
+    expect(check(at('2026-03-07T20:00'), at('2026-03-08T04:00'), { config: sunGap, now }).ok).toBe(true);
+    // a break that reaches past the jump still blocks: 01:00-03:30 covers 03:00-03:29 EDT
+    const sunBreak: AssetConfig = {
+      dayConfig: { Sat: day('08:00', '24:00'), Sun: day('02:00', '24:00', [['01:00', '03:30']]) },
+      bookMultipleDayRoom: true,
+    };
+    expect(reasonOf(check(at('2026-03-07T20:00'), at('2026-03-08T04:00'), { config: sunBreak, now }))).toBe('BREAK_TIME');
+  });
 });
 
 describe('DST-change days in Europe/London', () => {
@@ -519,5 +561,23 @@ describe('DST-change days in Europe/London', () => {
       bookings: [],
     });
     expect(r.ok).toBe(true);
+  });
+
+  // Regression (property-test counterexample, seed 1006 of the London spring-forward week): the
+  // first day's part after the jump (02:00 BST on) lies wholly after the 01:45 closing (skipped,
+  // so it takes effect at the jump); clipping it to the hours gave an inverted range that still
+  // "overlapped" the 01:30-03:45 break.
+  it('multi-day from spring-forward day: a break starting in the skipped hour after closing is not hit', () => {
+    const config: AssetConfig = {
+      dayConfig: { Sun: day('00:00:00', '01:45:00', [['01:30:00', '03:45:00']]), Mon: day('01:30:00', '24:00:00') },
+      bookMultipleDayRoom: true,
+    };
+    const input = { start: utc('2026-03-29T00:00:19Z'), now: 0, timeZone: LON, config, cleanupMinutes: 0, bookings: [] };
+    // Sun 00:00 GMT -> Mon 03:40 BST (the counterexample's 1600 minutes; with maxDurationMinutes 30 it gave BREAK_TIME)
+    const end = utc('2026-03-29T00:00:29Z') + 1600 * MIN;
+    expect(checkBookingWindow({ ...input, end }).ok).toBe(true);
+    expect(reasonOf(checkBookingWindow({ ...input, end, config: { ...config, maxDurationMinutes: 30 } }))).toBe('MAX_DURATION');
+    // Sunday's open minutes are 00:00-00:59 GMT only, none of them in the break (which starts at the jump)
+    expect(checkBookingWindow({ ...input, start: utc('2026-03-29T00:30:00Z'), end: utc('2026-03-30T08:30:00Z') }).ok).toBe(true);
   });
 });
