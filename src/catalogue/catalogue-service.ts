@@ -12,6 +12,7 @@ import type { CatalogueRepository, DeskRow, ProjectRow, RoomRow } from '../stora
 import { MAX_CLEANUP_MS } from '../storage/repositories/catalogue-repository.js';
 import { assessAssets, type Hold, type SearchWindow, type Verdict } from './availability-search.js';
 import { deskView, roomView, viewsOf } from './asset-views.js';
+import { RoomSnapshots, filterRooms, withUnavailableReason } from './room-snapshots.js';
 
 const DAY_MS = 86_400_000;
 /** Default span of the calendar on single reads, and the longest span accepted. */
@@ -75,10 +76,14 @@ export function cleanupFor(project: ProjectRow, asset: RoomRow | DeskRow, isDesk
 }
 
 export class CatalogueService {
+  private readonly roomSnapshots: RoomSnapshots;
+
   constructor(
     private readonly repo: CatalogueRepository,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.roomSnapshots = new RoomSnapshots(repo);
+  }
 
   private scope(principal: Principal, projectId: string): ProjectScope {
     const scope = principal.projects.get(projectId);
@@ -86,7 +91,8 @@ export class CatalogueService {
     return scope;
   }
 
-  async searchRooms(principal: Principal, q: RoomSearch) {
+  /** The matching rooms as MeetingRoom JSON texts, in name order (see room-snapshots.ts). */
+  async searchRooms(principal: Principal, q: RoomSearch): Promise<string[]> {
     const scope = this.scope(principal, q.projectId);
     const start = parseInstant(q.startDateTime);
     const end = parseInstant(q.endDateTime);
@@ -99,25 +105,24 @@ export class CatalogueService {
 
     const project = await this.repo.project(q.projectId);
     if (!project) throw errors.notFound('Project not found');
-    const rows = await this.repo.rooms({
-      projectId: q.projectId, zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId, ids: q.ids,
+    const rooms = filterRooms(await this.roomSnapshots.of(q.projectId), {
+      zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId, ids: q.ids,
       name: q.name, statuses: q.status, type: q.type, minCapacity: q.minCapacity, publicOnly: !scope.canBookPrivate,
     });
-    const view = viewsOf().room;
-    if (start === undefined) return rows.map(view);
+    if (start === undefined) return rooms.map((r) => r.json);
 
-    const open = rows.filter((r) => !CLOSED_ROOM_STATUSES.has(r.status));
+    const open = rooms.filter((r) => !CLOSED_ROOM_STATUSES.has(r.row.status));
     const holds = await this.holds([project], start, end!);
     const verdicts = assessAssets(
-      open.map((r) => ({ id: r.id, configJson: r.config, cleanupMinutes: cleanupFor(project, r, false) })),
+      open.map(({ row: r }) => ({ id: r.id, configJson: r.config, cleanupMinutes: cleanupFor(project, r, false) })),
       { start, end, now: this.clock.now(), timeZone: project.timezone },
       holds,
     );
-    const out = [];
+    const out: string[] = [];
     for (const r of open) {
-      const v = verdicts.get(r.id)!;
+      const v = verdicts.get(r.row.id)!;
       if (v.status === 'booked') continue;
-      out.push(v.status === 'unbookable' ? { ...view(r), unavailableReason: v.reason } : view(r));
+      out.push(v.status === 'unbookable' ? withUnavailableReason(r.json, v.reason) : r.json);
     }
     return out;
   }

@@ -25,6 +25,11 @@ export function okPage<T>(data: T[], meta: PageMeta): OkBody<T[]> & { meta: Page
   return { code: 'KS000', success: true, message: 'Success', data, meta };
 }
 
+/** A success envelope around items that are already JSON texts (sent as is, not re-serialized). */
+export function okJsonArray(items: readonly string[]): string {
+  return `{"code":"KS000","success":true,"message":"Success","data":[${items.join(',')}]}`;
+}
+
 export interface ErrorBody {
   code: string;
   success: false;

@@ -669,3 +669,30 @@ describe('meeting rooms across a DST change (America/New_York, 08:00-20:00)', ()
     expect(await reasonOf('2027-11-08T00:30:00Z', '2027-11-08T01:30:00Z')).toBe('OPERATING_HOURS');
   });
 });
+
+describe('meeting rooms: changes to the site show up at once', () => {
+  it('a room added or changed by apply is searched with its new values on the next call', async () => {
+    const svc = await startTestService();
+    try {
+      const doc = siteDocument() as any;
+      doc.zones = [{ key: 'z', project: 'tower', name: 'Z' }];
+      doc.floors = [{ key: 'f', zone: 'z', name: '1F' }];
+      doc.rooms = [{ key: 'a', floor: 'f', name: 'Alpha', capacity: 4, config: standardHours() }];
+      const ids = await applySite(svc, doc);
+      const token = (await appToken(svc)).access_token;
+      const search = async () => {
+        const res = await svc.request('GET', `/meeting-rooms${qs({ projectId: idOf(ids, 'tower') })}`, { token });
+        return (res.body.data as { name: string; capacity: number }[]).map((r) => `${r.name}:${r.capacity}`);
+      };
+      expect(await search()).toEqual(['Alpha:4']);
+      doc.rooms = [
+        { key: 'a', floor: 'f', name: 'Alpha', capacity: 12, config: standardHours() },
+        { key: 'b', floor: 'f', name: 'Beta', capacity: 2, config: standardHours() },
+      ];
+      await applySite(svc, doc);
+      expect(await search()).toEqual(['Alpha:12', 'Beta:2']);
+    } finally {
+      await svc.close();
+    }
+  });
+});

@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import type { App } from '../types.js';
 import type { Services } from '../../services.js';
-import { Envelope, ErrorEnvelope, PagedEnvelope, ok, okPage } from '../envelope.js';
+import { Envelope, ErrorEnvelope, PagedEnvelope, ok, okJsonArray, okPage } from '../envelope.js';
 import { normalizeQuery } from '../query.js';
 import { DateTime, IdParams, ObjectId, Pagination } from '../schemas/common.js';
 import { DeskSchema, DeskWithCalendar, MeetingRoomSchema, MeetingRoomWithCalendar } from '../schemas/catalogue-schemas.js';
@@ -62,7 +62,11 @@ export async function catalogueRoutes(app: App, services: Services): Promise<voi
       querystring: RoomQuery,
       response: { 200: Envelope(Type.Array(MeetingRoomSchema)), ...errorResponses },
     },
-  }, async (req) => ok(await catalogue.searchRooms(req.principal, req.query)));
+  }, async (req, reply) => {
+    // The rooms come pre-serialized (see room-snapshots.ts); the envelope is added around them.
+    const rooms = await catalogue.searchRooms(req.principal, req.query);
+    return reply.type('application/json; charset=utf-8').serializer((s) => s as string).send(okJsonArray(rooms) as never);
+  });
 
   app.get('/meeting-rooms/:id', {
     preValidation: normalizeQuery([], ['from', 'to']),

@@ -17,19 +17,6 @@ export interface SlotRow {
   end_at: number;
 }
 
-export interface RoomFilter {
-  projectId: string;
-  zoneId?: string;
-  floorId?: string;
-  locationId?: string;
-  ids?: string[];
-  name?: string;
-  statuses?: string[];
-  type?: string;
-  minCapacity?: number;
-  publicOnly: boolean;
-}
-
 export interface DeskFilter {
   /** Projects the caller may see; the listing never leaves them. */
   projectIds: string[];
@@ -81,12 +68,19 @@ export class CatalogueRepository {
     return this.db.selectFrom('projects').selectAll().where('id', 'in', ids).execute() as Promise<ProjectRow[]>;
   }
 
-  async rooms(f: RoomFilter): Promise<RoomRow[]> {
-    let q = commonFilters(this.db.selectFrom('rooms').selectAll().where('project_id', '=', f.projectId), f);
-    if (f.type) q = q.where('type', '=', f.type);
-    if (f.minCapacity !== undefined) q = q.where('capacity', '>=', f.minCapacity);
-    if (f.publicOnly) q = q.where('is_public', '=', 1);
-    return (await q.orderBy('name').orderBy('id').execute()) as RoomRow[];
+  /** Every room of a project. */
+  async projectRooms(projectId: string): Promise<RoomRow[]> {
+    return this.db.selectFrom('rooms').selectAll().where('project_id', '=', projectId).execute();
+  }
+
+  /** Changes whenever a room of the project is added or changed (apply never deletes). */
+  async roomsVersion(projectId: string): Promise<string> {
+    const row = await this.db
+      .selectFrom('rooms')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('updated_at').as('latest'), eb.fn.sum('updated_at').as('total')])
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow();
+    return `${Number(row.n)}:${Number(row.latest ?? 0)}:${String(row.total ?? 0)}`;
   }
 
   async room(id: string): Promise<RoomRow | undefined> {
