@@ -13,12 +13,8 @@
  * Target: p95 of the room search under 20 ms on SQLite.
  */
 import { cpus, loadavg } from 'node:os';
-import Fastify from 'fastify';
-import { Type } from 'typebox';
 import { load, printTable, sampleLatency, startBareFastify, startBenchService } from './support.js';
 import { seedSearchSite } from './search-site.js';
-import { Envelope, ok } from '../src/http/envelope.js';
-import { MeetingRoomSchema } from '../src/http/schemas/catalogue-schemas.js';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES || 300);
 const WARMUP = Number(process.env.BENCH_WARMUP || 50);
@@ -97,24 +93,15 @@ try {
   console.log(`\nroom search p95 ${roomLat.p95} ms: ${roomLat.p95 < target ? 'meets' : 'MISSES'} the ${target} ms target (${engine})`);
 
   // Where the room search time goes, sampled interleaved (so load swings and GC hit
-  // all three alike): the full route, the service call alone (no HTTP), and the HTTP
-  // floor of the response: a Fastify route with the same response schema sending a
-  // precomputed result (no auth, no database, no availability work).
+  // both alike): the full route and the service call alone (no HTTP).
   const principal = await svc.services.tokens.authenticate(headers.authorization);
   type RoomQuery = Parameters<typeof svc.services.catalogue.searchRooms>[1];
   const roomQuery = (i: number) => Object.fromEntries(new URL(svc.url + roomPath(i)).searchParams) as unknown as RoomQuery;
-  const floorApp = Fastify();
-  const precomputed = ok(await svc.services.catalogue.searchRooms(principal, roomQuery(0)));
-  floorApp.get('/floor', { schema: { response: { 200: Envelope(Type.Array(MeetingRoomSchema)) } } }, async () => precomputed);
-  await floorApp.listen({ host: '127.0.0.1', port: 0 });
-  const floorUrl = `http://127.0.0.1:${(floorApp.server.address() as { port: number }).port}/floor`;
   const rounds = Math.min(SAMPLES, 200);
   const parts = await sampleInterleaved(rounds, 20, {
     'GET /meeting-rooms (windowed), full route': (i) => get(svc.url + roomPath(i)),
     'CatalogueService.searchRooms in-process': (i) => svc.services.catalogue.searchRooms(principal, roomQuery(i)),
-    'floor: same response via Fastify + route schema, precomputed': () => get(floorUrl, {}),
   });
-  await floorApp.close();
   console.log(`\nroom search breakdown, interleaved, ${rounds} rounds after 20 warm-up`);
   console.log('| part | min ms | p50 ms | p95 ms |');
   console.log('|---|---:|---:|---:|');
