@@ -9,7 +9,6 @@ import { errors } from '../shared/errors.js';
 import { effectiveCleanupMinutes } from '../booking/cleaning-time.js';
 import { busyIntervals, truncateToMinute, type TimePeriod } from '../booking/availability.js';
 import type { CatalogueRepository, DeskRow, ProjectRow, RoomRow } from '../storage/repositories/catalogue-repository.js';
-import { MAX_CLEANUP_MS } from '../storage/repositories/catalogue-repository.js';
 import { assessAssets, type Hold, type SearchWindow, type Verdict } from './availability-search.js';
 import { deskView, roomView, viewsOf } from './asset-views.js';
 import { RoomSnapshots, filterRooms, withUnavailableReason } from './room-snapshots.js';

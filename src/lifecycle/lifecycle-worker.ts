@@ -128,8 +128,12 @@ export class LifecycleWorker {
         await history('cancel', { reason: NO_SHOW_REASON });
         const next = series?.occurrences.find((o) => o.start > occurrence.start);
         if (next) {
-          // A series loses only this occurrence and rolls on to the next one.
+          // A series loses only this occurrence and rolls on to the next one. The occurrence
+          // leaves the stored series too, or the booking would go on showing it (and accept a
+          // check-in on it) until its end.
           await trx.deleteFrom('meeting_slots').where('id', '=', occurrence.id).execute();
+          const remaining = { ...series!, occurrences: series!.occurrences.filter((o) => o.id !== occurrence.id) };
+          await meetingWrites.update(trx, m.id, { recurrence: JSON.stringify(remaining) });
           await this.rollTo(trx, m, next, at);
         } else {
           await meetingWrites.update(trx, m.id, { status: 'cancelled', cancel_reason: NO_SHOW_REASON, updated_at: at });

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, UNKNOWN_ID } from '../support/fixtures.js';
 import { okData } from '../support/catalogue.js';
-import { accepted, actions, created, roomConfig, sameInstant, startMeetingService, type MeetingCtx } from '../support/meetings.js';
+import { accepted, actions, roomConfig, sameInstant, startMeetingService, type MeetingCtx } from '../support/meetings.js';
 
 const ROOMS = [{ key: 'u1', name: 'Update Room' }, { key: 'u2', name: 'Second Room' }];
 

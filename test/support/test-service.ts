@@ -42,6 +42,8 @@ export interface StartOptions {
   database?: TestDatabase;
   /** Keep the database when closing (for restarts). */
   keepDatabase?: boolean;
+  /** Do not start the background workers (timers, deliveries). */
+  noWorkers?: boolean;
 }
 
 export async function httpRequest<T = any>(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<HttpResult<T>> {
@@ -79,6 +81,7 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
   const services = await createServices(config, storage);
   const app = await buildApp(services);
   await app.listen({ host: '127.0.0.1', port: 0 });
+  if (!options.noWorkers) services.startWorkers();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const url = `http://127.0.0.1:${port}`;

@@ -1,5 +1,4 @@
 /** The booking lifecycle routes: /meetings and the cancel, check-in and check-out actions. */
-import { Type } from 'typebox';
 import type { Principal } from '../../auth/principal.js';
 import type { MeetingView } from '../../meetings/meeting-view.js';
 import type { App } from '../types.js';

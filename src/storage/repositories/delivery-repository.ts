@@ -8,29 +8,37 @@ export type WebhookRow = WebhookTable;
 export class DeliveryRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** Pending deliveries due by `now` (service time) to enabled listeners, not leased by another worker. */
-  async due(now: number, realNow: number, limit: number): Promise<DeliveryRow[]> {
-    return this.db
+  /**
+   * Pending deliveries due by `now` (service time) to enabled listeners, not leased
+   * by another worker, leaving out the listeners in `skipWebhookIds` (those whose
+   * concurrency budget is full, so their backlog never crowds the others out).
+   */
+  async due(now: number, realNow: number, limit: number, skipWebhookIds: readonly string[] = []): Promise<DeliveryRow[]> {
+    let q = this.db
       .selectFrom('deliveries')
       .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
       .selectAll('deliveries')
       .where('deliveries.status', '=', 'pending')
       .where('deliveries.next_attempt_at', '<=', now)
       .where('webhooks.enabled', '=', 1)
-      .where((eb) => eb.or([eb('deliveries.claimed_until', 'is', null), eb('deliveries.claimed_until', '<', realNow)]))
-      .orderBy('deliveries.next_attempt_at')
-      .orderBy('deliveries.created_at')
-      .limit(limit)
-      .execute();
+      .where((eb) => eb.or([eb('deliveries.claimed_until', 'is', null), eb('deliveries.claimed_until', '<', realNow)]));
+    if (skipWebhookIds.length) q = q.where('deliveries.webhook_id', 'not in', [...skipWebhookIds]);
+    return q.orderBy('deliveries.next_attempt_at').orderBy('deliveries.created_at').limit(limit).execute();
   }
 
-  /** Leases a delivery for one attempt; false when another worker holds it. */
-  async lease(id: string, realNow: number, leaseMs: number): Promise<boolean> {
+  /**
+   * Leases a delivery for one attempt; false when another worker holds it, or has
+   * already made the attempt `d` was read for (its attempts or next attempt moved
+   * on since), so a stale read never sends an attempt twice.
+   */
+  async lease(d: Pick<DeliveryRow, 'id' | 'attempts' | 'next_attempt_at'>, realNow: number, leaseMs: number): Promise<boolean> {
     const res = await this.db
       .updateTable('deliveries')
       .set({ claimed_until: realNow + leaseMs })
-      .where('id', '=', id)
+      .where('id', '=', d.id)
       .where('status', '=', 'pending')
+      .where('attempts', '=', d.attempts)
+      .where((eb) => (d.next_attempt_at === null ? eb('next_attempt_at', 'is', null) : eb('next_attempt_at', '=', d.next_attempt_at)))
       .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', realNow)]))
       .executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;

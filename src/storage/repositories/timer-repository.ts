@@ -1,8 +1,8 @@
 /** Durable timers of the booking lifecycle. */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, TimerTable } from '../schema.js';
 import { newId } from '../../shared/ids.js';
-import type { PlannedTimer } from '../../lifecycle/timer-plan.js';
+import { TIMER_KINDS, type PlannedTimer } from '../../lifecycle/timer-plan.js';
 
 export type TimerRow = TimerTable;
 
@@ -33,7 +33,14 @@ export const timerWrites = {
   },
 };
 
-/** Pending timers due by `until`, earliest first. */
+/** Position of a timer kind in lifecycle order (TIMER_KINDS), in SQL. */
+const KIND_ORDER = sql<number>`case kind ${sql.join(TIMER_KINDS.map((k, i) => sql`when ${sql.lit(k)} then ${sql.lit(i)}`), sql` `)} else ${sql.lit(TIMER_KINDS.length)} end`;
+
+/**
+ * Pending timers due by `until`, earliest first; steps of one instant in lifecycle
+ * order (e.g. a no-show cancel before the ending-soon notice at the same moment),
+ * which the ids alone do not guarantee (their 24-bit counter wraps).
+ */
 export async function dueTimers(db: Kysely<Database>, until: number, limit: number): Promise<TimerRow[]> {
   return db
     .selectFrom('timers')
@@ -41,6 +48,7 @@ export async function dueTimers(db: Kysely<Database>, until: number, limit: numb
     .where('status', '=', 'pending')
     .where('due_at', '<=', until)
     .orderBy('due_at')
+    .orderBy(KIND_ORDER)
     .orderBy('id')
     .limit(limit)
     .execute();
