@@ -69,12 +69,24 @@ export class LifecycleWorker {
     }
   }
 
+  /**
+   * A step that fails is reported and left pending for the next run; it does not
+   * hold up the steps after it.
+   */
   private async drain(until: number): Promise<number> {
     let applied = 0;
+    const failed = new Set<string>();
     for (;;) {
-      const batch = await dueTimers(this.deps.db, until, BATCH);
+      const batch = (await dueTimers(this.deps.db, until, BATCH + failed.size)).filter((t) => !failed.has(t.id));
       if (!batch.length) return applied;
-      for (const t of batch) if (await this.fire(t)) applied++;
+      for (const t of batch) {
+        try {
+          if (await this.fire(t)) applied++;
+        } catch (err) {
+          failed.add(t.id);
+          this.deps.onError?.(err);
+        }
+      }
     }
   }
 
