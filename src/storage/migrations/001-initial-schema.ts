@@ -10,6 +10,16 @@ type T = CreateTableBuilder<string, never>;
 const timestamps = (t: T): T =>
   t.addColumn('created_at', 'bigint', (c) => c.notNull()).addColumn('updated_at', 'bigint', (c) => c.notNull());
 
+/** id, operator key, owning project and name: zones and access groups. */
+const namedInProject = (t: T): T =>
+  timestamps(
+    t
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('key', 'text', (c) => c.unique())
+      .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
+      .addColumn('name', 'text', (c) => c.notNull()),
+  );
+
 const assetColumns = (t: T): T =>
   timestamps(
     t
@@ -54,14 +64,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(timestamps)
     .execute();
 
-  await db.schema
-    .createTable('zones')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('key', 'text', (c) => c.unique())
-    .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
-    .addColumn('name', 'text', (c) => c.notNull())
-    .$call(timestamps)
-    .execute();
+  await db.schema.createTable('zones').$call(namedInProject).execute();
 
   await db.schema
     .createTable('floors')
@@ -156,14 +159,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addUniqueConstraint('app_links_user_uq', ['app_id', 'user_id'])
     .execute();
 
-  await db.schema
-    .createTable('access_groups')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('key', 'text', (c) => c.unique())
-    .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
-    .addColumn('name', 'text', (c) => c.notNull())
-    .$call(timestamps)
-    .execute();
+  await db.schema.createTable('access_groups').$call(namedInProject).execute();
 
   await db.schema
     .createTable('devices')
