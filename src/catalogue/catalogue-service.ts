@@ -8,7 +8,7 @@ import type { Principal, ProjectScope } from '../auth/principal.js';
 import { errors } from '../shared/errors.js';
 import { effectiveCleanupMinutes } from '../booking/cleaning-time.js';
 import { busyIntervals, truncateToMinute, type TimePeriod } from '../booking/availability.js';
-import type { CatalogueRepository, DeskRow, ProjectRow, RoomRow } from '../storage/repositories/catalogue-repository.js';
+import type { CatalogueRepository, DeskFilter, DeskRow, ProjectRow, RoomRow } from '../storage/repositories/catalogue-repository.js';
 import { assessAssets, type Hold, type SearchWindow, type Verdict } from './availability-search.js';
 import { deskView, roomView, viewsOf } from './asset-views.js';
 import { RoomSnapshots, filterRooms, withUnavailableReason } from './room-snapshots.js';
@@ -37,17 +37,10 @@ export interface RoomSearch {
   endDateTime?: string;
 }
 
-export interface DeskSearch {
+/** The desk query: the repository's filters (minus the caller's scope) plus window and page. */
+export interface DeskSearch extends Omit<DeskFilter, 'projectIds' | 'privateProjectIds'> {
   projectId?: string;
-  brandId?: string;
-  zoneId?: string;
-  floorId?: string;
-  locationId?: string;
-  ids?: string[];
-  name?: string;
-  email?: string;
   status?: string;
-  statuses?: string[];
   startDateTime?: string;
   endDateTime?: string;
   timePeriod?: TimePeriod;
