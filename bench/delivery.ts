@@ -9,7 +9,7 @@
  *      A3: a hanging listener with a backlog plus a healthy one (does the
  *      healthy listener still get its deliveries?).
  *   B. lifecycle with 100,000 scheduled bookings (500,000 timers, inserted in big
- *      transactions with the same rows MeetingRepository and the scheduling
+ *      transactions with the same rows meetingWrites and the scheduling
  *      helpers write, then ANALYZE): B1 the sandbox clock (POST /ops/v1/clock)
  *      jumps so the next 1,000 and then 5,000 pending steps are due, timed until
  *      the call returns (everything applied); B2 service time jumps silently over
@@ -28,7 +28,7 @@ import { sql, type Kysely } from 'kysely';
 import { BENCH_OPS_TOKEN, startBenchService } from './support.js';
 import type { Database } from '../src/storage/schema.js';
 import { writeTransaction } from '../src/storage/transactions.js';
-import { MeetingRepository, MeetingQueries } from '../src/storage/repositories/meeting-repository.js';
+import { meetingWrites, MeetingQueries } from '../src/storage/repositories/meeting-repository.js';
 import { emitBookingEvent } from '../src/webhooks/outbox.js';
 import { LifecycleWorker } from '../src/lifecycle/lifecycle-worker.js';
 import { planTimers } from '../src/lifecycle/timer-plan.js';
@@ -149,14 +149,13 @@ async function main(): Promise<void> {
   // =========================================================================
   // A. Delivery throughput
   // =========================================================================
-  const repo = new MeetingRepository(db);
   const queries = new MeetingQueries(db);
   const meetingIn = async (project: string) => {
     const now = services.clock.now();
     const id = newId(now);
     const start = now + 60 * MIN;
     await writeTransaction(db, engine, (trx) =>
-      repo.insert(trx, meetingRow({ id, projectId: ids.projects[project], roomId: ids.rooms[`${project}-r`], organizerId, start, end: start + 30 * MIN, now }), [
+      meetingWrites.insert(trx, meetingRow({ id, projectId: ids.projects[project], roomId: ids.rooms[`${project}-r`], organizerId, start, end: start + 30 * MIN, now }), [
         { id, meeting_id: id, project_id: ids.projects[project], asset_id: ids.rooms[`${project}-r`], occurrence_index: 0, start_at: start, end_at: start + 30 * MIN },
       ], []),
     );
@@ -244,7 +243,7 @@ async function main(): Promise<void> {
       }
     });
   }
-  await repo.recordLongestHold(db, projectId, [{ start_at: 0, end_at: 30 * MIN }]);
+  await meetingWrites.recordLongestHold(db, projectId, [{ start_at: 0, end_at: 30 * MIN }]);
   // Planner statistics, as autovacuum would have them for tables this size (without them
   // PostgreSQL plans timerWrites.cancelPending as a bitmap AND over every pending timer).
   await sql`analyze`.execute(db);

@@ -1,11 +1,11 @@
 /**
  * The generated site of the search benchmark (bench/search.ts): one project in
  * Asia/Bangkok, rooms and desks applied through POST /ops/v1/apply, and bookings
- * inserted through MeetingRepository.insert in a few big transactions.
+ * inserted through meetingWrites.insert in a few big transactions.
  */
 import { sql } from 'kysely';
 import { BENCH_OPS_TOKEN, type startBenchService } from './support.js';
-import { MeetingRepository, type NewMeeting, type NewSlot } from '../src/storage/repositories/meeting-repository.js';
+import { meetingWrites, type NewMeeting, type NewSlot } from '../src/storage/repositories/meeting-repository.js';
 import { newId } from '../src/shared/ids.js';
 
 type BenchService = Awaited<ReturnType<typeof startBenchService>>;
@@ -278,11 +278,10 @@ export async function seedSearchSite(svc: BenchService, log: (line: string) => v
       });
     }
   });
-  const meetings = new MeetingRepository(db);
   const perTx = Math.ceil(rows.length / TX_COUNT);
   for (let i = 0; i < rows.length; i += perTx) {
     await db.transaction().execute(async (trx) => {
-      for (const r of rows.slice(i, i + perTx)) await meetings.insert(trx, r.meeting, [r.slot], []);
+      for (const r of rows.slice(i, i + perTx)) await meetingWrites.insert(trx, r.meeting, [r.slot], []);
     });
   }
   // PostgreSQL's autovacuum would analyze the freshly loaded tables within a minute; do it now.

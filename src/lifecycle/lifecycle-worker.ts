@@ -14,7 +14,7 @@ import type { Database } from '../storage/schema.js';
 import type { Engine } from '../storage/database.js';
 import type { Clock } from '../clock/clock.js';
 import { withAssetLock } from '../storage/transactions.js';
-import { MeetingQueries, MeetingRepository, meetingWrites, type MeetingRow } from '../storage/repositories/meeting-repository.js';
+import { MeetingQueries, meetingWrites, type MeetingRow } from '../storage/repositories/meeting-repository.js';
 import { dueTimers, timerWrites, type TimerRow } from '../storage/repositories/timer-repository.js';
 import { emitBookingEvent } from '../webhooks/outbox.js';
 import { newId } from '../shared/ids.js';
@@ -33,13 +33,11 @@ const BATCH = 200;
 
 export class LifecycleWorker {
   private readonly queries: MeetingQueries;
-  private readonly repo: MeetingRepository;
   private running: Promise<number> | null = null;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: LifecycleWorkerDeps) {
     this.queries = new MeetingQueries(deps.db);
-    this.repo = new MeetingRepository(deps.db);
   }
 
   /** Polls for due steps in the background. */
@@ -116,7 +114,7 @@ export class LifecycleWorker {
     const outcome = timerOutcome(t.kind as TimerKind, { start: t.window_start, end: t.window_end }, { status: m.status, start: occurrence.start, end: occurrence.end });
     const window = { start: occurrence.start, end: occurrence.end };
     const history = (action: string, extra: { reason?: string; sourceDetail?: string } = {}) =>
-      this.repo.appendHistory(trx, {
+      meetingWrites.appendHistory(trx, {
         id: newId(at), meeting_id: m.id, action, at, by: 'system', source: 'system', source_detail: extra.sourceDetail ?? null,
         reason: extra.reason ?? null, status_before: m.status, old_start_at: null, old_end_at: null, new_start_at: null, new_end_at: null,
       });

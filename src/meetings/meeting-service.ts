@@ -18,7 +18,7 @@ import type { Database } from '../storage/schema.js';
 import type { Engine } from '../storage/database.js';
 import { withAssetLock } from '../storage/transactions.js';
 import { MAX_CLEANUP_MS, type CatalogueRepository, type DeskRow, type ProjectRow, type RoomRow } from '../storage/repositories/catalogue-repository.js';
-import { MeetingQueries, MeetingRepository, meetingWrites, type MeetingRow, type NewHistory } from '../storage/repositories/meeting-repository.js';
+import { MeetingQueries, meetingWrites, type MeetingRow, type NewHistory } from '../storage/repositories/meeting-repository.js';
 import type { PeopleRepository } from '../storage/repositories/people-repository.js';
 import { checkConfigRules, findConflict, resolveTimePeriod, truncateToMinute, type TimePeriod } from '../booking/availability.js';
 import { resolveMeetingConfig, type AssetConfig } from '../booking/asset-config.js';
@@ -118,11 +118,9 @@ export interface MeetingServiceDeps {
 }
 
 export class MeetingService {
-  private readonly repo: MeetingRepository;
   private readonly queries: MeetingQueries;
 
   constructor(private readonly deps: MeetingServiceDeps) {
-    this.repo = new MeetingRepository(deps.db);
     this.queries = new MeetingQueries(deps.db);
   }
 
@@ -164,7 +162,7 @@ export class MeetingService {
       if (startsCheckedIn) {
         histories.push({ id: newId(now), meeting_id: id, action: 'check-in', at: now, by: 'system', source: 'system', source_detail: 'check-in not required', reason: null, status_before: 'active', old_start_at: null, old_end_at: null, new_start_at: null, new_end_at: null });
       }
-      await this.repo.insert(
+      await meetingWrites.insert(
         trx,
         {
           id, project_id: project.id, asset_kind: asset.kind, asset_id: asset.row.id,
@@ -501,7 +499,7 @@ export class MeetingService {
         await meetingWrites.replaceSlots(trx, m.id, [
           { id: m.id, meeting_id: m.id, project_id: m.project_id, asset_id: m.asset_id, occurrence_index: 0, start_at: newStart, end_at: newEnd },
         ]);
-        await this.repo.recordLongestHold(trx, m.project_id, [{ start_at: newStart, end_at: newEnd }]);
+        await meetingWrites.recordLongestHold(trx, m.project_id, [{ start_at: newStart, end_at: newEnd }]);
         history = this.history(m, p, appUser, now, 'update', { old_start_at: m.start_at, old_end_at: m.end_at, new_start_at: newStart, new_end_at: newEnd });
       }
       if (input.title !== undefined) changes.title = input.title;
@@ -512,7 +510,7 @@ export class MeetingService {
       }
       if (caller.isOrganizer && input.pinCode !== undefined) Object.assign(changes, { pin_enc: this.deps.secretBox.seal(input.pinCode), pin_failures: 0 });
       await meetingWrites.update(trx, m.id, changes);
-      if (history || Object.keys(changes).length > 1) await this.repo.appendHistory(trx, history ?? this.history(m, p, appUser, now, 'update'));
+      if (history || Object.keys(changes).length > 1) await meetingWrites.appendHistory(trx, history ?? this.history(m, p, appUser, now, 'update'));
       const updated = (await this.queries.byId(m.id, trx))!;
       const window = changesTimes ? { start: newStart, end: newEnd } : { start: this.facts(m, now).start, end: this.facts(m, now).end };
       await emitBookingEvent(trx, updated, window, { kind: 'MODIFY', oldStart: this.facts(m, now).start, oldEnd: this.facts(m, now).end }, now);
@@ -534,7 +532,7 @@ export class MeetingService {
       if (refusal) throw refusal;
       await meetingWrites.update(trx, m.id, { status: 'cancelled', updated_at: now });
       await meetingWrites.releaseSlots(trx, m.id);
-      await this.repo.appendHistory(trx, this.history(m, p, appUser, now, 'cancel'));
+      await meetingWrites.appendHistory(trx, this.history(m, p, appUser, now, 'cancel'));
       const f = this.facts(m, now);
       await emitBookingEvent(trx, m, { start: f.start, end: f.end }, { kind: 'CANCEL' }, now);
       await timerWrites.cancelPending(trx, m.id);
@@ -557,7 +555,7 @@ export class MeetingService {
       await meetingWrites.update(trx, m.id, {
         status: 'checked-in', organizer: JSON.stringify(organizer), attendees: JSON.stringify(attendees), updated_at: now,
       });
-      await this.repo.appendHistory(trx, this.history(m, p, appUser, now, 'check-in'));
+      await meetingWrites.appendHistory(trx, this.history(m, p, appUser, now, 'check-in'));
     });
   }
 
@@ -585,7 +583,7 @@ export class MeetingService {
         await timerWrites.cancelPending(trx, m.id);
       }
       await meetingWrites.update(trx, m.id, changes);
-      await this.repo.appendHistory(trx, this.history(m, p, appUser, now, 'check-out', { old_end_at: facts.end, new_end_at: end }));
+      await meetingWrites.appendHistory(trx, this.history(m, p, appUser, now, 'check-out', { old_end_at: facts.end, new_end_at: end }));
     });
   }
 }

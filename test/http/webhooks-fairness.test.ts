@@ -13,7 +13,7 @@ import { everyDay } from '../support/catalogue.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { writeTransaction } from '../../src/storage/transactions.js';
 import { emitBookingEvent } from '../../src/webhooks/outbox.js';
-import { MeetingQueries, MeetingRepository } from '../../src/storage/repositories/meeting-repository.js';
+import { MeetingQueries, meetingWrites } from '../../src/storage/repositories/meeting-repository.js';
 import { newId } from '../../src/shared/ids.js';
 
 const SECRET = 'fairness-secret-0123456789abcdef0123456789';
@@ -55,7 +55,7 @@ describe('delivery scheduling across listeners', () => {
     const room = ids.rooms.r as string;
     const project = ids.projects.tower as string;
     await writeTransaction(db, engine, async (trx) => {
-      await new MeetingRepository(db).insert(trx, {
+      await meetingWrites.insert(trx, {
         id, project_id: project, asset_kind: 'room', asset_id: room, room_id: room, desk_id: null, title: 'fairness', body: '',
         start_at: start, end_at: end, booked_end_at: end, span_end_at: end, all_day: 0, time_period: null, status: 'active', pin_enc: 'x',
         pin_failures: 0, organizer_user_id: ids.users.alice, organizer: JSON.stringify({ email: 'alice@example.com', name: 'Alice Example' }),

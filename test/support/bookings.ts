@@ -2,10 +2,10 @@
  * Seeds bookings straight into storage, for tests of features that read them
  * (availability search, calendars) before POST /meetings exists. One `meetings`
  * row plus one `meeting_slots` row (and `meeting_attendees` index rows), written in
- * one transaction through MeetingRepository.insert (which also keeps
+ * one transaction through meetingWrites.insert (which also keeps
  * projects.max_hold_ms up to date).
  */
-import { MeetingRepository } from '../../src/storage/repositories/meeting-repository.js';
+import { meetingWrites } from '../../src/storage/repositories/meeting-repository.js';
 import { newId } from '../../src/shared/ids.js';
 import type { TestService } from './test-service.js';
 
@@ -56,7 +56,7 @@ export async function seedBooking(svc: TestService, b: SeedBookingInput): Promis
   const meetingId = newId(now);
   const slotId = newId(now);
   await db.transaction().execute(async (trx) => {
-    await new MeetingRepository(db).insert(
+    await meetingWrites.insert(
       trx,
       {
         id: meetingId,
