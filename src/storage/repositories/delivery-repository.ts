@@ -105,9 +105,10 @@ export class DeliveryRepository {
 
   /** Queues a delivery to be sent again with the same id and a fresh set of attempts. */
   async redeliver(id: string, now: number): Promise<void> {
+    // The lease is kept: an attempt already in flight is not sent a second time in parallel.
     await this.db
       .updateTable('deliveries')
-      .set({ status: 'pending', attempts: 0, next_attempt_at: now, claimed_until: null, updated_at: now })
+      .set({ status: 'pending', attempts: 0, next_attempt_at: now, updated_at: now })
       .where('id', '=', id)
       .execute();
   }
