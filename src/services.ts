@@ -72,6 +72,7 @@ export async function createServices(config: Config, storage: Storage, realClock
   const lifecycle = new LifecycleWorker({ db: storage.db, engine: storage.engine, clock: serviceClock, onError });
   const deliveryRepo = new DeliveryRepository(storage.db);
   const deliveries = new DeliveryWorker({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, onError, timeoutMs: config.webhookTimeoutMs });
+  let purgeTimer: NodeJS.Timeout | undefined;
   // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
   sandboxClock.onAdvance(async (_from, to) => {
     await lifecycle.runDue(to);
@@ -95,8 +96,12 @@ export async function createServices(config: Config, storage: Storage, realClock
     startWorkers: () => {
       lifecycle.start();
       deliveries.start();
+      const purge = () => void tokens.purgeExpired().catch(onError);
+      purgeTimer = setInterval(purge, 3_600_000);
+      purgeTimer.unref();
     },
     stop: async () => {
+      clearInterval(purgeTimer);
       sandboxClock.stop();
       await lifecycle.stop();
       await deliveries.stop();

@@ -290,6 +290,14 @@ export class TokenService {
     return scope;
   }
 
+  /**
+   * Removes tokens that expired more than a day ago (and their emptied families),
+   * so the token store does not grow without bound. Returns how many were removed.
+   */
+  async purgeExpired(): Promise<number> {
+    return this.repo.purgeExpired(this.deps.clock.now() - 86_400_000);
+  }
+
   /** Revokes every token of the family the principal's token belongs to. */
   async revoke(principal: Principal): Promise<void> {
     await this.store((r) => r.revokeFamily(principal.familyId, this.deps.clock.now(), 'revoked by holder'));

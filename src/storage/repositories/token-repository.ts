@@ -229,4 +229,16 @@ export class TokenRepository {
       created_at: now, expires_at: t.expiresAt, rotated_at: null, revoked_at: null,
     };
   }
+
+  /** Deletes tokens that expired before `before`, and families left without tokens. Returns the tokens deleted. */
+  async purgeExpired(before: number): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const res = await trx.deleteFrom('tokens').where('expires_at', '<', before).executeTakeFirst();
+      await trx
+        .deleteFrom('token_families')
+        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('tokens').select('tokens.id').whereRef('tokens.family_id', '=', 'token_families.id'))))
+        .execute();
+      return Number(res.numDeletedRows);
+    });
+  }
 }
