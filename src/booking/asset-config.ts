@@ -71,6 +71,11 @@ export function resolveMeetingConfig(cfg: AssetConfig | null | undefined): Resol
 // ranges are half-open [start, end), and 1440 means "until midnight".
 // ---------------------------------------------------------------------------
 
+/** Asset statuses that can never be booked (rooms: inactive; desks: inactive or suspended). */
+export function isClosedStatus(kind: 'room' | 'desk', status: string): boolean {
+  return status === 'inactive' || (kind === 'desk' && status === 'suspended');
+}
+
 export const MINUTES_PER_DAY = 1440;
 
 /** A break in minutes, with the config entry it came from (for messages). */

@@ -7,6 +7,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Principal, ProjectScope } from '../auth/principal.js';
 import { errors } from '../shared/errors.js';
 import { effectiveCleanupMinutes } from '../booking/cleaning-time.js';
+import { isClosedStatus } from '../booking/asset-config.js';
 import { busyIntervals, truncateToMinute, type TimePeriod } from '../booking/availability.js';
 import type { CatalogueRepository, DeskFilter, DeskRow, ProjectRow, RoomRow } from '../storage/repositories/catalogue-repository.js';
 import { assessAssets, type Hold, type SearchWindow, type Verdict } from './availability-search.js';
@@ -19,9 +20,6 @@ export const CALENDAR_DEFAULT_DAYS = 7;
 export const CALENDAR_MAX_DAYS = 62;
 export const DEFAULT_DESK_PAGE_SIZE = 100;
 
-/** Statuses that can never be booked; such assets drop out of windowed searches. */
-const CLOSED_ROOM_STATUSES = new Set(['inactive']);
-const CLOSED_DESK_STATUSES = new Set(['inactive', 'suspended']);
 
 export interface RoomSearch {
   projectId: string;
@@ -103,7 +101,7 @@ export class CatalogueService {
     });
     if (start === undefined) return rooms.map((r) => r.json);
 
-    const open = rooms.filter((r) => !CLOSED_ROOM_STATUSES.has(r.row.status));
+    const open = rooms.filter((r) => !isClosedStatus('room', r.row.status)); // closed assets drop out of windowed searches
     const holds = await this.holds([project], start, end!);
     const verdicts = assessAssets(
       open.map(({ row: r }) => ({ id: r.id, configJson: r.config, cleanupMinutes: cleanupFor(project, r, false) })),
@@ -151,7 +149,7 @@ export class CatalogueService {
 
   /** Desks bookable for the window: free of holds and cleaning, and open by their config. */
   private async freeDesks(rows: DeskRow[], w: { start: number; end?: number; timePeriod?: TimePeriod }): Promise<DeskRow[]> {
-    const open = rows.filter((d) => !CLOSED_DESK_STATUSES.has(d.status));
+    const open = rows.filter((d) => !isClosedStatus('desk', d.status));
     const projects = await this.repo.projects([...new Set(open.map((d) => d.project_id))]);
     // A timePeriod never reaches past the start's local day (plus a DST hour).
     const end = w.end ?? w.start + DAY_MS + 2 * 3_600_000;

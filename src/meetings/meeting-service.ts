@@ -20,8 +20,8 @@ import { withAssetLock } from '../storage/transactions.js';
 import { MAX_CLEANUP_MS, type CatalogueRepository, type DeskRow, type ProjectRow, type RoomRow } from '../storage/repositories/catalogue-repository.js';
 import { MeetingQueries, meetingWrites, type MeetingRow, type NewHistory } from '../storage/repositories/meeting-repository.js';
 import type { PeopleRepository } from '../storage/repositories/people-repository.js';
-import { checkConfigRules, findConflict, resolveTimePeriod, truncateToMinute, type TimePeriod } from '../booking/availability.js';
-import { resolveMeetingConfig, type AssetConfig } from '../booking/asset-config.js';
+import { checkBookingWindow, checkConfigRules, findConflict, resolveTimePeriod, truncateToMinute, type TimePeriod } from '../booking/availability.js';
+import { isClosedStatus, resolveMeetingConfig, type AssetConfig } from '../booking/asset-config.js';
 import { expandRecurrence, parseRecurrence } from '../booking/recurrence.js';
 import { conflictMessage, ruleViolationMessage } from '../booking/window-refusals.js';
 import { cleanupFor } from '../catalogue/catalogue-service.js';
@@ -137,7 +137,7 @@ export class MeetingService {
     const organizer = await this.resolveOrganizer(p, input, project, appUser);
     await this.checkPrivateAccess(p, asset, organizer, project);
     if (organizer.blocked) throw new ServiceError(403, 'MEETING_049', 'The organizer has been blocked from booking by an administrator');
-    if (this.isClosed(asset)) throw new ServiceError(409, 'MEETING_006', `This ${asset.kind} is ${asset.row.status} and cannot be booked`);
+    if (isClosedStatus(asset.kind, asset.row.status)) throw new ServiceError(409, 'MEETING_006', `This ${asset.kind} is ${asset.row.status} and cannot be booked`);
 
     const config = JSON.parse(asset.row.config) as AssetConfig;
     const first = this.requestedWindow(input, asset, config, project);
@@ -211,10 +211,6 @@ export class MeetingService {
     const row = kind === 'room' ? await this.deps.catalogue.room(id) : await this.deps.catalogue.desk(id);
     if (!row || !p.projects.has(row.project_id)) throw errors.notFound(kind === 'room' ? 'Meeting room not found' : 'Desk not found');
     return kind === 'room' ? { kind, row: row as RoomRow } : { kind, row: row as DeskRow };
-  }
-
-  private isClosed(asset: Asset): boolean {
-    return asset.kind === 'room' ? asset.row.status === 'inactive' : ['inactive', 'suspended'].includes(asset.row.status);
   }
 
   private async appUserFor(p: Principal, now: number): Promise<string | null> {
@@ -310,12 +306,12 @@ export class MeetingService {
     const bookings = slots.map((s) => ({ id: s.meeting_id, start: s.start_at, end: s.end_at }));
     const draftInfo = ends.map((end): DraftView['draftInfo'][number] => {
       const window = { startDateTime: new Date(first.start).toISOString(), endDateTime: new Date(end).toISOString() };
-      if (end <= first.start) return { ...window, isAvailable: false, reason: 'INVALID_WINDOW', message: 'endDateTime must be after startDateTime' };
-      const rules = checkConfigRules({ start: first.start, end, now, timeZone: project.timezone, config, allDay: input.timePeriod === 'allDay' });
-      if (!rules.ok) return { ...window, isAvailable: false, reason: rules.reason, message: ruleViolationMessage(rules, project.timezone, asset.kind) };
-      const c = findConflict({ start: first.start, end, cleanupMinutes: cleanup, bookings });
-      if (c) return { ...window, isAvailable: false, reason: 'CONFLICT', message: conflictMessage(c, project.timezone, asset.kind) };
-      return { ...window, isAvailable: true };
+      const r = checkBookingWindow({
+        start: first.start, end, now, timeZone: project.timezone, config, allDay: input.timePeriod === 'allDay', cleanupMinutes: cleanup, bookings,
+      });
+      if (r.ok) return { ...window, isAvailable: true };
+      const message = r.reason === 'CONFLICT' ? conflictMessage(r.conflictWith, project.timezone, asset.kind) : ruleViolationMessage(r, project.timezone, asset.kind);
+      return { ...window, isAvailable: false, reason: r.reason, message };
     });
     const result: DraftView = { draft: true, ...(asset.kind === 'room' ? { meetingRoomId: asset.row.id } : { deskId: asset.row.id }), draftInfo };
     return result;
@@ -480,7 +476,8 @@ export class MeetingService {
       const newStart = input.startDateTime !== undefined ? truncateToMinute(Date.parse(input.startDateTime)) : m.start_at;
       const newEnd = input.endDateTime !== undefined ? truncateToMinute(Date.parse(input.endDateTime)) : m.end_at;
       const changesTimes = newStart !== m.start_at || newEnd !== m.end_at;
-      const refusal = updateRefusal(this.facts(m, now), caller, { movesStart: newStart !== m.start_at, changesTimes, organizerBlocked });
+      const current = this.facts(m, now);
+      const refusal = updateRefusal(current, caller, { movesStart: newStart !== m.start_at, changesTimes, organizerBlocked });
       if (refusal) throw refusal;
       if (changesTimes && m.recurrence) throw errors.conflict('The times of a recurring series cannot be changed; cancel it and book a new one');
       if (caller.isOrganizer && input.pinCode !== undefined && !PIN_PATTERN.test(input.pinCode)) {
@@ -512,8 +509,8 @@ export class MeetingService {
       await meetingWrites.update(trx, m.id, changes);
       if (history || Object.keys(changes).length > 1) await meetingWrites.appendHistory(trx, history ?? this.history(m, p, appUser, now, 'update'));
       const updated = (await this.queries.byId(m.id, trx))!;
-      const window = changesTimes ? { start: newStart, end: newEnd } : { start: this.facts(m, now).start, end: this.facts(m, now).end };
-      await emitBookingEvent(trx, updated, window, { kind: 'MODIFY', oldStart: this.facts(m, now).start, oldEnd: this.facts(m, now).end }, now);
+      const window = changesTimes ? { start: newStart, end: newEnd } : { start: current.start, end: current.end };
+      await emitBookingEvent(trx, updated, window, { kind: 'MODIFY', oldStart: current.start, oldEnd: current.end }, now);
       if (changesTimes) await rescheduleTimers(trx, updated, window, now);
     });
   }

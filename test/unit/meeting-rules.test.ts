@@ -92,3 +92,11 @@ describe('cancel, check-out and update refusals', () => {
     expect(code(updateRefusal(meeting(), { ...stranger, pinMatches: false }, none))).toBe('MEETING_042');
   });
 });
+
+describe('closed asset statuses', () => {
+  it('rooms close when inactive; desks when inactive or suspended', async () => {
+    const { isClosedStatus } = await import('../../src/booking/asset-config.js');
+    expect(['active', 'inactive'].filter((s) => isClosedStatus('room', s))).toEqual(['inactive']);
+    expect(['active', 'inactive', 'in-used', 'reserved', 'suspended'].filter((s) => isClosedStatus('desk', s))).toEqual(['inactive', 'suspended']);
+  });
+});
