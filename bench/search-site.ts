@@ -5,8 +5,8 @@
  */
 import { sql } from 'kysely';
 import { BENCH_OPS_TOKEN, type startBenchService } from './support.js';
-import { meetingWrites, type NewMeeting, type NewSlot } from '../src/storage/repositories/meeting-repository.js';
-import { newId } from '../src/shared/ids.js';
+import { meetingWrites, type NewMeeting, type NewSlot } from '../src/modules/booking/meeting-repository.js';
+import { newId } from '../src/platform/ids.js';
 
 type BenchService = Awaited<ReturnType<typeof startBenchService>>;
 

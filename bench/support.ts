@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import autocannon from 'autocannon';
-import { loadConfig } from '../src/config/config.js';
-import { openStorage } from '../src/storage/database.js';
+import { loadConfig } from '../src/platform/config.js';
+import { openStorage } from '../src/platform/db/database.js';
 import { createServices } from '../src/services.js';
 import { buildApp } from '../src/app.js';
 

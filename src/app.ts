@@ -8,17 +8,17 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from './services.js';
-import type { App } from './http/types.js';
-import { errorBody } from './http/envelope.js';
-import { toErrorResponse } from './http/error-mapping.js';
-import { bearerAuth, opsAuth } from './http/authenticate.js';
-import { healthRoutes } from './http/routes/health-routes.js';
-import { tokenRoutes } from './http/routes/token-routes.js';
-import { opsClockRoutes } from './http/routes/ops-clock-routes.js';
-import { opsApplyRoutes } from './http/routes/ops-apply-routes.js';
-import { catalogueRoutes } from './http/routes/catalogue-routes.js';
-import { meetingRoutes } from './http/routes/meeting-routes.js';
-import { opsWebhookRoutes } from './http/routes/ops-webhook-routes.js';
+import type { App } from './platform/http/types.js';
+import { errorBody } from './platform/http/envelope.js';
+import { toErrorResponse } from './platform/http/error-mapping.js';
+import { bearerAuth, opsAuth } from './platform/http/authenticate.js';
+import { healthRoutes } from './modules/health/routes.js';
+import { tokenRoutes } from './modules/auth/routes.js';
+import { opsClockRoutes } from './modules/sandbox/routes.js';
+import { opsApplyRoutes } from './modules/site/routes.js';
+import { catalogueRoutes } from './modules/catalogue/routes.js';
+import { meetingRoutes } from './modules/booking/routes.js';
+import { opsWebhookRoutes } from './modules/webhooks/routes.js';
 
 export const API_VERSION = '1.15.0';
 

@@ -5,11 +5,11 @@
  * the database).
  */
 import pino from 'pino';
-import { ConfigError, loadConfig } from './config/config.js';
-import { openStorage } from './storage/database.js';
+import { ConfigError, loadConfig } from './platform/config.js';
+import { openStorage } from './platform/db/database.js';
 import { createServices } from './services.js';
 import { buildApp } from './app.js';
-import { applyDemoSiteIfEmpty } from './demo/apply-demo.js';
+import { applyDemoSiteIfEmpty } from './modules/sandbox/apply-demo.js';
 
 async function main(): Promise<void> {
   let config;

@@ -2,23 +2,23 @@
  * Composition root: wires configuration, storage, clocks and services together.
  * Tests build the same graph, so they exercise exactly what production runs.
  */
-import type { Config } from './config/config.js';
-import { isSandbox } from './config/config.js';
-import { OffsetClock, systemClock, type Clock } from './clock/clock.js';
-import { SandboxClock } from './clock/sandbox-clock.js';
-import type { Storage } from './storage/database.js';
-import { SettingsRepository } from './storage/repositories/settings-repository.js';
-import { TokenRepository } from './storage/repositories/token-repository.js';
-import { TokenService } from './auth/token-service.js';
-import { SecretBox } from './auth/secrets.js';
+import type { Config } from './platform/config.js';
+import { isSandbox } from './platform/config.js';
+import { OffsetClock, systemClock, type Clock } from './platform/clock/clock.js';
+import { SandboxClock } from './platform/clock/sandbox-clock.js';
+import type { Storage } from './platform/db/database.js';
+import { SettingsRepository } from './platform/db/settings-repository.js';
+import { TokenRepository } from './modules/auth/token-repository.js';
+import { TokenService } from './modules/auth/token-service.js';
+import { SecretBox } from './platform/crypto/secrets.js';
 import { randomBytes } from 'node:crypto';
-import { CatalogueRepository } from './storage/repositories/catalogue-repository.js';
-import { CatalogueService } from './catalogue/catalogue-service.js';
-import { MeetingService } from './meetings/meeting-service.js';
-import { PeopleRepository } from './storage/repositories/people-repository.js';
-import { LifecycleWorker } from './lifecycle/lifecycle-worker.js';
-import { DeliveryWorker } from './webhooks/delivery-worker.js';
-import { DeliveryRepository } from './storage/repositories/delivery-repository.js';
+import { CatalogueRepository } from './modules/catalogue/catalogue-repository.js';
+import { CatalogueService } from './modules/catalogue/catalogue-service.js';
+import { MeetingService } from './modules/booking/meeting-service.js';
+import { PeopleRepository } from './modules/booking/people-repository.js';
+import { LifecycleWorker } from './modules/lifecycle/lifecycle-worker.js';
+import { DeliveryWorker } from './modules/webhooks/delivery-worker.js';
+import { DeliveryRepository } from './modules/webhooks/delivery-repository.js';
 
 export interface Services {
   config: Config;

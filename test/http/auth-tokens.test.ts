@@ -26,8 +26,8 @@ import {
   type SiteIds,
   type TokenResponseBody,
 } from '../support/fixtures.js';
-import { hasPermission, type Principal } from '../../src/auth/principal.js';
-import type { TokenRepository } from '../../src/storage/repositories/token-repository.js';
+import { hasPermission, type Principal } from '../../src/modules/auth/principal.js';
+import type { TokenRepository } from '../../src/modules/auth/token-repository.js';
 
 const TOKEN_GRANT_KEYS = ['access_token', 'expires_in', 'refresh_token', 'refresh_token_expires_in'];
 

@@ -25,7 +25,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DateTime } from 'luxon';
-import { openStorage, type Storage } from '../../src/storage/database.js';
+import { openStorage, type Storage } from '../../src/platform/db/database.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
 import { siteDocument, PORTAL_APP_ID, PORTAL_SECRET, sleep } from '../support/fixtures.js';
 import { everyDay } from '../support/catalogue.js';

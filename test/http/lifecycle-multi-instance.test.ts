@@ -16,7 +16,7 @@ import { appToken, siteDocument } from '../support/fixtures.js';
 import { everyDay } from '../support/catalogue.js';
 import { WebhookReceiver, header } from '../support/webhook-receiver.js';
 import { auditReceipts, countBy, snapshot, until } from '../support/delivery-audit.js';
-import type { TimerRow } from '../../src/storage/repositories/timer-repository.js';
+import type { TimerRow } from '../../src/modules/lifecycle/timer-repository.js';
 
 const TZ = 'Asia/Bangkok';
 const NO_SHOW = 'No-show — auto-cancelled by system';

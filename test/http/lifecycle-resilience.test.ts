@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebhookService, type WebhookCtx } from '../support/webhook-site.js';
-import type { TimerRow } from '../../src/storage/repositories/timer-repository.js';
+import type { TimerRow } from '../../src/modules/lifecycle/timer-repository.js';
 
 describe('lifecycle worker resilience', () => {
   let c: WebhookCtx;

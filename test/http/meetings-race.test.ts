@@ -3,7 +3,7 @@
  * valid requests racing for one room and slot must produce exactly one booking
  * (201) and 409 KS012 for every other request, never a 5xx and never a second
  * stored meeting or slot. The conflict check and the write run under the asset
- * lock of src/storage/transactions.ts (PostgreSQL: row lock on the asset;
+ * lock of src/platform/db/transactions.ts (PostgreSQL: row lock on the asset;
  * SQLite: BEGIN IMMEDIATE), which must also hold across two service instances
  * sharing one database: in this process (each instance has its own connection
  * or pool) and in a separate Node process (truly parallel connections).

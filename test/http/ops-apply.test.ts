@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpRequest, startTestService, type TestService } from '../support/test-service.js';
-import { applyDemoSiteIfEmpty, demoSiteDocument } from '../../src/demo/apply-demo.js';
+import { applyDemoSiteIfEmpty, demoSiteDocument } from '../../src/modules/sandbox/apply-demo.js';
 
 const HEX24 = /^[0-9a-f]{24}$/;
 const APP_SECRET = 'at-least-32-characters-of-secret!!';

@@ -9,9 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DateTime } from 'luxon';
 import { jwtVerify, decodeProtectedHeader } from 'jose';
-import { createVerifier } from '../../src/webhooks/receiver-kit.js';
-import { JWT_ISSUER } from '../../src/webhooks/signing.js';
-import { loadConfig } from '../../src/config/config.js';
+import { createVerifier } from '../../src/modules/webhooks/receiver-kit.js';
+import { JWT_ISSUER } from '../../src/modules/webhooks/signing.js';
+import { loadConfig } from '../../src/platform/config.js';
 import { sleep } from '../support/fixtures.js';
 import { closedPortUrl, expectedSignature, header, WebhookReceiver, type ReceivedRequest } from '../support/webhook-receiver.js';
 import {

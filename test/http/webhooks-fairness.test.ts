@@ -11,10 +11,10 @@ import { startTestService, type TestService } from '../support/test-service.js';
 import { siteDocument } from '../support/fixtures.js';
 import { everyDay } from '../support/catalogue.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
-import { writeTransaction } from '../../src/storage/transactions.js';
-import { emitBookingEvent } from '../../src/webhooks/outbox.js';
-import { MeetingQueries, meetingWrites } from '../../src/storage/repositories/meeting-repository.js';
-import { newId } from '../../src/shared/ids.js';
+import { writeTransaction } from '../../src/platform/db/transactions.js';
+import { emitBookingEvent } from '../../src/modules/webhooks/outbox.js';
+import { MeetingQueries, meetingWrites } from '../../src/modules/booking/meeting-repository.js';
+import { newId } from '../../src/platform/ids.js';
 
 const SECRET = 'fairness-secret-0123456789abcdef0123456789';
 

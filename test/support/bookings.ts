@@ -5,8 +5,8 @@
  * one transaction through meetingWrites.insert (which also keeps
  * projects.max_hold_ms up to date).
  */
-import { meetingWrites } from '../../src/storage/repositories/meeting-repository.js';
-import { newId } from '../../src/shared/ids.js';
+import { meetingWrites } from '../../src/modules/booking/meeting-repository.js';
+import { newId } from '../../src/platform/ids.js';
 import type { TestService } from './test-service.js';
 
 export interface SeedAttendee {

@@ -6,7 +6,7 @@
  */
 import { expect } from 'vitest';
 import type { Kysely } from 'kysely';
-import type { Database } from '../../src/storage/schema.js';
+import type { Database } from '../../src/platform/db/schema.js';
 import { expectedSignature, header, type ReceivedRequest } from './webhook-receiver.js';
 
 export interface DbSnapshot {

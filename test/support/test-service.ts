@@ -2,11 +2,11 @@
  * Starts the real service (same composition as `npm start`) on a random loopback
  * port over a throwaway database, and talks to it over HTTP like a third party.
  */
-import { loadConfig } from '../../src/config/config.js';
-import { openStorage } from '../../src/storage/database.js';
+import { loadConfig } from '../../src/platform/config.js';
+import { openStorage } from '../../src/platform/db/database.js';
 import { createServices, type Services } from '../../src/services.js';
 import { buildApp } from '../../src/app.js';
-import type { App } from '../../src/http/types.js';
+import type { App } from '../../src/platform/http/types.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789abcdef0123456789';

@@ -7,8 +7,8 @@
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import type { AssetConfig, DayConfig, TimeRange, Weekday } from '../../src/booking/asset-config.js';
-import { checkBookingWindow, checkConfigRules, findConflict } from '../../src/booking/availability.js';
+import type { AssetConfig, DayConfig, TimeRange, Weekday } from '../../src/modules/booking/rules/asset-config.js';
+import { checkBookingWindow, checkConfigRules, findConflict } from '../../src/modules/booking/rules/availability.js';
 
 const MIN = 60_000;
 const NAMES: Weekday[] = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun']; // luxon weekday - 1

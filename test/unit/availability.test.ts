@@ -1,10 +1,10 @@
 /**
- * Example-based tests for the availability engine (src/booking/availability.ts), the asset
+ * Example-based tests for the availability engine (src/modules/booking/rules/availability.ts), the asset
  * config helpers and the effective cleaning time.
  */
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { dayHours, resolveMeetingConfig, type AssetConfig, type DayConfig } from '../../src/booking/asset-config.js';
+import { dayHours, resolveMeetingConfig, type AssetConfig, type DayConfig } from '../../src/modules/booking/rules/asset-config.js';
 import {
   busyIntervals,
   checkBookingWindow,
@@ -13,8 +13,8 @@ import {
   resolveTimePeriod,
   truncateToMinute,
   type BookingWindowInput,
-} from '../../src/booking/availability.js';
-import { effectiveCleanupMinutes } from '../../src/booking/cleaning-time.js';
+} from '../../src/modules/booking/rules/availability.js';
+import { effectiveCleanupMinutes } from '../../src/modules/booking/rules/cleaning-time.js';
 
 const TZ = 'America/New_York';
 const MIN = 60_000;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { jwtVerify } from 'jose';
-import { bookingEventData, deliveryBody, eventType, type BookingFacts } from '../../src/webhooks/event-payloads.js';
-import { deliveryHeaders, JWT_ISSUER, signature } from '../../src/webhooks/signing.js';
-import { createVerifier } from '../../src/webhooks/receiver-kit.js';
-import { retryDelayMs } from '../../src/webhooks/delivery-worker.js';
+import { bookingEventData, deliveryBody, eventType, type BookingFacts } from '../../src/modules/webhooks/event-payloads.js';
+import { deliveryHeaders, JWT_ISSUER, signature } from '../../src/modules/webhooks/signing.js';
+import { createVerifier } from '../../src/modules/webhooks/receiver-kit.js';
+import { retryDelayMs } from '../../src/modules/webhooks/delivery-worker.js';
 
 const MIN = 60_000;
 const start = Date.UTC(2026, 11, 1, 3, 0); // 10:00 in Bangkok

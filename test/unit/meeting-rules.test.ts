@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import {
   PIN_LOCK_THRESHOLD, cancelRefusal, checkInRefusal, checkOutEnd, checkOutRefusal, updateRefusal,
   type Caller, type MeetingFacts, type MeetingStatus,
-} from '../../src/booking/meeting-rules.js';
+} from '../../src/modules/booking/rules/meeting-rules.js';
 
 const MIN = 60_000;
 const start = Date.UTC(2026, 11, 1, 3, 0); // 10:00 Asia/Bangkok
@@ -95,7 +95,7 @@ describe('cancel, check-out and update refusals', () => {
 
 describe('closed asset statuses', () => {
   it('rooms close when inactive; desks when inactive or suspended', async () => {
-    const { isClosedStatus } = await import('../../src/booking/asset-config.js');
+    const { isClosedStatus } = await import('../../src/modules/booking/rules/asset-config.js');
     expect(['active', 'inactive'].filter((s) => isClosedStatus('room', s))).toEqual(['inactive']);
     expect(['active', 'inactive', 'in-used', 'reserved', 'suspended'].filter((s) => isClosedStatus('desk', s))).toEqual(['inactive', 'suspended']);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
-import { MAX_OCCURRENCES, expandRecurrence, parseRecurrence } from '../../src/booking/recurrence.js';
+import { MAX_OCCURRENCES, expandRecurrence, parseRecurrence } from '../../src/modules/booking/rules/recurrence.js';
 
 const BKK = 'Asia/Bangkok';
 const NY = 'America/New_York';

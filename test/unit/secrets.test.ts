@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
-import { SecretBox, hashPassword, safeEqual, sha256Hex, verifyPassword } from '../../src/auth/secrets.js';
-import { isObjectId, newId } from '../../src/shared/ids.js';
+import { SecretBox, hashPassword, safeEqual, sha256Hex, verifyPassword } from '../../src/platform/crypto/secrets.js';
+import { isObjectId, newId } from '../../src/platform/ids.js';
 
 describe('secret hashing', () => {
   it('verifies the right secret and rejects others', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { planTimers, timerOutcome, TIMER_KINDS } from '../../src/lifecycle/timer-plan.js';
-import { MEETING_CONFIG_DEFAULTS } from '../../src/booking/asset-config.js';
+import { planTimers, timerOutcome, TIMER_KINDS } from '../../src/modules/lifecycle/rules/timer-plan.js';
+import { MEETING_CONFIG_DEFAULTS } from '../../src/modules/booking/rules/asset-config.js';
 
 const MIN = 60_000;
 const start = Date.UTC(2026, 11, 1, 3, 0);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatValidationErrors, toErrorResponse } from '../../src/http/error-mapping.js';
-import { ServiceError } from '../../src/shared/errors.js';
+import { formatValidationErrors, toErrorResponse } from '../../src/platform/http/error-mapping.js';
+import { ServiceError } from '../../src/platform/errors.js';
 
 describe('validation messages', () => {
   it('gives one readable message per violated constraint', () => {

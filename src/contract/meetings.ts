@@ -1,0 +1,156 @@
+/** Schemas of the Meeting resource and of the booking requests. */
+import { Type } from 'typebox';
+import { DateTime, ObjectId, Pagination } from './common.js';
+import { MEETING_STATUSES } from '../modules/booking/rules/meeting-rules.js';
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+
+const History = Type.Object(
+  {
+    action: Type.String({ description: 'create, pay, payment-timeout, update, cancel-updating, cancel, check-in, check-out or rejected' }),
+    at: DateTime(),
+    by: Type.String({ description: 'Id of the user (or app) that acted; "system" for the clock' }),
+    source: Type.String({ description: 'user (a member through act_as), partner (an app token) or system' }),
+    sourceDetail: Type.Optional(Type.String()),
+    reason: Type.Optional(Type.String()),
+    statusBeforeUpdate: Type.Optional(Type.String()),
+    oldStartDateTime: Type.Optional(DateTime()),
+    oldEndDateTime: Type.Optional(DateTime()),
+    newStartDateTime: Type.Optional(DateTime()),
+    newEndDateTime: Type.Optional(DateTime()),
+  },
+  { additionalProperties: true },
+);
+
+export const MeetingSchema = Type.Object(
+  {
+    _id: Type.String(),
+    status: Type.String({ description: MEETING_STATUSES.join(', ') }),
+    projectId: Type.String(),
+    meetingRoomId: Type.Optional(Type.String()),
+    meetingRoomName: Type.Optional(Type.String()),
+    deskId: Type.Optional(Type.String()),
+    deskName: Type.Optional(Type.String()),
+    title: Type.String(),
+    body: Type.String(),
+    startDateTime: DateTime(),
+    endDateTime: DateTime(),
+    timePeriod: Type.Optional(Type.String()),
+    allDay: Type.Boolean(),
+    pinCode: Type.Optional(Type.String({ description: 'Shown to the organizer, the booking app and project admins only' })),
+    organizer: Type.Object(
+      {
+        userId: Type.String(),
+        email: Type.String(),
+        name: Type.String(),
+        displayName: Type.String(),
+        checkInDateTime: Nullable(DateTime()),
+        checkOutDateTime: Nullable(DateTime()),
+      },
+      { additionalProperties: true },
+    ),
+    attendees: Type.Array(
+      Type.Object(
+        {
+          userId: Nullable(Type.String()),
+          email: Type.String(),
+          name: Type.String(),
+          type: Type.String(),
+          responseStatus: Type.String(),
+          checkInDateTime: Nullable(DateTime()),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+    payment: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    paymentDueAt: Type.Optional(DateTime()),
+    bookedVia: Type.Optional(Type.String()),
+    bookedByUserId: Type.Optional(Type.String()),
+    billingSummaries: Type.Array(Type.Object({}, { additionalProperties: true })),
+    histories: Type.Array(History),
+    seriesMasterId: Type.Optional(Type.String({ description: 'On recurring series: the master booking id (use it for actions)' })),
+    occurrenceEventId: Type.Optional(Type.String({ description: 'In lists: the occurrence this row stands for' })),
+    recurrence: Type.Optional(Type.String({ description: 'RRULE of a recurring series' })),
+    cancelReason: Type.Optional(Type.String()),
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+  },
+  { additionalProperties: true, description: 'A booking of a room or a desk' },
+);
+
+const Attendee = Type.Object({
+  email: Type.String({ format: 'email' }),
+  type: Type.Optional(Type.String({ description: 'Default required' })),
+});
+
+export const CreateMeetingBody = Type.Object({
+  meetingRoomId: Type.Optional(ObjectId('Room to book (or deskId)')),
+  deskId: Type.Optional(ObjectId('Desk to book (or meetingRoomId)')),
+  title: Type.Optional(Type.String({ maxLength: 200 })),
+  body: Type.Optional(Type.String({ maxLength: 5000 })),
+  startDateTime: DateTime('Start; seconds are dropped'),
+  endDateTime: Type.Optional(DateTime('End; rooms always, desks unless timePeriod')),
+  timePeriod: Type.Optional(Type.Union([Type.Literal('morning'), Type.Literal('afternoon'), Type.Literal('allDay')])),
+  attendees: Type.Optional(Type.Array(Attendee, { maxItems: 100 })),
+  frontendRedirectUrl: Type.Optional(Type.String({ format: 'uri' })),
+  draft: Type.Optional(Type.Boolean({ description: 'Check availability (and price) without booking' })),
+  draftEndDateTimes: Type.Optional(Type.Array(DateTime(), { maxItems: 20, description: 'With draft: further end times to check' })),
+  organizerId: Type.Optional(ObjectId('Back-office booking: the member to book for (needs MEETING_UPDATE)')),
+  paymentDueMinutes: Type.Optional(Type.Integer({ minimum: 1, description: 'Back-office only: hold before payment is due' })),
+  sessionId: Type.Optional(Type.String()),
+  recurrence: Type.Optional(
+    Type.String({ maxLength: 200, description: 'RFC 5545 RRULE: FREQ=DAILY|WEEKLY, INTERVAL, BYDAY, COUNT or UNTIL; at most 100 occurrences' }),
+  ),
+});
+
+export const UpdateMeetingBody = Type.Object({
+  startDateTime: Type.Optional(DateTime()),
+  endDateTime: Type.Optional(DateTime()),
+  title: Type.Optional(Type.String({ maxLength: 200 })),
+  body: Type.Optional(Type.String({ maxLength: 5000 })),
+  attendees: Type.Optional(Type.Array(Attendee, { maxItems: 100 })),
+  pinCode: Type.Optional(
+    Type.String({ description: 'From a non-organizer: authorizes the change. From the organizer: sets a new PIN (4-8 digits) and clears a PIN lock.' }),
+  ),
+});
+
+export const PinBody = Type.Object({ pinCode: Type.Optional(Type.String()) });
+export const CancelBody = Type.Object({
+  pinCode: Type.Optional(Type.String()),
+  paymentId: Type.Optional(Type.String({ description: 'Payment to void when cancelling an unpaid booking' })),
+});
+
+const DraftInfo = Type.Object({
+  startDateTime: DateTime(),
+  endDateTime: DateTime(),
+  isAvailable: Type.Boolean(),
+  reason: Type.Optional(Type.String({ description: 'Why not: CONFLICT or a rule (OPERATING_HOURS, BREAK_TIME, LEAD_TIME, ...)' })),
+  message: Type.Optional(Type.String()),
+});
+
+export const DraftResult = Type.Object(
+  {
+    draft: Type.Literal(true),
+    meetingRoomId: Type.Optional(Type.String()),
+    deskId: Type.Optional(Type.String()),
+    draftInfo: Type.Array(DraftInfo, { description: 'One entry for endDateTime, then one per draftEndDateTimes' }),
+  },
+  { additionalProperties: true },
+);
+
+const Status = Type.Union(MEETING_STATUSES.map((s) => Type.Literal(s)));
+
+export const ListMeetingsQuery = Type.Object({
+  from: DateTime('Window start (required)'),
+  to: DateTime('Window end (required)'),
+  projectId: Type.Optional(ObjectId()),
+  meetingRoomId: Type.Optional(ObjectId()),
+  deskId: Type.Optional(ObjectId()),
+  organizerId: Type.Optional(ObjectId()),
+  meetingRoomIds: Type.Optional(Type.Array(ObjectId())),
+  deskIds: Type.Optional(Type.Array(ObjectId())),
+  organizerEmails: Type.Optional(Type.Array(Type.String())),
+  attendeeEmails: Type.Optional(Type.Array(Type.String())),
+  statuses: Type.Optional(Type.Array(Status)),
+  ...Pagination,
+});

@@ -1,0 +1,348 @@
+/** TypeBox schema (and static types) of the site document accepted by POST /ops/v1/apply. */
+import { EVENT_TYPES } from '../modules/webhooks/event-payloads.js';
+import { Type, type Static } from 'typebox';
+
+// ---------------------------------------------------------------------------
+// Building blocks
+// ---------------------------------------------------------------------------
+
+const Key = (what: string) =>
+  Type.String({ minLength: 1, maxLength: 128, description: `Your stable name for this ${what}; unique among ${what}s, reused on every apply` });
+
+const Ref = (what: string) =>
+  Type.String({ minLength: 1, maxLength: 128, description: `Key of a ${what} in this document or applied earlier` });
+
+const Name = (what: string) => Type.String({ minLength: 1, maxLength: 200, description: `Display name of the ${what}` });
+
+const Email = (description: string) => Type.String({ format: 'email', maxLength: 254, description });
+
+const StringList = (description: string) => Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { description });
+
+/** "HH:mm" or "HH:mm:ss"; "24:00[:00]" is accepted as end of day. */
+const WallClock = (description: string) =>
+  Type.String({ pattern: '^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9])?|24:00(?::00)?)$', description });
+
+const TimeRange = Type.Object(
+  { start: WallClock('Start, property-local "HH:mm" or "HH:mm:ss"'), end: WallClock('End, property-local "HH:mm" or "HH:mm:ss"') },
+  { additionalProperties: false, description: 'A wall-clock range within one day' },
+);
+
+const DayConfig = Type.Object(
+  {
+    availableTime: TimeRange,
+    breakTimes: Type.Optional(Type.Array(TimeRange, { description: 'Ranges within the open hours when booking is blocked' })),
+  },
+  { additionalProperties: false, description: 'Operating hours of one weekday' },
+);
+
+const Tick = (description: string) => Type.Optional(Type.Integer({ minimum: -1, description: `${description}; -1 disables it, absent means the default` }));
+
+const AssetConfig = Type.Object(
+  {
+    dayConfig: Type.Optional(
+      Type.Object(
+        {
+          Mon: Type.Optional(DayConfig),
+          Tue: Type.Optional(DayConfig),
+          Wed: Type.Optional(DayConfig),
+          Thu: Type.Optional(DayConfig),
+          Fri: Type.Optional(DayConfig),
+          Sat: Type.Optional(DayConfig),
+          Sun: Type.Optional(DayConfig),
+        },
+        { additionalProperties: false, description: 'Operating hours per weekday; a weekday left out is not bookable' },
+      ),
+    ),
+    start: Type.Optional(WallClock('Legacy opening time for every day (used only without dayConfig)')),
+    end: Type.Optional(WallClock('Legacy closing time for every day (used only without dayConfig)')),
+    minimumLeadTime: Type.Optional(
+      Type.Object(
+        {
+          minutes: Type.Optional(Type.Integer({ minimum: 0 })),
+          hours: Type.Optional(Type.Integer({ minimum: 0 })),
+          days: Type.Optional(Type.Integer({ minimum: 0 })),
+        },
+        { additionalProperties: false, description: 'Notice a booking needs before it starts (the parts add up)' },
+      ),
+    ),
+    maxAdvanceBookingDays: Type.Optional(Type.Integer({ minimum: 0, description: 'How many days ahead a booking may start' })),
+    maxDurationMinutes: Type.Optional(Type.Integer({ minimum: 1, description: 'Longest allowed booking, in minutes' })),
+    bookMultipleDayRoom: Type.Optional(Type.Boolean({ description: 'Whether one booking may cover several days' })),
+    meetingConfig: Type.Optional(
+      Type.Object(
+        {
+          preStartMinutes: Tick('Minutes before start when check-in opens and the reminder is sent (default 15)'),
+          postStartWarnMinutes: Tick('Minutes after start for the no-show warning (default 10)'),
+          postStartExpireMinutes: Tick('Minutes after start for the no-show auto-cancel (default 15; 0 = no check-in needed)'),
+          preEndMinutes: Tick('Minutes before end for the ending-soon notice (default 15)'),
+        },
+        { additionalProperties: false, description: 'Timing of notices and automatic transitions' },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'Booking rules of a room or desk (api-spec "Asset config"); default {}' },
+);
+
+const ChargeRate = Type.Object(
+  {
+    perHour: Type.Number({ minimum: 0, description: 'Price of one hour in the project currency' }),
+    perDay: Type.Number({ minimum: 0, description: 'Price of one day in the project currency' }),
+    amount: Type.Optional(Type.Number({ minimum: 0, description: 'Optional flat amount' })),
+  },
+  { additionalProperties: false, description: 'Prices; default {perHour: 0, perDay: 0} (free)' },
+);
+
+const Polygon = Type.Array(
+  Type.Object(
+    {
+      xPct: Type.Number({ minimum: 0, maximum: 100, description: 'Horizontal position, percent of the floor-plan width' }),
+      yPct: Type.Number({ minimum: 0, maximum: 100, description: 'Vertical position, percent of the floor-plan height' }),
+    },
+    { additionalProperties: false },
+  ),
+  { description: 'Outline on the floor plan, vertices in drawing order (implicitly closed); omit for none' },
+);
+
+const Equipments = Type.Object(
+  {
+    camera: Type.Optional(Type.Boolean()),
+    display: Type.Optional(Type.Boolean()),
+    mic: Type.Optional(Type.Boolean()),
+    projector: Type.Optional(Type.Boolean()),
+    speaker: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, description: 'Which equipment the room has; anything left out is false' },
+);
+
+// ---------------------------------------------------------------------------
+// Entities
+// ---------------------------------------------------------------------------
+
+export const BrandDoc = Type.Object(
+  { key: Key('brand'), name: Name('brand') },
+  { additionalProperties: false, description: 'A brand (owner of projects)' },
+);
+
+export const ProjectDoc = Type.Object(
+  {
+    key: Key('project'),
+    brand: Ref('brand'),
+    name: Name('project'),
+    timezone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone of the property, e.g. Asia/Bangkok' }),
+    currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency of prices, e.g. THB' }),
+    defaultCleanupMinutes: Type.Optional(Type.Integer({ minimum: 0, maximum: 60, description: 'Cleaning time of rooms without their own, and of desks; absent = none' })),
+    bookingGridMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, description: 'Booking time grid of the property, in minutes' })),
+    backofficePaymentDueMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 10080, description: 'Hold of an unpaid back-office booking; absent = 1440' })),
+  },
+  { additionalProperties: false, description: 'A property (building or site)' },
+);
+
+export const ZoneDoc = Type.Object(
+  { key: Key('zone'), project: Ref('project'), name: Name('zone') },
+  { additionalProperties: false, description: 'A zone (e.g. a tower) of a project' },
+);
+
+export const FloorDoc = Type.Object(
+  { key: Key('floor'), zone: Ref('zone'), name: Name('floor') },
+  { additionalProperties: false, description: 'A floor of a zone; its project follows from the zone' },
+);
+
+export const RoomDoc = Type.Object(
+  {
+    key: Key('room'),
+    floor: Ref('floor'),
+    name: Name('room'),
+    email: Type.Optional(Email('Resource email of the room')),
+    capacity: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Seats; default 1' })),
+    status: Type.Optional(Type.Enum(['active', 'inactive'], { default: 'active', description: 'Default active' })),
+    type: Type.Optional(Type.Enum(['normal', 'bedroom'], { default: 'normal', description: 'bedroom marks a residential unit; default normal' })),
+    isPublic: Type.Optional(Type.Boolean({ default: true, description: 'false keeps the room private to project members; default true' })),
+    cleanupMinutes: Type.Optional(Type.Integer({ minimum: 0, maximum: 60, description: 'Cleaning time after each booking; absent = the project default' })),
+    chargeRate: Type.Optional(ChargeRate),
+    equipmentsAvailability: Type.Optional(Equipments),
+    facilities: Type.Optional(StringList('Facility labels; default []')),
+    pictureUrls: Type.Optional(StringList('Picture addresses; default []')),
+    polygon: Type.Optional(Polygon),
+    config: Type.Optional(AssetConfig),
+    addressNo: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'House number of a residential unit' })),
+    unitId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Optional unit identifier of a residential unit' })),
+  },
+  { additionalProperties: false, description: 'A meeting room (or residential unit); brand, project and zone follow from the floor' },
+);
+
+export const DeskDoc = Type.Object(
+  {
+    key: Key('desk'),
+    floor: Ref('floor'),
+    name: Name('desk'),
+    index: Type.Optional(Type.Integer({ minimum: 0, description: 'Desk number; default its 1-based position in this document\'s desks' })),
+    email: Type.Optional(Email('Resource email of the desk')),
+    status: Type.Optional(Type.Enum(['active', 'inactive', 'in-used', 'reserved', 'suspended'], { default: 'active', description: 'Default active' })),
+    isPublic: Type.Optional(Type.Boolean({ default: true, description: 'Default true' })),
+    capacity: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Default 1' })),
+    chargeRate: Type.Optional(ChargeRate),
+    facilities: Type.Optional(StringList('Facility labels; default []')),
+    pictureUrls: Type.Optional(StringList('Picture addresses; default []')),
+    polygon: Type.Optional(Polygon),
+    config: Type.Optional(AssetConfig),
+  },
+  { additionalProperties: false, description: 'A bookable desk; brand, project and zone follow from the floor' },
+);
+
+export const MembershipDoc = Type.Object(
+  {
+    project: Ref('project'),
+    role: Type.Optional(Type.Enum(['member', 'admin'], { default: 'member', description: 'admin holds every permission on the project; default member' })),
+    employeeId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Employee id, unique within the project' })),
+  },
+  { additionalProperties: false, description: 'Membership of the user in a project' },
+);
+
+export const UserDoc = Type.Object(
+  {
+    key: Key('user'),
+    name: Name('user'),
+    email: Type.Optional(Email('Email address (unique, case-insensitive)')),
+    phone: Type.Optional(Type.String({ minLength: 3, maxLength: 32, description: 'Phone number (unique)' })),
+    username: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Login name (unique)' })),
+    firstName: Type.Optional(Type.String({ maxLength: 200 })),
+    lastName: Type.Optional(Type.String({ maxLength: 200 })),
+    profileName: Type.Optional(Type.String({ maxLength: 200 })),
+    memberships: Type.Optional(Type.Array(MembershipDoc, { description: 'Projects the user belongs to; default []' })),
+    blockedFromBooking: Type.Optional(Type.Boolean({ default: false, description: 'An admin block on booking; default false' })),
+    brandStaff: Type.Optional(Type.Array(Ref('brand'), { description: 'Brands whose staff the user is; default []' })),
+  },
+  { additionalProperties: false, description: 'A person' },
+);
+
+const PERMISSION = Type.String({ pattern: '^[A-Z][A-Z0-9_]*$', description: 'Permission name, e.g. MEETING_UPDATE' });
+
+export const AppDoc = Type.Object(
+  {
+    key: Key('app'),
+    appId: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{2,127}$', description: 'The client id (app_id) the integrator sends; unique per environment' }),
+    appSecret: Type.String({ minLength: 32, maxLength: 512, description: 'The client secret (app_secret), at least 32 characters; stored hashed' }),
+    name: Name('app'),
+    projects: Type.Array(Ref('project'), { minItems: 1, description: 'Projects the app is bound to; more than one makes a multi-project app' }),
+    projectRoles: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { project: Ref('project'), permissions: Type.Array(PERMISSION, { description: 'Permissions the app holds on that project' }) },
+          { additionalProperties: false },
+        ),
+        { description: 'Roles of the app per project (each project must also be in projects); default []' },
+      ),
+    ),
+    actAs: Type.Optional(Type.Boolean({ default: false, description: 'Whether the app may obtain delegated (act_as) tokens; default false' })),
+    links: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            user: Ref('user'),
+            externalUserId: Type.String({ minLength: 1, maxLength: 128, description: 'The integrator\'s own id for that user' }),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'Members linked to the app (each must be a member of one of its projects); default []' },
+      ),
+    ),
+    accessGroups: Type.Optional(Type.Array(Ref('access group'), { description: 'Access groups the app may grant; default []' })),
+  },
+  { additionalProperties: false, description: 'Third-party app credentials of this environment' },
+);
+
+export const DeviceDoc = Type.Object(
+  {
+    key: Key('device'),
+    name: Name('device'),
+    kind: Type.String({ minLength: 1, maxLength: 64, description: 'Device kind, e.g. face-card-reader' }),
+  },
+  { additionalProperties: false, description: 'An access-control device' },
+);
+
+export const AccessGroupDoc = Type.Object(
+  {
+    key: Key('access group'),
+    project: Ref('project'),
+    name: Name('access group'),
+    devices: Type.Optional(Type.Array(DeviceDoc, { description: 'Devices of the group; default []' })),
+  },
+  { additionalProperties: false, description: 'A group of access-control devices members can be enrolled on' },
+);
+
+/** The event catalog, from the one list the delivery code uses. */
+export const WEBHOOK_EVENT_TYPES = EVENT_TYPES;
+
+export const WebhookAuthDoc = Type.Object(
+  {
+    scheme: Type.Enum(['signature-only', 'bearer', 'custom-header', 'jwt'], { description: 'Extra authentication added to each delivery' }),
+    token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'Static token; bearer scheme only' })),
+    headers: Type.Optional(
+      Type.Record(Type.String(), Type.String({ maxLength: 4096 }), { description: 'Header name to value; custom-header scheme only' }),
+    ),
+  },
+  { additionalProperties: false, description: 'Delivery authentication; default {scheme: "signature-only"}. Stored encrypted' },
+);
+
+export const WebhookDoc = Type.Object(
+  {
+    key: Key('webhook'),
+    project: Ref('project'),
+    url: Type.String({ format: 'uri', pattern: '^https?://\\S+$', maxLength: 2048, description: 'http(s) address that receives the deliveries' }),
+    secret: Type.String({ minLength: 32, maxLength: 512, description: 'Shared signing secret, at least 32 characters; stored encrypted' }),
+    events: Type.Array(Type.Enum([...WEBHOOK_EVENT_TYPES]), { minItems: 1, uniqueItems: true, description: 'Event types delivered to this listener' }),
+    auth: Type.Optional(WebhookAuthDoc),
+  },
+  { additionalProperties: false, description: 'A webhook listener of a project' },
+);
+
+export const PromoCodeDoc = Type.Object(
+  {
+    key: Key('promo code'),
+    project: Ref('project'),
+    code: Type.String({ minLength: 1, maxLength: 64, description: 'What the booker enters; unique within the project' }),
+    name: Name('promo code'),
+    percentOff: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'Percentage discount (give this or amountOff)' })),
+    amountOff: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Fixed discount in the project currency (give this or percentOff)' })),
+    active: Type.Optional(Type.Boolean({ default: true, description: 'Default true' })),
+  },
+  { additionalProperties: false, description: 'A discount code of a project' },
+);
+
+const Section = <T extends Parameters<typeof Type.Array>[0]>(item: T, description: string) =>
+  Type.Optional(Type.Array(item, { description }));
+
+export const SiteDocument = Type.Object(
+  {
+    brands: Section(BrandDoc, 'Brands'),
+    projects: Section(ProjectDoc, 'Projects (properties)'),
+    zones: Section(ZoneDoc, 'Zones'),
+    floors: Section(FloorDoc, 'Floors'),
+    rooms: Section(RoomDoc, 'Meeting rooms and residential units'),
+    desks: Section(DeskDoc, 'Desks'),
+    users: Section(UserDoc, 'People and their project memberships'),
+    apps: Section(AppDoc, 'Third-party apps of this environment'),
+    accessGroups: Section(AccessGroupDoc, 'Access groups with their devices'),
+    webhooks: Section(WebhookDoc, 'Webhook listeners'),
+    promoCodes: Section(PromoCodeDoc, 'Promo codes'),
+  },
+  {
+    additionalProperties: false,
+    description: 'Declarative site configuration. Every entity is upserted by its key; entities left out are left alone.',
+  },
+);
+
+export type SiteDocument = Static<typeof SiteDocument>;
+export type BrandDoc = Static<typeof BrandDoc>;
+export type ProjectDoc = Static<typeof ProjectDoc>;
+export type ZoneDoc = Static<typeof ZoneDoc>;
+export type FloorDoc = Static<typeof FloorDoc>;
+export type RoomDoc = Static<typeof RoomDoc>;
+export type DeskDoc = Static<typeof DeskDoc>;
+export type UserDoc = Static<typeof UserDoc>;
+export type AppDoc = Static<typeof AppDoc>;
+export type AccessGroupDoc = Static<typeof AccessGroupDoc>;
+export type DeviceDoc = Static<typeof DeviceDoc>;
+export type WebhookDoc = Static<typeof WebhookDoc>;
+export type WebhookAuthDoc = Static<typeof WebhookAuthDoc>;
+export type PromoCodeDoc = Static<typeof PromoCodeDoc>;

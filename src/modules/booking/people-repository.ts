@@ -1,0 +1,62 @@
+/** Users and memberships as the booking flows need them. */
+import type { Kysely } from 'kysely';
+import type { Database, MembershipTable, UserTable } from '../../platform/db/schema.js';
+import { newId } from '../../platform/ids.js';
+
+export type UserRow = UserTable;
+export type MembershipRow = MembershipTable;
+
+export class PeopleRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async user(id: string): Promise<UserRow | undefined> {
+    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async membership(userId: string, projectId: string): Promise<MembershipRow | undefined> {
+    return this.db.selectFrom('memberships').selectAll().where('user_id', '=', userId).where('project_id', '=', projectId).executeTakeFirst();
+  }
+
+  async usersByEmail(emails: string[]): Promise<Map<string, UserRow>> {
+    const lower = [...new Set(emails.map((e) => e.toLowerCase()))];
+    if (!lower.length) return new Map();
+    const rows = await this.db.selectFrom('users').selectAll().where('email_lower', 'in', lower).execute();
+    return new Map(rows.map((r) => [r.email_lower!, r]));
+  }
+
+  async brandOfProject(projectId: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('projects').select('brand_id').where('id', '=', projectId).executeTakeFirst();
+    return row?.brand_id;
+  }
+
+  /**
+   * The user an app books as when it uses its own token: created on first use,
+   * named after the app, never a project member.
+   */
+  async appServiceUser(appId: string, now: number): Promise<string> {
+    const app = await this.db.selectFrom('apps').select(['service_user_id', 'name']).where('id', '=', appId).executeTakeFirstOrThrow();
+    if (app.service_user_id) return app.service_user_id;
+    const userId = newId(now);
+    const claimed = await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('users')
+        .values({
+          id: userId, key: null, email: null, email_lower: null, phone: null, username: null, name: app.name,
+          first_name: null, last_name: null, profile_name: app.name, blocked_from_booking: 0, brand_staff: '[]',
+          created_at: now, updated_at: now,
+        })
+        .execute();
+      const res = await trx.updateTable('apps').set({ service_user_id: userId }).where('id', '=', appId).where('service_user_id', 'is', null).executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) throw new RaceLost();
+      return true;
+    }).catch((err) => {
+      if (err instanceof RaceLost) return false;
+      throw err;
+    });
+    if (claimed) return userId;
+    const again = await this.db.selectFrom('apps').select('service_user_id').where('id', '=', appId).executeTakeFirstOrThrow();
+    return again.service_user_id!;
+  }
+}
+
+class RaceLost extends Error {}

@@ -1,0 +1,70 @@
+/** The booking lifecycle routes: /meetings and the cancel, check-in and check-out actions. */
+import type { Principal } from '../auth/principal.js';
+import type { MeetingView } from './meeting-view.js';
+import type { App } from '../../platform/http/types.js';
+import type { Services } from '../../services.js';
+import { Envelope, ErrorEnvelope, PagedEnvelope, ok, okPage } from '../../platform/http/envelope.js';
+import { normalizeQuery } from '../../platform/http/query.js';
+import { IdParams } from '../../contract/common.js';
+import { CancelBody, CreateMeetingBody, DraftResult, ListMeetingsQuery, MeetingSchema, PinBody, UpdateMeetingBody } from '../../contract/meetings.js';
+
+const errorResponses = {
+  400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope,
+  422: ErrorEnvelope, 429: ErrorEnvelope, 500: ErrorEnvelope, 503: ErrorEnvelope,
+};
+
+export async function meetingRoutes(app: App, services: Services): Promise<void> {
+  const meetings = services.meetings;
+
+  app.post('/meetings', {
+    schema: {
+      tags: ['meetings'],
+      summary: 'Book a room or a desk (or, with draft, check availability without booking)',
+      body: CreateMeetingBody,
+      response: { 201: Envelope(MeetingSchema), 200: Envelope(DraftResult), ...errorResponses },
+    },
+  }, async (req, reply) => {
+    const result = await meetings.create(req.principal, req.body);
+    return result.draft ? reply.status(200).send(ok(result.data)) : reply.status(201).send(ok(result.data));
+  });
+
+  app.get('/meetings', {
+    preValidation: normalizeQuery(['meetingRoomIds', 'deskIds', 'organizerEmails', 'attendeeEmails', 'statuses'], ['from', 'to']),
+    schema: {
+      tags: ['meetings'],
+      summary: 'List bookings overlapping a window (a recurring series gives one row per occurrence)',
+      querystring: ListMeetingsQuery,
+      response: { 200: PagedEnvelope(MeetingSchema), ...errorResponses },
+    },
+  }, async (req) => {
+    const page = await meetings.list(req.principal, req.query);
+    return okPage(page.items, page.meta);
+  });
+
+  app.get('/meetings/:id', {
+    schema: { tags: ['meetings'], summary: 'One booking with its history', params: IdParams, response: { 200: Envelope(MeetingSchema), ...errorResponses } },
+  }, async (req) => ok(await meetings.get(req.principal, req.params.id)));
+
+  app.patch('/meetings/:id', {
+    schema: {
+      tags: ['meetings'],
+      summary: 'Move, extend or edit a booking',
+      params: IdParams,
+      body: UpdateMeetingBody,
+      response: { 200: Envelope(MeetingSchema), ...errorResponses },
+    },
+  }, async (req) => ok(await meetings.update(req.principal, req.params.id, req.body)));
+
+  const action = (path: string, summary: string, body: typeof PinBody | typeof CancelBody, run: (p: Principal, id: string, b: { pinCode?: string }) => Promise<MeetingView>) =>
+    app.post(`/meetings/:id/${path}`, {
+      // The body is optional: an absent one means {}.
+      preValidation: async (req) => {
+        if (req.body === undefined || req.body === null) req.body = {};
+      },
+      schema: { tags: ['meetings'], summary, params: IdParams, body, response: { 202: Envelope(MeetingSchema), ...errorResponses } },
+    }, async (req, reply) => reply.status(202).send(ok(await run(req.principal, req.params.id, req.body ?? {}))));
+
+  action('cancel', 'Cancel a booking (organizer, project admin or PIN holder)', CancelBody, (p, id, b) => meetings.cancel(p, id, b));
+  action('check-in', 'Check in (organizer, attendee or PIN holder, inside the check-in window)', PinBody, (p, id, b) => meetings.checkIn(p, id, b));
+  action('check-out', 'Check out: ends the booking now and releases the asset', PinBody, (p, id, b) => meetings.checkOut(p, id, b));
+}

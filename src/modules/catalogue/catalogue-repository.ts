@@ -1,0 +1,146 @@
+/**
+ * Reads of the catalogue (projects, rooms, desks) and of the holds on them
+ * (meeting_slots) that availability needs.
+ */
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { Database, DeskTable, ProjectTable, RoomTable } from '../../platform/db/schema.js';
+
+export type ProjectRow = Omit<ProjectTable, 'max_hold_ms'> & { max_hold_ms: number };
+export type RoomRow = RoomTable;
+export type DeskRow = DeskTable;
+
+export interface SlotRow {
+  id: string;
+  meeting_id: string;
+  asset_id: string;
+  start_at: number;
+  end_at: number;
+}
+
+export interface DeskFilter {
+  /** Projects the caller may see; the listing never leaves them. */
+  projectIds: string[];
+  /** Projects whose private desks the caller may see. */
+  privateProjectIds: string[];
+  brandId?: string;
+  zoneId?: string;
+  floorId?: string;
+  locationId?: string;
+  ids?: string[];
+  name?: string;
+  email?: string;
+  statuses?: string[];
+}
+
+/** Longest cleaning time an asset can have (minutes); bounds overlap look-ups. */
+export const MAX_CLEANUP_MS = 60 * 60_000;
+
+function likePattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+type AssetQuery<T extends 'rooms' | 'desks'> = SelectQueryBuilder<Database, T, any>;
+
+function commonFilters<T extends 'rooms' | 'desks'>(
+  q: AssetQuery<T>,
+  f: { zoneId?: string; floorId?: string; locationId?: string; ids?: string[]; name?: string; statuses?: string[] },
+): AssetQuery<T> {
+  let out = q as AssetQuery<any>;
+  if (f.zoneId) out = out.where('zone_id', '=', f.zoneId);
+  if (f.floorId) out = out.where('floor_id', '=', f.floorId);
+  if (f.locationId) out = out.where((eb) => eb.or([eb('zone_id', '=', f.locationId!), eb('floor_id', '=', f.locationId!)]));
+  if (f.ids) out = f.ids.length ? out.where('id', 'in', f.ids) : out.where((eb) => eb.val(1), '=', 0);
+  // ESCAPE is explicit: SQLite has no default escape character for LIKE (PostgreSQL's is the backslash).
+  if (f.name) out = out.where(sql<boolean>`lower(${sql.ref('name')}) like ${likePattern(f.name)} escape '\\'`);
+  if (f.statuses?.length) out = out.where('status', 'in', f.statuses);
+  return out as AssetQuery<T>;
+}
+
+export class CatalogueRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async project(id: string): Promise<ProjectRow | undefined> {
+    return this.db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst() as Promise<ProjectRow | undefined>;
+  }
+
+  async projects(ids: string[]): Promise<ProjectRow[]> {
+    if (!ids.length) return [];
+    return this.db.selectFrom('projects').selectAll().where('id', 'in', ids).execute() as Promise<ProjectRow[]>;
+  }
+
+  /** Every room of a project. */
+  async projectRooms(projectId: string): Promise<RoomRow[]> {
+    return this.db.selectFrom('rooms').selectAll().where('project_id', '=', projectId).execute();
+  }
+
+  /** Changes whenever a room of the project is added or changed (apply never deletes). */
+  async roomsVersion(projectId: string): Promise<string> {
+    const row = await this.db
+      .selectFrom('rooms')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('updated_at').as('latest'), eb.fn.sum('updated_at').as('total')])
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow();
+    return `${Number(row.n)}:${Number(row.latest ?? 0)}:${String(row.total ?? 0)}`;
+  }
+
+  async room(id: string): Promise<RoomRow | undefined> {
+    return this.db.selectFrom('rooms').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async desks(f: DeskFilter): Promise<DeskRow[]> {
+    if (!f.projectIds.length) return [];
+    let q = commonFilters(this.db.selectFrom('desks').selectAll().where('project_id', 'in', f.projectIds), f);
+    if (f.brandId) q = q.where('brand_id', '=', f.brandId);
+    if (f.email) q = q.where((eb) => eb(eb.fn('lower', ['email']), '=', f.email!.toLowerCase()));
+    q = q.where((eb) =>
+      f.privateProjectIds.length
+        ? eb.or([eb('is_public', '=', 1), eb('project_id', 'in', f.privateProjectIds)])
+        : eb('is_public', '=', 1),
+    );
+    return (await q.orderBy('project_id').orderBy('desk_index').orderBy('name').orderBy('id').execute()) as DeskRow[];
+  }
+
+  async desk(id: string): Promise<DeskRow | undefined> {
+    return this.db.selectFrom('desks').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /**
+   * Holds in the given projects that could conflict with [from, to) once cleaning
+   * (at most MAX_CLEANUP_MS on each side) is counted. `maxHoldMs` is the longest
+   * hold in those projects, so the start-time range stays bounded for the index.
+   */
+  async slotsNear(projectIds: string[], from: number, to: number, maxHoldMs: number): Promise<SlotRow[]> {
+    if (!projectIds.length) return [];
+    return this.db
+      .selectFrom('meeting_slots')
+      .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
+      .where('project_id', 'in', projectIds)
+      .where('start_at', '<', to + MAX_CLEANUP_MS)
+      .where('start_at', '>', from - MAX_CLEANUP_MS - maxHoldMs)
+      .where('end_at', '>', from - MAX_CLEANUP_MS)
+      .execute();
+  }
+
+  /** Holds on one asset overlapping [from, to); `db` may be a transaction. */
+  async assetSlots(assetId: string, from: number, to: number, maxHoldMs: number, db: Kysely<Database> = this.db): Promise<SlotRow[]> {
+    return db
+      .selectFrom('meeting_slots')
+      .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
+      .where('asset_id', '=', assetId)
+      .where('start_at', '<', to)
+      .where('start_at', '>', from - maxHoldMs - MAX_CLEANUP_MS)
+      .where('end_at', '>', from)
+      .orderBy('start_at')
+      .execute();
+  }
+
+  /** Title, organizer and attendees of meetings, for participants' calendar entries. */
+  async meetingSummaries(ids: string[]) {
+    if (!ids.length) return [];
+    return this.db
+      .selectFrom('meetings')
+      .select(['id', 'title', 'status', 'organizer_user_id', 'attendees', 'app_id'])
+      .where('id', 'in', ids)
+      .execute();
+  }
+}

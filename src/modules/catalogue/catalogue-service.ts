@@ -1,0 +1,237 @@
+/**
+ * Room and desk catalogue: searches with availability, and single reads with
+ * the asset's booking calendar. Decides visibility (project scope, private
+ * assets) and hands every time rule to the availability engine.
+ */
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Principal, ProjectScope } from '../auth/principal.js';
+import { errors } from '../../platform/errors.js';
+import { effectiveCleanupMinutes } from '../booking/rules/cleaning-time.js';
+import { isClosedStatus } from '../booking/rules/asset-config.js';
+import { busyIntervals, truncateToMinute, type TimePeriod } from '../booking/rules/availability.js';
+import type { CatalogueRepository, DeskFilter, DeskRow, ProjectRow, RoomRow } from './catalogue-repository.js';
+import { assessAssets, type Hold, type SearchWindow, type Verdict } from './availability-search.js';
+import { deskView, roomView, viewsOf } from './asset-views.js';
+import { RoomSnapshots, filterRooms, withUnavailableReason } from './room-snapshots.js';
+
+const DAY_MS = 86_400_000;
+/** Default span of the calendar on single reads, and the longest span accepted. */
+export const CALENDAR_DEFAULT_DAYS = 7;
+export const CALENDAR_MAX_DAYS = 62;
+export const DEFAULT_DESK_PAGE_SIZE = 100;
+
+
+export interface RoomSearch {
+  projectId: string;
+  zoneId?: string;
+  floorId?: string;
+  locationId?: string;
+  ids?: string[];
+  name?: string;
+  status?: string[];
+  type?: string;
+  minCapacity?: number;
+  startDateTime?: string;
+  endDateTime?: string;
+}
+
+/** The desk query: the repository's filters (minus the caller's scope) plus window and page. */
+export interface DeskSearch extends Omit<DeskFilter, 'projectIds' | 'privateProjectIds'> {
+  projectId?: string;
+  status?: string;
+  startDateTime?: string;
+  endDateTime?: string;
+  timePeriod?: TimePeriod;
+  limit?: number;
+  offset?: number;
+}
+
+export interface CalendarRange {
+  from?: string;
+  to?: string;
+}
+
+function parseInstant(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : Date.parse(value);
+}
+
+/** Effective cleaning time of an asset of the project (rooms may carry their own). */
+export function cleanupFor(project: ProjectRow, asset: RoomRow | DeskRow, isDesk: boolean): number {
+  return effectiveCleanupMinutes({
+    assetCleanupMinutes: 'cleanup_minutes' in asset ? asset.cleanup_minutes : null,
+    propertyDefaultMinutes: project.default_cleanup_minutes,
+    bookingGridMinutes: project.booking_grid_minutes,
+    isDesk,
+  });
+}
+
+export class CatalogueService {
+  private readonly roomSnapshots: RoomSnapshots;
+
+  constructor(
+    private readonly repo: CatalogueRepository,
+    private readonly clock: Clock,
+  ) {
+    this.roomSnapshots = new RoomSnapshots(repo);
+  }
+
+  private scope(principal: Principal, projectId: string): ProjectScope {
+    const scope = principal.projects.get(projectId);
+    if (!scope) throw errors.forbidden('You do not have access to this project');
+    return scope;
+  }
+
+  /** The matching rooms as MeetingRoom JSON texts, in name order (see room-snapshots.ts). */
+  async searchRooms(principal: Principal, q: RoomSearch): Promise<string[]> {
+    const scope = this.scope(principal, q.projectId);
+    const start = parseInstant(q.startDateTime);
+    const end = parseInstant(q.endDateTime);
+    const problems: string[] = [];
+    if ((start === undefined) !== (end === undefined)) problems.push('query.startDateTime and query.endDateTime must be given together');
+    if (start !== undefined && end !== undefined && truncateToMinute(end) <= truncateToMinute(start)) {
+      problems.push('query.endDateTime must be after query.startDateTime');
+    }
+    if (problems.length) throw errors.validation(problems);
+
+    const project = await this.repo.project(q.projectId);
+    if (!project) throw errors.notFound('Project not found');
+    const rooms = filterRooms(await this.roomSnapshots.of(q.projectId), {
+      zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId, ids: q.ids,
+      name: q.name, statuses: q.status, type: q.type, minCapacity: q.minCapacity, publicOnly: !scope.canBookPrivate,
+    });
+    if (start === undefined) return rooms.map((r) => r.json);
+
+    const open = rooms.filter((r) => !isClosedStatus('room', r.row.status)); // closed assets drop out of windowed searches
+    const holds = await this.holds([project], start, end!);
+    const verdicts = assessAssets(
+      open.map(({ row: r }) => ({ id: r.id, configJson: r.config, cleanupMinutes: cleanupFor(project, r, false) })),
+      { start, end, now: this.clock.now(), timeZone: project.timezone },
+      holds,
+    );
+    const out: string[] = [];
+    for (const r of open) {
+      const v = verdicts.get(r.row.id)!;
+      if (v.status === 'booked') continue;
+      out.push(v.status === 'unbookable' ? withUnavailableReason(r.json, v.reason) : r.json);
+    }
+    return out;
+  }
+
+  async searchDesks(principal: Principal, q: DeskSearch) {
+    if (q.projectId) this.scope(principal, q.projectId);
+    const start = parseInstant(q.startDateTime);
+    const end = parseInstant(q.endDateTime);
+    const problems: string[] = [];
+    if (start !== undefined && (end === undefined) === (q.timePeriod === undefined)) {
+      problems.push('query.startDateTime needs exactly one of query.endDateTime or query.timePeriod');
+    }
+    if (start === undefined && (end !== undefined || q.timePeriod !== undefined)) {
+      problems.push('query.endDateTime and query.timePeriod need query.startDateTime');
+    }
+    if (start !== undefined && end !== undefined && truncateToMinute(end) <= truncateToMinute(start)) {
+      problems.push('query.endDateTime must be after query.startDateTime');
+    }
+    if (problems.length) throw errors.validation(problems);
+
+    const projectIds = q.projectId ? [q.projectId] : [...principal.projects.keys()];
+    const privateProjectIds = projectIds.filter((id) => principal.projects.get(id)?.canBookPrivate);
+    const statuses = [...(q.statuses ?? []), ...(q.status ? [q.status] : [])];
+    let rows = await this.repo.desks({
+      projectIds, privateProjectIds, brandId: q.brandId, zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId,
+      ids: q.ids, name: q.name, email: q.email, statuses: statuses.length ? statuses : undefined,
+    });
+    if (start !== undefined) rows = await this.freeDesks(rows, { start, end, timePeriod: q.timePeriod });
+
+    const limit = q.limit ?? DEFAULT_DESK_PAGE_SIZE;
+    const offset = q.offset ?? 0;
+    return { items: rows.slice(offset, offset + limit).map(viewsOf().desk), meta: { limit, offset, total: rows.length } };
+  }
+
+  /** Desks bookable for the window: free of holds and cleaning, and open by their config. */
+  private async freeDesks(rows: DeskRow[], w: { start: number; end?: number; timePeriod?: TimePeriod }): Promise<DeskRow[]> {
+    const open = rows.filter((d) => !isClosedStatus('desk', d.status));
+    const projects = await this.repo.projects([...new Set(open.map((d) => d.project_id))]);
+    // A timePeriod never reaches past the start's local day (plus a DST hour).
+    const end = w.end ?? w.start + DAY_MS + 2 * 3_600_000;
+    const holds = await this.holds(projects, w.start, end);
+    const free = new Set<string>();
+    const now = this.clock.now();
+    for (const project of projects) {
+      const desks = open.filter((d) => d.project_id === project.id);
+      const window: SearchWindow = { start: w.start, end: w.end, timePeriod: w.timePeriod, now, timeZone: project.timezone };
+      const verdicts = assessAssets(
+        desks.map((d) => ({ id: d.id, configJson: d.config, cleanupMinutes: cleanupFor(project, d, true) })),
+        window,
+        holds,
+      );
+      for (const [id, v] of verdicts) if (v.status === 'free') free.add(id);
+    }
+    return open.filter((d) => free.has(d.id));
+  }
+
+  private async holds(projects: ProjectRow[], start: number, end: number): Promise<Hold[]> {
+    if (!projects.length) return [];
+    const maxHold = Math.max(...projects.map((p) => p.max_hold_ms));
+    const slots = await this.repo.slotsNear(projects.map((p) => p.id), start, end, maxHold);
+    return slots.map((s) => ({ id: s.meeting_id, assetId: s.asset_id, start: s.start_at, end: s.end_at }));
+  }
+
+  async getRoom(principal: Principal, id: string, range: CalendarRange) {
+    const room = await this.repo.room(id);
+    const project = room && (await this.visibleProject(principal, room));
+    if (!room || !project) throw errors.notFound('Meeting room not found');
+    return { ...roomView(room), calendar: await this.calendar(principal, project, room, cleanupFor(project, room, false), range) };
+  }
+
+  async getDesk(principal: Principal, id: string, range: CalendarRange) {
+    const desk = await this.repo.desk(id);
+    const project = desk && (await this.visibleProject(principal, desk));
+    if (!desk || !project) throw errors.notFound('Desk not found');
+    return { ...deskView(desk), calendar: await this.calendar(principal, project, desk, cleanupFor(project, desk, true), range) };
+  }
+
+  private async visibleProject(principal: Principal, asset: RoomRow | DeskRow): Promise<ProjectRow | undefined> {
+    const scope = principal.projects.get(asset.project_id);
+    if (!scope || (asset.is_public !== 1 && !scope.canBookPrivate)) return undefined;
+    return this.repo.project(asset.project_id);
+  }
+
+  /**
+   * The asset's busy intervals in [from, to), each with the instant its cleaning
+   * ends. Only participants (organizer or attendee acting through a delegated
+   * token, or the app that booked) see the meeting id and title.
+   */
+  private async calendar(principal: Principal, project: ProjectRow, asset: RoomRow | DeskRow, cleanupMinutes: number, range: CalendarRange) {
+    const now = truncateToMinute(this.clock.now());
+    const from = parseInstant(range.from) ?? now;
+    const to = parseInstant(range.to) ?? from + CALENDAR_DEFAULT_DAYS * DAY_MS;
+    if (to <= from) throw errors.validation(['query.to must be after query.from']);
+    if (to - from > CALENDAR_MAX_DAYS * DAY_MS) throw errors.validation([`query.to must be at most ${CALENDAR_MAX_DAYS} days after query.from`]);
+
+    const slots = await this.repo.assetSlots(asset.id, from - cleanupMinutes * 60_000, to, project.max_hold_ms);
+    const busy = busyIntervals(slots.map((s) => ({ id: s.meeting_id, start: s.start_at, end: s.end_at })), cleanupMinutes).filter(
+      (b) => b.cleaningEndsAt > from,
+    );
+    const summaries = new Map((await this.repo.meetingSummaries([...new Set(busy.map((b) => b.id!))])).map((m) => [m.id, m]));
+    const iso = (ms: number) => new Date(ms).toISOString();
+    return {
+      from: iso(from),
+      to: iso(to),
+      timeZone: project.timezone,
+      cleanupMinutes,
+      busy: busy.map((b) => {
+        const m = summaries.get(b.id!);
+        const entry = { startDateTime: iso(b.start), endDateTime: iso(b.end), cleaningEndsAt: iso(b.cleaningEndsAt) };
+        return m && isParticipant(principal, m) ? { ...entry, meetingId: m.id, title: m.title } : entry;
+      }),
+    };
+  }
+}
+
+function isParticipant(p: Principal, m: { organizer_user_id: string; attendees: string; app_id: string | null }): boolean {
+  if (p.kind === 'app') return m.app_id === p.appId;
+  if (m.organizer_user_id === p.userId) return true;
+  return (JSON.parse(m.attendees) as { userId?: string }[]).some((a) => a.userId && a.userId === p.userId);
+}
+
+export type { Verdict };

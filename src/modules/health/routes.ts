@@ -1,0 +1,25 @@
+/** Liveness and readiness probes; no authentication. */
+import { Type } from 'typebox';
+import type { App } from '../../platform/http/types.js';
+import type { Services } from '../../services.js';
+import { Envelope, ErrorEnvelope, ok } from '../../platform/http/envelope.js';
+import { errors } from '../../platform/errors.js';
+
+const Status = Envelope(Type.Object({ status: Type.String() }));
+
+export async function healthRoutes(app: App, services: Services): Promise<void> {
+  app.get('/healthz', {
+    schema: { tags: ['health'], summary: 'The process is up', security: [], response: { 200: Status } },
+  }, async () => ok({ status: 'ok' }));
+
+  app.get('/readyz', {
+    schema: { tags: ['health'], summary: 'The database answers', security: [], response: { 200: Status, 503: ErrorEnvelope } },
+  }, async () => {
+    try {
+      await services.storage.ping();
+    } catch {
+      throw errors.upstreamUnavailable('Database is not reachable');
+    }
+    return ok({ status: 'ready' });
+  });
+}

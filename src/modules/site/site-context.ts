@@ -1,0 +1,108 @@
+/** Loads everything already stored that a site document names (by key, identity or parent), before validation. */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../platform/db/schema.js';
+import {
+  appRelations,
+  appsOfEnv,
+  membershipsByEmployeeId,
+  membershipsOfUsers,
+  promoCodesByCode,
+  rowsById,
+  rowsByKey,
+  usersByIdentity,
+  type AppRelations,
+  type Row,
+} from './site-repository.js';
+import type { SiteDocument } from '../../contract/site-document.js';
+
+export interface StoredSite {
+  brands: Map<string, Row<'brands'>>;
+  projects: Map<string, Row<'projects'>>;
+  zones: Map<string, Row<'zones'>>;
+  floors: Map<string, Row<'floors'>>;
+  rooms: Map<string, Row<'rooms'>>;
+  desks: Map<string, Row<'desks'>>;
+  users: Map<string, Row<'users'>>;
+  accessGroups: Map<string, Row<'access_groups'>>;
+  devices: Map<string, Row<'devices'>>;
+  webhooks: Map<string, Row<'webhooks'>>;
+  promoCodes: Map<string, Row<'promo_codes'>>;
+  /** Apps of this environment by key and by client id. */
+  apps: Map<string, Row<'apps'>>;
+  appsByClientId: Map<string, Row<'apps'>>;
+  /** Users holding an email, phone or username the document uses. */
+  usersByIdentity: Row<'users'>[];
+  /** Memberships of every stored user the document may touch. */
+  memberships: Row<'memberships'>[];
+  /** Memberships holding an employee id the document uses. */
+  employeeIds: Row<'memberships'>[];
+  /** Promo codes (any project) whose code the document uses. */
+  promoCodesByCode: Row<'promo_codes'>[];
+  /** Projects (by id) that stored zones and floors hang under, for derived brand ids. */
+  projectsById: Map<string, Row<'projects'>>;
+  appRelations: AppRelations;
+}
+
+const keysOf = (items: { key: string }[] | undefined) => (items ?? []).map((i) => i.key);
+
+export async function loadStoredSite(db: Kysely<Database>, doc: SiteDocument, env: string): Promise<StoredSite> {
+  const users = doc.users ?? [];
+  const apps = doc.apps ?? [];
+  const groups = doc.accessGroups ?? [];
+  const projectRefs = [
+    ...(doc.zones ?? []).map((z) => z.project),
+    ...users.flatMap((u) => (u.memberships ?? []).map((m) => m.project)),
+    ...apps.flatMap((a) => [...a.projects, ...(a.projectRoles ?? []).map((r) => r.project)]),
+    ...groups.map((g) => g.project),
+    ...(doc.webhooks ?? []).map((w) => w.project),
+    ...(doc.promoCodes ?? []).map((p) => p.project),
+  ];
+  const floorRefs = [...(doc.rooms ?? []), ...(doc.desks ?? [])].map((a) => a.floor);
+
+  const stored = {
+    brands: await rowsByKey(db, 'brands', [
+      ...keysOf(doc.brands),
+      ...(doc.projects ?? []).map((p) => p.brand),
+      ...users.flatMap((u) => u.brandStaff ?? []),
+    ]),
+    projects: await rowsByKey(db, 'projects', [...keysOf(doc.projects), ...projectRefs]),
+    zones: await rowsByKey(db, 'zones', [...keysOf(doc.zones), ...(doc.floors ?? []).map((f) => f.zone)]),
+    floors: await rowsByKey(db, 'floors', [...keysOf(doc.floors), ...floorRefs]),
+    rooms: await rowsByKey(db, 'rooms', keysOf(doc.rooms)),
+    desks: await rowsByKey(db, 'desks', keysOf(doc.desks)),
+    users: await rowsByKey(db, 'users', [...keysOf(users), ...apps.flatMap((a) => (a.links ?? []).map((l) => l.user))]),
+    accessGroups: await rowsByKey(db, 'access_groups', [...keysOf(groups), ...apps.flatMap((a) => a.accessGroups ?? [])]),
+    devices: await rowsByKey(db, 'devices', groups.flatMap((g) => keysOf(g.devices))),
+    webhooks: await rowsByKey(db, 'webhooks', keysOf(doc.webhooks)),
+    promoCodes: await rowsByKey(db, 'promo_codes', keysOf(doc.promoCodes)),
+  };
+
+  const identities = await usersByIdentity(db, {
+    emailsLower: users.flatMap((u) => (u.email ? [u.email.toLowerCase()] : [])),
+    phones: users.flatMap((u) => (u.phone ? [u.phone] : [])),
+    usernames: users.flatMap((u) => (u.username ? [u.username] : [])),
+  });
+  const userIds = [...[...stored.users.values()].map((u) => u.id), ...identities.map((u) => u.id)];
+
+  const appRows = await appsOfEnv(db, env, keysOf(apps), apps.map((a) => a.appId));
+
+  const parentProjectIds = [
+    ...[...stored.zones.values()].map((z) => z.project_id),
+    ...[...stored.floors.values()].map((f) => f.project_id),
+  ];
+
+  return {
+    ...stored,
+    apps: appRows.byKey,
+    appsByClientId: appRows.byClientId,
+    usersByIdentity: identities,
+    memberships: await membershipsOfUsers(db, userIds),
+    employeeIds: await membershipsByEmployeeId(
+      db,
+      users.flatMap((u) => (u.memberships ?? []).flatMap((m) => (m.employeeId ? [m.employeeId] : []))),
+    ),
+    promoCodesByCode: await promoCodesByCode(db, (doc.promoCodes ?? []).map((p) => p.code)),
+    projectsById: await rowsById(db, 'projects', parentProjectIds),
+    appRelations: await appRelations(db, [...appRows.byKey.values()].map((a) => a.id)),
+  };
+}

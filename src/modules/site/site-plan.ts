@@ -1,0 +1,384 @@
+/**
+ * Turns a site document plus what is already stored into a write plan: assigns
+ * ids (stored by key, else new), resolves every key reference, derives parent
+ * columns, and collects every problem (one message each) instead of stopping.
+ */
+import { IANAZone } from 'luxon';
+import { newId } from '../../platform/ids.js';
+import type { AppRelations, Row } from './site-repository.js';
+import type { StoredSite } from './site-context.js';
+import type {
+  AccessGroupDoc,
+  AppDoc,
+  BrandDoc,
+  DeskDoc,
+  DeviceDoc,
+  FloorDoc,
+  ProjectDoc,
+  PromoCodeDoc,
+  RoomDoc,
+  SiteDocument,
+  UserDoc,
+  WebhookDoc,
+  ZoneDoc,
+} from '../../contract/site-document.js';
+
+export const SECTIONS = [
+  'brands', 'projects', 'zones', 'floors', 'rooms', 'desks', 'users', 'apps', 'accessGroups', 'devices', 'webhooks', 'promoCodes',
+] as const;
+export type Section = (typeof SECTIONS)[number];
+
+export interface Entry<D, R> {
+  doc: D;
+  id: string;
+  /** The stored row this entry updates; undefined when it is inserted. */
+  stored: R | undefined;
+}
+
+export interface AssetParents {
+  floorId: string;
+  zoneId: string;
+  projectId: string;
+  brandId: string;
+}
+
+export interface PlannedMembership {
+  projectId: string;
+  role: 'member' | 'admin';
+  employeeId: string | undefined;
+  stored: Row<'memberships'> | undefined;
+}
+
+export interface PlannedApp extends Entry<AppDoc, Row<'apps'>> {
+  projects: { projectId: string; permissions: string[] | null }[];
+  links: { userId: string; externalUserId: string }[];
+  accessGroupIds: string[];
+}
+
+export interface SitePlan {
+  brands: Entry<BrandDoc, Row<'brands'>>[];
+  projects: (Entry<ProjectDoc, Row<'projects'>> & { brandId: string })[];
+  zones: (Entry<ZoneDoc, Row<'zones'>> & { projectId: string })[];
+  floors: (Entry<FloorDoc, Row<'floors'>> & { zoneId: string; projectId: string })[];
+  rooms: (Entry<RoomDoc, Row<'rooms'>> & AssetParents)[];
+  desks: (Entry<DeskDoc, Row<'desks'>> & AssetParents & { index: number })[];
+  users: (Entry<UserDoc, Row<'users'>> & { brandStaff: string[]; memberships: PlannedMembership[] })[];
+  accessGroups: (Entry<AccessGroupDoc, Row<'access_groups'>> & { projectId: string; devices: Entry<DeviceDoc, Row<'devices'>>[] })[];
+  apps: PlannedApp[];
+  webhooks: (Entry<WebhookDoc, Row<'webhooks'>> & { projectId: string })[];
+  promoCodes: (Entry<PromoCodeDoc, Row<'promo_codes'>> & { projectId: string })[];
+  /** Every key of the document to its id (the first section wins when kinds share a key). */
+  ids: Record<string, string>;
+  idsByKind: Record<Section, Record<string, string>>;
+  /** Stored project bindings, links and access groups of the document's apps. */
+  storedAppRelations: AppRelations;
+}
+
+const RESERVED_HEADER = /^(content-type|content-length|host|x-service-.*|connection|transfer-encoding)$/i;
+
+/** Builds the plan, or returns the problems that prevent applying the document. */
+export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { plan: SitePlan; problems: string[] } {
+  const problems: string[] = [];
+  /** `${projectId}|${employeeId}` to the user id claiming it in this document. */
+  const plannedEmployeeIds = new Map<string, string>();
+  const idsByKind = Object.fromEntries(SECTIONS.map((s) => [s, {} as Record<string, string>])) as SitePlan['idsByKind'];
+
+  /** Ids for one section: stored by key, else new; duplicate keys reported once each. */
+  function assign<D extends { key: string }, R extends { id: string }>(
+    section: Section,
+    items: D[],
+    storedByKey: Map<string, R>,
+    where: string = section,
+  ): Entry<D, R>[] {
+    const reported = new Set<string>();
+    return items.map((doc) => {
+      const known = idsByKind[section][doc.key];
+      if (known !== undefined && !reported.has(doc.key)) {
+        reported.add(doc.key);
+        problems.push(`${where}: key "${doc.key}" is used more than once`);
+      }
+      const row = storedByKey.get(doc.key);
+      const id = known ?? row?.id ?? newId(now);
+      idsByKind[section][doc.key] = id;
+      return { doc, id, stored: row };
+    });
+  }
+
+  /** Id of the entity `key` names, in this document or stored; reports an unknown reference. */
+  function ref(section: Section, label: string, stored: Map<string, { id: string }>, key: string, where: string): string | undefined {
+    const id = idsByKind[section][key] ?? stored.get(key)?.id;
+    if (id === undefined) problems.push(`${where} references unknown ${label} "${key}"`);
+    return id;
+  }
+
+  // --- ids of the plain keyed sections --------------------------------------------
+  const brands = assign('brands', doc.brands ?? [], stored.brands);
+  const projectEntries = assign('projects', doc.projects ?? [], stored.projects);
+  const zoneEntries = assign('zones', doc.zones ?? [], stored.zones);
+  const floorEntries = assign('floors', doc.floors ?? [], stored.floors);
+  const roomEntries = assign('rooms', doc.rooms ?? [], stored.rooms);
+  const deskEntries = assign('desks', doc.desks ?? [], stored.desks);
+  const users = planUsers(doc.users ?? []);
+  const groupEntries = assign('accessGroups', doc.accessGroups ?? [], stored.accessGroups);
+  const deviceEntries = groupEntries.map((g) =>
+    assign('devices', g.doc.devices ?? [], stored.devices, `accessGroups[${g.doc.key}].devices`),
+  );
+  const webhookEntries = assign('webhooks', doc.webhooks ?? [], stored.webhooks);
+  const promoEntries = assign('promoCodes', doc.promoCodes ?? [], stored.promoCodes);
+  const appIds = assignApps(doc.apps ?? []);
+
+  // --- site hierarchy -----------------------------------------------------------
+  const brandOfProject = new Map<string, string>();
+  for (const p of [...stored.projectsById.values(), ...stored.projects.values()]) brandOfProject.set(p.id, p.brand_id);
+  const projects = projectEntries.flatMap((e) => {
+    const where = `projects[${e.doc.key}]`;
+    if (!IANAZone.isValidZone(e.doc.timezone)) problems.push(`${where}.timezone "${e.doc.timezone}" is not a valid IANA time zone`);
+    const brandId = ref('brands', 'brand', stored.brands, e.doc.brand, `${where}.brand`);
+    if (brandId === undefined) return [];
+    brandOfProject.set(e.id, brandId);
+    return [{ ...e, brandId }];
+  });
+
+  const projectOfZone = new Map<string, string>();
+  for (const z of stored.zones.values()) projectOfZone.set(z.id, z.project_id);
+  const zones = zoneEntries.flatMap((e) => {
+    const projectId = ref('projects', 'project', stored.projects, e.doc.project, `zones[${e.doc.key}].project`);
+    if (projectId === undefined) return [];
+    projectOfZone.set(e.id, projectId);
+    return [{ ...e, projectId }];
+  });
+
+  const floorParents = new Map<string, { zoneId: string; projectId: string }>();
+  for (const f of stored.floors.values()) {
+    floorParents.set(f.id, { zoneId: f.zone_id, projectId: projectOfZone.get(f.zone_id) ?? f.project_id });
+  }
+  const floors = floorEntries.flatMap((e) => {
+    const zoneId = ref('zones', 'zone', stored.zones, e.doc.zone, `floors[${e.doc.key}].zone`);
+    const projectId = zoneId === undefined ? undefined : projectOfZone.get(zoneId);
+    if (zoneId === undefined || projectId === undefined) return [];
+    floorParents.set(e.id, { zoneId, projectId });
+    return [{ ...e, zoneId, projectId }];
+  });
+
+  const placeAsset = <D extends { key: string; floor: string }>(section: 'rooms' | 'desks', e: { doc: D }): AssetParents | undefined => {
+    const floorId = ref('floors', 'floor', stored.floors, e.doc.floor, `${section}[${e.doc.key}].floor`);
+    const parents = floorId === undefined ? undefined : floorParents.get(floorId);
+    const brandId = parents && brandOfProject.get(parents.projectId);
+    return floorId && parents && brandId ? { floorId, ...parents, brandId } : undefined;
+  };
+  const rooms = roomEntries.flatMap((e) => {
+    const at = placeAsset('rooms', e);
+    return at ? [{ ...e, ...at }] : [];
+  });
+  const desks = deskEntries.flatMap((e, i) => {
+    const at = placeAsset('desks', e);
+    return at ? [{ ...e, ...at, index: e.doc.index ?? i + 1 }] : [];
+  });
+
+  // --- access groups, webhooks, promo codes -----------------------------------------
+  const projectOfGroup = new Map<string, string>();
+  for (const g of stored.accessGroups.values()) projectOfGroup.set(g.id, g.project_id);
+  const accessGroups = groupEntries.flatMap((e, i) => {
+    const projectId = ref('projects', 'project', stored.projects, e.doc.project, `accessGroups[${e.doc.key}].project`);
+    if (projectId === undefined) return [];
+    projectOfGroup.set(e.id, projectId);
+    return [{ ...e, projectId, devices: deviceEntries[i] }];
+  });
+
+  const webhooks = webhookEntries.flatMap((e) => {
+    checkWebhookAuth(e.doc);
+    const projectId = ref('projects', 'project', stored.projects, e.doc.project, `webhooks[${e.doc.key}].project`);
+    return projectId === undefined ? [] : [{ ...e, projectId }];
+  });
+
+  const promoCodeOwners = new Map<string, string>();
+  const promoCodes = promoEntries.flatMap((e) => {
+    const where = `promoCodes[${e.doc.key}]`;
+    if ((e.doc.percentOff === undefined) === (e.doc.amountOff === undefined)) {
+      problems.push(`${where} must give exactly one of percentOff or amountOff`);
+    }
+    const projectId = ref('projects', 'project', stored.projects, e.doc.project, `${where}.project`);
+    if (projectId === undefined) return [];
+    const owner = promoCodeOwners.get(`${projectId}|${e.doc.code}`);
+    if (owner !== undefined && owner !== e.doc.key) problems.push(`${where}.code "${e.doc.code}" is also used by promoCodes[${owner}]`);
+    promoCodeOwners.set(`${projectId}|${e.doc.code}`, owner ?? e.doc.key);
+    const clash = stored.promoCodesByCode.find((p) => p.project_id === projectId && p.code === e.doc.code && p.id !== e.id);
+    if (clash) problems.push(`${where}.code "${e.doc.code}" is already used by another promo code of the project`);
+    return [{ ...e, projectId }];
+  });
+
+  // --- users and apps -------------------------------------------------------------------
+  const plannedUsers = users.flatMap((u) => resolveUser(u));
+  const apps = appIds.flatMap((a) => resolveApp(a));
+
+  const ids: Record<string, string> = {};
+  for (const section of SECTIONS) {
+    for (const [key, id] of Object.entries(idsByKind[section])) if (!(key in ids)) ids[key] = id;
+  }
+
+  return {
+    problems,
+    plan: { brands, projects, zones, floors, rooms, desks, users: plannedUsers, accessGroups, apps, webhooks, promoCodes, ids, idsByKind,
+      storedAppRelations: stored.appRelations },
+  };
+
+  // ---------------------------------------------------------------------------
+  // Users: id by key, else adopt an unkeyed stored user with the same email.
+  // ---------------------------------------------------------------------------
+  function planUsers(items: UserDoc[]): Entry<UserDoc, Row<'users'>>[] {
+    const owners = { email: new Map<string, string>(), phone: new Map<string, string>(), username: new Map<string, string>() };
+    const adopt = new Map<string, Row<'users'>>();
+    for (const u of items) {
+      const byEmail = u.email ? stored.usersByIdentity.find((r) => r.email_lower === u.email!.toLowerCase()) : undefined;
+      if (!stored.users.has(u.key) && byEmail && byEmail.key === null) adopt.set(u.key, byEmail);
+    }
+    const entries = assign('users', items, new Map([...adopt, ...stored.users]));
+    for (const e of entries) {
+      const where = `users[${e.doc.key}]`;
+      const identities: [keyof typeof owners, string | undefined, (r: Row<'users'>) => string | null][] = [
+        ['email', e.doc.email?.toLowerCase(), (r) => r.email_lower],
+        ['phone', e.doc.phone, (r) => r.phone],
+        ['username', e.doc.username, (r) => r.username],
+      ];
+      for (const [field, value, column] of identities) {
+        if (value === undefined) continue;
+        const shown = field === 'email' ? e.doc.email : value;
+        const owner = owners[field].get(value);
+        if (owner !== undefined && owner !== e.doc.key) problems.push(`${where}.${field} "${shown}" is also used by users[${owner}]`);
+        owners[field].set(value, owner ?? e.doc.key);
+        if (stored.usersByIdentity.some((r) => column(r) === value && r.id !== e.id)) {
+          problems.push(`${where}.${field} "${shown}" is already used by another user`);
+        }
+      }
+    }
+    return entries;
+  }
+
+  function resolveUser(e: Entry<UserDoc, Row<'users'>>): SitePlan['users'] {
+    const where = `users[${e.doc.key}]`;
+    const brandStaff = [...new Set((e.doc.brandStaff ?? []).flatMap((b) => ref('brands', 'brand', stored.brands, b, `${where}.brandStaff`) ?? []))];
+    const seen = new Set<string>();
+    const memberships: PlannedMembership[] = [];
+    for (const m of e.doc.memberships ?? []) {
+      const projectId = ref('projects', 'project', stored.projects, m.project, `${where}.memberships`);
+      if (projectId === undefined) continue;
+      if (seen.has(projectId)) {
+        problems.push(`${where}.memberships lists project "${m.project}" more than once`);
+        continue;
+      }
+      seen.add(projectId);
+      if (m.employeeId !== undefined) checkEmployeeId(where, m.project, projectId, m.employeeId, e.id);
+      memberships.push({
+        projectId,
+        role: m.role ?? 'member',
+        employeeId: m.employeeId,
+        stored: stored.memberships.find((s) => s.user_id === e.id && s.project_id === projectId),
+      });
+    }
+    return [{ ...e, brandStaff, memberships }];
+  }
+
+  function checkEmployeeId(where: string, projectKey: string, projectId: string, employeeId: string, userId: string): void {
+    const taken = plannedEmployeeIds.get(`${projectId}|${employeeId}`);
+    if (taken !== undefined && taken !== userId) {
+      problems.push(`${where}.memberships[${projectKey}].employeeId "${employeeId}" is also used by another user of this document`);
+    }
+    plannedEmployeeIds.set(`${projectId}|${employeeId}`, taken ?? userId);
+    if (stored.employeeIds.some((m) => m.project_id === projectId && m.employee_id === employeeId && m.user_id !== userId)) {
+      problems.push(`${where}.memberships[${projectKey}].employeeId "${employeeId}" is already used by another member of the project`);
+    }
+  }
+
+  /** Project ids the user will be an active member of after the apply. */
+  function projectsOfUser(userId: string): Set<string> {
+    const out = new Set(stored.memberships.filter((m) => m.user_id === userId && m.status === 'active').map((m) => m.project_id));
+    for (const u of plannedUsers) if (u.id === userId) for (const m of u.memberships) out.add(m.projectId);
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------
+  // Apps: keyed per environment; client id unique per environment.
+  // ---------------------------------------------------------------------------
+  function assignApps(items: AppDoc[]): Entry<AppDoc, Row<'apps'>>[] {
+    const entries = assign('apps', items, stored.apps);
+    const clientOwners = new Map<string, string>();
+    for (const e of entries) {
+      const owner = clientOwners.get(e.doc.appId);
+      if (owner !== undefined && owner !== e.doc.key) problems.push(`apps[${e.doc.key}].appId "${e.doc.appId}" is also used by apps[${owner}]`);
+      clientOwners.set(e.doc.appId, owner ?? e.doc.key);
+      const holder = stored.appsByClientId.get(e.doc.appId);
+      if (holder && holder.id !== e.id) problems.push(`apps[${e.doc.key}].appId "${e.doc.appId}" is already used by another app`);
+    }
+    return entries;
+  }
+
+  function resolveApp(e: Entry<AppDoc, Row<'apps'>>): PlannedApp[] {
+    const where = `apps[${e.doc.key}]`;
+    const projectIdByKey = new Map<string, string>();
+    for (const key of e.doc.projects) {
+      const id = ref('projects', 'project', stored.projects, key, `${where}.projects`);
+      if (id !== undefined) projectIdByKey.set(key, id);
+    }
+    const permissions = new Map<string, string[]>();
+    for (const role of e.doc.projectRoles ?? []) {
+      const id = ref('projects', 'project', stored.projects, role.project, `${where}.projectRoles`);
+      if (id === undefined) continue;
+      if (!e.doc.projects.includes(role.project)) {
+        problems.push(`${where}.projectRoles names project "${role.project}", which is not listed in ${where}.projects`);
+        continue;
+      }
+      permissions.set(id, [...new Set([...(permissions.get(id) ?? []), ...role.permissions])]);
+    }
+    const projectIds = [...new Set(projectIdByKey.values())];
+    const bound = new Set([...projectIds, ...stored.appRelations.projects.filter((p) => p.app_id === e.id).map((p) => p.project_id)]);
+
+    const accessGroupIds: string[] = [];
+    for (const key of new Set(e.doc.accessGroups ?? [])) {
+      const id = ref('accessGroups', 'access group', stored.accessGroups, key, `${where}.accessGroups`);
+      if (id === undefined) continue;
+      const projectId = projectOfGroup.get(id);
+      if (projectId !== undefined && !bound.has(projectId)) {
+        problems.push(`${where}.accessGroups: access group "${key}" belongs to a project the app is not bound to`);
+      }
+      accessGroupIds.push(id);
+    }
+
+    const links: PlannedApp['links'] = [];
+    const linkedUsers = new Set<string>();
+    const externalIds = new Set<string>();
+    for (const link of e.doc.links ?? []) {
+      const at = `${where}.links[${link.user}]`;
+      const userId = ref('users', 'user', stored.users, link.user, at);
+      if (externalIds.has(link.externalUserId)) problems.push(`${at}.externalUserId "${link.externalUserId}" is used more than once in this app`);
+      externalIds.add(link.externalUserId);
+      if (userId === undefined) continue;
+      if (linkedUsers.has(userId)) {
+        problems.push(`${at} links the same user more than once`);
+        continue;
+      }
+      linkedUsers.add(userId);
+      const memberOf = projectsOfUser(userId);
+      if (![...bound].some((p) => memberOf.has(p))) problems.push(`${at}: user "${link.user}" is not a member of any project of the app`);
+      if (stored.appRelations.links.some((l) => l.app_id === e.id && l.external_user_id === link.externalUserId && l.user_id !== userId)) {
+        problems.push(`${at}.externalUserId "${link.externalUserId}" is already linked to another user of the app`);
+      }
+      links.push({ userId, externalUserId: link.externalUserId });
+    }
+
+    return [{ ...e, projects: projectIds.map((projectId) => ({ projectId, permissions: permissions.get(projectId) ?? null })), links, accessGroupIds }];
+  }
+
+  function checkWebhookAuth(w: WebhookDoc): void {
+    const where = `webhooks[${w.key}].auth`;
+    const auth = w.auth ?? { scheme: 'signature-only' as const };
+    const headerNames = Object.keys(auth.headers ?? {});
+    if (auth.scheme === 'bearer' && !auth.token) problems.push(`${where}.token is required for the bearer scheme`);
+    if (auth.scheme !== 'bearer' && auth.token !== undefined) problems.push(`${where}.token is allowed only with the bearer scheme`);
+    if (auth.scheme === 'custom-header' && headerNames.length === 0) problems.push(`${where}.headers must name at least one header for the custom-header scheme`);
+    if (auth.scheme !== 'custom-header' && auth.headers !== undefined) problems.push(`${where}.headers is allowed only with the custom-header scheme`);
+    for (const name of headerNames) {
+      if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) problems.push(`${where}.headers: "${name}" is not a valid header name`);
+      else if (RESERVED_HEADER.test(name)) problems.push(`${where}.headers: "${name}" is set by the service and cannot be overridden`);
+    }
+  }
+}

@@ -1,0 +1,202 @@
+/** Writes a site plan: maps document entries to table rows (spec defaults applied) and upserts them, changed columns only. */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../platform/db/schema.js';
+import { newId } from '../../platform/ids.js';
+import {
+  cascadeDerivedColumns,
+  insertAppAccessGroup,
+  upsertAppLink,
+  upsertAppProject,
+  upsertTimestamped,
+} from './site-repository.js';
+import type { DeskDoc, RoomDoc } from '../../contract/site-document.js';
+import type { AssetParents, SitePlan } from './site-plan.js';
+
+/** Secret columns computed before the transaction (hashing is slow); keyed by entity id. */
+export interface PreparedSecrets {
+  appSecretHash: Map<string, string>;
+  webhookSecretEnc: Map<string, string>;
+  webhookAuthEnc: Map<string, string>;
+}
+
+/** JSON with object keys sorted, so equal values always give equal text (and unchanged rows stay unwritten). */
+export function canonicalJson(value: unknown): string {
+  const sort = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(sort);
+    if (v && typeof v === 'object') {
+      return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sort((v as Record<string, unknown>)[k])]));
+    }
+    return v;
+  };
+  return JSON.stringify(sort(value));
+}
+
+const bool = (v: boolean) => (v ? 1 : 0);
+
+function assetColumns(doc: RoomDoc | DeskDoc, at: AssetParents) {
+  const rate = doc.chargeRate ?? { perHour: 0, perDay: 0 };
+  return {
+    key: doc.key,
+    brand_id: at.brandId,
+    project_id: at.projectId,
+    zone_id: at.zoneId,
+    floor_id: at.floorId,
+    name: doc.name,
+    email: doc.email ?? null,
+    capacity: doc.capacity ?? 1,
+    status: doc.status ?? 'active',
+    is_public: bool(doc.isPublic ?? true),
+    facilities: canonicalJson(doc.facilities ?? []),
+    picture_urls: canonicalJson(doc.pictureUrls ?? []),
+    charge_rate: canonicalJson(rate.amount === undefined ? { perHour: rate.perHour, perDay: rate.perDay } : rate),
+    config: canonicalJson(doc.config ?? {}),
+    polygon: doc.polygon === undefined ? null : canonicalJson(doc.polygon),
+  };
+}
+
+function roomColumns(doc: RoomDoc, at: AssetParents) {
+  const eq = doc.equipmentsAvailability ?? {};
+  return {
+    ...assetColumns(doc, at),
+    type: doc.type ?? 'normal',
+    cleanup_minutes: doc.cleanupMinutes ?? null,
+    equipments: canonicalJson({
+      camera: eq.camera ?? false,
+      display: eq.display ?? false,
+      mic: eq.mic ?? false,
+      projector: eq.projector ?? false,
+      speaker: eq.speaker ?? false,
+    }),
+    address_no: doc.addressNo ?? null,
+    unit_id: doc.unitId ?? null,
+  };
+}
+
+/** Writes every entity of the plan, parents first. Call inside one transaction. */
+export async function writePlan(db: Kysely<Database>, plan: SitePlan, secrets: PreparedSecrets, opts: { env: string; now: number }): Promise<void> {
+  const { now } = opts;
+
+  for (const e of plan.brands) await upsertTimestamped(db, 'brands', e.id, e.stored, { key: e.doc.key, name: e.doc.name }, now);
+
+  for (const e of plan.projects) {
+    await upsertTimestamped(db, 'projects', e.id, e.stored, {
+      key: e.doc.key,
+      brand_id: e.brandId,
+      name: e.doc.name,
+      timezone: e.doc.timezone,
+      currency: e.doc.currency,
+      default_cleanup_minutes: e.doc.defaultCleanupMinutes ?? null,
+      booking_grid_minutes: e.doc.bookingGridMinutes ?? null,
+      backoffice_payment_due_minutes: e.doc.backofficePaymentDueMinutes ?? null,
+    }, now);
+  }
+
+  for (const e of plan.zones) {
+    await upsertTimestamped(db, 'zones', e.id, e.stored, { key: e.doc.key, project_id: e.projectId, name: e.doc.name }, now);
+  }
+  for (const e of plan.floors) {
+    await upsertTimestamped(db, 'floors', e.id, e.stored, { key: e.doc.key, project_id: e.projectId, zone_id: e.zoneId, name: e.doc.name }, now);
+  }
+  for (const e of plan.rooms) await upsertTimestamped(db, 'rooms', e.id, e.stored, roomColumns(e.doc, e), now);
+  for (const e of plan.desks) {
+    await upsertTimestamped(db, 'desks', e.id, e.stored, { ...assetColumns(e.doc, e), desk_index: e.index }, now);
+  }
+
+  for (const e of plan.users) {
+    await upsertTimestamped(db, 'users', e.id, e.stored, {
+      key: e.doc.key,
+      email: e.doc.email ?? null,
+      email_lower: e.doc.email?.toLowerCase() ?? null,
+      phone: e.doc.phone ?? null,
+      username: e.doc.username ?? null,
+      name: e.doc.name,
+      first_name: e.doc.firstName ?? null,
+      last_name: e.doc.lastName ?? null,
+      profile_name: e.doc.profileName ?? null,
+      blocked_from_booking: bool(e.doc.blockedFromBooking ?? false),
+      brand_staff: canonicalJson(e.brandStaff),
+    }, now);
+    for (const m of e.memberships) {
+      // The origin (`source`) of an existing membership is history and is kept; an
+      // employee id is only written when the document gives one.
+      const next: Record<string, unknown> = { user_id: e.id, project_id: m.projectId, role: m.role, user_type: 'member', status: 'active' };
+      if (m.employeeId !== undefined) next.employee_id = m.employeeId;
+      await upsertTimestamped(db, 'memberships', m.stored?.id ?? newId(now), m.stored, next, now, { source: 'admin' });
+    }
+  }
+
+  for (const g of plan.accessGroups) {
+    await upsertTimestamped(db, 'access_groups', g.id, g.stored, { key: g.doc.key, project_id: g.projectId, name: g.doc.name }, now);
+    for (const d of g.devices) {
+      await upsertTimestamped(db, 'devices', d.id, d.stored, { key: d.doc.key, access_group_id: g.id, name: d.doc.name, kind: d.doc.kind }, now);
+    }
+  }
+
+  for (const a of plan.apps) {
+    await upsertTimestamped(db, 'apps', a.id, a.stored, {
+      key: a.doc.key,
+      env: opts.env,
+      client_id: a.doc.appId,
+      secret_hash: secrets.appSecretHash.get(a.id),
+      name: a.doc.name,
+      act_as: bool(a.doc.actAs ?? false),
+    }, now);
+  }
+  // Relations after every app, user and access group exists.
+  for (const a of plan.apps) await writeAppRelations(db, plan, a, now);
+
+  for (const w of plan.webhooks) {
+    await upsertTimestamped(db, 'webhooks', w.id, w.stored, {
+      key: w.doc.key,
+      project_id: w.projectId,
+      url: w.doc.url,
+      secret_enc: secrets.webhookSecretEnc.get(w.id),
+      events: canonicalJson(w.doc.events),
+      auth_enc: secrets.webhookAuthEnc.get(w.id),
+    }, now, { enabled: 1, consecutive_failures: 0 });
+  }
+
+  for (const p of plan.promoCodes) {
+    await upsertTimestamped(db, 'promo_codes', p.id, p.stored, {
+      key: p.doc.key,
+      project_id: p.projectId,
+      code: p.doc.code,
+      name: p.doc.name,
+      percent_off: p.doc.percentOff ?? null,
+      amount_off: p.doc.amountOff ?? null,
+      active: bool(p.doc.active ?? true),
+    }, now);
+  }
+
+  await cascadeDerivedColumns(db, {
+    zones: plan.zones.map((z) => ({ id: z.id, projectId: z.projectId })),
+    floorIds: plan.floors.map((f) => f.id),
+    projectIds: plan.projects.map((p) => p.id),
+  }, now);
+}
+
+async function writeAppRelations(db: Kysely<Database>, plan: SitePlan, a: SitePlan['apps'][number], now: number): Promise<void> {
+  const stored = plan.storedAppRelations;
+  for (const p of a.projects) {
+    await upsertAppProject(
+      db,
+      stored.projects.find((s) => s.app_id === a.id && s.project_id === p.projectId),
+      { app_id: a.id, project_id: p.projectId, permissions: p.permissions === null ? null : canonicalJson(p.permissions) },
+    );
+  }
+  for (const groupId of a.accessGroupIds) {
+    if (!stored.accessGroups.some((s) => s.app_id === a.id && s.access_group_id === groupId)) {
+      await insertAppAccessGroup(db, { app_id: a.id, access_group_id: groupId });
+    }
+  }
+  for (const link of a.links) {
+    const existing = stored.links.find((s) => s.app_id === a.id && s.user_id === link.userId);
+    await upsertAppLink(db, existing, {
+      id: existing?.id ?? newId(now),
+      app_id: a.id,
+      user_id: link.userId,
+      external_user_id: link.externalUserId,
+      created_at: existing?.created_at ?? now,
+    });
+  }
+}

@@ -1,0 +1,26 @@
+/** Small key/value settings persisted in the database (sandbox clock offset, generated keys). */
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+export class SettingsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async get(name: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirst();
+    return row?.value;
+  }
+
+  async set(name: string, value: string): Promise<void> {
+    await this.db
+      .insertInto('settings')
+      .values({ name, value })
+      .onConflict((oc) => oc.column('name').doUpdateSet({ value }))
+      .execute();
+  }
+
+  /** Stores `value` only if the setting is absent; returns whichever value is stored. */
+  async getOrInit(name: string, value: string): Promise<string> {
+    await this.db.insertInto('settings').values({ name, value }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    return (await this.get(name)) ?? value;
+  }
+}

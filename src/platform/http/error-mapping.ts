@@ -1,0 +1,95 @@
+/**
+ * The one place where failures become HTTP responses. Everything that leaves the
+ * service as an error passes through `toErrorResponse`.
+ */
+import type { FastifyError } from 'fastify';
+import { ServiceError } from '../errors.js';
+import { errorBody } from './envelope.js';
+
+interface AjvLikeError {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+const FORMAT_TEXT: Record<string, string> = {
+  'date-time': 'an ISO 8601 date-time with a timezone offset',
+  email: 'an email address',
+  uri: 'an absolute URI',
+};
+
+function jsonPath(prefix: string, instancePath: string | undefined): string {
+  const parts = (instancePath ?? '').split('/').filter(Boolean);
+  let out = prefix;
+  for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : `.${p.replace(/~1/g, '/').replace(/~0/g, '~')}`;
+  return out;
+}
+
+/** One readable message per violated constraint. */
+export function formatValidationErrors(errs: AjvLikeError[], context: string): string[] {
+  const where = context === 'querystring' ? 'query' : context;
+  const messages = errs.map((e) => {
+    const path = jsonPath(where, e.instancePath);
+    const params = e.params ?? {};
+    switch (e.keyword) {
+      case 'required':
+        return `${path}.${String(params.missingProperty)} is required`;
+      case 'additionalProperties':
+        return `${path}.${String(params.additionalProperty)} is not an allowed field`;
+      case 'enum':
+        return `${path} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
+      case 'const':
+        return `${path} must be ${JSON.stringify(params.allowedValue)}`;
+      case 'format':
+        return `${path} must be ${FORMAT_TEXT[String(params.format)] ?? `a valid ${String(params.format)}`}`;
+      case 'pattern':
+        return /0-9a-f\]\{24\}/.test(String(params.pattern))
+          ? `${path} must be a 24-character hexadecimal id`
+          : `${path} ${e.message}`;
+      default:
+        return `${path} ${e.message ?? 'is invalid'}`;
+    }
+  });
+  return [...new Set(messages)];
+}
+
+export interface ErrorResponse {
+  status: number;
+  body: ReturnType<typeof errorBody>;
+  /** True when the failure is ours (logged at error level). */
+  internal: boolean;
+}
+
+const DB_UNAVAILABLE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|Connection terminated|timeout exceeded|SQLITE_BUSY|database is locked|too many clients|the database system is (starting up|shutting down)/i;
+
+export function toErrorResponse(err: unknown): ErrorResponse {
+  if (err instanceof ServiceError) {
+    return { status: err.status, body: errorBody(err.code, err.detail, err.data), internal: err.status >= 500 && err.code === 'KS004' };
+  }
+  const fe = err as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
+  if (fe && Array.isArray(fe.validation)) {
+    return { status: 400, body: errorBody('KS001', formatValidationErrors(fe.validation, fe.validationContext ?? 'body')), internal: false };
+  }
+  switch (fe?.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, body: errorBody('KS001', ['Content-Type must be application/json']), internal: false };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, body: errorBody('KS001', ['request body is too large']), internal: false };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, body: errorBody('KS001', ['body must not be empty when Content-Type is application/json']), internal: false };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { status: 400, body: errorBody('KS001', ['body is not valid JSON']), internal: false };
+  }
+  if (fe instanceof SyntaxError || fe?.statusCode === 400) {
+    // JSON.parse failures surface as a SyntaxError with status 400.
+    return { status: 400, body: errorBody('KS001', [fe instanceof SyntaxError ? 'body is not valid JSON' : String(fe.message)]), internal: false };
+  }
+  if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return { status: fe.statusCode, body: errorBody('KS001', [String(fe.message)]), internal: false };
+  }
+  if (DB_UNAVAILABLE.test(String((err as Error)?.message ?? '')) || DB_UNAVAILABLE.test(String((err as { code?: string })?.code ?? ''))) {
+    return { status: 503, body: errorBody('KS004', 'A required service is temporarily unavailable; retry with backoff'), internal: true };
+  }
+  return { status: 500, body: errorBody('KS004', 'Internal server error'), internal: true };
+}
