@@ -3,13 +3,13 @@
  * minute on SQLite):
  *
  *   A. delivery throughput to a loopback receiver: N events are emitted through
- *      the outbox (emitBookingEvent, in one transaction, as a state change would),
+ *      the outbox (Outbox.emit, in one transaction, as a state change would),
  *      then the delivery worker (default 250 ms poll) runs until the receiver has
  *      every delivery id. A1: one listener; A2: four listeners on each event;
  *      A3: a hanging listener with a backlog plus a healthy one (does the
  *      healthy listener still get its deliveries?).
  *   B. lifecycle with 100,000 scheduled bookings (500,000 timers, inserted in big
- *      transactions with the same rows meetingWrites and the scheduling
+ *      transactions with the same rows MeetingRepository and the scheduling
  *      helpers write, then ANALYZE): B1 the sandbox clock (POST /ops/v1/clock)
  *      jumps so the next 1,000 and then 5,000 pending steps are due, timed until
  *      the call returns (everything applied); B2 service time jumps silently over
@@ -28,8 +28,9 @@ import { sql, type Kysely } from 'kysely';
 import { BENCH_OPS_TOKEN, startBenchService } from './support.js';
 import type { Database } from '../src/platform/db/schema.js';
 import { writeTransaction } from '../src/platform/db/transactions.js';
-import { meetingWrites, MeetingQueries } from '../src/modules/booking/meeting-repository.js';
-import { emitBookingEvent } from '../src/modules/webhooks/outbox.js';
+import { MeetingRepository, type MeetingRow } from '../src/modules/booking/meeting-repository.js';
+import { bookingFacts } from '../src/modules/booking/booking-change.js';
+import { scopeOf } from '../src/modules/booking/booking-changes.js';
 import { LifecycleWorker } from '../src/modules/lifecycle/lifecycle-worker.js';
 import { planTimers } from '../src/modules/lifecycle/rules/timer-plan.js';
 import { resolveMeetingConfig } from '../src/modules/booking/rules/asset-config.js';
@@ -149,23 +150,25 @@ async function main(): Promise<void> {
   // =========================================================================
   // A. Delivery throughput
   // =========================================================================
-  const queries = new MeetingQueries(db);
+  const meetings = new MeetingRepository(db);
   const meetingIn = async (project: string) => {
     const now = services.clock.now();
     const id = newId(now);
     const start = now + 60 * MIN;
     await writeTransaction(db, engine, (trx) =>
-      meetingWrites.insert(trx, meetingRow({ id, projectId: ids.projects[project], roomId: ids.rooms[`${project}-r`], organizerId, start, end: start + 30 * MIN, now }), [
+      meetings.insertHeld(meetingRow({ id, projectId: ids.projects[project], roomId: ids.rooms[`${project}-r`], organizerId, start, end: start + 30 * MIN, now }), [
         { id, meeting_id: id, project_id: ids.projects[project], asset_id: ids.rooms[`${project}-r`], occurrence_index: 0, start_at: start, end_at: start + 30 * MIN },
-      ], []),
+      ], trx),
     );
-    return (await queries.byId(id))!;
+    return (await meetings.byId(id))!;
   };
   const emit = async (project: string, kind: 'REMINDER' | 'ENDING_SOON', n: number) => {
-    const m = await meetingIn(project);
+    const m: MeetingRow = await meetingIn(project);
+    const scope = scopeOf('room', (await services.catalogue.assetInContext('room', m.asset_id))!);
+    const facts = bookingFacts(scope, m, { start: m.start_at, end: m.end_at });
     const t0 = performance.now();
     await writeTransaction(db, engine, async (trx) => {
-      for (let i = 0; i < n; i++) await emitBookingEvent(trx, m, { start: m.start_at, end: m.end_at }, { kind }, services.clock.now());
+      for (let i = 0; i < n; i++) await services.outbox.emit(trx, { meetingId: m.id, facts, detail: { kind }, at: services.clock.now() });
     });
     return performance.now() - t0;
   };
@@ -243,9 +246,9 @@ async function main(): Promise<void> {
       }
     });
   }
-  await meetingWrites.recordLongestHold(db, projectId, [{ start_at: 0, end_at: 30 * MIN }]);
+  await meetings.raiseLongestHold(projectId, 30 * MIN);
   // Planner statistics, as autovacuum would have them for tables this size (without them
-  // PostgreSQL plans timerWrites.cancelPending as a bitmap AND over every pending timer).
+  // PostgreSQL plans TimerRepository.cancelPending as a bitmap AND over every pending timer).
   await sql`analyze`.execute(db);
   const seedMs = performance.now() - tSeed;
   const timerCount = async (where: { status?: string; dueBy?: number; dueAfter?: number }) => {
@@ -280,7 +283,7 @@ async function main(): Promise<void> {
 
   // B2: service time jumps without running the steps (as after a restart, or another
   // instance moving the clock); the background worker (1 s poll) catches up.
-  const worker = new TimedWorker({ db, engine, clock: services.clock });
+  const worker = new TimedWorker({ db, steps: services.lifecycleSteps, clock: services.clock });
   {
     const to = await slice(2000);
     const due = await timerCount({ status: 'pending', dueBy: to });

@@ -1,11 +1,11 @@
 /**
  * The generated site of the search benchmark (bench/search.ts): one project in
  * Asia/Bangkok, rooms and desks applied through POST /ops/v1/apply, and bookings
- * inserted through meetingWrites.insert in a few big transactions.
+ * inserted through MeetingRepository.insertHeld in a few big transactions.
  */
 import { sql } from 'kysely';
 import { BENCH_OPS_TOKEN, type startBenchService } from './support.js';
-import { meetingWrites, type NewMeeting, type NewSlot } from '../src/modules/booking/meeting-repository.js';
+import { MeetingRepository, type NewMeeting, type NewSlot } from '../src/modules/booking/meeting-repository.js';
 import { newId } from '../src/platform/ids.js';
 
 type BenchService = Awaited<ReturnType<typeof startBenchService>>;
@@ -281,7 +281,7 @@ export async function seedSearchSite(svc: BenchService, log: (line: string) => v
   const perTx = Math.ceil(rows.length / TX_COUNT);
   for (let i = 0; i < rows.length; i += perTx) {
     await db.transaction().execute(async (trx) => {
-      for (const r of rows.slice(i, i + perTx)) await meetingWrites.insert(trx, r.meeting, [r.slot], []);
+      for (const r of rows.slice(i, i + perTx)) await new MeetingRepository(trx).insertHeld(r.meeting, [r.slot]);
     });
   }
   // PostgreSQL's autovacuum would analyze the freshly loaded tables within a minute; do it now.

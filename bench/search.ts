@@ -1,7 +1,7 @@
 /**
  * Search latency on a generated site: 1 project (Asia/Bangkok), 1,000 rooms and
  * 2,000 desks applied through POST /ops/v1/apply, and 100,000 bookings inserted
- * through meetingWrites.insert, spread over ±45 days around the service's now.
+ * through MeetingRepository.insertHeld, spread over ±45 days around the service's now.
  * Measures, in one run, the windowed room search, a windowed desk page and a bare
  * Fastify route (sequential p50/p95/p99 after a warm-up), then autocannon
  * throughput of the room search.

@@ -17,6 +17,14 @@ import { CatalogueService } from './modules/catalogue/catalogue-service.js';
 import { MeetingService } from './modules/booking/meeting-service.js';
 import { PeopleRepository } from './modules/booking/people-repository.js';
 import { LifecycleWorker } from './modules/lifecycle/lifecycle-worker.js';
+import { LifecycleSteps } from './modules/lifecycle/lifecycle-steps.js';
+import { TimerRepository } from './modules/lifecycle/timer-repository.js';
+import { TimerScheduler } from './modules/lifecycle/scheduling.js';
+import { MeetingRepository } from './modules/booking/meeting-repository.js';
+import { BookingChangeWriter } from './modules/booking/booking-change.js';
+import { BookingChanges } from './modules/booking/booking-changes.js';
+import { Outbox } from './modules/webhooks/outbox.js';
+import { OutboxRepository } from './modules/webhooks/outbox-repository.js';
 import { DeliveryWorker } from './modules/webhooks/delivery-worker.js';
 import { DeliveryRepository } from './modules/webhooks/delivery-repository.js';
 
@@ -30,8 +38,12 @@ export interface Services {
   secretBox: SecretBox;
   settings: SettingsRepository;
   catalogue: CatalogueService;
+  /** Records booking events and queues their deliveries (in the caller's transaction). */
+  outbox: Outbox;
   meetings: MeetingService;
   lifecycle: LifecycleWorker;
+  /** Applies one due lifecycle step (what the lifecycle worker runs). */
+  lifecycleSteps: LifecycleSteps;
   deliveries: DeliveryWorker;
   deliveryRepo: DeliveryRepository;
   /** Starts the background workers (timers, webhook delivery). */
@@ -69,7 +81,15 @@ export async function createServices(config: Config, storage: Storage, realClock
   const catalogueRepo = new CatalogueRepository(storage.db);
   const secretBox = new SecretBox(await secretsKey(config, settings));
   const onError = options.onError ?? (() => {});
-  const lifecycle = new LifecycleWorker({ db: storage.db, engine: storage.engine, clock: serviceClock, onError });
+  const catalogue = new CatalogueService(catalogueRepo, serviceClock);
+  const meetingRepo = new MeetingRepository(storage.db);
+  const timerRepo = new TimerRepository(storage.db);
+  const outbox = new Outbox(new OutboxRepository(storage.db));
+  // The one writer of booking changes; events and lifecycle steps plug in through its ports.
+  const writer = new BookingChangeWriter({ meetings: meetingRepo, events: outbox, lifecycle: new TimerScheduler(timerRepo) });
+  const bookingChanges = new BookingChanges({ db: storage.db, engine: storage.engine, meetings: meetingRepo, writer, catalogue });
+  const steps = new LifecycleSteps({ bookings: bookingChanges, timers: timerRepo });
+  const lifecycle = new LifecycleWorker({ db: storage.db, steps, clock: serviceClock, onError });
   const deliveryRepo = new DeliveryRepository(storage.db);
   const deliveries = new DeliveryWorker({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, onError, timeoutMs: config.webhookTimeoutMs });
   let purgeTimer: NodeJS.Timeout | undefined;
@@ -85,12 +105,13 @@ export async function createServices(config: Config, storage: Storage, realClock
     tokens,
     secretBox,
     settings,
-    catalogue: new CatalogueService(catalogueRepo, serviceClock),
+    catalogue,
+    outbox,
     meetings: new MeetingService({
-      db: storage.db, engine: storage.engine, clock: serviceClock, secretBox,
-      catalogue: catalogueRepo, people: new PeopleRepository(storage.db),
+      clock: serviceClock, secretBox, catalogue, people: new PeopleRepository(storage.db), meetings: meetingRepo, changes: bookingChanges,
     }),
     lifecycle,
+    lifecycleSteps: steps,
     deliveries,
     deliveryRepo,
     startWorkers: () => {

@@ -12,8 +12,9 @@ import { siteDocument } from '../support/fixtures.js';
 import { everyDay } from '../support/catalogue.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { writeTransaction } from '../../src/platform/db/transactions.js';
-import { emitBookingEvent } from '../../src/modules/webhooks/outbox.js';
-import { MeetingQueries, meetingWrites } from '../../src/modules/booking/meeting-repository.js';
+import { MeetingRepository, type MeetingRow } from '../../src/modules/booking/meeting-repository.js';
+import { bookingFacts } from '../../src/modules/booking/booking-change.js';
+import { scopeOf } from '../../src/modules/booking/booking-changes.js';
 import { newId } from '../../src/platform/ids.js';
 
 const SECRET = 'fairness-secret-0123456789abcdef0123456789';
@@ -54,16 +55,19 @@ describe('delivery scheduling across listeners', () => {
     const end = start + 1_800_000;
     const room = ids.rooms.r as string;
     const project = ids.projects.tower as string;
+    const scope = scopeOf('room', (await svc.services.catalogue.assetInContext('room', ids.rooms.r as string))!);
     await writeTransaction(db, engine, async (trx) => {
-      await meetingWrites.insert(trx, {
+      const meetings = new MeetingRepository(db);
+      const row = {
         id, project_id: project, asset_kind: 'room', asset_id: room, room_id: room, desk_id: null, title: 'fairness', body: '',
         start_at: start, end_at: end, booked_end_at: end, span_end_at: end, all_day: 0, time_period: null, status: 'active', pin_enc: 'x',
         pin_failures: 0, organizer_user_id: ids.users.alice, organizer: JSON.stringify({ email: 'alice@example.com', name: 'Alice Example' }),
         attendees: '[]', app_id: null, booked_via: null, booked_by_user_id: null, payment: null, payment_due_at: null, billing_summaries: '[]',
         recurrence: null, cancel_reason: null, created_at: now, updated_at: now,
-      }, [{ id, meeting_id: id, project_id: project, asset_id: room, occurrence_index: 0, start_at: start, end_at: end }], []);
-      const m = (await new MeetingQueries(db).byId(id, trx))!;
-      for (let i = 0; i < n; i++) await emitBookingEvent(trx, m, { start, end }, { kind }, now);
+      };
+      await meetings.insertHeld(row, [{ id, meeting_id: id, project_id: project, asset_id: room, occurrence_index: 0, start_at: start, end_at: end }], trx);
+      const facts = bookingFacts(scope, row as MeetingRow, { start, end });
+      for (let i = 0; i < n; i++) await svc.services.outbox.emit(trx, { meetingId: id, facts, detail: { kind }, at: now });
     });
   }
 

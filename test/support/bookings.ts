@@ -2,10 +2,10 @@
  * Seeds bookings straight into storage, for tests of features that read them
  * (availability search, calendars) before POST /meetings exists. One `meetings`
  * row plus one `meeting_slots` row (and `meeting_attendees` index rows), written in
- * one transaction through meetingWrites.insert (which also keeps
+ * one transaction through MeetingRepository.insertHeld (which also keeps
  * projects.max_hold_ms up to date).
  */
-import { meetingWrites } from '../../src/modules/booking/meeting-repository.js';
+import { MeetingRepository } from '../../src/modules/booking/meeting-repository.js';
 import { newId } from '../../src/platform/ids.js';
 import type { TestService } from './test-service.js';
 
@@ -56,8 +56,7 @@ export async function seedBooking(svc: TestService, b: SeedBookingInput): Promis
   const meetingId = newId(now);
   const slotId = newId(now);
   await db.transaction().execute(async (trx) => {
-    await meetingWrites.insert(
-      trx,
+    await new MeetingRepository(db).insertHeld(
       {
         id: meetingId,
         project_id: b.projectId,
@@ -90,7 +89,7 @@ export async function seedBooking(svc: TestService, b: SeedBookingInput): Promis
         updated_at: now,
       },
       [{ id: slotId, meeting_id: meetingId, project_id: b.projectId, asset_id: b.assetId, occurrence_index: 0, start_at: start, end_at: end }],
-      [],
+      trx,
     );
     // The attendee index that visibility and filters read, kept in step with the JSON column.
     const attendees = b.attendees ?? [];

@@ -44,6 +44,8 @@ export interface StartOptions {
   keepDatabase?: boolean;
   /** Do not start the background workers (timers, deliveries). */
   noWorkers?: boolean;
+  /** Sees the SQL text of every statement the service executes. */
+  onQuery?: (sql: string) => void;
 }
 
 export async function httpRequest<T = any>(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<HttpResult<T>> {
@@ -77,7 +79,7 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     PORT: '0',
     ...options.env,
   });
-  const storage = await openStorage(config.databaseUrl);
+  const storage = await openStorage(config.databaseUrl, { onQuery: options.onQuery });
   const services = await createServices(config, storage);
   const app = await buildApp(services);
   await app.listen({ host: '127.0.0.1', port: 0 });

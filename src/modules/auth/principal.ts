@@ -29,6 +29,8 @@ export interface Principal {
   userId: string | null;
   tokenId: string;
   familyId: string;
+  /** The user the app books as with its own token; null until the app's first booking. */
+  appServiceUserId: string | null;
   projects: ReadonlyMap<string, ProjectScope>;
 }
 

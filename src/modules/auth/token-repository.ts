@@ -45,6 +45,8 @@ export interface TokenRecord {
   clientId: string;
   userId: string | null;
   grantType: string;
+  /** The user the app books as with its own token (null until its first booking). */
+  appServiceUserId: string | null;
 }
 
 export interface NewToken {
@@ -171,7 +173,7 @@ export class TokenRepository {
       .select([
         'tokens.id', 'tokens.family_id', 'tokens.kind', 'tokens.secret_hash', 'tokens.env', 'tokens.expires_at',
         'tokens.rotated_at', 'tokens.revoked_at', 'token_families.revoked_at as family_revoked_at',
-        'token_families.app_id', 'token_families.user_id', 'token_families.grant_type', 'apps.client_id',
+        'token_families.app_id', 'token_families.user_id', 'token_families.grant_type', 'apps.client_id', 'apps.service_user_id',
       ])
       .where('tokens.id', '=', id)
       .executeTakeFirst();
@@ -190,6 +192,7 @@ export class TokenRepository {
       clientId: row.client_id,
       userId: row.user_id,
       grantType: row.grant_type,
+      appServiceUserId: row.service_user_id,
     };
   }
 

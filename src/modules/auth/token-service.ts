@@ -250,6 +250,7 @@ export class TokenService {
       userId: token.userId,
       tokenId: token.id,
       familyId: token.familyId,
+      appServiceUserId: token.appServiceUserId,
       projects,
     };
   }

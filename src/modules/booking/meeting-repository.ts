@@ -1,6 +1,7 @@
 /**
- * Persistence of bookings: the meeting record, its held slots and its history.
- * Writes take a transaction so a state change and what it records commit together.
+ * Persistence of bookings: the meeting record, its held slots, its attendees and
+ * its history. Reads default to the database; every method takes the caller's
+ * transaction as its last argument so a change and what it records commit together.
  */
 import { sql, type Kysely, type Transaction, type Insertable, type Updateable } from 'kysely';
 import type { Database, MeetingHistoryTable, MeetingSlotTable, MeetingTable } from '../../platform/db/schema.js';
@@ -9,6 +10,7 @@ export type Db = Kysely<Database> | Transaction<Database>;
 export type NewMeeting = Insertable<MeetingTable>;
 export type NewSlot = Insertable<MeetingSlotTable>;
 export type NewHistory = Omit<Insertable<MeetingHistoryTable>, 'seq'>;
+export type MeetingChanges = Updateable<MeetingTable>;
 
 export type MeetingRow = MeetingTable & { pin_failures: number };
 export type HistoryRow = MeetingHistoryTable;
@@ -28,7 +30,7 @@ export interface MeetingListFilter {
   statuses?: string[];
 }
 
-export class MeetingQueries {
+export class MeetingRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async byId(id: string, db: Db = this.db): Promise<MeetingRow | undefined> {
@@ -54,9 +56,9 @@ export class MeetingQueries {
   }
 
   /** Meetings whose span overlaps [from, to) and match the filter, ordered by start. */
-  async list(f: MeetingListFilter): Promise<MeetingRow[]> {
+  async list(f: MeetingListFilter, db: Db = this.db): Promise<MeetingRow[]> {
     if (!f.projectIds.length) return [];
-    let q = this.db
+    let q = db
       .selectFrom('meetings')
       .selectAll()
       .where('project_id', 'in', f.projectIds)
@@ -77,71 +79,102 @@ export class MeetingQueries {
     if (f.organizerIds?.length) q = q.where('organizer_user_id', 'in', f.organizerIds);
     if (f.organizerEmails?.length) {
       const emails = f.organizerEmails.map((e) => e.toLowerCase());
-      q = q.where('organizer_user_id', 'in', this.db.selectFrom('users').select('id').where('email_lower', 'in', emails));
+      q = q.where('organizer_user_id', 'in', db.selectFrom('users').select('id').where('email_lower', 'in', emails));
     }
     if (f.attendeeEmails?.length) {
       const emails = f.attendeeEmails.map((e) => e.toLowerCase());
-      q = q.where('id', 'in', this.db.selectFrom('meeting_attendees').select('meeting_id').where('email_lower', 'in', emails));
+      q = q.where('id', 'in', db.selectFrom('meeting_attendees').select('meeting_id').where('email_lower', 'in', emails));
     }
     if (f.statuses?.length) q = q.where('status', 'in', f.statuses);
     return (await q.orderBy('start_at').orderBy('id').execute()) as MeetingRow[];
   }
-}
 
-/** Writes of bookings; every call takes the caller's transaction. */
-export const meetingWrites = {
-  /** Inserts a meeting with its slots and its first history entries (in `trx`). */
-  async insert(trx: Db, meeting: NewMeeting, slots: NewSlot[], histories: NewHistory[]): Promise<void> {
-    await trx.insertInto('meetings').values(meeting).execute();
-    if (slots.length) await trx.insertInto('meeting_slots').values(slots).execute();
-    await meetingWrites.recordLongestHold(trx, meeting.project_id, slots);
-    for (const h of histories) await meetingWrites.appendHistory(trx, h);
-  },
+  async insert(meeting: NewMeeting, db: Db = this.db): Promise<void> {
+    await db.insertInto('meetings').values(meeting).execute();
+  }
 
-  /** Keeps projects.max_hold_ms at least as long as the longest slot (bounds overlap look-ups). */
-  async recordLongestHold(trx: Db, projectId: string, slots: Pick<NewSlot, 'start_at' | 'end_at'>[]): Promise<void> {
+  /** A booking with its held slots, keeping the project's longest hold (bulk imports, fixtures and benches). */
+  async insertHeld(meeting: NewMeeting, slots: NewSlot[], db: Db = this.db): Promise<void> {
+    await this.insert(meeting, db);
+    await this.insertSlots(slots, db);
     const longest = Math.max(0, ...slots.map((s) => s.end_at - s.start_at));
-    if (longest === 0) return;
-    await trx
-      .updateTable('projects')
-      .set({ max_hold_ms: longest })
-      .where('id', '=', projectId)
-      .where('max_hold_ms', '<', longest)
-      .execute();
-  },
+    if (longest > 0) await this.raiseLongestHold(meeting.project_id, longest, db);
+  }
 
-  async appendHistory(trx: Db, h: NewHistory): Promise<void> {
-    const next = await trx
+  async update(id: string, changes: MeetingChanges, db: Db = this.db): Promise<void> {
+    await db.updateTable('meetings').set(changes).where('id', '=', id).execute();
+  }
+
+  /** A wrong PIN was presented: counted outside the refused change's transaction. */
+  async countWrongPin(id: string, db: Db = this.db): Promise<void> {
+    await db.updateTable('meetings').set((eb) => ({ pin_failures: eb('pin_failures', '+', 1) })).where('id', '=', id).execute();
+  }
+
+  /** History entries of a booking that has none yet, numbered from 1. */
+  async insertFirstHistories(entries: NewHistory[], db: Db = this.db): Promise<HistoryRow[]> {
+    const rows = entries.map((h, i) => ({ ...h, seq: i + 1 }));
+    if (rows.length) await db.insertInto('meeting_histories').values(rows).execute();
+    return rows as HistoryRow[];
+  }
+
+  /** Appends one history entry after the booking's last (numbered in the same statement). */
+  async appendHistory(h: NewHistory, db: Db = this.db): Promise<void> {
+    const next = db
       .selectFrom('meeting_histories')
       .select(sql<number>`coalesce(max(seq), 0) + 1`.as('seq'))
-      .where('meeting_id', '=', h.meeting_id)
-      .executeTakeFirstOrThrow();
-    await trx.insertInto('meeting_histories').values({ ...h, seq: Number(next.seq) }).execute();
-  },
+      .where('meeting_id', '=', h.meeting_id);
+    await db
+      .insertInto('meeting_histories')
+      .columns(['id', 'meeting_id', 'action', 'at', 'by', 'source', 'source_detail', 'reason', 'status_before', 'old_start_at', 'old_end_at', 'new_start_at', 'new_end_at', 'seq'])
+      .expression(
+        db.selectNoFrom([
+          sql.val(h.id).as('id'), sql.val(h.meeting_id).as('meeting_id'), sql.val(h.action).as('action'), sql.val(h.at).as('at'),
+          sql.val(h.by).as('by'), sql.val(h.source).as('source'), sql.val(h.source_detail ?? null).as('source_detail'),
+          sql.val(h.reason ?? null).as('reason'), sql.val(h.status_before ?? null).as('status_before'),
+          sql.val(h.old_start_at ?? null).as('old_start_at'), sql.val(h.old_end_at ?? null).as('old_end_at'),
+          sql.val(h.new_start_at ?? null).as('new_start_at'), sql.val(h.new_end_at ?? null).as('new_end_at'),
+          next.as('seq'),
+        ]),
+      )
+      .execute();
+  }
 
-  async update(trx: Db, id: string, changes: Updateable<MeetingTable>): Promise<void> {
-    await trx.updateTable('meetings').set(changes).where('id', '=', id).execute();
-  },
+  async insertSlots(slots: NewSlot[], db: Db = this.db): Promise<void> {
+    if (slots.length) await db.insertInto('meeting_slots').values(slots).execute();
+  }
 
-  async replaceSlots(trx: Db, meetingId: string, slots: NewSlot[]): Promise<void> {
-    await trx.deleteFrom('meeting_slots').where('meeting_id', '=', meetingId).execute();
-    if (slots.length) await trx.insertInto('meeting_slots').values(slots).execute();
-  },
+  async replaceSlots(meetingId: string, slots: NewSlot[], db: Db = this.db): Promise<void> {
+    await this.releaseSlots(meetingId, db);
+    await this.insertSlots(slots, db);
+  }
 
-  async updateSlotEnd(trx: Db, slotId: string, end: number): Promise<void> {
-    await trx.updateTable('meeting_slots').set({ end_at: end }).where('id', '=', slotId).execute();
-  },
+  async updateSlotEnd(slotId: string, end: number, db: Db = this.db): Promise<void> {
+    await db.updateTable('meeting_slots').set({ end_at: end }).where('id', '=', slotId).execute();
+  }
 
-  async releaseSlots(trx: Db, meetingId: string): Promise<void> {
-    await trx.deleteFrom('meeting_slots').where('meeting_id', '=', meetingId).execute();
-  },
+  async deleteSlot(slotId: string, db: Db = this.db): Promise<void> {
+    await db.deleteFrom('meeting_slots').where('id', '=', slotId).execute();
+  }
 
-  async replaceAttendees(trx: Db, meetingId: string, attendees: { userId: string | null; email: string }[]): Promise<void> {
-    await trx.deleteFrom('meeting_attendees').where('meeting_id', '=', meetingId).execute();
+  async releaseSlots(meetingId: string, db: Db = this.db): Promise<void> {
+    await db.deleteFrom('meeting_slots').where('meeting_id', '=', meetingId).execute();
+  }
+
+  /** Keeps projects.max_hold_ms at least `longest` (bounds overlap look-ups). */
+  async raiseLongestHold(projectId: string, longest: number, db: Db = this.db): Promise<void> {
+    await db.updateTable('projects').set({ max_hold_ms: longest }).where('id', '=', projectId).where('max_hold_ms', '<', longest).execute();
+  }
+
+  async insertAttendees(meetingId: string, attendees: { userId: string | null; email: string }[], db: Db = this.db): Promise<void> {
     if (!attendees.length) return;
-    await trx
+    await db
       .insertInto('meeting_attendees')
       .values(attendees.map((a, i) => ({ meeting_id: meetingId, position: i, user_id: a.userId, email_lower: a.email.toLowerCase() })))
       .execute();
-  },
-};
+  }
+
+  async replaceAttendees(meetingId: string, attendees: { userId: string | null; email: string }[], db: Db = this.db): Promise<void> {
+    await db.deleteFrom('meeting_attendees').where('meeting_id', '=', meetingId).execute();
+    await this.insertAttendees(meetingId, attendees, db);
+  }
+}

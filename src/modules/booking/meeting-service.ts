@@ -15,27 +15,23 @@ import { safeEqual, type SecretBox } from '../../platform/crypto/secrets.js';
 import { ServiceError, errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Database } from '../../platform/db/schema.js';
-import type { Engine } from '../../platform/db/database.js';
-import { withAssetLock } from '../../platform/db/transactions.js';
-import { MAX_CLEANUP_MS, type CatalogueRepository, type DeskRow, type ProjectRow, type RoomRow } from '../catalogue/catalogue-repository.js';
-import { MeetingQueries, meetingWrites, type MeetingRow, type NewHistory } from './meeting-repository.js';
-import type { PeopleRepository } from './people-repository.js';
+import { cleanupFor, type AssetInContext, type CatalogueService, type DeskRow, type ProjectRow, type RoomRow } from '../catalogue/catalogue-service.js';
+import type { MeetingRepository, MeetingRow, NewSlot } from './meeting-repository.js';
+import type { PeopleRepository, UserRow } from './people-repository.js';
 import { checkBookingWindow, checkConfigRules, findConflict, resolveTimePeriod, truncateToMinute, type TimePeriod } from './rules/availability.js';
 import { isClosedStatus, resolveMeetingConfig, type AssetConfig } from './rules/asset-config.js';
 import { expandRecurrence, parseRecurrence } from './rules/recurrence.js';
 import { conflictMessage, ruleViolationMessage } from './rules/window-refusals.js';
-import { cleanupFor } from '../catalogue/catalogue-service.js';
+import { cancelRefusal, checkInRefusal, checkOutEnd, checkOutRefusal, updateRefusal } from './rules/meeting-rules.js';
 import { MEETING_UPDATE, actor, callerOf, canSee, mayReadPin } from './meeting-access.js';
 import { currentOccurrence, meetingView, parseAttendees, parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee, type StoredOccurrence, type StoredOrganizer } from './meeting-view.js';
 import { hasPermission } from '../auth/principal.js';
-import { emitBookingEvent } from '../webhooks/outbox.js';
-import { rescheduleTimers } from '../lifecycle/scheduling.js';
-import { timerWrites } from '../lifecycle/timer-repository.js';
+import { type BookingChange, type HistoryEntry } from './booking-change.js';
+import { scopeOf, type BookingChanges, type LockedBooking } from './booking-changes.js';
 import type { Static } from 'typebox';
 import type { DraftResult } from '../../contract/meetings.js';
 
 type DraftView = Static<typeof DraftResult>;
-import { cancelRefusal, checkInRefusal, checkOutEnd, checkOutRefusal, updateRefusal } from './rules/meeting-rules.js';
 
 export interface CreateMeetingInput {
   meetingRoomId?: string;
@@ -82,7 +78,7 @@ export interface ListMeetingsInput {
 export const DEFAULT_MEETING_PAGE_SIZE = 100;
 export const PIN_PATTERN = /^\d{4,8}$/;
 
-type Asset = { kind: 'room'; row: RoomRow } | { kind: 'desk'; row: DeskRow };
+type Asset = ({ kind: 'room'; row: RoomRow } | { kind: 'desk'; row: DeskRow }) & { ctx: AssetInContext };
 
 interface Organizer {
   userId: string;
@@ -95,10 +91,7 @@ interface Window {
   end: number;
 }
 
-interface ChangeContext {
-  trx: Kysely<Database>;
-  /** The meeting as read inside the lock. */
-  m: MeetingRow;
+interface ChangeContext extends LockedBooking {
   now: number;
   appUser: string | null;
   /** undefined when no PIN was sent. */
@@ -109,20 +102,16 @@ interface ChangeContext {
 }
 
 export interface MeetingServiceDeps {
-  db: Kysely<Database>;
-  engine: Engine;
   clock: Clock;
   secretBox: SecretBox;
-  catalogue: CatalogueRepository;
+  catalogue: CatalogueService;
   people: PeopleRepository;
+  meetings: MeetingRepository;
+  changes: BookingChanges;
 }
 
 export class MeetingService {
-  private readonly queries: MeetingQueries;
-
-  constructor(private readonly deps: MeetingServiceDeps) {
-    this.queries = new MeetingQueries(deps.db);
-  }
+  constructor(private readonly deps: MeetingServiceDeps) {}
 
   // -------------------------------------------------------------------------
   // Create
@@ -131,10 +120,10 @@ export class MeetingService {
   async create(p: Principal, input: CreateMeetingInput) {
     this.validateCreate(input);
     const asset = await this.loadAsset(input.meetingRoomId ? 'room' : 'desk', (input.meetingRoomId ?? input.deskId)!, p);
-    const project = (await this.deps.catalogue.project(asset.row.project_id))!;
+    const project = asset.ctx.project;
     const now = this.deps.clock.now();
-    const appUser = await this.appUserFor(p, now);
-    const organizer = await this.resolveOrganizer(p, input, project, appUser);
+    const appUser = await this.appUserForWrite(p, now);
+    const { organizer, usersByEmail } = await this.resolveOrganizer(p, input, project, appUser);
     await this.checkPrivateAccess(p, asset, organizer, project);
     if (organizer.blocked) throw new ServiceError(403, 'MEETING_049', 'The organizer has been blocked from booking by an administrator');
     if (isClosedStatus(asset.kind, asset.row.status)) throw new ServiceError(409, 'MEETING_006', `This ${asset.kind} is ${asset.row.status} and cannot be booked`);
@@ -145,7 +134,7 @@ export class MeetingService {
 
     const windows = this.occurrences(input.recurrence, first, project.timezone);
     this.checkRules(windows, config, project, asset.kind, now, input.timePeriod === 'allDay');
-    const attendees = await this.resolveAttendees(input.attendees ?? []);
+    const attendees = this.attendeesOf(input.attendees ?? [], usersByEmail);
     const pin = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const meetingConfig = resolveMeetingConfig(config);
     const id = newId(now);
@@ -153,18 +142,16 @@ export class MeetingService {
     const startsCheckedIn = meetingConfig.postStartExpireMinutes === 0 && meetingConfig.preStartMinutes >= 0
       && now >= windows[0].start - meetingConfig.preStartMinutes * 60_000;
     const series = input.recurrence ? { rule: input.recurrence.trim().replace(/^RRULE:/i, ''), occurrences: windows.map((w, i) => ({ id: i === 0 ? id : newId(now), ...w })) } : null;
+    const histories: HistoryEntry[] = [{ action: 'create', actor: who, statusBefore: null, newStart: windows[0].start, newEnd: windows[0].end }];
+    if (startsCheckedIn) histories.push({ action: 'check-in', actor: { by: 'system', source: 'system', sourceDetail: 'check-in not required' }, statusBefore: 'active' });
+    const slots: NewSlot[] = (series?.occurrences ?? [{ id, ...windows[0] }]).map((o, i) => ({
+      id: o.id, meeting_id: id, project_id: project.id, asset_id: asset.row.id, occurrence_index: i, start_at: o.start, end_at: o.end,
+    }));
 
-    await withAssetLock(this.deps.db, this.deps.engine, { table: asset.kind === 'room' ? 'rooms' : 'desks', id: asset.row.id }, async (trx) => {
+    const stored = await this.deps.changes.withLock(asset.kind, asset.row.id, async (trx) => {
       await this.checkConflicts(trx, windows, asset, project, null);
-      const histories: NewHistory[] = [
-        { id: newId(now), meeting_id: id, action: 'create', at: now, by: who.by, source: who.source, source_detail: who.sourceDetail, reason: null, status_before: null, old_start_at: null, old_end_at: null, new_start_at: windows[0].start, new_end_at: windows[0].end },
-      ];
-      if (startsCheckedIn) {
-        histories.push({ id: newId(now), meeting_id: id, action: 'check-in', at: now, by: 'system', source: 'system', source_detail: 'check-in not required', reason: null, status_before: 'active', old_start_at: null, old_end_at: null, new_start_at: null, new_end_at: null });
-      }
-      await meetingWrites.insert(
-        trx,
-        {
+      return this.deps.changes.writer.create(trx, scopeOf(asset.kind, asset.ctx), {
+        meeting: {
           id, project_id: project.id, asset_kind: asset.kind, asset_id: asset.row.id,
           room_id: asset.kind === 'room' ? asset.row.id : null, desk_id: asset.kind === 'desk' ? asset.row.id : null,
           title: input.title ?? '', body: input.body ?? '',
@@ -179,17 +166,17 @@ export class MeetingService {
           payment: null, payment_due_at: null, billing_summaries: '[]',
           recurrence: series ? JSON.stringify(series) : null, cancel_reason: null, created_at: now, updated_at: now,
         },
-        (series?.occurrences ?? [{ id, ...windows[0] }]).map((o, i) => ({
-          id: o.id, meeting_id: id, project_id: project.id, asset_id: asset.row.id, occurrence_index: i, start_at: o.start, end_at: o.end,
-        })),
+        slots,
+        attendees,
         histories,
-      );
-      await meetingWrites.replaceAttendees(trx, id, attendees);
-      const created = (await this.queries.byId(id, trx))!;
-      await emitBookingEvent(trx, created, windows[0], { kind: 'BOOK' }, now);
-      await rescheduleTimers(trx, created, windows[0], now);
+        event: { window: windows[0], detail: { kind: 'BOOK' } },
+        timersFor: windows[0],
+      });
     });
-    return { draft: false as const, data: await this.view(p, (await this.queries.byId(id))!, appUser) };
+    const data = meetingView(stored.meeting, {
+      assetName: asset.row.name, histories: stored.histories, pinCode: mayReadPin(p, stored.meeting, appUser) ? pin : null, now: this.deps.clock.now(),
+    });
+    return { draft: false as const, data };
   }
 
   private validateCreate(input: CreateMeetingInput): void {
@@ -207,17 +194,26 @@ export class MeetingService {
     if (problems.length) throw errors.validation(problems);
   }
 
+  /** The asset with its project and floor (one read), or 404 when the caller cannot see it. */
   private async loadAsset(kind: 'room' | 'desk', id: string, p: Principal): Promise<Asset> {
-    const row = kind === 'room' ? await this.deps.catalogue.room(id) : await this.deps.catalogue.desk(id);
-    if (!row || !p.projects.has(row.project_id)) throw errors.notFound(kind === 'room' ? 'Meeting room not found' : 'Desk not found');
-    return kind === 'room' ? { kind, row: row as RoomRow } : { kind, row: row as DeskRow };
+    const ctx = await this.deps.catalogue.assetInContext(kind, id);
+    if (!ctx || !p.projects.has(ctx.asset.project_id)) throw errors.notFound(kind === 'room' ? 'Meeting room not found' : 'Desk not found');
+    return kind === 'room' ? { kind, row: ctx.asset as RoomRow, ctx } : { kind, row: ctx.asset as DeskRow, ctx };
   }
 
-  private async appUserFor(p: Principal, now: number): Promise<string | null> {
-    return p.kind === 'app' ? this.deps.people.appServiceUser(p.appId, now) : null;
+  /** The app's service user for reads: known from the token, never created here. */
+  private appUserForRead(p: Principal): string | null {
+    return p.kind === 'app' ? p.appServiceUserId : null;
   }
 
-  private async resolveOrganizer(p: Principal, input: CreateMeetingInput, project: ProjectRow, appUser: string | null): Promise<Organizer> {
+  /** The app's service user for changes: created on the app's first write. */
+  private async appUserForWrite(p: Principal, now: number): Promise<string | null> {
+    if (p.kind !== 'app') return null;
+    return p.appServiceUserId ?? this.deps.people.appServiceUser(p.appId, now);
+  }
+
+  /** The organizer, and the attendees' accounts found by email in the same read. */
+  private async resolveOrganizer(p: Principal, input: CreateMeetingInput, project: ProjectRow, appUser: string | null) {
     let userId: string;
     if (input.organizerId !== undefined) {
       if (!hasPermission(p, project.id, MEETING_UPDATE)) throw errors.forbidden('Booking for a member needs the MEETING_UPDATE permission on the project');
@@ -227,22 +223,24 @@ export class MeetingService {
     } else {
       userId = p.kind === 'member' ? p.userId! : appUser!;
     }
-    const user = (await this.deps.people.user(userId))!;
-    return {
+    const found = await this.deps.people.userAndEmails(userId, input.draft ? [] : (input.attendees ?? []).map((a) => a.email));
+    const user = found.user!;
+    const organizer: Organizer & { user: UserRow } = {
       userId,
+      user,
       blocked: user.blocked_from_booking === 1,
       snapshot: { email: user.email, name: user.name, displayName: user.profile_name || user.name },
     };
+    return { organizer, usersByEmail: found.byEmail };
   }
 
   /** Private assets: members of the project (not visitors), brand staff, or an app with a role on the project. */
-  private async checkPrivateAccess(p: Principal, asset: Asset, organizer: Organizer, project: ProjectRow): Promise<void> {
+  private async checkPrivateAccess(p: Principal, asset: Asset, organizer: Organizer & { user: UserRow }, project: ProjectRow): Promise<void> {
     if (asset.row.is_public === 1) return;
     if (p.projects.get(project.id)?.hasRole) return;
     const membership = await this.deps.people.membership(organizer.userId, project.id);
     if (membership && membership.status === 'active' && membership.user_type !== 'visitor') return;
-    const user = await this.deps.people.user(organizer.userId);
-    if (user && (JSON.parse(user.brand_staff) as string[]).includes(project.brand_id)) return;
+    if ((JSON.parse(organizer.user.brand_staff) as string[]).includes(project.brand_id)) return;
     throw errors.forbidden(`This ${asset.kind} is private to the members of its project`);
   }
 
@@ -253,6 +251,7 @@ export class MeetingService {
       if (!resolved) throw errors.validation([`The desk is not open for the ${input.timePeriod} of that day`]);
       return resolved;
     }
+    void asset;
     const end = Date.parse(input.endDateTime!);
     const w = { start: truncateToMinute(start), end: truncateToMinute(end) };
     if (w.end <= w.start) throw errors.validation(['body.endDateTime must be after body.startDateTime']);
@@ -282,11 +281,10 @@ export class MeetingService {
 
   /** Slot and cleaning conflicts for every window, read inside the asset lock; 409 KS012 naming each clash. */
   private async checkConflicts(trx: Kysely<Database>, windows: Window[], asset: Asset, project: ProjectRow, excludeMeetingId: string | null): Promise<void> {
-    const fresh = (await trx.selectFrom('projects').select('max_hold_ms').where('id', '=', project.id).executeTakeFirstOrThrow()).max_hold_ms;
     const cleanup = cleanupFor(project, asset.row, asset.kind === 'desk');
-    const from = Math.min(...windows.map((w) => w.start)) - MAX_CLEANUP_MS;
-    const to = Math.max(...windows.map((w) => w.end)) + MAX_CLEANUP_MS;
-    const slots = await this.deps.catalogue.assetSlots(asset.row.id, from, to, fresh, trx);
+    const from = Math.min(...windows.map((w) => w.start)) - MAX_CLEANUP_MS_NEAR;
+    const to = Math.max(...windows.map((w) => w.end)) + MAX_CLEANUP_MS_NEAR;
+    const slots = await this.deps.catalogue.holdsUnderLock(asset.row.id, project.id, from, to, trx);
     const bookings = slots.map((s) => ({ id: s.meeting_id, start: s.start_at, end: s.end_at }));
     const clashes: string[] = [];
     windows.forEach((w, i) => {
@@ -302,7 +300,7 @@ export class MeetingService {
     const ends = [first.end, ...(input.draftEndDateTimes ?? []).map((e) => truncateToMinute(Date.parse(e)))];
     const cleanup = cleanupFor(project, asset.row, asset.kind === 'desk');
     const latest = Math.max(...ends);
-    const slots = await this.deps.catalogue.assetSlots(asset.row.id, first.start - MAX_CLEANUP_MS, latest + MAX_CLEANUP_MS, project.max_hold_ms);
+    const slots = await this.deps.catalogue.holdsNear(asset.row.id, first.start - MAX_CLEANUP_MS_NEAR, latest + MAX_CLEANUP_MS_NEAR, project.max_hold_ms);
     const bookings = slots.map((s) => ({ id: s.meeting_id, start: s.start_at, end: s.end_at }));
     const draftInfo = ends.map((end): DraftView['draftInfo'][number] => {
       const window = { startDateTime: new Date(first.start).toISOString(), endDateTime: new Date(end).toISOString() };
@@ -317,8 +315,8 @@ export class MeetingService {
     return result;
   }
 
-  private async resolveAttendees(list: { email: string; type?: string }[]): Promise<StoredAttendee[]> {
-    const users = await this.deps.people.usersByEmail(list.map((a) => a.email));
+  /** Attendees as stored: one per email (first wins), linked to an account where one has that email. */
+  private attendeesOf(list: { email: string; type?: string }[], users: Map<string, UserRow>): StoredAttendee[] {
     const seen = new Set<string>();
     const out: StoredAttendee[] = [];
     for (const a of list) {
@@ -331,30 +329,34 @@ export class MeetingService {
     return out;
   }
 
+  private async resolveAttendees(list: { email: string; type?: string }[]): Promise<StoredAttendee[]> {
+    return this.attendeesOf(list, await this.deps.people.usersByEmail(list.map((a) => a.email)));
+  }
+
   // -------------------------------------------------------------------------
   // Read
   // -------------------------------------------------------------------------
 
   private async assetName(m: MeetingRow): Promise<string> {
-    const row = m.asset_kind === 'room' ? await this.deps.catalogue.room(m.asset_id) : await this.deps.catalogue.desk(m.asset_id);
-    return row?.name ?? '';
+    const ctx = await this.deps.catalogue.assetInContext(m.asset_kind as 'room' | 'desk', m.asset_id);
+    return ctx?.asset.name ?? '';
   }
 
-  private async view(p: Principal, m: MeetingRow, appUser: string | null, occurrence?: StoredOccurrence) {
-    const histories = (await this.queries.histories([m.id])).get(m.id) ?? [];
+  private async view(p: Principal, m: MeetingRow, appUser: string | null, assetName?: string) {
+    const histories = (await this.deps.meetings.histories([m.id])).get(m.id) ?? [];
     const pinCode = mayReadPin(p, m, appUser) ? this.deps.secretBox.open(m.pin_enc) : null;
-    return meetingView(m, { assetName: await this.assetName(m), histories, pinCode, now: this.deps.clock.now(), occurrence });
+    return meetingView(m, { assetName: assetName ?? (await this.assetName(m)), histories, pinCode, now: this.deps.clock.now() });
   }
 
   /** Loads a meeting the caller may see, or 404 KS005. */
   private async visible(p: Principal, id: string, appUser: string | null): Promise<MeetingRow> {
-    const m = await this.queries.byId(id);
+    const m = await this.deps.meetings.byId(id);
     if (!m || !canSee(p, m, appUser)) throw errors.notFound('Meeting not found');
     return m;
   }
 
   async get(p: Principal, id: string) {
-    const appUser = await this.appUserFor(p, this.deps.clock.now());
+    const appUser = this.appUserForRead(p);
     return this.view(p, await this.visible(p, id, appUser), appUser);
   }
 
@@ -363,9 +365,9 @@ export class MeetingService {
     const to = Date.parse(q.to);
     if (to <= from) throw errors.validation(['query.to must be after query.from']);
     if (q.projectId && !p.projects.has(q.projectId)) throw errors.forbidden('You do not have access to this project');
-    const appUser = await this.appUserFor(p, this.deps.clock.now());
+    const appUser = this.appUserForRead(p);
     const assetIds = [q.meetingRoomId, q.deskId, ...(q.meetingRoomIds ?? []), ...(q.deskIds ?? [])].filter((x): x is string => !!x);
-    const rows = await this.queries.list({
+    const rows = await this.deps.meetings.list({
       from, to,
       projectIds: q.projectId ? [q.projectId] : [...p.projects.keys()],
       participantUserId: p.kind === 'member' ? p.userId! : undefined,
@@ -386,7 +388,7 @@ export class MeetingService {
     const offset = q.offset ?? 0;
     const page = expanded.slice(offset, offset + limit);
     const ids = [...new Set(page.map((r) => r.m.id))];
-    const histories = await this.queries.histories(ids);
+    const histories = await this.deps.meetings.histories(ids);
     const names = new Map<string, string>();
     for (const r of page) if (!names.has(r.m.asset_id)) names.set(r.m.asset_id, await this.assetName(r.m));
     const now = this.deps.clock.now();
@@ -415,30 +417,28 @@ export class MeetingService {
     p: Principal,
     id: string,
     pinCode: string | undefined,
-    work: (ctx: ChangeContext) => Promise<void>,
+    work: (ctx: ChangeContext) => Promise<BookingChange | null>,
   ) {
     const now = this.deps.clock.now();
-    const appUser = await this.appUserFor(p, now);
+    const appUser = await this.appUserForWrite(p, now);
     const before = await this.visibleForAction(p, id);
     // Everything but the meeting itself is read before the lock: inside it only `trx` may be used.
     const asset = await this.loadAsset(before.asset_kind as 'room' | 'desk', before.asset_id, p);
-    const project = (await this.deps.catalogue.project(before.project_id))!;
+    const project = asset.ctx.project;
     const organizer = (await this.deps.people.user(before.organizer_user_id))!;
+    let after: MeetingRow;
     try {
-      await withAssetLock(this.deps.db, this.deps.engine, { table: asset.kind === 'room' ? 'rooms' : 'desks', id: asset.row.id }, async (trx) => {
-        const m = (await this.queries.byId(id, trx))!;
+      after = await this.deps.changes.underLock(id, asset.kind, asset.ctx, async (locked) => {
+        const m = locked.meeting;
         const pinMatches = pinCode === undefined ? undefined : safeEqual(pinCode, this.deps.secretBox.open(m.pin_enc));
-        await work({ trx, m, now, appUser, pinMatches, asset, project, organizerBlocked: organizer.blocked_from_booking === 1 });
+        const change = await work({ ...locked, now, appUser, pinMatches, asset, project, organizerBlocked: organizer.blocked_from_booking === 1 });
+        return change ? locked.write(change) : m;
       });
     } catch (err) {
-      if (err instanceof ServiceError && err.code === 'MEETING_042') await this.countWrongPin(id);
+      if (err instanceof ServiceError && err.code === 'MEETING_042') await this.deps.meetings.countWrongPin(id);
       throw err;
     }
-    return this.view(p, (await this.queries.byId(id))!, appUser);
-  }
-
-  private async countWrongPin(id: string): Promise<void> {
-    await this.deps.db.updateTable('meetings').set((eb) => ({ pin_failures: eb('pin_failures', '+', 1) })).where('id', '=', id).execute();
+    return this.view(p, after, appUser, asset.row.name);
   }
 
   /**
@@ -447,17 +447,9 @@ export class MeetingService {
    * come in the spec's order (cancelled, ended, too early … before MEETING_003).
    */
   private async visibleForAction(p: Principal, id: string): Promise<MeetingRow> {
-    const m = await this.queries.byId(id);
+    const m = await this.deps.meetings.byId(id);
     if (!m || !p.projects.has(m.project_id)) throw errors.notFound('Meeting not found');
     return m;
-  }
-
-  private history(m: MeetingRow, p: Principal, appUser: string | null, now: number, action: string, extra: Partial<NewHistory> = {}): NewHistory {
-    const who = actor(p, appUser);
-    return {
-      id: newId(now), meeting_id: m.id, action, at: now, by: who.by, source: who.source, source_detail: who.sourceDetail,
-      reason: null, status_before: m.status, old_start_at: null, old_end_at: null, new_start_at: null, new_end_at: null, ...extra,
-    };
   }
 
   private facts(m: MeetingRow, now: number) {
@@ -471,7 +463,7 @@ export class MeetingService {
     // The organizer's pinCode sets a new PIN; anyone else's authorizes the change.
     const authPin = caller0.isOrganizer ? undefined : input.pinCode;
     const attendees = input.attendees !== undefined ? await this.resolveAttendees(input.attendees) : undefined;
-    return this.change(p, id, authPin, async ({ trx, m, now, appUser, pinMatches, asset, project, organizerBlocked }) => {
+    return this.change(p, id, authPin, async ({ trx, meeting: m, now, appUser, pinMatches, asset, project, organizerBlocked }) => {
       const caller = callerOf(p, m, appUser, pinMatches);
       const newStart = input.startDateTime !== undefined ? truncateToMinute(Date.parse(input.startDateTime)) : m.start_at;
       const newEnd = input.endDateTime !== undefined ? truncateToMinute(Date.parse(input.endDateTime)) : m.end_at;
@@ -484,60 +476,57 @@ export class MeetingService {
         throw errors.validation(['body.pinCode must be 4 to 8 digits']);
       }
 
-      const changes: Record<string, unknown> = { updated_at: now };
-      let history: NewHistory | null = null;
+      const who = actor(p, appUser);
+      const set: Record<string, unknown> = { updated_at: now };
+      const change: BookingChange = { at: now, set };
       if (changesTimes) {
         if (newEnd <= newStart) throw errors.validation(['body.endDateTime must be after body.startDateTime']);
         const config = JSON.parse(asset.row.config) as AssetConfig;
         // Lead time and advance days concern the start; they do not apply when only the end moves.
         this.checkRules([{ start: newStart, end: newEnd }], config, project, asset.kind, now, m.all_day === 1, newStart === m.start_at);
         await this.checkConflicts(trx, [{ start: newStart, end: newEnd }], asset, project, m.id);
-        Object.assign(changes, { start_at: newStart, end_at: newEnd, booked_end_at: newEnd, span_end_at: newEnd });
-        await meetingWrites.replaceSlots(trx, m.id, [
-          { id: m.id, meeting_id: m.id, project_id: m.project_id, asset_id: m.asset_id, occurrence_index: 0, start_at: newStart, end_at: newEnd },
-        ]);
-        await meetingWrites.recordLongestHold(trx, m.project_id, [{ start_at: newStart, end_at: newEnd }]);
-        history = this.history(m, p, appUser, now, 'update', { old_start_at: m.start_at, old_end_at: m.end_at, new_start_at: newStart, new_end_at: newEnd });
+        Object.assign(set, { start_at: newStart, end_at: newEnd, booked_end_at: newEnd, span_end_at: newEnd });
+        change.slots = { replace: { start: newStart, end: newEnd } };
+        change.history = { action: 'update', actor: who, oldStart: m.start_at, oldEnd: m.end_at, newStart, newEnd };
+        change.timers = { window: { start: newStart, end: newEnd } };
       }
-      if (input.title !== undefined) changes.title = input.title;
-      if (input.body !== undefined) changes.body = input.body;
-      if (attendees !== undefined) {
-        changes.attendees = JSON.stringify(attendees);
-        await meetingWrites.replaceAttendees(trx, m.id, attendees);
-      }
-      if (caller.isOrganizer && input.pinCode !== undefined) Object.assign(changes, { pin_enc: this.deps.secretBox.seal(input.pinCode), pin_failures: 0 });
-      await meetingWrites.update(trx, m.id, changes);
-      if (history || Object.keys(changes).length > 1) await meetingWrites.appendHistory(trx, history ?? this.history(m, p, appUser, now, 'update'));
-      const updated = (await this.queries.byId(m.id, trx))!;
+      if (input.title !== undefined) set.title = input.title;
+      if (input.body !== undefined) set.body = input.body;
+      if (attendees !== undefined) change.attendees = attendees;
+      if (caller.isOrganizer && input.pinCode !== undefined) Object.assign(set, { pin_enc: this.deps.secretBox.seal(input.pinCode), pin_failures: 0 });
+      if (!change.history && (Object.keys(set).length > 1 || attendees !== undefined)) change.history = { action: 'update', actor: who };
       const window = changesTimes ? { start: newStart, end: newEnd } : { start: current.start, end: current.end };
-      await emitBookingEvent(trx, updated, window, { kind: 'MODIFY', oldStart: current.start, oldEnd: current.end }, now);
-      if (changesTimes) await rescheduleTimers(trx, updated, window, now);
+      change.event = { window, detail: { kind: 'MODIFY', oldStart: current.start, oldEnd: current.end } };
+      return change;
     });
   }
 
   /** The caller's relation to a meeting, before any lock (decides how a pinCode is read). */
   private async peek(p: Principal, id: string) {
-    const appUser = await this.appUserFor(p, this.deps.clock.now());
-    const m = await this.queries.byId(id);
+    const appUser = await this.appUserForWrite(p, this.deps.clock.now());
+    const m = await this.deps.meetings.byId(id);
     if (!m || !p.projects.has(m.project_id)) throw errors.notFound('Meeting not found');
     return callerOf(p, m, appUser);
   }
 
   async cancel(p: Principal, id: string, input: { pinCode?: string; paymentId?: string }) {
-    return this.change(p, id, input.pinCode, async ({ trx, m, now, appUser, pinMatches }) => {
+    return this.change(p, id, input.pinCode, async ({ meeting: m, now, appUser, pinMatches }) => {
       const refusal = cancelRefusal(this.facts(m, now), callerOf(p, m, appUser, pinMatches), now);
       if (refusal) throw refusal;
-      await meetingWrites.update(trx, m.id, { status: 'cancelled', updated_at: now });
-      await meetingWrites.releaseSlots(trx, m.id);
-      await meetingWrites.appendHistory(trx, this.history(m, p, appUser, now, 'cancel'));
       const f = this.facts(m, now);
-      await emitBookingEvent(trx, m, { start: f.start, end: f.end }, { kind: 'CANCEL' }, now);
-      await timerWrites.cancelPending(trx, m.id);
+      return {
+        at: now,
+        set: { status: 'cancelled', updated_at: now },
+        slots: { release: true },
+        history: { action: 'cancel', actor: actor(p, appUser) },
+        event: { window: { start: f.start, end: f.end }, detail: { kind: 'CANCEL' } },
+        timers: { window: null },
+      };
     });
   }
 
   async checkIn(p: Principal, id: string, input: { pinCode?: string }) {
-    return this.change(p, id, input.pinCode, async ({ trx, m, now, appUser, pinMatches, asset, project }) => {
+    return this.change(p, id, input.pinCode, async ({ meeting: m, now, appUser, pinMatches, asset, project }) => {
       const preStartMinutes = resolveMeetingConfig(JSON.parse(asset.row.config) as AssetConfig).preStartMinutes;
       const caller = callerOf(p, m, appUser, pinMatches);
       const refusal = checkInRefusal(this.facts(m, now), caller, { now, preStartMinutes, timeZone: project.timezone });
@@ -549,38 +538,49 @@ export class MeetingService {
       } else {
         organizer.checkInAt = now;
       }
-      await meetingWrites.update(trx, m.id, {
-        status: 'checked-in', organizer: JSON.stringify(organizer), attendees: JSON.stringify(attendees), updated_at: now,
-      });
-      await meetingWrites.appendHistory(trx, this.history(m, p, appUser, now, 'check-in'));
+      return {
+        at: now,
+        set: { status: 'checked-in', organizer: JSON.stringify(organizer), attendees: JSON.stringify(attendees), updated_at: now },
+        history: { action: 'check-in', actor: actor(p, appUser) },
+      };
     });
   }
 
   async checkOut(p: Principal, id: string, input: { pinCode?: string }) {
-    return this.change(p, id, input.pinCode, async ({ trx, m, now, appUser, pinMatches }) => {
+    return this.change(p, id, input.pinCode, async ({ meeting: m, now, appUser, pinMatches }) => {
       const refusal = checkOutRefusal(this.facts(m, now), callerOf(p, m, appUser, pinMatches));
       if (refusal) throw refusal;
       const facts = this.facts(m, now);
       const end = checkOutEnd(facts, now);
       const organizer = { ...parseOrganizer(m), checkOutAt: now };
       const series = storedSeries(m);
-      const changes: Record<string, unknown> = { status: 'done', organizer: JSON.stringify(organizer), updated_at: now };
+      const history: HistoryEntry = { action: 'check-out', actor: actor(p, appUser), oldEnd: facts.end, newEnd: end };
       if (series) {
         // The occurrence ends now; a later occurrence keeps the series active.
         const current = currentOccurrence(series, now);
         current.end = end;
         const next = series.occurrences.find((o) => o.start > current.start);
-        Object.assign(changes, { recurrence: JSON.stringify(series), status: next ? 'active' : 'done' });
-        if (next) Object.assign(changes, { organizer: JSON.stringify({ ...organizer, checkInAt: null, checkOutAt: null }) });
-        await meetingWrites.updateSlotEnd(trx, current.id, end);
-        await rescheduleTimers(trx, m, next ?? null, now);
-      } else {
-        Object.assign(changes, { end_at: end, span_end_at: end });
-        await meetingWrites.updateSlotEnd(trx, m.id, end);
-        await timerWrites.cancelPending(trx, m.id);
+        return {
+          at: now,
+          set: {
+            recurrence: JSON.stringify(series), status: next ? 'active' : 'done', updated_at: now,
+            organizer: JSON.stringify(next ? { ...organizer, checkInAt: null, checkOutAt: null } : organizer),
+          },
+          slots: { endSlot: { id: current.id, end } },
+          history,
+          timers: { window: next ?? null },
+        };
       }
-      await meetingWrites.update(trx, m.id, changes);
-      await meetingWrites.appendHistory(trx, this.history(m, p, appUser, now, 'check-out', { old_end_at: facts.end, new_end_at: end }));
+      return {
+        at: now,
+        set: { status: 'done', organizer: JSON.stringify(organizer), end_at: end, span_end_at: end, updated_at: now },
+        slots: { endSlot: { id: m.id, end } },
+        history,
+        timers: { window: null },
+      };
     });
   }
 }
+
+/** Longest cleaning time an asset can have; widens the hold look-ups around a window. */
+const MAX_CLEANUP_MS_NEAR = 60 * 60_000;

@@ -24,9 +24,19 @@ export class PeopleRepository {
     return new Map(rows.map((r) => [r.email_lower!, r]));
   }
 
-  async brandOfProject(projectId: string): Promise<string | undefined> {
-    const row = await this.db.selectFrom('projects').select('brand_id').where('id', '=', projectId).executeTakeFirst();
-    return row?.brand_id;
+  /** One user by id and others by email (case-insensitive), in one read. */
+  async userAndEmails(id: string, emails: string[]): Promise<{ user: UserRow | undefined; byEmail: Map<string, UserRow> }> {
+    const lower = [...new Set(emails.map((e) => e.toLowerCase()))];
+    const rows = await this.db
+      .selectFrom('users')
+      .selectAll()
+      .where((eb) => (lower.length ? eb.or([eb('id', '=', id), eb('email_lower', 'in', lower)]) : eb('id', '=', id)))
+      .execute();
+    const wanted = new Set(lower);
+    return {
+      user: rows.find((r) => r.id === id),
+      byEmail: new Map(rows.filter((r) => r.email_lower !== null && wanted.has(r.email_lower)).map((r) => [r.email_lower!, r])),
+    };
   }
 
   /**

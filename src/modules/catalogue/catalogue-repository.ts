@@ -32,6 +32,17 @@ export interface DeskFilter {
   statuses?: string[];
 }
 
+export interface AssetInContext {
+  asset: RoomRow | DeskRow;
+  project: ProjectRow;
+  floorName: string;
+}
+
+const PROJECT_COLUMNS = [
+  'id', 'key', 'brand_id', 'name', 'timezone', 'currency', 'default_cleanup_minutes', 'booking_grid_minutes',
+  'backoffice_payment_due_minutes', 'max_hold_ms', 'created_at', 'updated_at',
+] as const satisfies readonly (keyof ProjectTable)[];
+
 /** Longest cleaning time an asset can have (minutes); bounds overlap look-ups. */
 export const MAX_CLEANUP_MS = 60 * 60_000;
 
@@ -129,6 +140,46 @@ export class CatalogueRepository {
       .where('asset_id', '=', assetId)
       .where('start_at', '<', to)
       .where('start_at', '>', from - maxHoldMs - MAX_CLEANUP_MS)
+      .where('end_at', '>', from)
+      .orderBy('start_at')
+      .execute();
+  }
+
+  /**
+   * An asset with its project and its floor's name, in one read (what a booking
+   * change is written against).
+   */
+  async assetInContext(kind: 'room' | 'desk', id: string, db: Kysely<Database> = this.db): Promise<AssetInContext | undefined> {
+    const table = kind === 'room' ? 'rooms' : 'desks';
+    const row = await (db as Kysely<any>)
+      .selectFrom(`${table} as a`)
+      .innerJoin('projects as p', 'p.id', 'a.project_id')
+      .leftJoin('floors as f', 'f.id', 'a.floor_id')
+      .selectAll('a')
+      .select(PROJECT_COLUMNS.map((c) => `p.${c} as p_${c}`))
+      .select('f.name as floor_name')
+      .where('a.id', '=', id)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const project = Object.fromEntries(PROJECT_COLUMNS.map((c) => [c, row[`p_${c}`]])) as ProjectRow;
+    const asset = Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('p_') && k !== 'floor_name')) as RoomRow | DeskRow;
+    return { asset, project, floorName: (row.floor_name as string | null) ?? '' };
+  }
+
+  /**
+   * Holds on one asset that could clash with [from, to), read inside the booking's
+   * lock: the bound on start times uses the project's longest hold as stored now
+   * (a concurrent booking may just have raised it).
+   */
+  async lockedAssetSlots(assetId: string, projectId: string, from: number, to: number, db: Kysely<Database>): Promise<SlotRow[]> {
+    return db
+      .selectFrom('meeting_slots')
+      .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
+      .where('asset_id', '=', assetId)
+      .where('start_at', '<', to)
+      .where('start_at', '>', (eb) =>
+        eb(eb.val(from - MAX_CLEANUP_MS), '-', eb.selectFrom('projects').select('max_hold_ms').where('id', '=', projectId)),
+      )
       .where('end_at', '>', from)
       .orderBy('start_at')
       .execute();

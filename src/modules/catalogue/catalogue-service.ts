@@ -9,10 +9,14 @@ import { errors } from '../../platform/errors.js';
 import { effectiveCleanupMinutes } from '../booking/rules/cleaning-time.js';
 import { isClosedStatus } from '../booking/rules/asset-config.js';
 import { busyIntervals, truncateToMinute, type TimePeriod } from '../booking/rules/availability.js';
-import type { CatalogueRepository, DeskFilter, DeskRow, ProjectRow, RoomRow } from './catalogue-repository.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../platform/db/schema.js';
+import type { AssetInContext, CatalogueRepository, DeskFilter, DeskRow, ProjectRow, RoomRow, SlotRow } from './catalogue-repository.js';
 import { assessAssets, type Hold, type SearchWindow, type Verdict } from './availability-search.js';
 import { deskView, roomView, viewsOf } from './asset-views.js';
 import { RoomSnapshots, filterRooms, withUnavailableReason } from './room-snapshots.js';
+
+export type { AssetInContext, DeskRow, ProjectRow, RoomRow, SlotRow } from './catalogue-repository.js';
 
 const DAY_MS = 86_400_000;
 /** Default span of the calendar on single reads, and the longest span accepted. */
@@ -74,6 +78,21 @@ export class CatalogueService {
   ) {
     this.roomSnapshots = new RoomSnapshots(repo);
   }
+  /** An asset with its project and floor name, as a booking is written against it. */
+  assetInContext(kind: 'room' | 'desk', id: string): Promise<AssetInContext | undefined> {
+    return this.repo.assetInContext(kind, id);
+  }
+
+  /** Holds on an asset near [from, to), read inside the caller's booking lock (`trx`). */
+  holdsUnderLock(assetId: string, projectId: string, from: number, to: number, trx: Kysely<Database>): Promise<SlotRow[]> {
+    return this.repo.lockedAssetSlots(assetId, projectId, from, to, trx);
+  }
+
+  /** Holds on an asset near [from, to) (draft previews; no lock). */
+  holdsNear(assetId: string, from: number, to: number, maxHoldMs: number): Promise<SlotRow[]> {
+    return this.repo.assetSlots(assetId, from, to, maxHoldMs);
+  }
+
 
   private scope(principal: Principal, projectId: string): ProjectScope {
     const scope = principal.projects.get(projectId);

@@ -4,14 +4,13 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/db/schema.js';
-import type { Engine } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import { dueTimers, type TimerRow } from './timer-repository.js';
-import { LifecycleSteps } from './lifecycle-steps.js';
+import type { LifecycleSteps } from './lifecycle-steps.js';
 
 export interface LifecycleWorkerDeps {
   db: Kysely<Database>;
-  engine: Engine;
+  steps: LifecycleSteps;
   clock: Clock;
   onError?: (err: unknown) => void;
 }
@@ -19,13 +18,10 @@ export interface LifecycleWorkerDeps {
 const BATCH = 200;
 
 export class LifecycleWorker {
-  private readonly steps: LifecycleSteps;
   private running: Promise<number> | null = null;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly deps: LifecycleWorkerDeps) {
-    this.steps = new LifecycleSteps(deps);
-  }
+  constructor(private readonly deps: LifecycleWorkerDeps) {}
 
   /** Polls for due steps in the background. */
   start(intervalMs = 1000): void {
@@ -77,6 +73,6 @@ export class LifecycleWorker {
 
   /** Fires one timer; false when another worker had already claimed it. */
   fire(t: TimerRow): Promise<boolean> {
-    return this.steps.fire(t);
+    return this.deps.steps.fire(t);
   }
 }

@@ -1,24 +1,21 @@
-/** Plans and stores the clock-driven steps of a booking window (used by the booking service and the lifecycle worker). */
-import type { Kysely } from 'kysely';
+/** Plans and stores the clock-driven steps of a booking window (the booking writer's lifecycle port). */
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../platform/db/schema.js';
-import { resolveMeetingConfig, type AssetConfig } from '../booking/rules/asset-config.js';
-import { timerWrites } from './timer-repository.js';
+import { resolveMeetingConfig } from '../booking/rules/asset-config.js';
+import type { LifecyclePlanner } from '../booking/booking-change.js';
+import type { TimerRepository } from './timer-repository.js';
 import { planTimers } from './rules/timer-plan.js';
 
-export async function assetConfigOf(trx: Kysely<Database>, assetKind: string, assetId: string): Promise<AssetConfig> {
-  const row = await trx.selectFrom(assetKind === 'room' ? 'rooms' : 'desks').select('config').where('id', '=', assetId).executeTakeFirst();
-  return row ? (JSON.parse(row.config) as AssetConfig) : {};
-}
+export class TimerScheduler implements LifecyclePlanner {
+  constructor(private readonly timers: TimerRepository) {}
 
-/** Replaces the pending steps of a booking with those of `window` (none when `window` is null). */
-export async function rescheduleTimers(
-  trx: Kysely<Database>,
-  m: { id: string; asset_kind: string; asset_id: string; all_day: number },
-  window: { start: number; end: number } | null,
-  now: number,
-): Promise<void> {
-  await timerWrites.cancelPending(trx, m.id);
-  if (!window) return;
-  const config = await assetConfigOf(trx, m.asset_kind, m.asset_id);
-  await timerWrites.schedule(trx, m.id, window, planTimers(window, resolveMeetingConfig(config), { allDay: m.all_day === 1, now }), now);
+  async replan(
+    trx: Kysely<Database> | Transaction<Database>,
+    p: Parameters<LifecyclePlanner['replan']>[1],
+  ): Promise<void> {
+    if (!p.fresh) await this.timers.cancelPending(p.meetingId, trx);
+    if (!p.window) return;
+    const plan = planTimers(p.window, resolveMeetingConfig(p.config), { allDay: p.allDay, now: p.now });
+    await this.timers.schedule(p.meetingId, p.window, plan, p.now, trx);
+  }
 }

@@ -1,16 +1,22 @@
-/** Durable timers of the booking lifecycle. */
-import { sql, type Kysely } from 'kysely';
+/** Durable timers of the booking lifecycle: one row per planned step of a booking window. */
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, TimerTable } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
 import { TIMER_KINDS, type PlannedTimer } from './rules/timer-plan.js';
 
 export type TimerRow = TimerTable;
+type Db = Kysely<Database> | Transaction<Database>;
 
-export const timerWrites = {
+/** Position of a timer kind in lifecycle order (TIMER_KINDS), in SQL. */
+const KIND_ORDER = sql<number>`case kind ${sql.join(TIMER_KINDS.map((k, i) => sql`when ${sql.lit(k)} then ${sql.lit(i)}`), sql` `)} else ${sql.lit(TIMER_KINDS.length)} end`;
+
+export class TimerRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
   /** Schedules the planned steps of one booking window. */
-  async schedule(trx: Kysely<Database>, meetingId: string, window: { start: number; end: number }, timers: PlannedTimer[], now: number): Promise<void> {
+  async schedule(meetingId: string, window: { start: number; end: number }, timers: PlannedTimer[], now: number, db: Db = this.db): Promise<void> {
     if (!timers.length) return;
-    await trx
+    await db
       .insertInto('timers')
       .values(
         timers.map((t) => ({
@@ -19,37 +25,56 @@ export const timerWrites = {
         })),
       )
       .execute();
-  },
+  }
 
   /** Drops every pending step of a booking (it moved, was cancelled or ended). */
-  async cancelPending(trx: Kysely<Database>, meetingId: string): Promise<void> {
-    await trx.updateTable('timers').set({ status: 'cancelled' }).where('meeting_id', '=', meetingId).where('status', '=', 'pending').execute();
-  },
+  async cancelPending(meetingId: string, db: Db = this.db): Promise<void> {
+    await db.updateTable('timers').set({ status: 'cancelled' }).where('meeting_id', '=', meetingId).where('status', '=', 'pending').execute();
+  }
+
+  /** Drops one step (its booking no longer exists). */
+  async cancel(id: string, db: Db = this.db): Promise<void> {
+    await db.updateTable('timers').set({ status: 'cancelled' }).where('id', '=', id).execute();
+  }
 
   /** Claims a timer for firing; false when another worker (or instance) already took it. */
-  async claim(trx: Kysely<Database>, id: string, firedAt: number): Promise<boolean> {
-    const res = await trx.updateTable('timers').set({ status: 'fired', fired_at: firedAt }).where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
+  async claim(id: string, firedAt: number, db: Db = this.db): Promise<boolean> {
+    const res = await db.updateTable('timers').set({ status: 'fired', fired_at: firedAt }).where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;
-  },
-};
+  }
 
-/** Position of a timer kind in lifecycle order (TIMER_KINDS), in SQL. */
-const KIND_ORDER = sql<number>`case kind ${sql.join(TIMER_KINDS.map((k, i) => sql`when ${sql.lit(k)} then ${sql.lit(i)}`), sql` `)} else ${sql.lit(TIMER_KINDS.length)} end`;
+  /** When the no-show cancel of the window starting at `start` is (or was) due. */
+  async noShowCancelAt(meetingId: string, start: number, db: Db = this.db): Promise<number | undefined> {
+    const t = await db
+      .selectFrom('timers')
+      .select('due_at')
+      .where('meeting_id', '=', meetingId)
+      .where('kind', '=', 'no-show-cancel')
+      .where('window_start', '=', start)
+      .executeTakeFirst();
+    return t?.due_at;
+  }
 
-/**
- * Pending timers due by `until`, earliest first; steps of one instant in lifecycle
- * order (e.g. a no-show cancel before the ending-soon notice at the same moment),
- * which the ids alone do not guarantee (their 24-bit counter wraps).
- */
-export async function dueTimers(db: Kysely<Database>, until: number, limit: number): Promise<TimerRow[]> {
-  return db
-    .selectFrom('timers')
-    .selectAll()
-    .where('status', '=', 'pending')
-    .where('due_at', '<=', until)
-    .orderBy('due_at')
-    .orderBy(KIND_ORDER)
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+  /**
+   * Pending timers due by `until`, earliest first; steps of one instant in lifecycle
+   * order (e.g. a no-show cancel before the ending-soon notice at the same moment),
+   * which the ids alone do not guarantee (their 24-bit counter wraps).
+   */
+  async due(until: number, limit: number, db: Db = this.db): Promise<TimerRow[]> {
+    return db
+      .selectFrom('timers')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('due_at', '<=', until)
+      .orderBy('due_at')
+      .orderBy(KIND_ORDER)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  }
+}
+
+/** Pending timers due by `until` (see TimerRepository.due). */
+export function dueTimers(db: Kysely<Database>, until: number, limit: number): Promise<TimerRow[]> {
+  return new TimerRepository(db).due(until, limit);
 }

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type KyselyConfig, type LogEvent } from 'kysely';
 import type { Database } from './schema.js';
 import { migrationProvider } from './migrations/index.js';
 
@@ -29,17 +29,28 @@ export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//.test(url);
 }
 
-function openSqlite(path: string): Kysely<Database> {
+export interface StorageOptions {
+  /** Called with the SQL text of every statement executed (a statement counter in tests). */
+  onQuery?: (sql: string) => void;
+}
+
+function logOf(options: StorageOptions): KyselyConfig['log'] {
+  const onQuery = options.onQuery;
+  if (!onQuery) return undefined;
+  return (event: LogEvent) => onQuery(event.query.sql);
+}
+
+function openSqlite(path: string, options: StorageOptions): Kysely<Database> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const conn = new SqliteDatabase(path);
   conn.pragma('journal_mode = WAL');
   conn.pragma('busy_timeout = 5000');
   conn.pragma('foreign_keys = ON');
   conn.pragma('synchronous = NORMAL');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }) });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }), log: logOf(options) });
 }
 
-function openPostgres(url: string): Kysely<Database> {
+function openPostgres(url: string, options: StorageOptions): Kysely<Database> {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
@@ -49,7 +60,7 @@ function openPostgres(url: string): Kysely<Database> {
   });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: logOf(options) });
 }
 
 export async function migrate(db: Kysely<Database>): Promise<void> {
@@ -61,9 +72,9 @@ export async function migrate(db: Kysely<Database>): Promise<void> {
   }
 }
 
-export async function openStorage(databaseUrl: string): Promise<Storage> {
+export async function openStorage(databaseUrl: string, options: StorageOptions = {}): Promise<Storage> {
   const engine: Engine = isPostgresUrl(databaseUrl) ? 'postgres' : 'sqlite';
-  const db = engine === 'postgres' ? openPostgres(databaseUrl) : openSqlite(databaseUrl);
+  const db = engine === 'postgres' ? openPostgres(databaseUrl, options) : openSqlite(databaseUrl, options);
   await migrate(db);
   let closed = false;
   return {

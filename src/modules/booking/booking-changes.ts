@@ -1,0 +1,79 @@
+/**
+ * The booking module's exported service for actors: it loads a booking and what
+ * it is booked on, takes the asset's lock (serializing every change of that
+ * asset, across instances), re-reads the booking inside the lock and hands the
+ * actor a `write` that applies its decision through the one writer.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../platform/db/schema.js';
+import type { Engine } from '../../platform/db/database.js';
+import { withAssetLock } from '../../platform/db/transactions.js';
+import type { AssetInContext, CatalogueService } from '../catalogue/catalogue-service.js';
+import type { AssetConfig } from './rules/asset-config.js';
+import { assetTable, type BookingChange, type BookingChangeWriter, type BookingScope } from './booking-change.js';
+import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
+
+export interface LockedBooking {
+  trx: Kysely<Database>;
+  /** The booking as read inside the lock. */
+  meeting: MeetingRow;
+  scope: BookingScope;
+  /** Applies a change to `meeting` through the writer; returns the booking after it. */
+  write(change: BookingChange): Promise<MeetingRow>;
+}
+
+export function scopeOf(kind: 'room' | 'desk', ctx: AssetInContext): BookingScope {
+  return {
+    asset: { kind, id: ctx.asset.id, name: ctx.asset.name, floorName: ctx.floorName, config: JSON.parse(ctx.asset.config) as AssetConfig },
+    project: { id: ctx.project.id, timezone: ctx.project.timezone, maxHoldMs: ctx.project.max_hold_ms },
+  };
+}
+
+export class BookingChanges {
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>;
+      engine: Engine;
+      meetings: MeetingRepository;
+      writer: BookingChangeWriter;
+      catalogue: CatalogueService;
+    },
+  ) {}
+
+  get writer(): BookingChangeWriter {
+    return this.deps.writer;
+  }
+
+  /** Runs `work` in a transaction holding the lock of asset `kind`/`assetId`. */
+  withLock<T>(kind: string, assetId: string, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    return withAssetLock(this.deps.db, this.deps.engine, { table: assetTable(kind), id: assetId }, work);
+  }
+
+  /**
+   * Runs `work` under the lock of the booking's asset, with the booking re-read
+   * inside it. `ctx` is the asset as the caller already read it (read before the
+   * lock: inside it only the transaction may be used).
+   */
+  async underLock<T>(meetingId: string, kind: 'room' | 'desk', ctx: AssetInContext, work: (b: LockedBooking) => Promise<T>): Promise<T> {
+    const scope = scopeOf(kind, ctx);
+    return this.withLock(kind, ctx.asset.id, async (trx) => {
+      const meeting = (await this.deps.meetings.byId(meetingId, trx))!;
+      let current = meeting;
+      const write = async (change: BookingChange) => {
+        current = await this.deps.writer.apply(trx, scope, current, change);
+        return current;
+      };
+      return work({ trx, meeting, scope, write });
+    });
+  }
+
+  /** Loads a booking and its asset, then runs `work` under the lock; undefined when the booking or its asset is gone. */
+  async change<T>(meetingId: string, work: (b: LockedBooking) => Promise<T>): Promise<T | undefined> {
+    const m0 = await this.deps.meetings.byId(meetingId);
+    if (!m0) return undefined;
+    const kind = m0.asset_kind as 'room' | 'desk';
+    const ctx = await this.deps.catalogue.assetInContext(kind, m0.asset_id);
+    if (!ctx) return undefined;
+    return this.underLock(meetingId, kind, ctx, work);
+  }
+}

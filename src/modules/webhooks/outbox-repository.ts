@@ -1,0 +1,22 @@
+/** The outbox tables: recorded events and the deliveries queued for them. */
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { Database, DeliveryTable, EventTable } from '../../platform/db/schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export class OutboxRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insertEvent(e: Insertable<EventTable>, db: Db = this.db): Promise<void> {
+    await db.insertInto('events').values(e).execute();
+  }
+
+  /** Enabled listeners of a project with the event types they subscribe to (JSON text). */
+  async enabledListeners(projectId: string, db: Db = this.db): Promise<{ id: string; events: string }[]> {
+    return db.selectFrom('webhooks').select(['id', 'events']).where('project_id', '=', projectId).where('enabled', '=', 1).execute();
+  }
+
+  async insertDeliveries(rows: Insertable<DeliveryTable>[], db: Db = this.db): Promise<void> {
+    if (rows.length) await db.insertInto('deliveries').values(rows).execute();
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * How much SQL one request costs, counted with a statement counter on the real
+ * service (background work off, so every statement seen belongs to the request):
+ * a create stays within its budget, and reads never write.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/test-service.js';
+import { actAsToken, appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
+import { webhookSite, ROOM_EVENTS } from '../support/webhook-site.js';
+import { at, dayAhead, setClock } from '../support/catalogue.js';
+import { DateTime } from 'luxon';
+
+/** Statements a room booking may take, the token check included (see docs/architecture.md). */
+const CREATE_BUDGET = 16;
+const WRITE = /^\s*(insert|update|delete|replace)\b/i;
+
+describe('SQL per request', () => {
+  let svc: TestService;
+  let ids: SiteIds;
+  let D: DateTime;
+  let seen: string[] | null = null;
+  const record = (sql: string) => seen?.push(sql);
+  async function counted<T>(work: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
+    seen = [];
+    try {
+      const result = await work();
+      return { result, statements: seen };
+    } finally {
+      seen = null;
+    }
+  }
+
+  beforeAll(async () => {
+    svc = await startTestService({ noWorkers: true, onQuery: record });
+    ids = await applySite(svc, webhookSite({
+      rooms: [{ key: 'ra', name: 'Room A' }, { key: 'rb', name: 'Room B' }],
+      hooks: [{ key: 'all', url: 'http://127.0.0.1:9/hook', events: ROOM_EVENTS }],
+    }));
+    D = await dayAhead(svc, 'Asia/Bangkok', 2);
+    await setClock(svc, at(D, '06:00'));
+    // The sandbox clock re-reads its offset every second; stop it so the count is the request's alone.
+    svc.services.sandboxClock.stop();
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it(`a room booking by an app runs at most ${CREATE_BUDGET} statements`, async () => {
+    const token = (await appToken(svc)).access_token;
+    // The app's first booking creates the user it books as: warm that up first.
+    const first = await svc.request('POST', '/meetings', { token, body: { meetingRoomId: idOf(ids, 'ra'), title: 'warm-up', startDateTime: at(D, '08:00'), endDateTime: at(D, '09:00') } });
+    expect(first.status, first.text).toBe(201);
+    const { result, statements } = await counted(() =>
+      svc.request('POST', '/meetings', { token, body: { meetingRoomId: idOf(ids, 'ra'), title: 'counted', startDateTime: at(D, '10:00'), endDateTime: at(D, '11:00'), attendees: [{ email: 'guest@example.com' }] } }),
+    );
+    expect(result.status, result.text).toBe(201);
+    console.log(`POST /meetings: ${statements.length} statements\n  ${statements.map((s) => s.slice(0, 110)).join('\n  ')}`);
+    expect(statements.length).toBeGreaterThan(5); // the counter sees the work
+    expect(statements.length).toBeLessThanOrEqual(CREATE_BUDGET);
+  });
+
+  it('a delegated booking by a member stays within the same budget', async () => {
+    const token = (await actAsToken(svc, { subject: 'ext-alice' })).access_token;
+    const { result, statements } = await counted(() =>
+      svc.request('POST', '/meetings', { token, body: { meetingRoomId: idOf(ids, 'rb'), title: 'alice', startDateTime: at(D, '10:00'), endDateTime: at(D, '11:00') } }),
+    );
+    expect(result.status, result.text).toBe(201);
+    expect(statements.length).toBeLessThanOrEqual(CREATE_BUDGET);
+  });
+
+  it('GET /meetings and GET /meetings/{id} write nothing, even for an app that never booked', async () => {
+    const token = (await appToken(svc, 'hub-dev', 'hub-secret-0123456789abcdef-0123456789abc')).access_token;
+    const list = await counted(() => svc.request('GET', `/meetings?from=${encodeURIComponent(at(D, '00:00'))}&to=${encodeURIComponent(at(D, '23:00'))}`, { token }));
+    expect(list.result.status, list.result.text).toBe(200);
+    expect(list.result.body.data.length).toBeGreaterThan(0);
+    expect(list.statements.filter((s) => WRITE.test(s))).toEqual([]);
+    const id = list.result.body.data[0]._id;
+    const one = await counted(() => svc.request('GET', `/meetings/${id}`, { token }));
+    expect(one.result.status, one.result.text).toBe(200);
+    expect(one.statements.filter((s) => WRITE.test(s))).toEqual([]);
+  });
+});
