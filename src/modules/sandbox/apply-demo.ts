@@ -2,9 +2,8 @@
 import { Value } from 'typebox/value';
 import type { Services } from '../../services.js';
 import { verifyPassword } from '../../platform/crypto/secrets.js';
-import { applySite } from '../site/apply-site.js';
+import { SiteService } from '../site/site-service.js';
 import { SiteDocument } from '../../contract/site-document.js';
-import { hasAnyProject } from '../site/site-repository.js';
 import { TokenRepository } from '../auth/token-repository.js';
 import demoJson from './demo-site.json' with { type: 'json' };
 
@@ -32,8 +31,9 @@ export async function applyDemoSiteIfEmpty(services: Services): Promise<DemoCred
   if (services.config.env === 'production') return null;
   const doc = demoSiteDocument();
   const db = services.storage.db;
-  if (!(await hasAnyProject(db))) {
-    await applySite(db, doc, { env: services.config.env, secretBox: services.secretBox, now: services.clock.now() });
+  const site = SiteService.over(db);
+  if (!(await site.hasAnyProject())) {
+    await site.apply(doc, { env: services.config.env, secretBox: services.secretBox, now: services.clock.now() });
   }
   const demoApp = doc.apps?.[0];
   if (!demoApp) return null;

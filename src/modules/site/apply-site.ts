@@ -1,12 +1,11 @@
 /** Declarative, idempotent site configuration: check the whole document first, then write it all in one transaction. */
-import type { Kysely } from 'kysely';
-import type { Database } from '../../platform/db/schema.js';
 import { hashPassword, verifyPassword, type SecretBox } from '../../platform/crypto/secrets.js';
 import { errors } from '../../platform/errors.js';
 import type { SiteDocument } from '../../contract/site-document.js';
 import { loadStoredSite } from './site-context.js';
 import { planSite, type Section } from './site-plan.js';
 import { canonicalJson, writePlan, type PreparedSecrets } from './site-writes.js';
+import type { SiteRepository } from './site-repository.js';
 
 export interface ApplyOptions {
   /** BOOKING_ENV of this service; apps are bound to it. */
@@ -36,14 +35,14 @@ function oneAtATime<T>(task: () => Promise<T>): Promise<T> {
  * Upserts every entity of `doc` by key. Fails with KS001 (one message per
  * problem, nothing written) when a reference or key is bad. Never deletes.
  */
-export function applySite(db: Kysely<Database>, doc: SiteDocument, opts: ApplyOptions): Promise<ApplyResult> {
+export function applySite(repo: SiteRepository, doc: SiteDocument, opts: ApplyOptions): Promise<ApplyResult> {
   return oneAtATime(async () => {
-    const stored = await loadStoredSite(db, doc, opts.env);
+    const stored = await loadStoredSite(repo, doc, opts.env);
     const { plan, problems } = planSite(doc, stored, opts.now);
     if (problems.length > 0) throw errors.validation(problems);
     const secrets = await prepareSecrets(plan, opts.secretBox);
     try {
-      await db.transaction().execute((trx) => writePlan(trx, plan, secrets, opts));
+      await repo.transaction((trx) => writePlan(repo, plan, secrets, opts, trx));
     } catch (err) {
       if (isUniqueViolation(err)) {
         throw errors.conflict('A concurrent change collided with this document; nothing was applied, apply it again');

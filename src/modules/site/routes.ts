@@ -4,7 +4,7 @@ import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
 import { Envelope, ErrorEnvelope, ok } from '../../platform/http/envelope.js';
 import { SiteDocument } from '../../contract/site-document.js';
-import { applySite } from './apply-site.js';
+import { SiteService } from './site-service.js';
 import { SECTIONS } from './site-plan.js';
 
 const KeyToId = (description: string) =>
@@ -21,6 +21,7 @@ const Applied = Envelope(
 );
 
 export async function opsApplyRoutes(app: App, services: Services): Promise<void> {
+  const site = SiteService.over(services.storage.db);
   app.post('/ops/v1/apply', {
     schema: {
       tags: ['ops'],
@@ -33,7 +34,7 @@ export async function opsApplyRoutes(app: App, services: Services): Promise<void
       response: { 200: Applied, 400: ErrorEnvelope, 401: ErrorEnvelope, 409: ErrorEnvelope },
     },
   }, async (req) => {
-    const result = await applySite(services.storage.db, req.body, {
+    const result = await site.apply(req.body, {
       env: services.config.env,
       secretBox: services.secretBox,
       now: services.clock.now(),

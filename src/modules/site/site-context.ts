@@ -1,18 +1,5 @@
 /** Loads everything already stored that a site document names (by key, identity or parent), before validation. */
-import type { Kysely } from 'kysely';
-import type { Database } from '../../platform/db/schema.js';
-import {
-  appRelations,
-  appsOfEnv,
-  membershipsByEmployeeId,
-  membershipsOfUsers,
-  promoCodesByCode,
-  rowsById,
-  rowsByKey,
-  usersByIdentity,
-  type AppRelations,
-  type Row,
-} from './site-repository.js';
+import type { AppRelations, Row, SiteRepository } from './site-repository.js';
 import type { SiteDocument } from '../../contract/site-document.js';
 
 export interface StoredSite {
@@ -45,7 +32,7 @@ export interface StoredSite {
 
 const keysOf = (items: { key: string }[] | undefined) => (items ?? []).map((i) => i.key);
 
-export async function loadStoredSite(db: Kysely<Database>, doc: SiteDocument, env: string): Promise<StoredSite> {
+export async function loadStoredSite(repo: SiteRepository, doc: SiteDocument, env: string): Promise<StoredSite> {
   const users = doc.users ?? [];
   const apps = doc.apps ?? [];
   const groups = doc.accessGroups ?? [];
@@ -60,31 +47,31 @@ export async function loadStoredSite(db: Kysely<Database>, doc: SiteDocument, en
   const floorRefs = [...(doc.rooms ?? []), ...(doc.desks ?? [])].map((a) => a.floor);
 
   const stored = {
-    brands: await rowsByKey(db, 'brands', [
+    brands: await repo.rowsByKey('brands', [
       ...keysOf(doc.brands),
       ...(doc.projects ?? []).map((p) => p.brand),
       ...users.flatMap((u) => u.brandStaff ?? []),
     ]),
-    projects: await rowsByKey(db, 'projects', [...keysOf(doc.projects), ...projectRefs]),
-    zones: await rowsByKey(db, 'zones', [...keysOf(doc.zones), ...(doc.floors ?? []).map((f) => f.zone)]),
-    floors: await rowsByKey(db, 'floors', [...keysOf(doc.floors), ...floorRefs]),
-    rooms: await rowsByKey(db, 'rooms', keysOf(doc.rooms)),
-    desks: await rowsByKey(db, 'desks', keysOf(doc.desks)),
-    users: await rowsByKey(db, 'users', [...keysOf(users), ...apps.flatMap((a) => (a.links ?? []).map((l) => l.user))]),
-    accessGroups: await rowsByKey(db, 'access_groups', [...keysOf(groups), ...apps.flatMap((a) => a.accessGroups ?? [])]),
-    devices: await rowsByKey(db, 'devices', groups.flatMap((g) => keysOf(g.devices))),
-    webhooks: await rowsByKey(db, 'webhooks', keysOf(doc.webhooks)),
-    promoCodes: await rowsByKey(db, 'promo_codes', keysOf(doc.promoCodes)),
+    projects: await repo.rowsByKey('projects', [...keysOf(doc.projects), ...projectRefs]),
+    zones: await repo.rowsByKey('zones', [...keysOf(doc.zones), ...(doc.floors ?? []).map((f) => f.zone)]),
+    floors: await repo.rowsByKey('floors', [...keysOf(doc.floors), ...floorRefs]),
+    rooms: await repo.rowsByKey('rooms', keysOf(doc.rooms)),
+    desks: await repo.rowsByKey('desks', keysOf(doc.desks)),
+    users: await repo.rowsByKey('users', [...keysOf(users), ...apps.flatMap((a) => (a.links ?? []).map((l) => l.user))]),
+    accessGroups: await repo.rowsByKey('access_groups', [...keysOf(groups), ...apps.flatMap((a) => a.accessGroups ?? [])]),
+    devices: await repo.rowsByKey('devices', groups.flatMap((g) => keysOf(g.devices))),
+    webhooks: await repo.rowsByKey('webhooks', keysOf(doc.webhooks)),
+    promoCodes: await repo.rowsByKey('promo_codes', keysOf(doc.promoCodes)),
   };
 
-  const identities = await usersByIdentity(db, {
+  const identities = await repo.usersByIdentity({
     emailsLower: users.flatMap((u) => (u.email ? [u.email.toLowerCase()] : [])),
     phones: users.flatMap((u) => (u.phone ? [u.phone] : [])),
     usernames: users.flatMap((u) => (u.username ? [u.username] : [])),
   });
   const userIds = [...[...stored.users.values()].map((u) => u.id), ...identities.map((u) => u.id)];
 
-  const appRows = await appsOfEnv(db, env, keysOf(apps), apps.map((a) => a.appId));
+  const appRows = await repo.appsOfEnv(env, keysOf(apps), apps.map((a) => a.appId));
 
   const parentProjectIds = [
     ...[...stored.zones.values()].map((z) => z.project_id),
@@ -96,13 +83,12 @@ export async function loadStoredSite(db: Kysely<Database>, doc: SiteDocument, en
     apps: appRows.byKey,
     appsByClientId: appRows.byClientId,
     usersByIdentity: identities,
-    memberships: await membershipsOfUsers(db, userIds),
-    employeeIds: await membershipsByEmployeeId(
-      db,
+    memberships: await repo.membershipsOfUsers(userIds),
+    employeeIds: await repo.membershipsByEmployeeId(
       users.flatMap((u) => (u.memberships ?? []).flatMap((m) => (m.employeeId ? [m.employeeId] : []))),
     ),
-    promoCodesByCode: await promoCodesByCode(db, (doc.promoCodes ?? []).map((p) => p.code)),
-    projectsById: await rowsById(db, 'projects', parentProjectIds),
-    appRelations: await appRelations(db, [...appRows.byKey.values()].map((a) => a.id)),
+    promoCodesByCode: await repo.promoCodesByCode((doc.promoCodes ?? []).map((p) => p.code)),
+    projectsById: await repo.rowsById('projects', parentProjectIds),
+    appRelations: await repo.appRelations([...appRows.byKey.values()].map((a) => a.id)),
   };
 }

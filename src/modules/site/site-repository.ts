@@ -1,5 +1,5 @@
-/** Persistence helpers for declarative site apply: look-ups by key/identity, change-only upserts, derived-column cascades. */
-import type { Kysely } from 'kysely';
+/** Persistence for declarative site apply: look-ups by key/identity, change-only upserts, derived-column cascades. */
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../platform/db/schema.js';
 
 /** Tables whose rows carry a caller-chosen `key` unique across the table. */
@@ -17,6 +17,7 @@ export type KeyedTable =
   | 'promo_codes';
 
 export type Row<T extends keyof Database> = Database[T];
+export type Db = Kysely<Database> | Transaction<Database>;
 type AnyDb = Kysely<any>; // dynamic table names; the typed wrappers below restore the row types
 
 const CHUNK = 500;
@@ -28,7 +29,7 @@ function chunks<T>(values: Iterable<T>): T[][] {
   return out;
 }
 
-async function selectIn<T extends keyof Database>(db: Kysely<Database>, table: T, column: string, values: Iterable<string>): Promise<Row<T>[]> {
+async function selectIn<T extends keyof Database>(db: Db, table: T, column: string, values: Iterable<string>): Promise<Row<T>[]> {
   const out: Row<T>[] = [];
   for (const part of chunks(values)) {
     if (part.length === 0) continue;
@@ -38,84 +39,12 @@ async function selectIn<T extends keyof Database>(db: Kysely<Database>, table: T
   return out;
 }
 
-/** Stored rows of a keyed table whose key is one of `keys`, by key. */
-export async function rowsByKey<T extends KeyedTable>(db: Kysely<Database>, table: T, keys: Iterable<string>): Promise<Map<string, Row<T>>> {
-  const rows = await selectIn(db, table, 'key', keys);
-  return new Map(rows.map((r) => [(r as { key: string }).key, r]));
-}
-
-/** Stored rows of any table with an `id` column, by id. */
-export async function rowsById<T extends KeyedTable>(db: Kysely<Database>, table: T, ids: Iterable<string>): Promise<Map<string, Row<T>>> {
-  const rows = await selectIn(db, table, 'id', ids);
-  return new Map(rows.map((r) => [(r as { id: string }).id, r]));
-}
-
-/** Users holding one of the given lower-cased emails, phones or usernames. */
-export async function usersByIdentity(
-  db: Kysely<Database>,
-  ids: { emailsLower: Iterable<string>; phones: Iterable<string>; usernames: Iterable<string> },
-): Promise<Row<'users'>[]> {
-  return [
-    ...(await selectIn(db, 'users', 'email_lower', ids.emailsLower)),
-    ...(await selectIn(db, 'users', 'phone', ids.phones)),
-    ...(await selectIn(db, 'users', 'username', ids.usernames)),
-  ];
-}
-
-export async function membershipsOfUsers(db: Kysely<Database>, userIds: Iterable<string>): Promise<Row<'memberships'>[]> {
-  return selectIn(db, 'memberships', 'user_id', userIds);
-}
-
-export async function membershipsByEmployeeId(db: Kysely<Database>, employeeIds: Iterable<string>): Promise<Row<'memberships'>[]> {
-  return selectIn(db, 'memberships', 'employee_id', employeeIds);
-}
-
-export async function promoCodesByCode(db: Kysely<Database>, codes: Iterable<string>): Promise<Row<'promo_codes'>[]> {
-  return selectIn(db, 'promo_codes', 'code', codes);
-}
-
-/** Apps of one environment by key and by client id. */
-export async function appsOfEnv(
-  db: Kysely<Database>,
-  env: string,
-  keys: Iterable<string>,
-  clientIds: Iterable<string>,
-): Promise<{ byKey: Map<string, Row<'apps'>>; byClientId: Map<string, Row<'apps'>> }> {
-  const byKey = new Map<string, Row<'apps'>>();
-  const byClientId = new Map<string, Row<'apps'>>();
-  for (const part of chunks(keys)) {
-    const rows = await db.selectFrom('apps').selectAll().where('env', '=', env).where('key', 'in', part).execute();
-    for (const r of rows) byKey.set(r.key as string, r);
-  }
-  for (const part of chunks(clientIds)) {
-    const rows = await db.selectFrom('apps').selectAll().where('env', '=', env).where('client_id', 'in', part).execute();
-    for (const r of rows) byClientId.set(r.client_id, r);
-  }
-  return { byKey, byClientId };
-}
 
 export interface AppRelations {
   projects: Row<'app_projects'>[];
   links: Row<'app_links'>[];
   accessGroups: Row<'app_access_groups'>[];
 }
-
-export async function appRelations(db: Kysely<Database>, appIds: Iterable<string>): Promise<AppRelations> {
-  const ids = [...appIds];
-  return {
-    projects: await selectIn(db, 'app_projects', 'app_id', ids),
-    links: await selectIn(db, 'app_links', 'app_id', ids),
-    accessGroups: await selectIn(db, 'app_access_groups', 'app_id', ids),
-  };
-}
-
-export async function hasAnyProject(db: Kysely<Database>): Promise<boolean> {
-  return (await db.selectFrom('projects').select('id').limit(1).executeTakeFirst()) !== undefined;
-}
-
-// ---------------------------------------------------------------------------
-// Writes
-// ---------------------------------------------------------------------------
 
 export type Outcome = 'inserted' | 'updated' | 'unchanged';
 
@@ -129,103 +58,189 @@ export function changedColumns(stored: object | undefined, next: Record<string, 
   return changes;
 }
 
-/**
- * Inserts the row (with `insertOnly` columns and both timestamps) when nothing is
- * stored, otherwise rewrites only the changed columns plus `updated_at`; an
- * unchanged row is not touched.
- */
-export async function upsertTimestamped(
-  db: Kysely<Database>,
-  table: KeyedTable | 'apps' | 'memberships',
-  id: string,
-  stored: object | undefined,
-  next: Record<string, unknown>,
-  now: number,
-  insertOnly: Record<string, unknown> = {},
-): Promise<Outcome> {
-  if (!stored) {
-    await (db as AnyDb).insertInto(table).values({ id, ...next, ...insertOnly, created_at: now, updated_at: now }).execute();
-    return 'inserted';
-  }
-  const changes = changedColumns(stored, next);
-  if (Object.keys(changes).length === 0) return 'unchanged';
-  await (db as AnyDb).updateTable(table).set({ ...changes, updated_at: now }).where('id', '=', id).execute();
-  return 'updated';
-}
+export class SiteRepository {
+  constructor(private readonly db: Kysely<Database>) {}
 
-/** Sets an app's project binding (permissions JSON or null), writing only when it differs. */
-export async function upsertAppProject(db: Kysely<Database>, stored: Row<'app_projects'> | undefined, next: Row<'app_projects'>): Promise<Outcome> {
-  if (!stored) {
-    await db.insertInto('app_projects').values(next).execute();
-    return 'inserted';
+  /** Runs `work` in one transaction; pass the transaction to the write methods. */
+  transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(work);
   }
-  if (stored.permissions === next.permissions) return 'unchanged';
-  await db
-    .updateTable('app_projects')
-    .set({ permissions: next.permissions })
-    .where('app_id', '=', next.app_id)
-    .where('project_id', '=', next.project_id)
-    .execute();
-  return 'updated';
-}
 
-/** Links a user to an app under an external id; an existing link of that user gets the new external id. */
-export async function upsertAppLink(db: Kysely<Database>, stored: Row<'app_links'> | undefined, next: Row<'app_links'>): Promise<Outcome> {
-  if (!stored) {
-    await db.insertInto('app_links').values(next).execute();
-    return 'inserted';
+  // -------------------------------------------------------------------------
+  // Reads
+  // -------------------------------------------------------------------------
+
+  /** Stored rows of a keyed table whose key is one of `keys`, by key. */
+  async rowsByKey<T extends KeyedTable>(table: T, keys: Iterable<string>, db: Db = this.db): Promise<Map<string, Row<T>>> {
+    const rows = await selectIn(db, table, 'key', keys);
+    return new Map(rows.map((r) => [(r as { key: string }).key, r]));
   }
-  if (stored.external_user_id === next.external_user_id) return 'unchanged';
-  await db.updateTable('app_links').set({ external_user_id: next.external_user_id }).where('id', '=', stored.id).execute();
-  return 'updated';
-}
 
-export async function insertAppAccessGroup(db: Kysely<Database>, row: Row<'app_access_groups'>): Promise<void> {
-  await db.insertInto('app_access_groups').values(row).execute();
-}
-
-/**
- * Keeps derived columns consistent after zones, floors or projects were
- * re-parented: floors follow their zone's project, and rooms/desks follow their
- * floor's zone, project and that project's brand. Only differing rows are written.
- */
-export async function cascadeDerivedColumns(
-  db: Kysely<Database>,
-  scope: { zones: { id: string; projectId: string }[]; floorIds: string[]; projectIds: string[] },
-  now: number,
-): Promise<void> {
-  for (const z of scope.zones) {
-    await db
-      .updateTable('floors')
-      .set({ project_id: z.projectId, updated_at: now })
-      .where('zone_id', '=', z.id)
-      .where('project_id', '<>', z.projectId)
-      .execute();
+  /** Stored rows of any table with an `id` column, by id. */
+  async rowsById<T extends KeyedTable>(table: T, ids: Iterable<string>, db: Db = this.db): Promise<Map<string, Row<T>>> {
+    const rows = await selectIn(db, table, 'id', ids);
+    return new Map(rows.map((r) => [(r as { id: string }).id, r]));
   }
-  const floors = new Map<string, { id: string; zone_id: string; project_id: string }>();
-  const zoneIds = scope.zones.map((z) => z.id);
-  for (const [column, values] of [['id', scope.floorIds], ['zone_id', zoneIds], ['project_id', scope.projectIds]] as const) {
-    for (const part of chunks(values)) {
-      const rows = await db.selectFrom('floors').select(['id', 'zone_id', 'project_id']).where(column, 'in', part).execute();
-      for (const r of rows) floors.set(r.id, r);
+
+  /** Users holding one of the given lower-cased emails, phones or usernames. */
+  async usersByIdentity(
+    ids: { emailsLower: Iterable<string>; phones: Iterable<string>; usernames: Iterable<string> },
+    db: Db = this.db,
+  ): Promise<Row<'users'>[]> {
+    return [
+      ...(await selectIn(db, 'users', 'email_lower', ids.emailsLower)),
+      ...(await selectIn(db, 'users', 'phone', ids.phones)),
+      ...(await selectIn(db, 'users', 'username', ids.usernames)),
+    ];
+  }
+
+  async membershipsOfUsers(userIds: Iterable<string>, db: Db = this.db): Promise<Row<'memberships'>[]> {
+    return selectIn(db, 'memberships', 'user_id', userIds);
+  }
+
+  async membershipsByEmployeeId(employeeIds: Iterable<string>, db: Db = this.db): Promise<Row<'memberships'>[]> {
+    return selectIn(db, 'memberships', 'employee_id', employeeIds);
+  }
+
+  async promoCodesByCode(codes: Iterable<string>, db: Db = this.db): Promise<Row<'promo_codes'>[]> {
+    return selectIn(db, 'promo_codes', 'code', codes);
+  }
+
+  /** Apps of one environment by key and by client id. */
+  async appsOfEnv(
+    env: string,
+    keys: Iterable<string>,
+    clientIds: Iterable<string>,
+    db: Db = this.db,
+  ): Promise<{ byKey: Map<string, Row<'apps'>>; byClientId: Map<string, Row<'apps'>> }> {
+    const byKey = new Map<string, Row<'apps'>>();
+    const byClientId = new Map<string, Row<'apps'>>();
+    for (const part of chunks(keys)) {
+      const rows = await db.selectFrom('apps').selectAll().where('env', '=', env).where('key', 'in', part).execute();
+      for (const r of rows) byKey.set(r.key as string, r);
     }
+    for (const part of chunks(clientIds)) {
+      const rows = await db.selectFrom('apps').selectAll().where('env', '=', env).where('client_id', 'in', part).execute();
+      for (const r of rows) byClientId.set(r.client_id, r);
+    }
+    return { byKey, byClientId };
   }
-  if (floors.size === 0) return;
-  const brandOf = new Map<string, string>();
-  for (const part of chunks([...floors.values()].map((f) => f.project_id))) {
-    const rows = await db.selectFrom('projects').select(['id', 'brand_id']).where('id', 'in', part).execute();
-    for (const r of rows) brandOf.set(r.id, r.brand_id);
+
+  async appRelations(appIds: Iterable<string>, db: Db = this.db): Promise<AppRelations> {
+    const ids = [...appIds];
+    return {
+      projects: await selectIn(db, 'app_projects', 'app_id', ids),
+      links: await selectIn(db, 'app_links', 'app_id', ids),
+      accessGroups: await selectIn(db, 'app_access_groups', 'app_id', ids),
+    };
   }
-  for (const f of floors.values()) {
-    const brandId = brandOf.get(f.project_id);
-    if (!brandId) continue;
-    for (const table of ['rooms', 'desks'] as const) {
+
+  async hasAnyProject(db: Db = this.db): Promise<boolean> {
+    return (await db.selectFrom('projects').select('id').limit(1).executeTakeFirst()) !== undefined;
+  }
+
+  // -------------------------------------------------------------------------
+  // Writes
+  // -------------------------------------------------------------------------
+
+  /**
+   * Inserts the row (with `insertOnly` columns and both timestamps) when nothing is
+   * stored, otherwise rewrites only the changed columns plus `updated_at`; an
+   * unchanged row is not touched.
+   */
+  async upsertTimestamped(
+    table: KeyedTable | 'apps' | 'memberships',
+    id: string,
+    stored: object | undefined,
+    next: Record<string, unknown>,
+    now: number,
+    insertOnly: Record<string, unknown> = {},
+    db: Db = this.db,
+  ): Promise<Outcome> {
+    if (!stored) {
+      await (db as AnyDb).insertInto(table).values({ id, ...next, ...insertOnly, created_at: now, updated_at: now }).execute();
+      return 'inserted';
+    }
+    const changes = changedColumns(stored, next);
+    if (Object.keys(changes).length === 0) return 'unchanged';
+    await (db as AnyDb).updateTable(table).set({ ...changes, updated_at: now }).where('id', '=', id).execute();
+    return 'updated';
+  }
+
+  /** Sets an app's project binding (permissions JSON or null), writing only when it differs. */
+  async upsertAppProject(stored: Row<'app_projects'> | undefined, next: Row<'app_projects'>, db: Db = this.db): Promise<Outcome> {
+    if (!stored) {
+      await db.insertInto('app_projects').values(next).execute();
+      return 'inserted';
+    }
+    if (stored.permissions === next.permissions) return 'unchanged';
+    await db
+      .updateTable('app_projects')
+      .set({ permissions: next.permissions })
+      .where('app_id', '=', next.app_id)
+      .where('project_id', '=', next.project_id)
+      .execute();
+    return 'updated';
+  }
+
+  /** Links a user to an app under an external id; an existing link of that user gets the new external id. */
+  async upsertAppLink(stored: Row<'app_links'> | undefined, next: Row<'app_links'>, db: Db = this.db): Promise<Outcome> {
+    if (!stored) {
+      await db.insertInto('app_links').values(next).execute();
+      return 'inserted';
+    }
+    if (stored.external_user_id === next.external_user_id) return 'unchanged';
+    await db.updateTable('app_links').set({ external_user_id: next.external_user_id }).where('id', '=', stored.id).execute();
+    return 'updated';
+  }
+
+  async insertAppAccessGroup(row: Row<'app_access_groups'>, db: Db = this.db): Promise<void> {
+    await db.insertInto('app_access_groups').values(row).execute();
+  }
+
+  /**
+   * Keeps derived columns consistent after zones, floors or projects were
+   * re-parented: floors follow their zone's project, and rooms/desks follow their
+   * floor's zone, project and that project's brand. Only differing rows are written.
+   */
+  async cascadeDerivedColumns(
+    scope: { zones: { id: string; projectId: string }[]; floorIds: string[]; projectIds: string[] },
+    now: number,
+    db: Db = this.db,
+  ): Promise<void> {
+    for (const z of scope.zones) {
       await db
-        .updateTable(table)
-        .set({ zone_id: f.zone_id, project_id: f.project_id, brand_id: brandId, updated_at: now })
-        .where('floor_id', '=', f.id)
-        .where((eb) => eb.or([eb('zone_id', '<>', f.zone_id), eb('project_id', '<>', f.project_id), eb('brand_id', '<>', brandId)]))
+        .updateTable('floors')
+        .set({ project_id: z.projectId, updated_at: now })
+        .where('zone_id', '=', z.id)
+        .where('project_id', '<>', z.projectId)
         .execute();
+    }
+    const floors = new Map<string, { id: string; zone_id: string; project_id: string }>();
+    const zoneIds = scope.zones.map((z) => z.id);
+    for (const [column, values] of [['id', scope.floorIds], ['zone_id', zoneIds], ['project_id', scope.projectIds]] as const) {
+      for (const part of chunks(values)) {
+        const rows = await db.selectFrom('floors').select(['id', 'zone_id', 'project_id']).where(column, 'in', part).execute();
+        for (const r of rows) floors.set(r.id, r);
+      }
+    }
+    if (floors.size === 0) return;
+    const brandOf = new Map<string, string>();
+    for (const part of chunks([...floors.values()].map((f) => f.project_id))) {
+      const rows = await db.selectFrom('projects').select(['id', 'brand_id']).where('id', 'in', part).execute();
+      for (const r of rows) brandOf.set(r.id, r.brand_id);
+    }
+    for (const f of floors.values()) {
+      const brandId = brandOf.get(f.project_id);
+      if (!brandId) continue;
+      for (const table of ['rooms', 'desks'] as const) {
+        await db
+          .updateTable(table)
+          .set({ zone_id: f.zone_id, project_id: f.project_id, brand_id: brandId, updated_at: now })
+          .where('floor_id', '=', f.id)
+          .where((eb) => eb.or([eb('zone_id', '<>', f.zone_id), eb('project_id', '<>', f.project_id), eb('brand_id', '<>', brandId)]))
+          .execute();
+      }
     }
   }
 }

@@ -1,14 +1,6 @@
 /** Writes a site plan: maps document entries to table rows (spec defaults applied) and upserts them, changed columns only. */
-import type { Kysely } from 'kysely';
-import type { Database } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
-import {
-  cascadeDerivedColumns,
-  insertAppAccessGroup,
-  upsertAppLink,
-  upsertAppProject,
-  upsertTimestamped,
-} from './site-repository.js';
+import type { Db, SiteRepository } from './site-repository.js';
 import type { DeskDoc, RoomDoc } from '../../contract/site-document.js';
 import type { AssetParents, SitePlan } from './site-plan.js';
 
@@ -72,14 +64,27 @@ function roomColumns(doc: RoomDoc, at: AssetParents) {
   };
 }
 
-/** Writes every entity of the plan, parents first. Call inside one transaction. */
-export async function writePlan(db: Kysely<Database>, plan: SitePlan, secrets: PreparedSecrets, opts: { env: string; now: number }): Promise<void> {
+/** Writes every entity of the plan, parents first, in the transaction `trx`. */
+export async function writePlan(
+  repo: SiteRepository,
+  plan: SitePlan,
+  secrets: PreparedSecrets,
+  opts: { env: string; now: number },
+  trx: Db,
+): Promise<void> {
   const { now } = opts;
+  const upsert = (
+    table: Parameters<SiteRepository['upsertTimestamped']>[0],
+    id: string,
+    stored: object | undefined,
+    next: Record<string, unknown>,
+    insertOnly?: Record<string, unknown>,
+  ) => repo.upsertTimestamped(table, id, stored, next, now, insertOnly, trx);
 
-  for (const e of plan.brands) await upsertTimestamped(db, 'brands', e.id, e.stored, { key: e.doc.key, name: e.doc.name }, now);
+  for (const e of plan.brands) await upsert('brands', e.id, e.stored, { key: e.doc.key, name: e.doc.name });
 
   for (const e of plan.projects) {
-    await upsertTimestamped(db, 'projects', e.id, e.stored, {
+    await upsert('projects', e.id, e.stored, {
       key: e.doc.key,
       brand_id: e.brandId,
       name: e.doc.name,
@@ -88,22 +93,22 @@ export async function writePlan(db: Kysely<Database>, plan: SitePlan, secrets: P
       default_cleanup_minutes: e.doc.defaultCleanupMinutes ?? null,
       booking_grid_minutes: e.doc.bookingGridMinutes ?? null,
       backoffice_payment_due_minutes: e.doc.backofficePaymentDueMinutes ?? null,
-    }, now);
+    });
   }
 
   for (const e of plan.zones) {
-    await upsertTimestamped(db, 'zones', e.id, e.stored, { key: e.doc.key, project_id: e.projectId, name: e.doc.name }, now);
+    await upsert('zones', e.id, e.stored, { key: e.doc.key, project_id: e.projectId, name: e.doc.name });
   }
   for (const e of plan.floors) {
-    await upsertTimestamped(db, 'floors', e.id, e.stored, { key: e.doc.key, project_id: e.projectId, zone_id: e.zoneId, name: e.doc.name }, now);
+    await upsert('floors', e.id, e.stored, { key: e.doc.key, project_id: e.projectId, zone_id: e.zoneId, name: e.doc.name });
   }
-  for (const e of plan.rooms) await upsertTimestamped(db, 'rooms', e.id, e.stored, roomColumns(e.doc, e), now);
+  for (const e of plan.rooms) await upsert('rooms', e.id, e.stored, roomColumns(e.doc, e));
   for (const e of plan.desks) {
-    await upsertTimestamped(db, 'desks', e.id, e.stored, { ...assetColumns(e.doc, e), desk_index: e.index }, now);
+    await upsert('desks', e.id, e.stored, { ...assetColumns(e.doc, e), desk_index: e.index });
   }
 
   for (const e of plan.users) {
-    await upsertTimestamped(db, 'users', e.id, e.stored, {
+    await upsert('users', e.id, e.stored, {
       key: e.doc.key,
       email: e.doc.email ?? null,
       email_lower: e.doc.email?.toLowerCase() ?? null,
@@ -115,49 +120,49 @@ export async function writePlan(db: Kysely<Database>, plan: SitePlan, secrets: P
       profile_name: e.doc.profileName ?? null,
       blocked_from_booking: bool(e.doc.blockedFromBooking ?? false),
       brand_staff: canonicalJson(e.brandStaff),
-    }, now);
+    });
     for (const m of e.memberships) {
       // The origin (`source`) of an existing membership is history and is kept; an
       // employee id is only written when the document gives one.
       const next: Record<string, unknown> = { user_id: e.id, project_id: m.projectId, role: m.role, user_type: 'member', status: 'active' };
       if (m.employeeId !== undefined) next.employee_id = m.employeeId;
-      await upsertTimestamped(db, 'memberships', m.stored?.id ?? newId(now), m.stored, next, now, { source: 'admin' });
+      await upsert('memberships', m.stored?.id ?? newId(now), m.stored, next, { source: 'admin' });
     }
   }
 
   for (const g of plan.accessGroups) {
-    await upsertTimestamped(db, 'access_groups', g.id, g.stored, { key: g.doc.key, project_id: g.projectId, name: g.doc.name }, now);
+    await upsert('access_groups', g.id, g.stored, { key: g.doc.key, project_id: g.projectId, name: g.doc.name });
     for (const d of g.devices) {
-      await upsertTimestamped(db, 'devices', d.id, d.stored, { key: d.doc.key, access_group_id: g.id, name: d.doc.name, kind: d.doc.kind }, now);
+      await upsert('devices', d.id, d.stored, { key: d.doc.key, access_group_id: g.id, name: d.doc.name, kind: d.doc.kind });
     }
   }
 
   for (const a of plan.apps) {
-    await upsertTimestamped(db, 'apps', a.id, a.stored, {
+    await upsert('apps', a.id, a.stored, {
       key: a.doc.key,
       env: opts.env,
       client_id: a.doc.appId,
       secret_hash: secrets.appSecretHash.get(a.id),
       name: a.doc.name,
       act_as: bool(a.doc.actAs ?? false),
-    }, now);
+    });
   }
   // Relations after every app, user and access group exists.
-  for (const a of plan.apps) await writeAppRelations(db, plan, a, now);
+  for (const a of plan.apps) await writeAppRelations(repo, plan, a, now, trx);
 
   for (const w of plan.webhooks) {
-    await upsertTimestamped(db, 'webhooks', w.id, w.stored, {
+    await upsert('webhooks', w.id, w.stored, {
       key: w.doc.key,
       project_id: w.projectId,
       url: w.doc.url,
       secret_enc: secrets.webhookSecretEnc.get(w.id),
       events: canonicalJson(w.doc.events),
       auth_enc: secrets.webhookAuthEnc.get(w.id),
-    }, now, { enabled: 1, consecutive_failures: 0 });
+    }, { enabled: 1, consecutive_failures: 0 });
   }
 
   for (const p of plan.promoCodes) {
-    await upsertTimestamped(db, 'promo_codes', p.id, p.stored, {
+    await upsert('promo_codes', p.id, p.stored, {
       key: p.doc.key,
       project_id: p.projectId,
       code: p.doc.code,
@@ -165,38 +170,38 @@ export async function writePlan(db: Kysely<Database>, plan: SitePlan, secrets: P
       percent_off: p.doc.percentOff ?? null,
       amount_off: p.doc.amountOff ?? null,
       active: bool(p.doc.active ?? true),
-    }, now);
+    });
   }
 
-  await cascadeDerivedColumns(db, {
+  await repo.cascadeDerivedColumns({
     zones: plan.zones.map((z) => ({ id: z.id, projectId: z.projectId })),
     floorIds: plan.floors.map((f) => f.id),
     projectIds: plan.projects.map((p) => p.id),
-  }, now);
+  }, now, trx);
 }
 
-async function writeAppRelations(db: Kysely<Database>, plan: SitePlan, a: SitePlan['apps'][number], now: number): Promise<void> {
+async function writeAppRelations(repo: SiteRepository, plan: SitePlan, a: SitePlan['apps'][number], now: number, trx: Db): Promise<void> {
   const stored = plan.storedAppRelations;
   for (const p of a.projects) {
-    await upsertAppProject(
-      db,
+    await repo.upsertAppProject(
       stored.projects.find((s) => s.app_id === a.id && s.project_id === p.projectId),
       { app_id: a.id, project_id: p.projectId, permissions: p.permissions === null ? null : canonicalJson(p.permissions) },
+      trx,
     );
   }
   for (const groupId of a.accessGroupIds) {
     if (!stored.accessGroups.some((s) => s.app_id === a.id && s.access_group_id === groupId)) {
-      await insertAppAccessGroup(db, { app_id: a.id, access_group_id: groupId });
+      await repo.insertAppAccessGroup({ app_id: a.id, access_group_id: groupId }, trx);
     }
   }
   for (const link of a.links) {
     const existing = stored.links.find((s) => s.app_id === a.id && s.user_id === link.userId);
-    await upsertAppLink(db, existing, {
+    await repo.upsertAppLink(existing, {
       id: existing?.id ?? newId(now),
       app_id: a.id,
       user_id: link.userId,
       external_user_id: link.externalUserId,
       created_at: existing?.created_at ?? now,
-    });
+    }, trx);
   }
 }
