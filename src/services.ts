@@ -24,6 +24,8 @@ import { MeetingRepository } from './modules/booking/meeting-repository.js';
 import { BookingChangeWriter } from './modules/booking/booking-change.js';
 import { BookingChanges } from './modules/booking/booking-changes.js';
 import { Outbox } from './modules/webhooks/outbox.js';
+import { SiteService } from './modules/site/site-service.js';
+import { SiteRepository } from './modules/site/site-repository.js';
 import { OutboxRepository } from './modules/webhooks/outbox-repository.js';
 import { DeliveryWorker } from './modules/webhooks/delivery-worker.js';
 import { DeliveryRepository } from './modules/webhooks/delivery-repository.js';
@@ -38,6 +40,8 @@ export interface Services {
   secretBox: SecretBox;
   settings: SettingsRepository;
   catalogue: CatalogueService;
+  /** Site-as-code: apply a site document. */
+  site: SiteService;
   /** Records booking events and queues their deliveries (in the caller's transaction). */
   outbox: Outbox;
   meetings: MeetingService;
@@ -106,6 +110,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     secretBox,
     settings,
     catalogue,
+    site: new SiteService(new SiteRepository(storage.db)),
     outbox,
     meetings: new MeetingService({
       clock: serviceClock, secretBox, catalogue, people: new PeopleRepository(storage.db), meetings: meetingRepo, changes: bookingChanges,

@@ -1,43 +1,12 @@
-/** Schemas of MeetingRoom, Desk, their config and their booking calendar. */
-import { Type } from 'typebox';
-import { DateTime } from './common.js';
+/** Schemas of MeetingRoom, Desk, their booking calendar, and the catalogue queries. */
+import { Type, type Static } from 'typebox';
+import { DateTime, ObjectId, Pagination } from './common.js';
+import { AssetConfigView } from './asset-config.js';
 
-const Clock = Type.String({ description: 'Property-local wall-clock time, HH:mm:ss' });
-const Range = Type.Object({ start: Clock, end: Clock });
+const Vertex = Type.Object({ xPct: Type.Number(), yPct: Type.Number() });
+export type Vertex = Static<typeof Vertex>;
 
-const DayConfig = Type.Object({
-  availableTime: Range,
-  breakTimes: Type.Optional(Type.Array(Range, { description: 'Booking is refused when it overlaps a break' })),
-});
-
-export const AssetConfigSchema = Type.Object(
-  {
-    dayConfig: Type.Optional(
-      Type.Record(Type.String(), DayConfig, {
-        description: 'Operating hours per weekday (Mon..Sun); a missing day is not bookable. Takes precedence over start/end.',
-      }),
-    ),
-    start: Type.Optional(Type.String({ description: 'Legacy opening time for every day, used only without dayConfig' })),
-    end: Type.Optional(Type.String({ description: 'Legacy closing time for every day, used only without dayConfig' })),
-    minimumLeadTime: Type.Optional(
-      Type.Object({ minutes: Type.Optional(Type.Number()), hours: Type.Optional(Type.Number()), days: Type.Optional(Type.Number()) }),
-    ),
-    maxAdvanceBookingDays: Type.Optional(Type.Number()),
-    maxDurationMinutes: Type.Optional(Type.Number()),
-    bookMultipleDayRoom: Type.Optional(Type.Boolean()),
-    meetingConfig: Type.Optional(
-      Type.Object({
-        preStartMinutes: Type.Optional(Type.Integer()),
-        postStartWarnMinutes: Type.Optional(Type.Integer()),
-        postStartExpireMinutes: Type.Optional(Type.Integer()),
-        preEndMinutes: Type.Optional(Type.Integer()),
-      }),
-    ),
-  },
-  { additionalProperties: true, description: 'Booking rules of the asset' },
-);
-
-const Polygon = Type.Array(Type.Object({ xPct: Type.Number(), yPct: Type.Number() }), {
+const Polygon = Type.Array(Vertex, {
   description: 'Outline on the floor plan, vertices in percent of the image, implicitly closed',
 });
 
@@ -45,6 +14,7 @@ const ChargeRate = Type.Object(
   { perHour: Type.Number(), perDay: Type.Number(), amount: Type.Optional(Type.Number()) },
   { additionalProperties: true, description: 'Price of the asset in the project currency' },
 );
+export type ChargeRate = Static<typeof ChargeRate>;
 
 const Busy = Type.Object({
   startDateTime: DateTime(),
@@ -64,6 +34,7 @@ export const CalendarSchema = Type.Object(
   },
   { description: 'Busy intervals of the asset within [from, to)' },
 );
+export type Calendar = Static<typeof CalendarSchema>;
 
 const assetCommon = {
   _id: Type.String(),
@@ -78,7 +49,7 @@ const assetCommon = {
   facilities: Type.Array(Type.String()),
   pictureUrls: Type.Array(Type.String()),
   chargeRate: ChargeRate,
-  config: AssetConfigSchema,
+  config: AssetConfigView,
   polygon: Type.Optional(Polygon),
   createdAt: DateTime(),
   updatedAt: DateTime(),
@@ -111,6 +82,7 @@ export const MeetingRoomSchema = Type.Object(
   },
   { description: 'A meeting room' },
 );
+export type MeetingRoom = Static<typeof MeetingRoomSchema>;
 
 export const DeskSchema = Type.Object(
   {
@@ -120,6 +92,61 @@ export const DeskSchema = Type.Object(
   },
   { description: 'A desk' },
 );
+export type Desk = Static<typeof DeskSchema>;
+
+/** The unpaginated room search result. */
+export const MeetingRoomList = Type.Array(MeetingRoomSchema);
 
 export const MeetingRoomWithCalendar = Type.Object({ ...MeetingRoomSchema.properties, calendar: CalendarSchema });
 export const DeskWithCalendar = Type.Object({ ...DeskSchema.properties, calendar: CalendarSchema });
+export type MeetingRoomWithCalendar = Static<typeof MeetingRoomWithCalendar>;
+export type DeskWithCalendar = Static<typeof DeskWithCalendar>;
+
+// ---------------------------------------------------------------------------
+// Queries
+// ---------------------------------------------------------------------------
+
+export const RoomQuery = Type.Object({
+  projectId: ObjectId('Project to search (required)'),
+  zoneId: Type.Optional(ObjectId()),
+  floorId: Type.Optional(ObjectId()),
+  locationId: Type.Optional(ObjectId('Matches rooms whose zone or floor has this id')),
+  ids: Type.Optional(Type.Array(ObjectId(), { description: 'Only these rooms; repeat the key or use a comma list' })),
+  name: Type.Optional(Type.String({ description: 'Case-insensitive part of the name' })),
+  status: Type.Optional(Type.Array(Type.Union([Type.Literal('active'), Type.Literal('inactive')]))),
+  type: Type.Optional(Type.Union([Type.Literal('normal'), Type.Literal('bedroom')])),
+  minCapacity: Type.Optional(Type.Integer({ minimum: 1 })),
+  startDateTime: Type.Optional(DateTime('Window start; needs endDateTime')),
+  endDateTime: Type.Optional(DateTime('Window end; needs startDateTime')),
+});
+export type RoomQuery = Static<typeof RoomQuery>;
+
+const DeskStatus = Type.Union(['active', 'inactive', 'in-used', 'reserved', 'suspended'].map((s) => Type.Literal(s)));
+
+export const DeskQuery = Type.Object({
+  projectId: Type.Optional(ObjectId()),
+  brandId: Type.Optional(ObjectId()),
+  zoneId: Type.Optional(ObjectId()),
+  floorId: Type.Optional(ObjectId()),
+  locationId: Type.Optional(ObjectId('Matches desks whose zone or floor has this id')),
+  ids: Type.Optional(Type.Array(ObjectId())),
+  name: Type.Optional(Type.String({ description: 'Case-insensitive part of the name' })),
+  email: Type.Optional(Type.String()),
+  status: Type.Optional(DeskStatus),
+  statuses: Type.Optional(Type.Array(DeskStatus)),
+  startDateTime: Type.Optional(DateTime('Window start; needs exactly one of endDateTime or timePeriod')),
+  endDateTime: Type.Optional(DateTime()),
+  timePeriod: Type.Optional(
+    Type.Union([Type.Literal('morning'), Type.Literal('afternoon'), Type.Literal('allDay')], {
+      description: 'morning = opening to 12:00, afternoon = 12:00 to closing, allDay = opening to closing, on the start\'s local date',
+    }),
+  ),
+  ...Pagination,
+});
+export type DeskQuery = Static<typeof DeskQuery>;
+
+export const CalendarQuery = Type.Object({
+  from: Type.Optional(DateTime('Calendar start (default: now)')),
+  to: Type.Optional(DateTime('Calendar end (default: 7 days after from; at most 62 days)')),
+});
+export type CalendarQuery = Static<typeof CalendarQuery>;

@@ -1,6 +1,8 @@
 /** Schema pieces shared by several routes. */
-import { Type } from 'typebox';
-import { OBJECT_ID_PATTERN } from '../platform/ids.js';
+import { Type, type Static } from 'typebox';
+
+/** Entity ids: 24 lowercase hex characters (the layout of a MongoDB ObjectId). */
+export const OBJECT_ID_PATTERN = '^[0-9a-f]{24}$';
 
 export const ObjectId = (description?: string) =>
   Type.String({ pattern: OBJECT_ID_PATTERN, ...(description ? { description } : {}) });
@@ -9,8 +11,17 @@ export const DateTime = (description?: string) =>
   Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 
 export const IdParams = Type.Object({ id: ObjectId('24-character hexadecimal id') });
+export type IdParams = Static<typeof IdParams>;
 
 export const Pagination = {
   limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 3000, description: 'Page size, 0-3000 (default 100)' })),
   offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Items to skip (default 0)' })),
 };
+
+/** A querystring of paging only. */
+export const PageQuery = Type.Object({ ...Pagination });
+export type PageQuery = Static<typeof PageQuery>;
+
+/** Data of the liveness and readiness probes. */
+export const HealthStatus = Type.Object({ status: Type.String() });
+export type HealthStatus = Static<typeof HealthStatus>;

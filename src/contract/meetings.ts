@@ -1,7 +1,9 @@
 /** Schemas of the Meeting resource and of the booking requests. */
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { DateTime, ObjectId, Pagination } from './common.js';
-import { MEETING_STATUSES } from '../modules/booking/rules/meeting-rules.js';
+
+export type MeetingStatus = 'unpaid' | 'active' | 'checked-in' | 'done' | 'cancelled' | 'rejected';
+export const MEETING_STATUSES: readonly MeetingStatus[] = ['unpaid', 'active', 'checked-in', 'done', 'cancelled', 'rejected'];
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -77,6 +79,7 @@ export const MeetingSchema = Type.Object(
   },
   { additionalProperties: true, description: 'A booking of a room or a desk' },
 );
+export type Meeting = Static<typeof MeetingSchema>;
 
 const Attendee = Type.Object({
   email: Type.String({ format: 'email' }),
@@ -102,6 +105,7 @@ export const CreateMeetingBody = Type.Object({
     Type.String({ maxLength: 200, description: 'RFC 5545 RRULE: FREQ=DAILY|WEEKLY, INTERVAL, BYDAY, COUNT or UNTIL; at most 100 occurrences' }),
   ),
 });
+export type CreateMeetingBody = Static<typeof CreateMeetingBody>;
 
 export const UpdateMeetingBody = Type.Object({
   startDateTime: Type.Optional(DateTime()),
@@ -113,12 +117,16 @@ export const UpdateMeetingBody = Type.Object({
     Type.String({ description: 'From a non-organizer: authorizes the change. From the organizer: sets a new PIN (4-8 digits) and clears a PIN lock.' }),
   ),
 });
+export type UpdateMeetingBody = Static<typeof UpdateMeetingBody>;
 
 export const PinBody = Type.Object({ pinCode: Type.Optional(Type.String()) });
+export type PinBody = Static<typeof PinBody>;
+
 export const CancelBody = Type.Object({
   pinCode: Type.Optional(Type.String()),
   paymentId: Type.Optional(Type.String({ description: 'Payment to void when cancelling an unpaid booking' })),
 });
+export type CancelBody = Static<typeof CancelBody>;
 
 const DraftInfo = Type.Object({
   startDateTime: DateTime(),
@@ -137,6 +145,7 @@ export const DraftResult = Type.Object(
   },
   { additionalProperties: true },
 );
+export type DraftResult = Static<typeof DraftResult>;
 
 const Status = Type.Union(MEETING_STATUSES.map((s) => Type.Literal(s)));
 
@@ -154,3 +163,4 @@ export const ListMeetingsQuery = Type.Object({
   statuses: Type.Optional(Type.Array(Status)),
   ...Pagination,
 });
+export type ListMeetingsQuery = Static<typeof ListMeetingsQuery>;

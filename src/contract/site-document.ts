@@ -1,6 +1,7 @@
 /** TypeBox schema (and static types) of the site document accepted by POST /ops/v1/apply. */
-import { EVENT_TYPES } from '../modules/webhooks/event-payloads.js';
 import { Type, type Static } from 'typebox';
+import { AssetConfig } from './asset-config.js';
+import { EVENT_TYPES } from './events.js';
 
 // ---------------------------------------------------------------------------
 // Building blocks
@@ -17,71 +18,6 @@ const Name = (what: string) => Type.String({ minLength: 1, maxLength: 200, descr
 const Email = (description: string) => Type.String({ format: 'email', maxLength: 254, description });
 
 const StringList = (description: string) => Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { description });
-
-/** "HH:mm" or "HH:mm:ss"; "24:00[:00]" is accepted as end of day. */
-const WallClock = (description: string) =>
-  Type.String({ pattern: '^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9])?|24:00(?::00)?)$', description });
-
-const TimeRange = Type.Object(
-  { start: WallClock('Start, property-local "HH:mm" or "HH:mm:ss"'), end: WallClock('End, property-local "HH:mm" or "HH:mm:ss"') },
-  { additionalProperties: false, description: 'A wall-clock range within one day' },
-);
-
-const DayConfig = Type.Object(
-  {
-    availableTime: TimeRange,
-    breakTimes: Type.Optional(Type.Array(TimeRange, { description: 'Ranges within the open hours when booking is blocked' })),
-  },
-  { additionalProperties: false, description: 'Operating hours of one weekday' },
-);
-
-const Tick = (description: string) => Type.Optional(Type.Integer({ minimum: -1, description: `${description}; -1 disables it, absent means the default` }));
-
-const AssetConfig = Type.Object(
-  {
-    dayConfig: Type.Optional(
-      Type.Object(
-        {
-          Mon: Type.Optional(DayConfig),
-          Tue: Type.Optional(DayConfig),
-          Wed: Type.Optional(DayConfig),
-          Thu: Type.Optional(DayConfig),
-          Fri: Type.Optional(DayConfig),
-          Sat: Type.Optional(DayConfig),
-          Sun: Type.Optional(DayConfig),
-        },
-        { additionalProperties: false, description: 'Operating hours per weekday; a weekday left out is not bookable' },
-      ),
-    ),
-    start: Type.Optional(WallClock('Legacy opening time for every day (used only without dayConfig)')),
-    end: Type.Optional(WallClock('Legacy closing time for every day (used only without dayConfig)')),
-    minimumLeadTime: Type.Optional(
-      Type.Object(
-        {
-          minutes: Type.Optional(Type.Integer({ minimum: 0 })),
-          hours: Type.Optional(Type.Integer({ minimum: 0 })),
-          days: Type.Optional(Type.Integer({ minimum: 0 })),
-        },
-        { additionalProperties: false, description: 'Notice a booking needs before it starts (the parts add up)' },
-      ),
-    ),
-    maxAdvanceBookingDays: Type.Optional(Type.Integer({ minimum: 0, description: 'How many days ahead a booking may start' })),
-    maxDurationMinutes: Type.Optional(Type.Integer({ minimum: 1, description: 'Longest allowed booking, in minutes' })),
-    bookMultipleDayRoom: Type.Optional(Type.Boolean({ description: 'Whether one booking may cover several days' })),
-    meetingConfig: Type.Optional(
-      Type.Object(
-        {
-          preStartMinutes: Tick('Minutes before start when check-in opens and the reminder is sent (default 15)'),
-          postStartWarnMinutes: Tick('Minutes after start for the no-show warning (default 10)'),
-          postStartExpireMinutes: Tick('Minutes after start for the no-show auto-cancel (default 15; 0 = no check-in needed)'),
-          preEndMinutes: Tick('Minutes before end for the ending-soon notice (default 15)'),
-        },
-        { additionalProperties: false, description: 'Timing of notices and automatic transitions' },
-      ),
-    ),
-  },
-  { additionalProperties: false, description: 'Booking rules of a room or desk (api-spec "Asset config"); default {}' },
-);
 
 const ChargeRate = Type.Object(
   {
@@ -270,7 +206,7 @@ export const AccessGroupDoc = Type.Object(
   { additionalProperties: false, description: 'A group of access-control devices members can be enrolled on' },
 );
 
-/** The event catalog, from the one list the delivery code uses. */
+/** The event types a listener may subscribe to (the event catalogue). */
 export const WEBHOOK_EVENT_TYPES = EVENT_TYPES;
 
 export const WebhookAuthDoc = Type.Object(
@@ -308,6 +244,12 @@ export const PromoCodeDoc = Type.Object(
   },
   { additionalProperties: false, description: 'A discount code of a project' },
 );
+
+/** The kinds of keyed entity in a site document (devices are nested in access groups), in planning order. */
+export const SECTIONS = [
+  'brands', 'projects', 'zones', 'floors', 'rooms', 'desks', 'users', 'apps', 'accessGroups', 'devices', 'webhooks', 'promoCodes',
+] as const;
+export type Section = (typeof SECTIONS)[number];
 
 const Section = <T extends Parameters<typeof Type.Array>[0]>(item: T, description: string) =>
   Type.Optional(Type.Array(item, { description }));

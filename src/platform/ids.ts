@@ -4,6 +4,7 @@
  * roughly by creation time and look like the ids integrators already know.
  */
 import { randomBytes, randomInt } from 'node:crypto';
+import { OBJECT_ID_PATTERN } from '../contract/common.js';
 
 const processRandom = randomBytes(5);
 let counter = randomInt(0xffffff);
@@ -17,7 +18,6 @@ export function newId(nowMs: number = Date.now()): string {
   return buf.toString('hex');
 }
 
-export const OBJECT_ID_PATTERN = '^[0-9a-f]{24}$';
 const objectIdRe = new RegExp(OBJECT_ID_PATTERN);
 
 export function isObjectId(value: unknown): value is string {

@@ -1,29 +1,28 @@
-/** POST /auth/accessToken (the three grants) and POST /auth/revoke. */
-import { Type } from 'typebox';
+/**
+ * POST /auth/accessToken (the three grants), POST /auth/revoke, GET /auth/whoami,
+ * and the bearer-token hook every public API route runs before validation.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
-import { Envelope, ErrorEnvelope, ok } from '../../platform/http/envelope.js';
-import { GRANT_TYPES, SUBJECT_TYPES } from './token-service.js';
-import { bearerAuth } from '../../platform/http/authenticate.js';
+import { ok } from '../../platform/http/envelope.js';
+import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
+import { Revoked, TokenRequest, TokenResponse, WhoAmI } from '../../contract/auth.js';
+import type { Principal } from './principal.js';
+import type { TokenService } from './token-service.js';
 
-const TokenRequest = Type.Object({
-  grant_type: Type.String({ description: `One of ${GRANT_TYPES.join(', ')}` }),
-  app_id: Type.Optional(Type.String({ description: 'Client id issued by the operator (app_credentials, act_as)' })),
-  app_secret: Type.Optional(Type.String({ description: 'Client secret (app_credentials, act_as)' })),
-  refresh_token: Type.Optional(Type.String({ description: 'The newest refresh token (refresh_token grant)' })),
-  subject: Type.Optional(Type.String({ description: 'act_as: the member to act for' })),
-  subject_type: Type.Optional(Type.String({ description: `act_as: ${SUBJECT_TYPES.join(' (default) or ')}` })),
-});
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}
 
-const TokenResponse = Type.Object(
-  {
-    access_token: Type.String(),
-    expires_in: Type.Integer({ description: 'Access-token lifetime in seconds' }),
-    refresh_token: Type.Optional(Type.String({ description: 'Absent on delegated (act_as) tokens' })),
-    refresh_token_expires_in: Type.Optional(Type.Integer()),
-  },
-  { description: 'Token response; not enveloped' },
-);
+/** Resolves the bearer token of a public API call to its Principal (401/503 otherwise). */
+export function bearerAuth(tokens: TokenService) {
+  return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    req.principal = await tokens.authenticate(req.headers.authorization);
+  };
+}
 
 export async function tokenRoutes(app: App, services: Services): Promise<void> {
   app.post('/auth/accessToken', {
@@ -47,7 +46,7 @@ export async function tokenRoutes(app: App, services: Services): Promise<void> {
       tags: ['auth'],
       summary: 'Revoke the calling token and every token issued with it (its refresh chain)',
       security: [{ bearer: [] }],
-      response: { 200: Envelope(Type.Object({ revoked: Type.Boolean() })), 401: ErrorEnvelope, 503: ErrorEnvelope },
+      response: { 200: Envelope(Revoked), 401: ErrorEnvelope, 503: ErrorEnvelope },
     },
   }, async (req) => {
     await services.tokens.revoke(req.principal);
@@ -61,17 +60,7 @@ export async function tokenRoutes(app: App, services: Services): Promise<void> {
       summary: 'Describe the calling token: the app, the member it acts for, and its project scope',
       security: [{ bearer: [] }],
       response: {
-        200: Envelope(
-          Type.Object({
-            kind: Type.Union([Type.Literal('app'), Type.Literal('member')], { description: 'app: plain app token; member: delegated act_as token' }),
-            appId: Type.String({ description: 'The app_id (client id) the token was issued to' }),
-            userId: Type.Union([Type.String(), Type.Null()], { description: 'The member acted for, on a delegated token' }),
-            projects: Type.Array(
-              Type.Object({ projectId: Type.String(), permissions: Type.Array(Type.String()) }),
-              { description: 'Projects in scope and the permissions held on each' },
-            ),
-          }),
-        ),
+        200: Envelope(WhoAmI),
         401: ErrorEnvelope,
         503: ErrorEnvelope,
       },

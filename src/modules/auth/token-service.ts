@@ -18,30 +18,18 @@ import { isObjectId, newId } from '../../platform/ids.js';
 import { ALL_PERMISSIONS, intersectPermissions, type Principal, type ProjectScope } from './principal.js';
 import { randomSecret, safeEqual, sha256Hex, verifyPassword } from '../../platform/crypto/secrets.js';
 import type { AppRecord, NewToken, TokenRecord, TokenRepository } from './token-repository.js';
+import {
+  GRANT_ACT_AS,
+  GRANT_APP_CREDENTIALS,
+  GRANT_REFRESH,
+  GRANT_TOKEN_EXCHANGE,
+  GRANT_TYPES,
+  SUBJECT_TYPES,
+  type TokenRequest,
+  type TokenResponse,
+} from '../../contract/auth.js';
 
-export const GRANT_APP_CREDENTIALS = 'app_credentials';
-export const GRANT_REFRESH = 'refresh_token';
-export const GRANT_ACT_AS = 'act_as';
-export const GRANT_TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-export const GRANT_TYPES = [GRANT_APP_CREDENTIALS, GRANT_REFRESH, GRANT_ACT_AS, GRANT_TOKEN_EXCHANGE] as const;
-export const SUBJECT_TYPES = ['external_user_id', 'service_member_id'] as const;
 export const MAX_EXTERNAL_USER_ID = 128;
-
-export interface TokenRequest {
-  grant_type?: string;
-  app_id?: string;
-  app_secret?: string;
-  refresh_token?: string;
-  subject?: string;
-  subject_type?: string;
-}
-
-export interface TokenResponse {
-  access_token: string;
-  expires_in: number;
-  refresh_token?: string;
-  refresh_token_expires_in?: number;
-}
 
 const ACCESS_PREFIX = 'kat';
 const REFRESH_PREFIX = 'krt';
@@ -105,6 +93,12 @@ export class TokenService {
     const ok = await verifyPassword(req.app_secret!, app?.secretHash ?? DUMMY_HASH);
     if (!app || !ok) throw errors.unauthorized('Invalid app_id or app_secret');
     return app;
+  }
+
+  /** Whether an app with this client id exists in this environment and `secret` is its secret. */
+  async appSecretMatches(appId: string, secret: string): Promise<boolean> {
+    const app = await this.store((r) => r.findApp(this.deps.env, appId));
+    return !!app && (await verifyPassword(secret, app.secretHash));
   }
 
   private async appCredentials(req: TokenRequest): Promise<TokenResponse> {

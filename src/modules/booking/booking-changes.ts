@@ -13,6 +13,8 @@ import type { AssetConfig } from './rules/asset-config.js';
 import { assetTable, type BookingChange, type BookingChangeWriter, type BookingScope } from './booking-change.js';
 import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
 
+export type { MeetingRow } from './meeting-repository.js';
+
 export interface LockedBooking {
   trx: Kysely<Database>;
   /** The booking as read inside the lock. */

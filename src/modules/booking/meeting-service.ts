@@ -18,7 +18,7 @@ import type { Database } from '../../platform/db/schema.js';
 import { cleanupFor, type AssetInContext, type CatalogueService, type DeskRow, type ProjectRow, type RoomRow } from '../catalogue/catalogue-service.js';
 import type { MeetingRepository, MeetingRow, NewSlot } from './meeting-repository.js';
 import type { PeopleRepository, UserRow } from './people-repository.js';
-import { checkBookingWindow, checkConfigRules, findConflict, resolveTimePeriod, truncateToMinute, type TimePeriod } from './rules/availability.js';
+import { checkBookingWindow, checkConfigRules, findConflict, resolveTimePeriod, truncateToMinute } from './rules/availability.js';
 import { isClosedStatus, resolveMeetingConfig, type AssetConfig } from './rules/asset-config.js';
 import { expandRecurrence, parseRecurrence } from './rules/recurrence.js';
 import { conflictMessage, ruleViolationMessage } from './rules/window-refusals.js';
@@ -29,51 +29,13 @@ import { hasPermission } from '../auth/principal.js';
 import { type BookingChange, type HistoryEntry } from './booking-change.js';
 import { scopeOf, type BookingChanges, type LockedBooking } from './booking-changes.js';
 import type { Static } from 'typebox';
-import type { DraftResult } from '../../contract/meetings.js';
+import type { CreateMeetingBody, DraftResult, ListMeetingsQuery, UpdateMeetingBody } from '../../contract/meetings.js';
 
 type DraftView = Static<typeof DraftResult>;
 
-export interface CreateMeetingInput {
-  meetingRoomId?: string;
-  deskId?: string;
-  title?: string;
-  body?: string;
-  startDateTime: string;
-  endDateTime?: string;
-  timePeriod?: TimePeriod;
-  attendees?: { email: string; type?: string }[];
-  frontendRedirectUrl?: string;
-  draft?: boolean;
-  draftEndDateTimes?: string[];
-  organizerId?: string;
-  paymentDueMinutes?: number;
-  recurrence?: string;
-}
-
-export interface UpdateMeetingInput {
-  startDateTime?: string;
-  endDateTime?: string;
-  title?: string;
-  body?: string;
-  attendees?: { email: string; type?: string }[];
-  pinCode?: string;
-}
-
-export interface ListMeetingsInput {
-  from: string;
-  to: string;
-  projectId?: string;
-  meetingRoomId?: string;
-  deskId?: string;
-  organizerId?: string;
-  meetingRoomIds?: string[];
-  deskIds?: string[];
-  organizerEmails?: string[];
-  attendeeEmails?: string[];
-  statuses?: string[];
-  limit?: number;
-  offset?: number;
-}
+export type CreateMeetingInput = Static<typeof CreateMeetingBody>;
+export type UpdateMeetingInput = Static<typeof UpdateMeetingBody>;
+export type ListMeetingsInput = Static<typeof ListMeetingsQuery>;
 
 export const DEFAULT_MEETING_PAGE_SIZE = 100;
 export const PIN_PATTERN = /^\d{4,8}$/;

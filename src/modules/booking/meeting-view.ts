@@ -1,9 +1,8 @@
 /** Maps a stored booking to the API's Meeting object. */
-import type { Static } from 'typebox';
 import type { HistoryRow, MeetingRow } from './meeting-repository.js';
-import type { MeetingSchema } from '../../contract/meetings.js';
+import type { Meeting } from '../../contract/meetings.js';
 
-export type MeetingView = Static<typeof MeetingSchema>;
+export type MeetingView = Meeting;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : iso(ms));

@@ -3,8 +3,9 @@ import type { Principal } from '../auth/principal.js';
 import type { MeetingView } from './meeting-view.js';
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
-import { Envelope, ErrorEnvelope, PagedEnvelope, ok, okPage } from '../../platform/http/envelope.js';
+import { ok, okPage } from '../../platform/http/envelope.js';
 import { normalizeQuery } from '../../platform/http/query.js';
+import { Envelope, ErrorEnvelope, PagedEnvelope } from '../../contract/envelope.js';
 import { IdParams } from '../../contract/common.js';
 import { CancelBody, CreateMeetingBody, DraftResult, ListMeetingsQuery, MeetingSchema, PinBody, UpdateMeetingBody } from '../../contract/meetings.js';
 

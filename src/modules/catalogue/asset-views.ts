@@ -1,13 +1,10 @@
 /** Maps stored rooms and desks to the API's MeetingRoom and Desk objects. */
 import type { DeskRow, RoomRow } from './catalogue-repository.js';
-import type { Static } from 'typebox';
-import type { AssetConfig } from '../booking/rules/asset-config.js';
-import type { DeskSchema, MeetingRoomSchema } from '../../contract/catalogue.js';
+import type { AssetConfig, AssetConfigView } from '../../contract/asset-config.js';
+import type { ChargeRate, Desk, MeetingRoom, Vertex } from '../../contract/catalogue.js';
 
-export type RoomView = Static<typeof MeetingRoomSchema>;
-export type DeskView = Static<typeof DeskSchema>;
-type ApiConfig = RoomView['config'];
-type ChargeRate = RoomView['chargeRate'];
+export type RoomView = MeetingRoom;
+export type DeskView = Desk;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -37,11 +34,6 @@ function memoParse(): ParseJson {
 export function viewsOf(): { room: (r: RoomRow) => RoomView; desk: (d: DeskRow) => DeskView } {
   const parse = memoParse();
   return { room: (r) => buildRoomView(r, parse), desk: (d) => buildDeskView(d, parse) };
-}
-
-export interface Vertex {
-  xPct: number;
-  yPct: number;
 }
 
 function polygonOf(raw: string | null, parse: ParseJson): Vertex[] | undefined {
@@ -81,7 +73,7 @@ function buildRoomView(r: RoomRow, parse: ParseJson): RoomView {
     isPublic: r.is_public === 1,
     ...(r.cleanup_minutes !== null ? { cleanupMinutes: r.cleanup_minutes } : {}),
     chargeRate: parse(r.charge_rate) as ChargeRate,
-    config: parse(r.config) as ApiConfig,
+    config: parse(r.config) as AssetConfigView,
     ...(polygon ? { polygon } : {}),
     ...(r.address_no !== null ? { addressNo: r.address_no } : {}),
     ...(r.unit_id !== null ? { unitId: r.unit_id } : {}),
@@ -107,7 +99,7 @@ function buildDeskView(d: DeskRow, parse: ParseJson): DeskView {
     facilities: parse(d.facilities) as string[],
     pictureUrls: parse(d.picture_urls) as string[],
     chargeRate: parse(d.charge_rate) as ChargeRate,
-    config: parse(d.config) as ApiConfig,
+    config: parse(d.config) as AssetConfigView,
     ...(polygon ? { polygon } : {}),
     createdAt: iso(d.created_at),
     updatedAt: iso(d.updated_at),

@@ -6,7 +6,7 @@
  * first), a search checks holds on every asset: a held asset is 'booked' even when
  * its config also refuses the window, so only free assets get a reason.
  */
-import type { AssetConfig } from '../booking/rules/asset-config.js';
+import type { AssetConfig } from '../../contract/asset-config.js';
 import {
   checkConfigRules,
   findConflict,

@@ -11,10 +11,11 @@ import { isClosedStatus } from '../booking/rules/asset-config.js';
 import { busyIntervals, truncateToMinute, type TimePeriod } from '../booking/rules/availability.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/db/schema.js';
-import type { AssetInContext, CatalogueRepository, DeskFilter, DeskRow, ProjectRow, RoomRow, SlotRow } from './catalogue-repository.js';
+import type { AssetInContext, CatalogueRepository, DeskRow, ProjectRow, RoomRow, SlotRow } from './catalogue-repository.js';
 import { assessAssets, type Hold, type SearchWindow, type Verdict } from './availability-search.js';
 import { deskView, roomView, viewsOf } from './asset-views.js';
 import { RoomSnapshots, filterRooms, withUnavailableReason } from './room-snapshots.js';
+import type { CalendarQuery, DeskQuery, RoomQuery } from '../../contract/catalogue.js';
 
 export type { AssetInContext, DeskRow, ProjectRow, RoomRow, SlotRow } from './catalogue-repository.js';
 
@@ -23,37 +24,6 @@ const DAY_MS = 86_400_000;
 export const CALENDAR_DEFAULT_DAYS = 7;
 export const CALENDAR_MAX_DAYS = 62;
 export const DEFAULT_DESK_PAGE_SIZE = 100;
-
-
-export interface RoomSearch {
-  projectId: string;
-  zoneId?: string;
-  floorId?: string;
-  locationId?: string;
-  ids?: string[];
-  name?: string;
-  status?: string[];
-  type?: string;
-  minCapacity?: number;
-  startDateTime?: string;
-  endDateTime?: string;
-}
-
-/** The desk query: the repository's filters (minus the caller's scope) plus window and page. */
-export interface DeskSearch extends Omit<DeskFilter, 'projectIds' | 'privateProjectIds'> {
-  projectId?: string;
-  status?: string;
-  startDateTime?: string;
-  endDateTime?: string;
-  timePeriod?: TimePeriod;
-  limit?: number;
-  offset?: number;
-}
-
-export interface CalendarRange {
-  from?: string;
-  to?: string;
-}
 
 function parseInstant(value: string | undefined): number | undefined {
   return value === undefined ? undefined : Date.parse(value);
@@ -101,7 +71,7 @@ export class CatalogueService {
   }
 
   /** The matching rooms as MeetingRoom JSON texts, in name order (see room-snapshots.ts). */
-  async searchRooms(principal: Principal, q: RoomSearch): Promise<string[]> {
+  async searchRooms(principal: Principal, q: RoomQuery): Promise<string[]> {
     const scope = this.scope(principal, q.projectId);
     const start = parseInstant(q.startDateTime);
     const end = parseInstant(q.endDateTime);
@@ -136,7 +106,7 @@ export class CatalogueService {
     return out;
   }
 
-  async searchDesks(principal: Principal, q: DeskSearch) {
+  async searchDesks(principal: Principal, q: DeskQuery) {
     if (q.projectId) this.scope(principal, q.projectId);
     const start = parseInstant(q.startDateTime);
     const end = parseInstant(q.endDateTime);
@@ -195,14 +165,14 @@ export class CatalogueService {
     return slots.map((s) => ({ id: s.meeting_id, assetId: s.asset_id, start: s.start_at, end: s.end_at }));
   }
 
-  async getRoom(principal: Principal, id: string, range: CalendarRange) {
+  async getRoom(principal: Principal, id: string, range: CalendarQuery) {
     const room = await this.repo.room(id);
     const project = room && (await this.visibleProject(principal, room));
     if (!room || !project) throw errors.notFound('Meeting room not found');
     return { ...roomView(room), calendar: await this.calendar(principal, project, room, cleanupFor(project, room, false), range) };
   }
 
-  async getDesk(principal: Principal, id: string, range: CalendarRange) {
+  async getDesk(principal: Principal, id: string, range: CalendarQuery) {
     const desk = await this.repo.desk(id);
     const project = desk && (await this.visibleProject(principal, desk));
     if (!desk || !project) throw errors.notFound('Desk not found');
@@ -220,7 +190,7 @@ export class CatalogueService {
    * ends. Only participants (organizer or attendee acting through a delegated
    * token, or the app that booked) see the meeting id and title.
    */
-  private async calendar(principal: Principal, project: ProjectRow, asset: RoomRow | DeskRow, cleanupMinutes: number, range: CalendarRange) {
+  private async calendar(principal: Principal, project: ProjectRow, asset: RoomRow | DeskRow, cleanupMinutes: number, range: CalendarQuery) {
     const now = truncateToMinute(this.clock.now());
     const from = parseInstant(range.from) ?? now;
     const to = parseInstant(range.to) ?? from + CALENDAR_DEFAULT_DAYS * DAY_MS;

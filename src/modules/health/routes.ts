@@ -1,11 +1,12 @@
 /** Liveness and readiness probes; no authentication. */
-import { Type } from 'typebox';
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
-import { Envelope, ErrorEnvelope, ok } from '../../platform/http/envelope.js';
+import { ok } from '../../platform/http/envelope.js';
+import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
+import { HealthStatus } from '../../contract/common.js';
 import { errors } from '../../platform/errors.js';
 
-const Status = Envelope(Type.Object({ status: Type.String() }));
+const Status = Envelope(HealthStatus);
 
 export async function healthRoutes(app: App, services: Services): Promise<void> {
   app.get('/healthz', {

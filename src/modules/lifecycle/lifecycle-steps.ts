@@ -10,9 +10,8 @@
  * is applied as of its due time, so moving the sandbox clock over many steps
  * replays them in order.
  */
-import type { BookingChanges } from '../booking/booking-changes.js';
+import type { BookingChanges, MeetingRow } from '../booking/booking-changes.js';
 import { SYSTEM_ACTOR, type BookingChange } from '../booking/booking-change.js';
-import type { MeetingRow } from '../booking/meeting-repository.js';
 import { parseOrganizer, parseRecurrence, type StoredOccurrence } from '../booking/meeting-view.js';
 import type { TimerRepository, TimerRow } from './timer-repository.js';
 import { NO_SHOW_REASON, timerOutcome, type TimerKind } from './rules/timer-plan.js';

@@ -1,11 +1,21 @@
 /** The built-in demo site (DEMO=1): applied through the same site apply on an empty database; yields the demo app credentials. */
 import { Value } from 'typebox/value';
-import type { Services } from '../../services.js';
-import { verifyPassword } from '../../platform/crypto/secrets.js';
-import { SiteService } from '../site/site-service.js';
+import type { BookingEnv } from '../../platform/config.js';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import type { SiteService } from '../site/site-service.js';
+import type { TokenService } from '../auth/token-service.js';
 import { SiteDocument } from '../../contract/site-document.js';
-import { TokenRepository } from '../auth/token-repository.js';
 import demoJson from './demo-site.json' with { type: 'json' };
+
+/** What applying the demo needs (the composed Services provide all of it). */
+export interface DemoDeps {
+  config: { env: BookingEnv };
+  secretBox: SecretBox;
+  clock: Clock;
+  site: SiteService;
+  tokens: TokenService;
+}
 
 export interface DemoCredentials {
   appId: string;
@@ -27,17 +37,14 @@ export function demoSiteDocument(): SiteDocument {
  * document's secret (also on later starts), else null. Never runs in
  * production: the demo secret is published.
  */
-export async function applyDemoSiteIfEmpty(services: Services): Promise<DemoCredentials | null> {
-  if (services.config.env === 'production') return null;
+export async function applyDemoSiteIfEmpty(deps: DemoDeps): Promise<DemoCredentials | null> {
+  if (deps.config.env === 'production') return null;
   const doc = demoSiteDocument();
-  const db = services.storage.db;
-  const site = SiteService.over(db);
-  if (!(await site.hasAnyProject())) {
-    await site.apply(doc, { env: services.config.env, secretBox: services.secretBox, now: services.clock.now() });
+  if (!(await deps.site.hasAnyProject())) {
+    await deps.site.apply(doc, { env: deps.config.env, secretBox: deps.secretBox, now: deps.clock.now() });
   }
   const demoApp = doc.apps?.[0];
   if (!demoApp) return null;
-  const stored = await new TokenRepository(db).findApp(services.config.env, demoApp.appId);
-  if (!stored || !(await verifyPassword(demoApp.appSecret, stored.secretHash))) return null;
+  if (!(await deps.tokens.appSecretMatches(demoApp.appId, demoApp.appSecret))) return null;
   return { appId: demoApp.appId, appSecret: demoApp.appSecret };
 }

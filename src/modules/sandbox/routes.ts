@@ -1,24 +1,12 @@
 /** Sandbox clock: GET/POST /ops/v1/clock (development and uat only; 404 in production). */
-import { Type } from 'typebox';
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
-import { Envelope, ErrorEnvelope, ok } from '../../platform/http/envelope.js';
+import { ok } from '../../platform/http/envelope.js';
+import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
+import { ClockMove, ClockState } from '../../contract/ops.js';
 import { errors } from '../../platform/errors.js';
 
-const ClockState = Envelope(
-  Type.Object({
-    now: Type.String({ format: 'date-time', description: 'Current service time' }),
-    offsetMs: Type.Integer({ description: 'How far service time runs ahead of the machine clock' }),
-  }),
-);
-
-const ClockMove = Type.Object(
-  {
-    advanceMinutes: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Move forward by this many minutes' })),
-    set: Type.Optional(Type.String({ format: 'date-time', description: 'Move forward to this instant (never earlier than now)' })),
-  },
-  { additionalProperties: false, description: 'Exactly one of advanceMinutes or set' },
-);
+const ClockResponse = Envelope(ClockState);
 
 export async function opsClockRoutes(app: App, services: Services): Promise<void> {
   const sandbox = services.sandboxClock;
@@ -28,7 +16,7 @@ export async function opsClockRoutes(app: App, services: Services): Promise<void
 
   app.get('/ops/v1/clock', {
     onRequest: requireSandbox,
-    schema: { tags: ['ops'], summary: 'Read the sandbox clock', security: [{ opsToken: [] }], response: { 200: ClockState, 404: ErrorEnvelope } },
+    schema: { tags: ['ops'], summary: 'Read the sandbox clock', security: [{ opsToken: [] }], response: { 200: ClockResponse, 404: ErrorEnvelope } },
   }, async () => {
     await sandbox.refresh();
     return ok(sandbox.state());
@@ -41,7 +29,7 @@ export async function opsClockRoutes(app: App, services: Services): Promise<void
       summary: 'Move the sandbox clock forward; everything due by then has happened when this answers',
       security: [{ opsToken: [] }],
       body: ClockMove,
-      response: { 200: ClockState, 400: ErrorEnvelope, 404: ErrorEnvelope },
+      response: { 200: ClockResponse, 400: ErrorEnvelope, 404: ErrorEnvelope },
     },
   }, async (req) => {
     const { advanceMinutes, set } = req.body;

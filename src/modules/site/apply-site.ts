@@ -2,8 +2,9 @@
 import { hashPassword, verifyPassword, type SecretBox } from '../../platform/crypto/secrets.js';
 import { errors } from '../../platform/errors.js';
 import type { SiteDocument } from '../../contract/site-document.js';
+import type { ApplyResult } from '../../contract/ops.js';
 import { loadStoredSite } from './site-context.js';
-import { planSite, type Section } from './site-plan.js';
+import { planSite } from './site-plan.js';
 import { canonicalJson, writePlan, type PreparedSecrets } from './site-writes.js';
 import type { SiteRepository } from './site-repository.js';
 
@@ -13,13 +14,6 @@ export interface ApplyOptions {
   secretBox: SecretBox;
   /** Service time, for new ids and timestamps. */
   now: number;
-}
-
-export interface ApplyResult {
-  /** Every key of the document to its entity's id. */
-  ids: Record<string, string>;
-  /** The same, per section (unambiguous when kinds share a key). */
-  idsByKind: Record<Section, Record<string, string>>;
 }
 
 // Applies run one at a time in this process, so two concurrent documents cannot

@@ -1,27 +1,15 @@
 /** POST /ops/v1/apply: declarative, idempotent site configuration (operator-api.md). */
-import { Type } from 'typebox';
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
-import { Envelope, ErrorEnvelope, ok } from '../../platform/http/envelope.js';
+import { ok } from '../../platform/http/envelope.js';
+import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { SiteDocument } from '../../contract/site-document.js';
-import { SiteService } from './site-service.js';
-import { SECTIONS } from './site-plan.js';
+import { ApplyResult } from '../../contract/ops.js';
 
-const KeyToId = (description: string) =>
-  Type.Record(Type.String(), Type.String({ pattern: '^[0-9a-f]{24}$' }), { description });
-
-const Applied = Envelope(
-  Type.Object({
-    ids: KeyToId('Every key of the document to its entity _id (apps: the app _id, not appId)'),
-    idsByKind: Type.Object(
-      Object.fromEntries(SECTIONS.map((s) => [s, KeyToId(`Keys of ${s} to ids`)])),
-      { description: 'The same mapping per section, unambiguous when two kinds share a key' },
-    ),
-  }),
-);
+const Applied = Envelope(ApplyResult);
 
 export async function opsApplyRoutes(app: App, services: Services): Promise<void> {
-  const site = SiteService.over(services.storage.db);
+  const site = services.site;
   app.post('/ops/v1/apply', {
     schema: {
       tags: ['ops'],

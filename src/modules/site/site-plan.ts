@@ -7,26 +7,23 @@ import { IANAZone } from 'luxon';
 import { newId } from '../../platform/ids.js';
 import type { AppRelations, Row } from './site-repository.js';
 import type { StoredSite } from './site-context.js';
-import type {
-  AccessGroupDoc,
-  AppDoc,
-  BrandDoc,
-  DeskDoc,
-  DeviceDoc,
-  FloorDoc,
-  ProjectDoc,
-  PromoCodeDoc,
-  RoomDoc,
-  SiteDocument,
-  UserDoc,
-  WebhookDoc,
-  ZoneDoc,
+import {
+  SECTIONS,
+  type AccessGroupDoc,
+  type AppDoc,
+  type BrandDoc,
+  type DeskDoc,
+  type DeviceDoc,
+  type FloorDoc,
+  type ProjectDoc,
+  type PromoCodeDoc,
+  type RoomDoc,
+  type Section,
+  type SiteDocument,
+  type UserDoc,
+  type WebhookDoc,
+  type ZoneDoc,
 } from '../../contract/site-document.js';
-
-export const SECTIONS = [
-  'brands', 'projects', 'zones', 'floors', 'rooms', 'desks', 'users', 'apps', 'accessGroups', 'devices', 'webhooks', 'promoCodes',
-] as const;
-export type Section = (typeof SECTIONS)[number];
 
 export interface Entry<D, R> {
   doc: D;

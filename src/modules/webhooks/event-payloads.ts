@@ -1,21 +1,12 @@
 /**
- * Booking event payloads, exactly as the event catalog lists them. Pure: the
- * caller passes the facts of the booking. Times in `data` are property-local
- * `HH:mm`; `data` never carries a PIN, a token or a payment URL.
+ * Booking event payloads, exactly as the event catalogue (src/contract/events.ts)
+ * describes them. Pure: the caller passes the facts of the booking. Times in
+ * `data` are property-local `HH:mm`; `data` never carries a PIN, a token or a payment URL.
  */
 import { DateTime } from 'luxon';
+import { EVENT_ENVELOPE_VERSION, type BookingEventData, type BookingEventKind, type EventDelivery } from '../../contract/events.js';
 
-export const BOOKING_EVENT_KINDS = ['BOOK', 'MODIFY', 'CANCEL', 'REMINDER', 'NO_SHOW_WARNING', 'ENDING_SOON', 'PAYMENT_DUE'] as const;
-export type BookingEventKind = (typeof BOOKING_EVENT_KINDS)[number];
-
-export const EVENT_TYPES: readonly string[] = [
-  ...['ROOM', 'DESK'].flatMap((asset) => BOOKING_EVENT_KINDS.map((k) => `${asset}_${k}`)),
-  'VMS_INVITE_SENT',
-  'VMS_VISITOR_CHECKED_IN',
-  'VMS_HOST_CANCELLED',
-];
-
-export const ENVELOPE_VERSION = 1;
+export type { BookingEventKind };
 
 export interface BookingFacts {
   projectId: string;
@@ -48,13 +39,13 @@ export function eventType(assetKind: 'room' | 'desk', kind: BookingEventKind): s
 }
 
 /** The `data` object of a booking event that occurred at `at`. */
-export function bookingEventData(f: BookingFacts, detail: EventDetail, at: number): Record<string, unknown> {
+export function bookingEventData(f: BookingFacts, detail: EventDetail, at: number): BookingEventData {
   const tz = f.timeZone;
-  const base: Record<string, unknown> = {
+  const base = {
     projectId: f.projectId,
     userId: f.organizerUserId,
     timestamp: iso(at),
-    [f.assetKind === 'room' ? 'roomName' : 'deskName']: f.assetName,
+    ...(f.assetKind === 'room' ? { roomName: f.assetName } : { deskName: f.assetName }),
     floorName: f.floorName,
   };
   const userName = f.organizerName ? { userName: f.organizerName } : {};
@@ -83,12 +74,13 @@ export function bookingEventData(f: BookingFacts, detail: EventDetail, at: numbe
 
 /** The delivery body: the envelope around `data`, serialized once (these exact bytes are signed). */
 export function deliveryBody(e: { deliveryId: string; type: string; occurredAt: number; projectId: string; data: unknown }): string {
-  return JSON.stringify({
+  const body: Omit<EventDelivery, 'data'> & { data: unknown } = {
     id: e.deliveryId,
     type: e.type,
-    version: ENVELOPE_VERSION,
+    version: EVENT_ENVELOPE_VERSION,
     occurredAt: iso(e.occurredAt),
     projectId: e.projectId,
     data: e.data,
-  });
+  };
+  return JSON.stringify(body);
 }

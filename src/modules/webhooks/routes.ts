@@ -1,47 +1,23 @@
 /** Webhook operations: listener state, re-enable, delivery log, redeliver (operator-api.md). */
-import { Type } from 'typebox';
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
-import { Envelope, ErrorEnvelope, PagedEnvelope, ok, okPage } from '../../platform/http/envelope.js';
-import { IdParams, Pagination } from '../../contract/common.js';
+import { ok, okPage } from '../../platform/http/envelope.js';
+import { Envelope, ErrorEnvelope, PagedEnvelope } from '../../contract/envelope.js';
+import { IdParams, PageQuery } from '../../contract/common.js';
+import { Delivery, DeliveryIdParams, Listener } from '../../contract/ops.js';
 import { errors } from '../../platform/errors.js';
 import type { DeliveryRow, WebhookRow } from './delivery-repository.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-const NullableDate = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 
-const Listener = Type.Object({
-  _id: Type.String(),
-  key: Type.Union([Type.String(), Type.Null()]),
-  projectId: Type.String(),
-  url: Type.String(),
-  events: Type.Array(Type.String()),
-  authScheme: Type.String(),
-  enabled: Type.Boolean(),
-  consecutiveFailures: Type.Integer({ description: 'Deliveries in a row that used up all their attempts; 20 disables the listener' }),
-});
-
-const Delivery = Type.Object({
-  id: Type.String({ description: 'Delivery id (body id and X-Service-Delivery)' }),
-  webhookId: Type.String(),
-  type: Type.String(),
-  status: Type.String({ description: 'pending, delivered or failed (attempts used up)' }),
-  attempts: Type.Integer(),
-  lastStatus: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last attempt; null for a timeout or connection error' }),
-  lastError: Type.Union([Type.String(), Type.Null()]),
-  nextAttemptAt: NullableDate,
-  createdAt: Type.String({ format: 'date-time' }),
-  deliveredAt: NullableDate,
-});
-
-function listenerView(w: WebhookRow, scheme: string) {
+function listenerView(w: WebhookRow, scheme: string): Listener {
   return {
     _id: w.id, key: w.key, projectId: w.project_id, url: w.url, events: JSON.parse(w.events) as string[], authScheme: scheme,
     enabled: w.enabled === 1, consecutiveFailures: w.consecutive_failures,
   };
 }
 
-function deliveryView(d: DeliveryRow) {
+function deliveryView(d: DeliveryRow): Delivery {
   return {
     id: d.id, webhookId: d.webhook_id, type: d.type, status: d.status, attempts: d.attempts, lastStatus: d.last_status,
     lastError: d.last_error, nextAttemptAt: iso(d.next_attempt_at), createdAt: iso(d.created_at)!, deliveredAt: iso(d.delivered_at),
@@ -74,7 +50,7 @@ export async function opsWebhookRoutes(app: App, services: Services): Promise<vo
   app.get('/ops/v1/webhooks/:id/deliveries', {
     schema: {
       tags: ['ops'], summary: 'Delivery log of a listener, newest first', security: [{ opsToken: [] }], params: IdParams,
-      querystring: Type.Object({ ...Pagination }),
+      querystring: PageQuery,
       response: { 200: PagedEnvelope(Delivery), 404: ErrorEnvelope },
     },
   }, async (req, reply) => {
@@ -88,7 +64,7 @@ export async function opsWebhookRoutes(app: App, services: Services): Promise<vo
   app.post('/ops/v1/deliveries/:deliveryId/redeliver', {
     schema: {
       tags: ['ops'], summary: 'Send a delivery again, with the same id', security: [{ opsToken: [] }],
-      params: Type.Object({ deliveryId: Type.String({ pattern: '^whk_[0-9a-f-]{36}$' }) }),
+      params: DeliveryIdParams,
       response: { 200: Envelope(Delivery), 404: ErrorEnvelope },
     },
   }, async (req) => {

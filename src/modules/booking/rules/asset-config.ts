@@ -1,44 +1,17 @@
 /**
- * Asset `config` (rooms and desks): the stored shape, the meeting-timing defaults,
- * and the interpretation of its wall-clock times as minutes of a local day.
+ * Asset `config` (rooms and desks): the meeting-timing defaults and the
+ * interpretation of its wall-clock times as minutes of a local day. The shape
+ * itself is the contract's (src/contract/asset-config.ts).
  * Pure: no I/O, no clock. See api-spec "Asset `config`".
  */
+import type { AssetConfig, DayConfig, MeetingConfig, TimeRange } from '../../../contract/asset-config.js';
+
+export type { AssetConfig, DayConfig, MeetingConfig, TimeRange };
 
 export type Weekday = 'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun';
 
 /** ISO order: index 0 = Monday ... 6 = Sunday. */
 export const WEEKDAYS: readonly Weekday[] = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
-
-/** Property-local wall-clock range, "HH:mm:ss" or "HH:mm". */
-export interface TimeRange {
-  start: string;
-  end: string;
-}
-
-export interface DayConfig {
-  availableTime: TimeRange;
-  breakTimes?: TimeRange[];
-}
-
-/** Minutes; absent = default; -1 disables that tick (see spec table). */
-export interface MeetingConfig {
-  preStartMinutes?: number;
-  postStartWarnMinutes?: number;
-  postStartExpireMinutes?: number;
-  preEndMinutes?: number;
-}
-
-export interface AssetConfig {
-  dayConfig?: Partial<Record<Weekday, DayConfig>>;
-  /** Legacy overall hours, used only when dayConfig is absent. */
-  start?: string;
-  end?: string;
-  minimumLeadTime?: { minutes?: number; hours?: number; days?: number };
-  maxAdvanceBookingDays?: number;
-  maxDurationMinutes?: number;
-  bookMultipleDayRoom?: boolean;
-  meetingConfig?: MeetingConfig;
-}
 
 export type ResolvedMeetingConfig = Required<MeetingConfig>;
 

@@ -7,9 +7,10 @@
 import { DateTime } from 'luxon';
 import { ServiceError } from '../../../platform/errors.js';
 import { truncateToMinute } from './availability.js';
+import { MEETING_STATUSES, type MeetingStatus } from '../../../contract/meetings.js';
 
-export type MeetingStatus = 'unpaid' | 'active' | 'checked-in' | 'done' | 'cancelled' | 'rejected';
-export const MEETING_STATUSES: readonly MeetingStatus[] = ['unpaid', 'active', 'checked-in', 'done', 'cancelled', 'rejected'];
+export { MEETING_STATUSES, type MeetingStatus };
+
 export const TERMINAL_STATUSES: ReadonlySet<MeetingStatus> = new Set(['done', 'cancelled', 'rejected']);
 
 /** Wrong PINs in a row after which PIN use is locked until the organizer sets a new PIN. */

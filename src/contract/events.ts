@@ -1,0 +1,137 @@
+/**
+ * The event catalogue: every event type a webhook listener can subscribe to, and
+ * the shape of a delivery (the envelope and the `data` of booking events).
+ * Times in `data` are property-local `HH:mm` unless named otherwise; `data`
+ * never carries a PIN, a token or a payment URL.
+ */
+import { Type, type Static } from 'typebox';
+import { DateTime } from './common.js';
+
+export const BOOKING_EVENT_KINDS = ['BOOK', 'MODIFY', 'CANCEL', 'REMINDER', 'NO_SHOW_WARNING', 'ENDING_SOON', 'PAYMENT_DUE'] as const;
+export type BookingEventKind = (typeof BOOKING_EVENT_KINDS)[number];
+
+/** Every event type: `ROOM_<kind>` and `DESK_<kind>` for each booking kind, then the visitor events. */
+export const EVENT_TYPES: readonly string[] = [
+  ...['ROOM', 'DESK'].flatMap((asset) => BOOKING_EVENT_KINDS.map((k) => `${asset}_${k}`)),
+  'VMS_INVITE_SENT',
+  'VMS_VISITOR_CHECKED_IN',
+  'VMS_HOST_CANCELLED',
+];
+
+/** `version` of the delivery envelope. */
+export const EVENT_ENVELOPE_VERSION = 1;
+
+const LocalTime = (description: string) => Type.String({ description: `${description}, property-local HH:mm` });
+const Minutes = (description: string) => Type.Integer({ minimum: 0, description });
+
+/** Fields of every booking event; exactly one of roomName or deskName. */
+const eventBase = {
+  projectId: Type.String(),
+  userId: Type.String({ description: 'The organizer' }),
+  timestamp: DateTime('When the event occurred'),
+  roomName: Type.Optional(Type.String()),
+  deskName: Type.Optional(Type.String()),
+  floorName: Type.String(),
+};
+
+const userName = Type.Optional(Type.String({ description: 'Organizer name, when known' }));
+const userEmail = Type.Optional(Type.String({ description: 'Organizer email, when known' }));
+
+export const BookEventData = Type.Object(
+  {
+    ...eventBase,
+    bookingDate: DateTime('Start of the booking'),
+    startTime: LocalTime('Start'),
+    endTime: LocalTime('End'),
+    attendees: Type.Optional(Type.Array(Type.String(), { description: 'Attendee names; absent when there are none' })),
+    userName,
+    userEmail,
+  },
+  { description: 'ROOM_BOOK, DESK_BOOK' },
+);
+
+export const ModifyEventData = Type.Object(
+  {
+    ...eventBase,
+    oldStartTime: LocalTime('Start before the change'),
+    oldEndTime: LocalTime('End before the change'),
+    newStartTime: LocalTime('Start after the change'),
+    newEndTime: LocalTime('End after the change'),
+    userName,
+  },
+  { description: 'ROOM_MODIFY, DESK_MODIFY' },
+);
+
+export const CancelEventData = Type.Object(
+  {
+    ...eventBase,
+    bookingDate: DateTime('Start of the booking'),
+    cancelReason: Type.Optional(Type.String()),
+    userName,
+  },
+  { description: 'ROOM_CANCEL, DESK_CANCEL' },
+);
+
+export const ReminderEventData = Type.Object(
+  {
+    ...eventBase,
+    startTime: LocalTime('Start'),
+    endTime: LocalTime('End'),
+    minutesUntilStart: Minutes('Whole minutes from the event to the start'),
+    userName,
+    userEmail,
+  },
+  { description: 'ROOM_REMINDER, DESK_REMINDER' },
+);
+
+export const NoShowWarningEventData = Type.Object(
+  {
+    ...eventBase,
+    startTime: LocalTime('Start'),
+    endTime: LocalTime('End'),
+    minutesUntilAutoCancel: Minutes('Whole minutes from the event to the no-show auto-cancel'),
+    userName,
+  },
+  { description: 'ROOM_NO_SHOW_WARNING, DESK_NO_SHOW_WARNING' },
+);
+
+export const EndingSoonEventData = Type.Object(
+  {
+    ...eventBase,
+    endTime: LocalTime('End'),
+    minutesUntilEnd: Minutes('Whole minutes from the event to the end'),
+    userName,
+  },
+  { description: 'ROOM_ENDING_SOON, DESK_ENDING_SOON' },
+);
+
+/** `data` of a booking event, by kind. */
+export const BookingEventData = Type.Union([
+  BookEventData,
+  ModifyEventData,
+  CancelEventData,
+  ReminderEventData,
+  NoShowWarningEventData,
+  EndingSoonEventData,
+]);
+export type BookEventData = Static<typeof BookEventData>;
+export type ModifyEventData = Static<typeof ModifyEventData>;
+export type CancelEventData = Static<typeof CancelEventData>;
+export type ReminderEventData = Static<typeof ReminderEventData>;
+export type NoShowWarningEventData = Static<typeof NoShowWarningEventData>;
+export type EndingSoonEventData = Static<typeof EndingSoonEventData>;
+export type BookingEventData = Static<typeof BookingEventData>;
+
+/** The body POSTed to a listener; these exact bytes are signed. */
+export const EventDelivery = Type.Object(
+  {
+    id: Type.String({ description: 'Delivery id (X-Service-Delivery); the same on every retry' }),
+    type: Type.String({ description: 'Event type, one of EVENT_TYPES (X-Service-Event)' }),
+    version: Type.Literal(EVENT_ENVELOPE_VERSION),
+    occurredAt: DateTime('When the event occurred; order by this, retries may arrive out of order'),
+    projectId: Type.String(),
+    data: BookingEventData,
+  },
+  { description: 'A webhook delivery' },
+);
+export type EventDelivery = Static<typeof EventDelivery>;

@@ -1,0 +1,74 @@
+/** Schemas of the operator (ops) surface: sandbox clock, site apply result, webhook listeners and deliveries. */
+import { Type, type Static } from 'typebox';
+import { DateTime, OBJECT_ID_PATTERN } from './common.js';
+import { SECTIONS, type Section } from './site-document.js';
+
+// ---------------------------------------------------------------------------
+// Sandbox clock
+// ---------------------------------------------------------------------------
+
+export const ClockState = Type.Object({
+  now: DateTime('Current service time'),
+  offsetMs: Type.Integer({ description: 'How far service time runs ahead of the machine clock' }),
+});
+export type ClockState = Static<typeof ClockState>;
+
+export const ClockMove = Type.Object(
+  {
+    advanceMinutes: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Move forward by this many minutes' })),
+    set: Type.Optional(DateTime('Move forward to this instant (never earlier than now)')),
+  },
+  { additionalProperties: false, description: 'Exactly one of advanceMinutes or set' },
+);
+export type ClockMove = Static<typeof ClockMove>;
+
+// ---------------------------------------------------------------------------
+// Site apply
+// ---------------------------------------------------------------------------
+
+const KeyToId = (description: string) =>
+  Type.Record(Type.String(), Type.String({ pattern: OBJECT_ID_PATTERN }), { description });
+
+export const ApplyResult = Type.Object({
+  ids: KeyToId('Every key of the document to its entity _id (apps: the app _id, not appId)'),
+  idsByKind: Type.Object(
+    Object.fromEntries(SECTIONS.map((s) => [s, KeyToId(`Keys of ${s} to ids`)])) as Record<Section, ReturnType<typeof KeyToId>>,
+    { description: 'The same mapping per section, unambiguous when two kinds share a key' },
+  ),
+});
+export type ApplyResult = Static<typeof ApplyResult>;
+
+// ---------------------------------------------------------------------------
+// Webhook listeners and deliveries
+// ---------------------------------------------------------------------------
+
+const NullableDate = Type.Union([DateTime(), Type.Null()]);
+
+export const Listener = Type.Object({
+  _id: Type.String(),
+  key: Type.Union([Type.String(), Type.Null()]),
+  projectId: Type.String(),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  authScheme: Type.String(),
+  enabled: Type.Boolean(),
+  consecutiveFailures: Type.Integer({ description: 'Deliveries in a row that used up all their attempts; 20 disables the listener' }),
+});
+export type Listener = Static<typeof Listener>;
+
+export const Delivery = Type.Object({
+  id: Type.String({ description: 'Delivery id (body id and X-Service-Delivery)' }),
+  webhookId: Type.String(),
+  type: Type.String(),
+  status: Type.String({ description: 'pending, delivered or failed (attempts used up)' }),
+  attempts: Type.Integer(),
+  lastStatus: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last attempt; null for a timeout or connection error' }),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  nextAttemptAt: NullableDate,
+  createdAt: DateTime(),
+  deliveredAt: NullableDate,
+});
+export type Delivery = Static<typeof Delivery>;
+
+export const DeliveryIdParams = Type.Object({ deliveryId: Type.String({ pattern: '^whk_[0-9a-f-]{36}$' }) });
+export type DeliveryIdParams = Static<typeof DeliveryIdParams>;
