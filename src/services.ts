@@ -45,6 +45,8 @@ export interface Services {
   /** Records booking events and queues their deliveries (in the caller's transaction). */
   outbox: Outbox;
   meetings: MeetingService;
+  /** Locks a booking and applies actors' changes through the one booking-change writer. */
+  bookings: BookingChanges;
   lifecycle: LifecycleWorker;
   /** Applies one due lifecycle step (what the lifecycle worker runs). */
   lifecycleSteps: LifecycleSteps;
@@ -115,6 +117,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     meetings: new MeetingService({
       clock: serviceClock, secretBox, catalogue, people: new PeopleRepository(storage.db), meetings: meetingRepo, changes: bookingChanges,
     }),
+    bookings: bookingChanges,
     lifecycle,
     lifecycleSteps: steps,
     deliveries,

@@ -65,6 +65,7 @@ describe('SQL per request', () => {
       svc.request('POST', '/meetings', { token, body: { meetingRoomId: idOf(ids, 'rb'), title: 'alice', startDateTime: at(D, '10:00'), endDateTime: at(D, '11:00') } }),
     );
     expect(result.status, result.text).toBe(201);
+    console.log(`POST /meetings (act_as): ${statements.length} statements\n  ${statements.map((s) => s.slice(0, 110)).join('\n  ')}`);
     expect(statements.length).toBeLessThanOrEqual(CREATE_BUDGET);
   });
 

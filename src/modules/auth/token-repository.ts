@@ -85,18 +85,21 @@ export class TokenRepository {
   }
 
   async memberScope(userId: string): Promise<MemberScopeRecord> {
+    // The user's brand-staff list and memberships in one read (a user with no membership gives one row of nulls).
     const rows = await this.db
-      .selectFrom('memberships')
-      .select(['project_id', 'role', 'status', 'user_type'])
-      .where('user_id', '=', userId)
+      .selectFrom('users')
+      .leftJoin('memberships', 'memberships.user_id', 'users.id')
+      .select(['users.brand_staff', 'memberships.project_id', 'memberships.role', 'memberships.status', 'memberships.user_type'])
+      .where('users.id', '=', userId)
       .execute();
-    const user = await this.db.selectFrom('users').select('brand_staff').where('id', '=', userId).executeTakeFirst();
-    const brands = user ? (JSON.parse(user.brand_staff) as string[]) : [];
+    const brands = rows.length ? (JSON.parse(rows[0].brand_staff) as string[]) : [];
     const staffProjects = brands.length
       ? await this.db.selectFrom('projects').select('id').where('brand_id', 'in', brands).execute()
       : [];
     return {
-      memberships: rows.map((r) => ({ projectId: r.project_id, role: r.role, status: r.status, userType: r.user_type })),
+      memberships: rows
+        .filter((r) => r.project_id !== null)
+        .map((r) => ({ projectId: r.project_id!, role: r.role!, status: r.status!, userType: r.user_type! })),
       brandStaffProjectIds: staffProjects.map((p) => p.id),
     };
   }
