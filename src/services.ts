@@ -16,9 +16,11 @@ import { CatalogueRepository } from './modules/catalogue/catalogue-repository.js
 import { CatalogueService } from './modules/catalogue/catalogue-service.js';
 import { MeetingService } from './modules/booking/meeting-service.js';
 import { PeopleRepository } from './modules/booking/people-repository.js';
-import { LifecycleWorker } from './modules/lifecycle/lifecycle-worker.js';
-import { DeliveryWorker } from './modules/webhooks/delivery-worker.js';
+import { JobRunner } from './platform/jobs/runner.js';
+import { Lifecycle } from './modules/lifecycle/jobs.js';
+import { deliveryJob } from './modules/webhooks/jobs.js';
 import { DeliveryRepository } from './modules/webhooks/delivery-repository.js';
+import { tokenPurgeJob } from './modules/auth/jobs.js';
 
 export interface Services {
   config: Config;
@@ -31,12 +33,13 @@ export interface Services {
   settings: SettingsRepository;
   catalogue: CatalogueService;
   meetings: MeetingService;
-  lifecycle: LifecycleWorker;
-  deliveries: DeliveryWorker;
+  lifecycle: Lifecycle;
   deliveryRepo: DeliveryRepository;
-  /** Starts the background workers (timers, webhook delivery). */
+  /** All background work: lifecycle steps, webhook deliveries, token purge. */
+  jobs: JobRunner;
+  /** Starts the background work (the job runner). */
   startWorkers(): void;
-  /** Stops background work (pollers, workers). */
+  /** Stops background work (the clock poller and the job runner, letting in-flight work finish). */
   stop(): Promise<void>;
 }
 
@@ -49,7 +52,7 @@ async function secretsKey(config: Config, settings: SettingsRepository): Promise
 
 export interface ServiceOptions {
   /** Where background workers report failures (the logger in production). */
-  onError?: (err: unknown) => void;
+  onError?: (err: unknown, context?: { job: string }) => void;
 }
 
 export async function createServices(config: Config, storage: Storage, realClock: Clock = systemClock, options: ServiceOptions = {}): Promise<Services> {
@@ -69,13 +72,15 @@ export async function createServices(config: Config, storage: Storage, realClock
   const catalogueRepo = new CatalogueRepository(storage.db);
   const secretBox = new SecretBox(await secretsKey(config, settings));
   const onError = options.onError ?? (() => {});
-  const lifecycle = new LifecycleWorker({ db: storage.db, engine: storage.engine, clock: serviceClock, onError });
+  const lifecycle = new Lifecycle({ db: storage.db, engine: storage.engine });
   const deliveryRepo = new DeliveryRepository(storage.db);
-  const deliveries = new DeliveryWorker({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, onError, timeoutMs: config.webhookTimeoutMs });
-  let purgeTimer: NodeJS.Timeout | undefined;
+  const jobs = new JobRunner({ clock: serviceClock, realClock, onError });
+  jobs.register(lifecycle.job());
+  jobs.register(deliveryJob({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, timeoutMs: config.webhookTimeoutMs }));
+  jobs.register(tokenPurgeJob(tokens, realClock));
   // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
   sandboxClock.onAdvance(async (_from, to) => {
-    await lifecycle.runDue(to);
+    await jobs.replay(to);
   });
   return {
     config,
@@ -91,20 +96,12 @@ export async function createServices(config: Config, storage: Storage, realClock
       catalogue: catalogueRepo, people: new PeopleRepository(storage.db),
     }),
     lifecycle,
-    deliveries,
     deliveryRepo,
-    startWorkers: () => {
-      lifecycle.start();
-      deliveries.start();
-      const purge = () => void tokens.purgeExpired().catch(onError);
-      purgeTimer = setInterval(purge, 3_600_000);
-      purgeTimer.unref();
-    },
+    jobs,
+    startWorkers: () => jobs.start(),
     stop: async () => {
-      clearInterval(purgeTimer);
       sandboxClock.stop();
-      await lifecycle.stop();
-      await deliveries.stop();
+      await jobs.stop();
     },
   };
 }

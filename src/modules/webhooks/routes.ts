@@ -6,6 +6,7 @@ import { Envelope, ErrorEnvelope, PagedEnvelope, ok, okPage } from '../../platfo
 import { IdParams, Pagination } from '../../contract/common.js';
 import { errors } from '../../platform/errors.js';
 import type { DeliveryRow, WebhookRow } from './delivery-repository.js';
+import { DELIVERY_JOB } from './jobs.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const NullableDate = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
@@ -94,7 +95,7 @@ export async function opsWebhookRoutes(app: App, services: Services): Promise<vo
   }, async (req) => {
     if (!(await repo.delivery(req.params.deliveryId))) throw errors.notFound('Delivery not found');
     await repo.redeliver(req.params.deliveryId, services.clock.now());
-    void services.deliveries.poll();
+    void services.jobs.poke(DELIVERY_JOB);
     return ok(deliveryView((await repo.delivery(req.params.deliveryId))!));
   });
 }
