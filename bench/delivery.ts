@@ -3,8 +3,13 @@
  * minute on SQLite):
  *
  *   A. delivery throughput to a loopback receiver: N events are emitted through
+<<<<<<< HEAD
  *      the outbox (Outbox.emit, in one transaction, as a state change would),
  *      then the delivery worker (default 250 ms poll) runs until the receiver has
+=======
+ *      the outbox (Outbox.emit, in one transaction, as a state change would),
+ *      then the job runner's delivery handler (250 ms poll) runs until the receiver has
+>>>>>>> jobs
  *      every delivery id. A1: one listener; A2: four listeners on each event;
  *      A3: a hanging listener with a backlog plus a healthy one (does the
  *      healthy listener still get its deliveries?).
@@ -31,12 +36,14 @@ import { writeTransaction } from '../src/platform/db/transactions.js';
 import { MeetingRepository, type MeetingRow } from '../src/modules/booking/meeting-repository.js';
 import { bookingFacts } from '../src/modules/booking/booking-change.js';
 import { scopeOf } from '../src/modules/booking/booking-changes.js';
-import { LifecycleWorker } from '../src/modules/lifecycle/lifecycle-worker.js';
+import { LIFECYCLE_JOB } from '../src/modules/lifecycle/jobs.js';
 import { planTimers } from '../src/modules/lifecycle/rules/timer-plan.js';
 import { resolveMeetingConfig } from '../src/modules/booking/rules/asset-config.js';
 import type { TimerRow } from '../src/modules/lifecycle/timer-repository.js';
-import type { OffsetClock } from '../src/platform/clock/clock.js';
+import { systemClock, type OffsetClock } from '../src/platform/clock/clock.js';
+import { JobRunner } from '../src/platform/jobs/runner.js';
 import { newId } from '../src/platform/ids.js';
+import type { Services } from '../src/services.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS || 2000);
 const BOOKINGS = Number(process.env.BENCH_BOOKINGS || 100_000);
@@ -181,7 +188,8 @@ async function main(): Promise<void> {
     return { ms: performance.now() - t0, got: paths.reduce((s, p) => s + receiver.ids(p).size, 0) };
   };
 
-  services.deliveries.start();
+  // The job runner runs the deliveries (the lifecycle and purge handlers find nothing due yet).
+  services.jobs.start();
 
   {
     const emitMs = await emit('a1', 'REMINDER', EVENTS);
@@ -208,7 +216,7 @@ async function main(): Promise<void> {
       `hanging listener: ${backlog} queued, ${receiver.received('/hang')} attempts started (budget 4, 10 s timeout)`,
     ]);
   }
-  await services.deliveries.stop();
+  await services.jobs.stop();
 
   // =========================================================================
   // B. Lifecycle with many scheduled bookings
@@ -283,17 +291,20 @@ async function main(): Promise<void> {
 
   // B2: service time jumps without running the steps (as after a restart, or another
   // instance moving the clock); the background worker (1 s poll) catches up.
-  const worker = new TimedWorker({ db, steps: services.lifecycleSteps, clock: services.clock });
+  const worker = timeSteps(services);
+  // A runner of its own with the lifecycle handler only (the service's would also retry the hanging listener of A3).
+  const lifecycleRunner = new JobRunner({ clock: services.clock, realClock: systemClock });
+  lifecycleRunner.register(services.lifecycle.job());
   {
     const to = await slice(2000);
     const due = await timerCount({ status: 'pending', dueBy: to });
     const clock = services.clock as OffsetClock;
     clock.setOffset(clock.offsetMs + (to - clock.now()));
     const t0 = performance.now();
-    worker.start(1000);
+    lifecycleRunner.start();
     while ((await timerCount({ status: 'pending', dueBy: to })) > 0 && performance.now() - t0 < 60_000) await sleep(20);
     const ms = performance.now() - t0;
-    await worker.stop();
+    await lifecycleRunner.stop();
     rows.push(['B2 background worker catches up a jump (2,000 rows due)', `${worker.samples.length} applied of ${due} due`, fmt(ms), fmt((worker.samples.length / ms) * 1000), 'steps/s, includes the wait for the first poll (1 s interval)']);
   }
 
@@ -302,13 +313,13 @@ async function main(): Promise<void> {
     worker.samples.length = 0;
     const seconds = Number(process.env.BENCH_LATENESS_SECONDS || 10);
     // Catch up first, so only steps falling due while the worker polls are measured.
-    await worker.runDue(services.clock.now());
+    await lifecycleRunner.drain(LIFECYCLE_JOB, 120_000);
     const from = services.clock.now();
     worker.samples.length = 0;
     const t0 = performance.now();
-    worker.start(1000);
+    lifecycleRunner.start();
     await sleep(seconds * 1000);
-    await worker.stop();
+    await lifecycleRunner.stop();
     const late = worker.samples.filter((s) => s.dueAt > from).map((s) => s.appliedAt - s.dueAt);
     rows.push([
       'B3 lateness, background worker (1 s poll)', `${late.length} steps in ${seconds} s`, fmt(performance.now() - t0),
@@ -323,19 +334,17 @@ async function main(): Promise<void> {
   await receiver.close();
 }
 
-/** The lifecycle worker, recording when (service time) each step it claimed was applied. */
-class TimedWorker extends LifecycleWorker {
-  readonly samples: { dueAt: number; appliedAt: number }[] = [];
-  private readonly clk;
-  constructor(deps: ConstructorParameters<typeof LifecycleWorker>[0]) {
-    super(deps);
-    this.clk = deps.clock;
-  }
-  override async fire(t: TimerRow): Promise<boolean> {
-    const ok = await super.fire(t);
-    if (ok) this.samples.push({ dueAt: t.due_at, appliedAt: this.clk.now() });
+/** Records when (service time) each step the lifecycle job claimed was applied, by wrapping `lifecycle.fire`. */
+function timeSteps(services: Services) {
+  const samples: { dueAt: number; appliedAt: number }[] = [];
+  const lifecycle = services.lifecycle;
+  const fire = lifecycle.fire.bind(lifecycle);
+  lifecycle.fire = async (t: TimerRow) => {
+    const ok = await fire(t);
+    if (ok) samples.push({ dueAt: t.due_at, appliedAt: services.clock.now() });
     return ok;
-  }
+  };
+  return { samples };
 }
 
 main().catch((err) => {

@@ -16,7 +16,6 @@ import { CatalogueRepository } from './modules/catalogue/catalogue-repository.js
 import { CatalogueService } from './modules/catalogue/catalogue-service.js';
 import { MeetingService } from './modules/booking/meeting-service.js';
 import { PeopleRepository } from './modules/booking/people-repository.js';
-import { LifecycleWorker } from './modules/lifecycle/lifecycle-worker.js';
 import { LifecycleSteps } from './modules/lifecycle/lifecycle-steps.js';
 import { TimerRepository } from './modules/lifecycle/timer-repository.js';
 import { TimerScheduler } from './modules/lifecycle/scheduling.js';
@@ -27,8 +26,11 @@ import { Outbox } from './modules/webhooks/outbox.js';
 import { SiteService } from './modules/site/site-service.js';
 import { SiteRepository } from './modules/site/site-repository.js';
 import { OutboxRepository } from './modules/webhooks/outbox-repository.js';
-import { DeliveryWorker } from './modules/webhooks/delivery-worker.js';
+import { JobRunner } from './platform/jobs/runner.js';
+import { Lifecycle } from './modules/lifecycle/jobs.js';
+import { deliveryJob } from './modules/webhooks/jobs.js';
 import { DeliveryRepository } from './modules/webhooks/delivery-repository.js';
+import { tokenPurgeJob } from './modules/auth/jobs.js';
 
 export interface Services {
   config: Config;
@@ -47,14 +49,14 @@ export interface Services {
   meetings: MeetingService;
   /** Locks a booking and applies actors' changes through the one booking-change writer. */
   bookings: BookingChanges;
-  lifecycle: LifecycleWorker;
-  /** Applies one due lifecycle step (what the lifecycle worker runs). */
-  lifecycleSteps: LifecycleSteps;
-  deliveries: DeliveryWorker;
+  /** The lifecycle job: applies due steps (tests replace its `fire`). */
+  lifecycle: Lifecycle;
   deliveryRepo: DeliveryRepository;
-  /** Starts the background workers (timers, webhook delivery). */
+  /** All background work: lifecycle steps, webhook deliveries, token purge. */
+  jobs: JobRunner;
+  /** Starts the background work (the job runner). */
   startWorkers(): void;
-  /** Stops background work (pollers, workers). */
+  /** Stops background work (the clock poller and the job runner, letting in-flight work finish). */
   stop(): Promise<void>;
 }
 
@@ -67,7 +69,7 @@ async function secretsKey(config: Config, settings: SettingsRepository): Promise
 
 export interface ServiceOptions {
   /** Where background workers report failures (the logger in production). */
-  onError?: (err: unknown) => void;
+  onError?: (err: unknown, context?: { job: string }) => void;
 }
 
 export async function createServices(config: Config, storage: Storage, realClock: Clock = systemClock, options: ServiceOptions = {}): Promise<Services> {
@@ -94,14 +96,15 @@ export async function createServices(config: Config, storage: Storage, realClock
   // The one writer of booking changes; events and lifecycle steps plug in through its ports.
   const writer = new BookingChangeWriter({ meetings: meetingRepo, events: outbox, lifecycle: new TimerScheduler(timerRepo) });
   const bookingChanges = new BookingChanges({ db: storage.db, engine: storage.engine, meetings: meetingRepo, writer, catalogue });
-  const steps = new LifecycleSteps({ bookings: bookingChanges, timers: timerRepo });
-  const lifecycle = new LifecycleWorker({ db: storage.db, steps, clock: serviceClock, onError });
+  const lifecycle = new Lifecycle({ timers: timerRepo, steps: new LifecycleSteps({ bookings: bookingChanges, timers: timerRepo }) });
   const deliveryRepo = new DeliveryRepository(storage.db);
-  const deliveries = new DeliveryWorker({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, onError, timeoutMs: config.webhookTimeoutMs });
-  let purgeTimer: NodeJS.Timeout | undefined;
+  const jobs = new JobRunner({ clock: serviceClock, realClock, onError });
+  jobs.register(lifecycle.job());
+  jobs.register(deliveryJob({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, timeoutMs: config.webhookTimeoutMs }));
+  jobs.register(tokenPurgeJob(tokens, realClock));
   // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
   sandboxClock.onAdvance(async (_from, to) => {
-    await lifecycle.runDue(to);
+    await jobs.replay(to);
   });
   return {
     config,
@@ -119,21 +122,12 @@ export async function createServices(config: Config, storage: Storage, realClock
     }),
     bookings: bookingChanges,
     lifecycle,
-    lifecycleSteps: steps,
-    deliveries,
     deliveryRepo,
-    startWorkers: () => {
-      lifecycle.start();
-      deliveries.start();
-      const purge = () => void tokens.purgeExpired().catch(onError);
-      purgeTimer = setInterval(purge, 3_600_000);
-      purgeTimer.unref();
-    },
+    jobs,
+    startWorkers: () => jobs.start(),
     stop: async () => {
-      clearInterval(purgeTimer);
       sandboxClock.stop();
-      await lifecycle.stop();
-      await deliveries.stop();
+      await jobs.stop();
     },
   };
 }

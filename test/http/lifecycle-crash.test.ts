@@ -39,7 +39,7 @@ const SECRETS_KEY = 'a1'.repeat(32);
 const NO_SHOW = 'No-show — auto-cancelled by system';
 const ROOMS = 20;
 const HOURS = ['09:00', '10:00', '11:00'];
-/** Attempts one listener can have in flight at once (delivery-worker PER_LISTENER_CONCURRENCY). */
+/** Attempts one listener can have in flight at once (webhooks/jobs.ts PER_LISTENER_CONCURRENCY). */
 const MAX_IN_FLIGHT_PER_LISTENER = 4;
 const HOOKS = [
   { key: 'hookA', path: '/a', secret: 'crash-secret-A-0123456789abcdef0123456789' },

@@ -9,6 +9,7 @@ import { DateTime } from 'luxon';
 import { startTestService, type HttpResult, type TestService } from './test-service.js';
 import { actAsToken, appToken, applySite, idOf, siteDocument, type SiteIds } from './fixtures.js';
 import { at, dayAhead, everyDay, setClock } from './catalogue.js';
+import { DELIVERY_JOB } from '../../src/modules/webhooks/jobs.js';
 
 export const TZ = 'Asia/Bangkok';
 export const MINUTE = 60_000;
@@ -178,7 +179,7 @@ export async function startWebhookService(o: StartWebhookOptions): Promise<Webho
       expect(res.status, res.text).toBe(200);
       return res.body.data;
     },
-    drain: () => svc.services.deliveries.drain(),
+    drain: () => svc.services.jobs.drain(DELIVERY_JOB),
     close: () => svc.close(),
   };
   return ctx;

@@ -4,7 +4,7 @@ import { jwtVerify } from 'jose';
 import { bookingEventData, deliveryBody, eventType, type BookingFacts } from '../../src/modules/webhooks/event-payloads.js';
 import { deliveryHeaders, JWT_ISSUER, signature } from '../../src/modules/webhooks/signing.js';
 import { createVerifier } from '../../src/modules/webhooks/receiver-kit.js';
-import { retryDelayMs } from '../../src/modules/webhooks/delivery-worker.js';
+import { retryDelayMs } from '../../src/modules/webhooks/jobs.js';
 
 const MIN = 60_000;
 const start = Date.UTC(2026, 11, 1, 3, 0); // 10:00 in Bangkok

@@ -73,8 +73,3 @@ export class TimerRepository {
       .execute();
   }
 }
-
-/** Pending timers due by `until` (see TimerRepository.due). */
-export function dueTimers(db: Kysely<Database>, until: number, limit: number): Promise<TimerRow[]> {
-  return new TimerRepository(db).due(until, limit);
-}

@@ -7,6 +7,7 @@ import { IdParams, PageQuery } from '../../contract/common.js';
 import { Delivery, DeliveryIdParams, Listener } from '../../contract/ops.js';
 import { errors } from '../../platform/errors.js';
 import type { DeliveryRow, WebhookRow } from './delivery-repository.js';
+import { DELIVERY_JOB } from './jobs.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -70,7 +71,7 @@ export async function opsWebhookRoutes(app: App, services: Services): Promise<vo
   }, async (req) => {
     if (!(await repo.delivery(req.params.deliveryId))) throw errors.notFound('Delivery not found');
     await repo.redeliver(req.params.deliveryId, services.clock.now());
-    void services.deliveries.poll();
+    void services.jobs.poke(DELIVERY_JOB);
     return ok(deliveryView((await repo.delivery(req.params.deliveryId))!));
   });
 }

@@ -1,0 +1,41 @@
+/**
+ * The lifecycle as a job of the runner: due steps (see lifecycle-steps.ts) are
+ * applied one at a time, in time order. A step claims its timer inside its own
+ * transaction, so the runner has no separate claim. A failing step is reported,
+ * left pending and skipped for the rest of the pass; the next pass tries it again.
+ */
+import type { JobHandler } from '../../platform/jobs/handler.js';
+import type { TimerRepository, TimerRow } from './timer-repository.js';
+import type { LifecycleSteps } from './lifecycle-steps.js';
+
+export const LIFECYCLE_JOB = 'lifecycle';
+
+export interface LifecycleDeps {
+  timers: TimerRepository;
+  steps: LifecycleSteps;
+}
+
+export class Lifecycle {
+  constructor(private readonly deps: LifecycleDeps) {}
+
+  /** Fires one timer; false when another worker had already claimed it. */
+  fire(t: TimerRow): Promise<boolean> {
+    return this.deps.steps.fire(t);
+  }
+
+  /** The runner's handler; it calls `fire` on this object each time (tests replace it). */
+  job(intervalMs = 1000): JobHandler<TimerRow> {
+    return {
+      name: LIFECYCLE_JOB,
+      intervalMs,
+      concurrency: 1,
+      id: (t) => t.id,
+      dueAt: (t) => t.due_at,
+      due: ({ now, limit }) => this.deps.timers.due(now, limit),
+      page: { size: 200 },
+      cascades: true,
+      run: (t) => this.fire(t),
+      replay: true,
+    };
+  }
+}

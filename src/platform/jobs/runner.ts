@@ -1,0 +1,358 @@
+/**
+ * The one place background work runs. Handlers (see handler.ts) describe their
+ * work; the runner polls each on its own interval, keeps the concurrency budgets
+ * (overall and per key), claims items before running them, applies the retry
+ * policy to failures, and stops gracefully.
+ *
+ * A pass over one handler reads due items page by page and starts what the
+ * budgets allow; with a budget of 1 it runs them one after another in the order
+ * read. Passes over one handler never overlap: a poll that finds one running
+ * joins it. While the runner is started, a freed slot of a concurrent handler
+ * starts another pass at once rather than at the next tick.
+ *
+ * `replay(until)` runs the handlers that opt into it over everything due by
+ * `until`, merged across handlers in due-time order, one item at a time.
+ */
+import type { Clock } from '../clock/clock.js';
+import type { ClaimContext, JobHandler } from './handler.js';
+
+export type { ClaimContext, DueQuery, JobContext, JobHandler, RetryPolicy } from './handler.js';
+
+export interface JobRunnerDeps {
+  /** Service time: due times and retry schedules. */
+  clock: Clock;
+  /** Real time: leases and drain deadlines. */
+  realClock: Clock;
+  onError?: (err: unknown, context: { job: string }) => void;
+}
+
+/** What one pass did: items started, and due ones held back by a full key budget. */
+interface PassResult {
+  started: number;
+  deferred: number;
+}
+
+const DEFAULT_PAGE = 100;
+const DEFAULT_LEASE_MS = 60_000;
+
+/** Runtime state of one registered handler. */
+interface Slot {
+  h: JobHandler<any>;
+  timer?: NodeJS.Timeout;
+  /** The pass (or replay) holding this handler, if any. */
+  current: Promise<void> | null;
+  /** A slot freed during a pass: run another pass after it. */
+  again: boolean;
+  inFlight: number;
+  byKey: Map<string, number>;
+  running: Set<string>;
+  pending: Set<Promise<void>>;
+  /** In-memory retry state of items whose failure was not recorded durably. */
+  backoff: Map<string, { attempts: number; retryAt: number }>;
+}
+
+export class JobRunner {
+  private readonly slots = new Map<string, Slot>();
+  private started = false;
+  private stopping = false;
+  private replays: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: JobRunnerDeps) {}
+
+  register<T>(handler: JobHandler<T>): void {
+    if (this.slots.has(handler.name)) throw new Error(`job handler ${handler.name} is already registered`);
+    const s: Slot = {
+      h: handler, current: null, again: false, inFlight: 0, byKey: new Map(), running: new Set(), pending: new Set(), backoff: new Map(),
+    };
+    this.slots.set(handler.name, s);
+    if (this.started) this.arm(s);
+  }
+
+  /** Starts polling every handler on its interval. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    for (const s of this.slots.values()) this.arm(s);
+  }
+
+  /** Stops polling and waits for passes and in-flight items to finish; nothing new starts meanwhile. */
+  async stop(): Promise<void> {
+    this.started = false;
+    this.stopping = true;
+    try {
+      for (const s of this.slots.values()) {
+        clearInterval(s.timer);
+        s.timer = undefined;
+      }
+      for (const s of this.slots.values()) await this.settle(s);
+    } finally {
+      this.stopping = false;
+    }
+  }
+
+  /** Runs a pass over one handler now (or joins the one running); resolves once its items are started. */
+  poke(name: string): Promise<void> {
+    return this.tick(this.slot(name));
+  }
+
+  /**
+   * Runs passes until nothing is due or in flight (tests, benches). Items that fail
+   * without a durable record are skipped for the rest of the drain.
+   */
+  async drain(name?: string, maxMs = 30_000): Promise<void> {
+    const slots = name ? [this.slot(name)] : [...this.slots.values()];
+    const failed = new Map(slots.map((s) => [s, new Set<string>()]));
+    const deadline = this.deps.realClock.now() + maxMs;
+    while (this.deps.realClock.now() < deadline) {
+      let quiet = true;
+      for (const s of slots) {
+        // Let running passes and items settle first: then no key is left out of the read.
+        await this.settle(s);
+        let r: PassResult = { started: 0, deferred: 0 };
+        try {
+          r = await this.exclusive(s, () => this.pass(s, failed.get(s)!));
+        } catch (err) {
+          this.report(err, s);
+        }
+        if (r.started > 0 || r.deferred > 0 || s.inFlight > 0 || s.current) quiet = false;
+      }
+      if (quiet) return;
+    }
+  }
+
+  /**
+   * Runs every replaying handler over all items due by `until` (service time), in
+   * due-time order across handlers, one at a time, before resolving. Calls queue up.
+   */
+  replay(until: number): Promise<void> {
+    const run = this.replays.then(() => this.replayNow(until));
+    this.replays = run.catch(() => undefined);
+    return run;
+  }
+
+  private slot(name: string): Slot {
+    const s = this.slots.get(name);
+    if (!s) throw new Error(`no job handler named ${name}`);
+    return s;
+  }
+
+  private arm(s: Slot): void {
+    if (s.timer) return;
+    s.timer = setInterval(() => void this.tick(s), s.h.intervalMs);
+    s.timer.unref();
+  }
+
+  private tick(s: Slot): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    if (s.current) return s.current;
+    return this.exclusive(s, () => this.pass(s, new Set())).then(
+      () => undefined,
+      (err) => this.report(err, s),
+    );
+  }
+
+  /** Runs `fn` once no pass or replay holds the handler, holding it meanwhile. */
+  private async exclusive<R>(s: Slot, fn: () => Promise<R>): Promise<R> {
+    const release = await this.hold(s);
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+
+  private async hold(s: Slot, idle = false): Promise<() => void> {
+    // Checked and taken in one synchronous step once the loop ends.
+    while (s.current || (idle && s.pending.size > 0)) {
+      if (s.current) await s.current;
+      else await Promise.allSettled([...s.pending]);
+    }
+    let done!: () => void;
+    s.current = new Promise<void>((r) => (done = r));
+    return () => {
+      s.current = null;
+      done();
+      if (s.again) {
+        s.again = false;
+        if (this.started && !this.stopping) void this.tick(s);
+      }
+    };
+  }
+
+  /** Waits until no pass holds the handler and none of its items is in flight. */
+  private async settle(s: Slot): Promise<void> {
+    while (s.current || s.pending.size > 0) {
+      if (s.current) await s.current;
+      await Promise.allSettled([...s.pending]);
+    }
+  }
+
+  /** Waits for a free overall slot (items of a budget-1 handler run one after another). */
+  private async freeSlot(s: Slot): Promise<void> {
+    const limit = s.h.concurrency ?? 1;
+    while (s.inFlight >= limit && s.pending.size > 0) await Promise.race(s.pending);
+  }
+
+  private keyFull(s: Slot, key: string | undefined): boolean {
+    return key !== undefined && (s.byKey.get(key) ?? 0) >= s.h.perKey!.limit;
+  }
+
+  /** One read of due items, without those failed in this pass, backing off, or in flight here. */
+  private async read(s: Slot, failed: Set<string>, now: number, realNow: number, ignoreKeys = false): Promise<{ items: any[]; short: boolean }> {
+    const h = s.h;
+    const skip = new Set(failed);
+    for (const [id, b] of s.backoff) if (b.retryAt > now) skip.add(id);
+    const fullKeys = ignoreKeys || !h.perKey ? [] : [...s.byKey].filter(([, n]) => n >= h.perKey!.limit).map(([k]) => k);
+    const limit = (h.page?.size ?? DEFAULT_PAGE) + skip.size;
+    const rows = await h.due({ now, realNow, limit, fullKeys });
+    const items = rows.filter((i) => !skip.has(h.id(i)) && !s.running.has(h.id(i)));
+    const short = rows.length < limit;
+    if (short && !fullKeys.length && s.backoff.size) {
+      // A complete read: failed items it no longer returns are done with (or gone).
+      const seen = new Set(rows.map((i) => h.id(i)));
+      for (const id of s.backoff.keys()) if (!seen.has(id)) s.backoff.delete(id);
+    }
+    return { items, short };
+  }
+
+  private async pass(s: Slot, failed: Set<string>): Promise<PassResult> {
+    const h = s.h;
+    const result: PassResult = { started: 0, deferred: 0 };
+    const maxPages = h.page?.max ?? Infinity;
+    for (let page = 0; page < maxPages && !this.stopping; page++) {
+      await this.freeSlot(s);
+      if (this.stopping) break;
+      const realNow = this.deps.realClock.now();
+      const { items, short } = await this.read(s, failed, this.deps.clock.now(), realNow);
+      let started = 0;
+      for (const item of items) {
+        const key = h.perKey?.key(item);
+        if (this.keyFull(s, key)) {
+          result.deferred++;
+          continue;
+        }
+        await this.freeSlot(s);
+        if (this.stopping) break;
+        // Re-checked: items may have started or ended while waiting.
+        if (this.keyFull(s, key)) {
+          result.deferred++;
+          continue;
+        }
+        if (s.running.has(h.id(item))) continue;
+        if (!(await this.claim(s, item, realNow))) continue;
+        this.launch(s, item, failed);
+        started++;
+      }
+      result.started += started;
+      if (started === 0 || (short && !h.cascades)) break;
+    }
+    return result;
+  }
+
+  private claim(s: Slot, item: unknown, realNow: number): Promise<boolean> {
+    if (!s.h.claim) return Promise.resolve(true);
+    const ctx: ClaimContext = { now: this.deps.clock.now(), realNow, leaseMs: s.h.leaseMs ?? DEFAULT_LEASE_MS };
+    return s.h.claim(item, ctx);
+  }
+
+  /** Starts one claimed item; the promise settles (never rejects) once it has run and its outcome is handled. */
+  private launch(s: Slot, item: unknown, failed: Set<string>): Promise<void> {
+    const h = s.h;
+    const id = h.id(item);
+    const key = h.perKey?.key(item);
+    s.inFlight++;
+    s.running.add(id);
+    if (key !== undefined) s.byKey.set(key, (s.byKey.get(key) ?? 0) + 1);
+    const p: Promise<void> = this.execute(s, item, id, failed).finally(() => {
+      s.inFlight--;
+      s.running.delete(id);
+      if (key !== undefined) {
+        const n = (s.byKey.get(key) ?? 1) - 1;
+        if (n > 0) s.byKey.set(key, n);
+        else s.byKey.delete(key);
+      }
+      s.pending.delete(p);
+      this.slotFreed(s);
+    });
+    s.pending.add(p);
+    return p;
+  }
+
+  private async execute(s: Slot, item: unknown, id: string, failed: Set<string>): Promise<void> {
+    try {
+      await s.h.run(item, { now: this.deps.clock.now(), realNow: this.deps.realClock.now() });
+      s.backoff.delete(id);
+    } catch (err) {
+      await this.failed(s, item, id, err, failed);
+    }
+  }
+
+  private async failed(s: Slot, item: unknown, id: string, err: unknown, failed: Set<string>): Promise<void> {
+    const policy = s.h.retry;
+    const attemptsMade = (policy?.attempts ? policy.attempts(item) : (s.backoff.get(id)?.attempts ?? 0)) + 1;
+    const now = this.deps.clock.now();
+    const retryAt = attemptsMade >= (policy?.maxAttempts ?? Infinity) ? null : now + (policy?.delayMs(attemptsMade) ?? 0);
+    if (policy?.record) {
+      try {
+        await policy.record(item, err, { attemptsMade, retryAt, now });
+        return;
+      } catch (recordErr) {
+        // Not recorded: left as it is (a claim keeps it until its lease expires).
+        this.report(recordErr, s);
+        failed.add(id);
+        return;
+      }
+    }
+    this.report(err, s);
+    failed.add(id);
+    s.backoff.set(id, { attempts: attemptsMade, retryAt: retryAt ?? Infinity });
+  }
+
+  /** An item ended: a concurrent handler looks for more work now instead of at its next tick. */
+  private slotFreed(s: Slot): void {
+    if (!this.started || this.stopping || (s.h.concurrency ?? 1) <= 1) return;
+    if (s.current) s.again = true;
+    else void this.tick(s);
+  }
+
+  private async replayNow(until: number): Promise<void> {
+    const slots = [...this.slots.values()].filter((s) => s.h.replay);
+    const releases: (() => void)[] = [];
+    try {
+      for (const s of slots) releases.push(await this.hold(s, true));
+      await this.merge(slots, until);
+    } finally {
+      for (const release of releases) release();
+    }
+  }
+
+  /**
+   * Runs the handlers' due items in due-time order (ties: registration order), one
+   * at a time. A handler's next page is read when its last one is used up, and a
+   * handler found empty is read again if anything ran after that.
+   */
+  private async merge(slots: Slot[], until: number): Promise<void> {
+    const cursors = slots.map((s) => ({ s, items: [] as unknown[], emptyAt: -1, failed: new Set<string>() }));
+    let ran = 0;
+    while (!this.stopping) {
+      for (const c of cursors) {
+        if (c.items.length > 0 || c.emptyAt === ran) continue;
+        c.items = (await this.read(c.s, c.failed, until, this.deps.realClock.now(), true)).items;
+        if (!c.items.length) c.emptyAt = ran;
+      }
+      let next: (typeof cursors)[number] | undefined;
+      for (const c of cursors) {
+        if (c.items.length && (!next || c.s.h.dueAt(c.items[0]) < next.s.h.dueAt(next.items[0]))) next = c;
+      }
+      if (!next) return;
+      const item = next.items.shift();
+      ran++;
+      if (next.s.running.has(next.s.h.id(item))) continue;
+      if (await this.claim(next.s, item, this.deps.realClock.now())) await this.launch(next.s, item, next.failed);
+    }
+  }
+
+  private report(err: unknown, s: Slot): void {
+    this.deps.onError?.(err, { job: s.h.name });
+  }
+}
