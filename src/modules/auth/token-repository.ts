@@ -1,8 +1,11 @@
 /**
  * Persistence for apps, token families and tokens, and the member look-ups the
- * token grants need. No rules live here: the token service decides.
+ * token grants need. No rules live here: the token service decides. Each method
+ * takes an optional transaction last; the multi-statement writes open their own
+ * when none is given.
  */
 import type { Kysely } from 'kysely';
+import { inTransaction, type Db } from '../../platform/db/db.js';
 import type { Database } from '../../platform/db/schema.js';
 
 export interface AppRecord {
@@ -69,8 +72,8 @@ export interface NewFederatedMember {
 export class TokenRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async findApp(env: string, clientId: string): Promise<AppRecord | undefined> {
-    const row = await this.db
+  async findApp(env: string, clientId: string, db: Db = this.db): Promise<AppRecord | undefined> {
+    const row = await db
       .selectFrom('apps')
       .select(['id', 'env', 'client_id', 'secret_hash', 'act_as'])
       .where('env', '=', env)
@@ -79,14 +82,14 @@ export class TokenRepository {
     return row && { id: row.id, env: row.env, clientId: row.client_id, secretHash: row.secret_hash, actAs: row.act_as === 1 };
   }
 
-  async appProjects(appId: string): Promise<AppProjectRecord[]> {
-    const rows = await this.db.selectFrom('app_projects').select(['project_id', 'permissions']).where('app_id', '=', appId).execute();
+  async appProjects(appId: string, db: Db = this.db): Promise<AppProjectRecord[]> {
+    const rows = await db.selectFrom('app_projects').select(['project_id', 'permissions']).where('app_id', '=', appId).execute();
     return rows.map((r) => ({ projectId: r.project_id, permissions: r.permissions === null ? null : (JSON.parse(r.permissions) as string[]) }));
   }
 
-  async memberScope(userId: string): Promise<MemberScopeRecord> {
+  async memberScope(userId: string, db: Db = this.db): Promise<MemberScopeRecord> {
     // The user's brand-staff list and memberships in one read (a user with no membership gives one row of nulls).
-    const rows = await this.db
+    const rows = await db
       .selectFrom('users')
       .leftJoin('memberships', 'memberships.user_id', 'users.id')
       .select(['users.brand_staff', 'memberships.project_id', 'memberships.role', 'memberships.status', 'memberships.user_type'])
@@ -94,7 +97,7 @@ export class TokenRepository {
       .execute();
     const brands = rows.length ? (JSON.parse(rows[0].brand_staff) as string[]) : [];
     const staffProjects = brands.length
-      ? await this.db.selectFrom('projects').select('id').where('brand_id', 'in', brands).execute()
+      ? await db.selectFrom('projects').select('id').where('brand_id', 'in', brands).execute()
       : [];
     return {
       memberships: rows
@@ -104,13 +107,13 @@ export class TokenRepository {
     };
   }
 
-  async userExists(userId: string): Promise<boolean> {
-    const row = await this.db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
+  async userExists(userId: string, db: Db = this.db): Promise<boolean> {
+    const row = await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
     return row !== undefined;
   }
 
-  async linkedUserByExternalId(appId: string, externalUserId: string): Promise<string | undefined> {
-    const row = await this.db
+  async linkedUserByExternalId(appId: string, externalUserId: string, db: Db = this.db): Promise<string | undefined> {
+    const row = await db
       .selectFrom('app_links')
       .select('user_id')
       .where('app_id', '=', appId)
@@ -119,14 +122,17 @@ export class TokenRepository {
     return row?.user_id;
   }
 
-  async isLinked(appId: string, userId: string): Promise<boolean> {
-    const row = await this.db.selectFrom('app_links').select('id').where('app_id', '=', appId).where('user_id', '=', userId).executeTakeFirst();
+  async isLinked(appId: string, userId: string, db: Db = this.db): Promise<boolean> {
+    const row = await db.selectFrom('app_links').select('id').where('app_id', '=', appId).where('user_id', '=', userId).executeTakeFirst();
     return row !== undefined;
   }
 
-  /** Creates a visitor member (source federated) linked to the app. Throws on a unique violation. */
-  async createFederatedMember(m: NewFederatedMember): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  /**
+   * Creates a visitor member (source federated) linked to the app. Throws on a
+   * unique violation (which, in a caller's transaction on PostgreSQL, aborts it).
+   */
+  async createFederatedMember(m: NewFederatedMember, db: Db = this.db): Promise<void> {
+    await inTransaction(this.db, db, async (trx) => {
       await trx
         .insertInto('users')
         .values({
@@ -152,8 +158,9 @@ export class TokenRepository {
   async createFamily(
     family: { id: string; appId: string; userId: string | null; env: string; grantType: string; now: number },
     tokens: NewToken[],
+    db: Db = this.db,
   ): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await inTransaction(this.db, db, async (trx) => {
       await trx
         .insertInto('token_families')
         .values({
@@ -168,8 +175,8 @@ export class TokenRepository {
     });
   }
 
-  async findToken(id: string): Promise<TokenRecord | undefined> {
-    const row = await this.db
+  async findToken(id: string, db: Db = this.db): Promise<TokenRecord | undefined> {
+    const row = await db
       .selectFrom('tokens')
       .innerJoin('token_families', 'token_families.id', 'tokens.family_id')
       .innerJoin('apps', 'apps.id', 'token_families.app_id')
@@ -203,8 +210,8 @@ export class TokenRepository {
    * Retires a refresh token and stores its successors, atomically. Returns false
    * when the token was already rotated (a concurrent refresh won).
    */
-  async rotate(oldTokenId: string, familyId: string, env: string, now: number, successors: NewToken[]): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+  async rotate(oldTokenId: string, familyId: string, env: string, now: number, successors: NewToken[], db: Db = this.db): Promise<boolean> {
+    return inTransaction(this.db, db, async (trx) => {
       const res = await trx
         .updateTable('tokens')
         .set({ rotated_at: now })
@@ -217,8 +224,8 @@ export class TokenRepository {
     });
   }
 
-  async revokeFamily(familyId: string, now: number, reason: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  async revokeFamily(familyId: string, now: number, reason: string, db: Db = this.db): Promise<void> {
+    await inTransaction(this.db, db, async (trx) => {
       await trx
         .updateTable('token_families')
         .set({ revoked_at: now, revoked_reason: reason })
@@ -237,8 +244,8 @@ export class TokenRepository {
   }
 
   /** Deletes tokens that expired before `before`, and families left without tokens. Returns the tokens deleted. */
-  async purgeExpired(before: number): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
+  async purgeExpired(before: number, db: Db = this.db): Promise<number> {
+    return inTransaction(this.db, db, async (trx) => {
       const res = await trx.deleteFrom('tokens').where('expires_at', '<', before).executeTakeFirst();
       await trx
         .deleteFrom('token_families')

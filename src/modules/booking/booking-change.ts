@@ -13,9 +13,10 @@
 import type { AssetConfig } from './rules/asset-config.js';
 import type { BookingFacts, EventDetail } from '../webhooks/event-payloads.js';
 import { newId } from '../../platform/ids.js';
+import type { Db } from '../../platform/db/db.js';
 import type { AssetTable } from '../../platform/db/transactions.js';
 import {
-  type Db, type HistoryRow, type MeetingChanges, type MeetingRepository, type MeetingRow, type NewHistory, type NewMeeting, type NewSlot,
+  type HistoryRow, type MeetingChanges, type MeetingRepository, type MeetingRow, type NewHistory, type NewMeeting, type NewSlot,
 } from './meeting-repository.js';
 import { parseAttendees, parseOrganizer, type StoredAttendee } from './meeting-view.js';
 

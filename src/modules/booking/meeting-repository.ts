@@ -3,10 +3,10 @@
  * its history. Reads default to the database; every method takes the caller's
  * transaction as its last argument so a change and what it records commit together.
  */
-import { sql, type Kysely, type Transaction, type Insertable, type Updateable } from 'kysely';
+import { sql, type Kysely, type Insertable, type Updateable } from 'kysely';
+import type { Db } from '../../platform/db/db.js';
 import type { Database, MeetingHistoryTable, MeetingSlotTable, MeetingTable } from '../../platform/db/schema.js';
 
-export type Db = Kysely<Database> | Transaction<Database>;
 export type NewMeeting = Insertable<MeetingTable>;
 export type NewSlot = Insertable<MeetingSlotTable>;
 export type NewHistory = Omit<Insertable<MeetingHistoryTable>, 'seq'>;

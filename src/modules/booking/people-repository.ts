@@ -1,5 +1,6 @@
 /** Users and memberships as the booking flows need them. */
 import type { Kysely } from 'kysely';
+import type { Db } from '../../platform/db/db.js';
 import type { Database, MembershipTable, UserTable } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
 
@@ -9,25 +10,25 @@ export type MembershipRow = MembershipTable;
 export class PeopleRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async user(id: string): Promise<UserRow | undefined> {
-    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  async user(id: string, db: Db = this.db): Promise<UserRow | undefined> {
+    return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async membership(userId: string, projectId: string): Promise<MembershipRow | undefined> {
-    return this.db.selectFrom('memberships').selectAll().where('user_id', '=', userId).where('project_id', '=', projectId).executeTakeFirst();
+  async membership(userId: string, projectId: string, db: Db = this.db): Promise<MembershipRow | undefined> {
+    return db.selectFrom('memberships').selectAll().where('user_id', '=', userId).where('project_id', '=', projectId).executeTakeFirst();
   }
 
-  async usersByEmail(emails: string[]): Promise<Map<string, UserRow>> {
+  async usersByEmail(emails: string[], db: Db = this.db): Promise<Map<string, UserRow>> {
     const lower = [...new Set(emails.map((e) => e.toLowerCase()))];
     if (!lower.length) return new Map();
-    const rows = await this.db.selectFrom('users').selectAll().where('email_lower', 'in', lower).execute();
+    const rows = await db.selectFrom('users').selectAll().where('email_lower', 'in', lower).execute();
     return new Map(rows.map((r) => [r.email_lower!, r]));
   }
 
   /** One user by id and others by email (case-insensitive), in one read. */
-  async userAndEmails(id: string, emails: string[]): Promise<{ user: UserRow | undefined; byEmail: Map<string, UserRow> }> {
+  async userAndEmails(id: string, emails: string[], db: Db = this.db): Promise<{ user: UserRow | undefined; byEmail: Map<string, UserRow> }> {
     const lower = [...new Set(emails.map((e) => e.toLowerCase()))];
-    const rows = await this.db
+    const rows = await db
       .selectFrom('users')
       .selectAll()
       .where((eb) => (lower.length ? eb.or([eb('id', '=', id), eb('email_lower', 'in', lower)]) : eb('id', '=', id)))
@@ -41,13 +42,15 @@ export class PeopleRepository {
 
   /**
    * The user an app books as when it uses its own token: created on first use,
-   * named after the app, never a project member.
+   * named after the app, never a project member. Its own transaction rolls back
+   * the new user when a concurrent call claimed the app first; in a caller's
+   * transaction the losing user row is deleted instead, so the caller's work survives.
    */
-  async appServiceUser(appId: string, now: number): Promise<string> {
-    const app = await this.db.selectFrom('apps').select(['service_user_id', 'name']).where('id', '=', appId).executeTakeFirstOrThrow();
+  async appServiceUser(appId: string, now: number, db: Db = this.db): Promise<string> {
+    const app = await db.selectFrom('apps').select(['service_user_id', 'name']).where('id', '=', appId).executeTakeFirstOrThrow();
     if (app.service_user_id) return app.service_user_id;
     const userId = newId(now);
-    const claimed = await this.db.transaction().execute(async (trx) => {
+    const claim = async (trx: Db): Promise<boolean> => {
       await trx
         .insertInto('users')
         .values({
@@ -57,14 +60,23 @@ export class PeopleRepository {
         })
         .execute();
       const res = await trx.updateTable('apps').set({ service_user_id: userId }).where('id', '=', appId).where('service_user_id', 'is', null).executeTakeFirst();
-      if (Number(res.numUpdatedRows) !== 1) throw new RaceLost();
-      return true;
-    }).catch((err) => {
-      if (err instanceof RaceLost) return false;
-      throw err;
-    });
+      return Number(res.numUpdatedRows) === 1;
+    };
+    let claimed: boolean;
+    if (db === this.db) {
+      claimed = await this.db.transaction().execute(async (trx) => {
+        if (!(await claim(trx))) throw new RaceLost();
+        return true;
+      }).catch((err) => {
+        if (err instanceof RaceLost) return false;
+        throw err;
+      });
+    } else {
+      claimed = await claim(db);
+      if (!claimed) await db.deleteFrom('users').where('id', '=', userId).execute();
+    }
     if (claimed) return userId;
-    const again = await this.db.selectFrom('apps').select('service_user_id').where('id', '=', appId).executeTakeFirstOrThrow();
+    const again = await db.selectFrom('apps').select('service_user_id').where('id', '=', appId).executeTakeFirstOrThrow();
     return again.service_user_id!;
   }
 }

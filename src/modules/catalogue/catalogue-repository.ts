@@ -3,6 +3,7 @@
  * (meeting_slots) that availability needs.
  */
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { Db } from '../../platform/db/db.js';
 import type { Database, DeskTable, ProjectTable, RoomTable } from '../../platform/db/schema.js';
 
 export type ProjectRow = Omit<ProjectTable, 'max_hold_ms'> & { max_hold_ms: number };
@@ -70,23 +71,23 @@ function commonFilters<T extends 'rooms' | 'desks'>(
 export class CatalogueRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async project(id: string): Promise<ProjectRow | undefined> {
-    return this.db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst() as Promise<ProjectRow | undefined>;
+  async project(id: string, db: Db = this.db): Promise<ProjectRow | undefined> {
+    return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst() as Promise<ProjectRow | undefined>;
   }
 
-  async projects(ids: string[]): Promise<ProjectRow[]> {
+  async projects(ids: string[], db: Db = this.db): Promise<ProjectRow[]> {
     if (!ids.length) return [];
-    return this.db.selectFrom('projects').selectAll().where('id', 'in', ids).execute() as Promise<ProjectRow[]>;
+    return db.selectFrom('projects').selectAll().where('id', 'in', ids).execute() as Promise<ProjectRow[]>;
   }
 
   /** Every room of a project. */
-  async projectRooms(projectId: string): Promise<RoomRow[]> {
-    return this.db.selectFrom('rooms').selectAll().where('project_id', '=', projectId).execute();
+  async projectRooms(projectId: string, db: Db = this.db): Promise<RoomRow[]> {
+    return db.selectFrom('rooms').selectAll().where('project_id', '=', projectId).execute();
   }
 
   /** Changes whenever a room of the project is added or changed (apply never deletes). */
-  async roomsVersion(projectId: string): Promise<string> {
-    const row = await this.db
+  async roomsVersion(projectId: string, db: Db = this.db): Promise<string> {
+    const row = await db
       .selectFrom('rooms')
       .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('updated_at').as('latest'), eb.fn.sum('updated_at').as('total')])
       .where('project_id', '=', projectId)
@@ -94,13 +95,13 @@ export class CatalogueRepository {
     return `${Number(row.n)}:${Number(row.latest ?? 0)}:${String(row.total ?? 0)}`;
   }
 
-  async room(id: string): Promise<RoomRow | undefined> {
-    return this.db.selectFrom('rooms').selectAll().where('id', '=', id).executeTakeFirst();
+  async room(id: string, db: Db = this.db): Promise<RoomRow | undefined> {
+    return db.selectFrom('rooms').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async desks(f: DeskFilter): Promise<DeskRow[]> {
+  async desks(f: DeskFilter, db: Db = this.db): Promise<DeskRow[]> {
     if (!f.projectIds.length) return [];
-    let q = commonFilters(this.db.selectFrom('desks').selectAll().where('project_id', 'in', f.projectIds), f);
+    let q = commonFilters(db.selectFrom('desks').selectAll().where('project_id', 'in', f.projectIds), f);
     if (f.brandId) q = q.where('brand_id', '=', f.brandId);
     if (f.email) q = q.where((eb) => eb(eb.fn('lower', ['email']), '=', f.email!.toLowerCase()));
     q = q.where((eb) =>
@@ -111,8 +112,8 @@ export class CatalogueRepository {
     return (await q.orderBy('project_id').orderBy('desk_index').orderBy('name').orderBy('id').execute()) as DeskRow[];
   }
 
-  async desk(id: string): Promise<DeskRow | undefined> {
-    return this.db.selectFrom('desks').selectAll().where('id', '=', id).executeTakeFirst();
+  async desk(id: string, db: Db = this.db): Promise<DeskRow | undefined> {
+    return db.selectFrom('desks').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   /**
@@ -120,9 +121,9 @@ export class CatalogueRepository {
    * (at most MAX_CLEANUP_MS on each side) is counted. `maxHoldMs` is the longest
    * hold in those projects, so the start-time range stays bounded for the index.
    */
-  async slotsNear(projectIds: string[], from: number, to: number, maxHoldMs: number): Promise<SlotRow[]> {
+  async slotsNear(projectIds: string[], from: number, to: number, maxHoldMs: number, db: Db = this.db): Promise<SlotRow[]> {
     if (!projectIds.length) return [];
-    return this.db
+    return db
       .selectFrom('meeting_slots')
       .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
       .where('project_id', 'in', projectIds)
@@ -132,8 +133,8 @@ export class CatalogueRepository {
       .execute();
   }
 
-  /** Holds on one asset overlapping [from, to); `db` may be a transaction. */
-  async assetSlots(assetId: string, from: number, to: number, maxHoldMs: number, db: Kysely<Database> = this.db): Promise<SlotRow[]> {
+  /** Holds on one asset overlapping [from, to). */
+  async assetSlots(assetId: string, from: number, to: number, maxHoldMs: number, db: Db = this.db): Promise<SlotRow[]> {
     return db
       .selectFrom('meeting_slots')
       .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
@@ -149,7 +150,7 @@ export class CatalogueRepository {
    * An asset with its project and its floor's name, in one read (what a booking
    * change is written against).
    */
-  async assetInContext(kind: 'room' | 'desk', id: string, db: Kysely<Database> = this.db): Promise<AssetInContext | undefined> {
+  async assetInContext(kind: 'room' | 'desk', id: string, db: Db = this.db): Promise<AssetInContext | undefined> {
     const table = kind === 'room' ? 'rooms' : 'desks';
     const row = await (db as Kysely<any>)
       .selectFrom(`${table} as a`)
@@ -168,10 +169,10 @@ export class CatalogueRepository {
 
   /**
    * Holds on one asset that could clash with [from, to), read inside the booking's
-   * lock: the bound on start times uses the project's longest hold as stored now
-   * (a concurrent booking may just have raised it).
+   * lock (`db`, required): the bound on start times uses the project's longest
+   * hold as stored now (a concurrent booking may just have raised it).
    */
-  async lockedAssetSlots(assetId: string, projectId: string, from: number, to: number, db: Kysely<Database>): Promise<SlotRow[]> {
+  async lockedAssetSlots(assetId: string, projectId: string, from: number, to: number, db: Db): Promise<SlotRow[]> {
     return db
       .selectFrom('meeting_slots')
       .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
@@ -186,9 +187,9 @@ export class CatalogueRepository {
   }
 
   /** Title, organizer and attendees of meetings, for participants' calendar entries. */
-  async meetingSummaries(ids: string[]) {
+  async meetingSummaries(ids: string[], db: Db = this.db) {
     if (!ids.length) return [];
-    return this.db
+    return db
       .selectFrom('meetings')
       .select(['id', 'title', 'status', 'organizer_user_id', 'attendees', 'app_id'])
       .where('id', 'in', ids)

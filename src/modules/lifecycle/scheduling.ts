@@ -1,6 +1,5 @@
 /** Plans and stores the clock-driven steps of a booking window (the booking writer's lifecycle port). */
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../platform/db/schema.js';
+import type { Db } from '../../platform/db/db.js';
 import { resolveMeetingConfig } from '../booking/rules/asset-config.js';
 import type { LifecyclePlanner } from '../booking/booking-change.js';
 import type { TimerRepository } from './timer-repository.js';
@@ -9,10 +8,7 @@ import { planTimers } from './rules/timer-plan.js';
 export class TimerScheduler implements LifecyclePlanner {
   constructor(private readonly timers: TimerRepository) {}
 
-  async replan(
-    trx: Kysely<Database> | Transaction<Database>,
-    p: Parameters<LifecyclePlanner['replan']>[1],
-  ): Promise<void> {
+  async replan(trx: Db, p: Parameters<LifecyclePlanner['replan']>[1]): Promise<void> {
     if (!p.fresh) await this.timers.cancelPending(p.meetingId, trx);
     if (!p.window) return;
     const plan = planTimers(p.window, resolveMeetingConfig(p.config), { allDay: p.allDay, now: p.now });

@@ -1,11 +1,11 @@
 /** Durable timers of the booking lifecycle: one row per planned step of a booking window. */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Db } from '../../platform/db/db.js';
 import type { Database, TimerTable } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
 import { TIMER_KINDS, type PlannedTimer } from './rules/timer-plan.js';
 
 export type TimerRow = TimerTable;
-type Db = Kysely<Database> | Transaction<Database>;
 
 /** Position of a timer kind in lifecycle order (TIMER_KINDS), in SQL. */
 const KIND_ORDER = sql<number>`case kind ${sql.join(TIMER_KINDS.map((k, i) => sql`when ${sql.lit(k)} then ${sql.lit(i)}`), sql` `)} else ${sql.lit(TIMER_KINDS.length)} end`;

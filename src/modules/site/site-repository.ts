@@ -1,5 +1,6 @@
 /** Persistence for declarative site apply: look-ups by key/identity, change-only upserts, derived-column cascades. */
 import type { Kysely, Transaction } from 'kysely';
+import type { Db } from '../../platform/db/db.js';
 import type { Database } from '../../platform/db/schema.js';
 
 /** Tables whose rows carry a caller-chosen `key` unique across the table. */
@@ -17,7 +18,6 @@ export type KeyedTable =
   | 'promo_codes';
 
 export type Row<T extends keyof Database> = Database[T];
-export type Db = Kysely<Database> | Transaction<Database>;
 type AnyDb = Kysely<any>; // dynamic table names; the typed wrappers below restore the row types
 
 const CHUNK = 500;

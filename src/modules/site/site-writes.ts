@@ -1,6 +1,7 @@
 /** Writes a site plan: maps document entries to table rows (spec defaults applied) and upserts them, changed columns only. */
 import { newId } from '../../platform/ids.js';
-import type { Db, SiteRepository } from './site-repository.js';
+import type { Db } from '../../platform/db/db.js';
+import type { SiteRepository } from './site-repository.js';
 import type { DeskDoc, RoomDoc } from '../../contract/site-document.js';
 import type { AssetParents, SitePlan } from './site-plan.js';
 

@@ -1,5 +1,6 @@
 /** Webhook listeners and their deliveries, for the delivery worker and the ops API. */
 import type { Kysely } from 'kysely';
+import { inTransaction, type Db } from '../../platform/db/db.js';
 import type { Database, DeliveryTable, WebhookTable } from '../../platform/db/schema.js';
 
 export type DeliveryRow = DeliveryTable;
@@ -13,8 +14,8 @@ export class DeliveryRepository {
    * by another worker, leaving out the listeners in `skipWebhookIds` (those whose
    * concurrency budget is full, so their backlog never crowds the others out).
    */
-  async due(now: number, realNow: number, limit: number, skipWebhookIds: readonly string[] = []): Promise<DeliveryRow[]> {
-    let q = this.db
+  async due(now: number, realNow: number, limit: number, skipWebhookIds: readonly string[] = [], db: Db = this.db): Promise<DeliveryRow[]> {
+    let q = db
       .selectFrom('deliveries')
       .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
       .selectAll('deliveries')
@@ -31,8 +32,8 @@ export class DeliveryRepository {
    * already made the attempt `d` was read for (its attempts or next attempt moved
    * on since), so a stale read never sends an attempt twice.
    */
-  async lease(d: Pick<DeliveryRow, 'id' | 'attempts' | 'next_attempt_at'>, realNow: number, leaseMs: number): Promise<boolean> {
-    const res = await this.db
+  async lease(d: Pick<DeliveryRow, 'id' | 'attempts' | 'next_attempt_at'>, realNow: number, leaseMs: number, db: Db = this.db): Promise<boolean> {
+    const res = await db
       .updateTable('deliveries')
       .set({ claimed_until: realNow + leaseMs })
       .where('id', '=', d.id)
@@ -44,16 +45,16 @@ export class DeliveryRepository {
     return Number(res.numUpdatedRows) === 1;
   }
 
-  async webhook(id: string): Promise<WebhookRow | undefined> {
-    return this.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+  async webhook(id: string, db: Db = this.db): Promise<WebhookRow | undefined> {
+    return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async delivery(id: string): Promise<DeliveryRow | undefined> {
-    return this.db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+  async delivery(id: string, db: Db = this.db): Promise<DeliveryRow | undefined> {
+    return db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async recordSuccess(d: DeliveryRow, status: number, now: number): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  async recordSuccess(d: DeliveryRow, status: number, now: number, db: Db = this.db): Promise<void> {
+    await inTransaction(this.db, db, async (trx) => {
       await trx
         .updateTable('deliveries')
         .set({ status: 'delivered', attempts: d.attempts + 1, last_status: status, last_error: null, delivered_at: now, next_attempt_at: null, claimed_until: null, updated_at: now })
@@ -68,8 +69,8 @@ export class DeliveryRepository {
    * attempts are used up, fails the delivery and counts it against the listener,
    * disabling it at `disableAfter` consecutive exhausted deliveries.
    */
-  async recordFailure(d: DeliveryRow, outcome: { status: number | null; error: string }, now: number, nextAttemptAt: number | null, disableAfter: number): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  async recordFailure(d: DeliveryRow, outcome: { status: number | null; error: string }, now: number, nextAttemptAt: number | null, disableAfter: number, db: Db = this.db): Promise<void> {
+    await inTransaction(this.db, db, async (trx) => {
       await trx
         .updateTable('deliveries')
         .set({
@@ -84,13 +85,13 @@ export class DeliveryRepository {
     });
   }
 
-  async enable(webhookId: string, now: number): Promise<boolean> {
-    const res = await this.db.updateTable('webhooks').set({ enabled: 1, consecutive_failures: 0, updated_at: now }).where('id', '=', webhookId).executeTakeFirst();
+  async enable(webhookId: string, now: number, db: Db = this.db): Promise<boolean> {
+    const res = await db.updateTable('webhooks').set({ enabled: 1, consecutive_failures: 0, updated_at: now }).where('id', '=', webhookId).executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;
   }
 
-  async listForWebhook(webhookId: string, limit: number, offset: number): Promise<{ rows: DeliveryRow[]; total: number }> {
-    const rows = await this.db
+  async listForWebhook(webhookId: string, limit: number, offset: number, db: Db = this.db): Promise<{ rows: DeliveryRow[]; total: number }> {
+    const rows = await db
       .selectFrom('deliveries')
       .selectAll()
       .where('webhook_id', '=', webhookId)
@@ -99,14 +100,14 @@ export class DeliveryRepository {
       .limit(limit)
       .offset(offset)
       .execute();
-    const total = await this.db.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('webhook_id', '=', webhookId).executeTakeFirstOrThrow();
+    const total = await db.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('webhook_id', '=', webhookId).executeTakeFirstOrThrow();
     return { rows, total: Number(total.n) };
   }
 
   /** Queues a delivery to be sent again with the same id and a fresh set of attempts. */
-  async redeliver(id: string, now: number): Promise<void> {
+  async redeliver(id: string, now: number, db: Db = this.db): Promise<void> {
     // The lease is kept: an attempt already in flight is not sent a second time in parallel.
-    await this.db
+    await db
       .updateTable('deliveries')
       .set({ status: 'pending', attempts: 0, next_attempt_at: now, updated_at: now })
       .where('id', '=', id)

@@ -1,8 +1,7 @@
 /** The outbox tables: recorded events and the deliveries queued for them. */
-import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
+import type { Db } from '../../platform/db/db.js';
 import type { Database, DeliveryTable, EventTable } from '../../platform/db/schema.js';
-
-type Db = Kysely<Database> | Transaction<Database>;
 
 export class OutboxRepository {
   constructor(private readonly db: Kysely<Database>) {}

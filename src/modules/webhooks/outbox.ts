@@ -5,8 +5,7 @@
  * subscribed to its type. The delivery job sends them later.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../platform/db/schema.js';
+import type { Db } from '../../platform/db/db.js';
 import { newId } from '../../platform/ids.js';
 import { bookingEventData, deliveryBody, eventType, type BookingFacts, type EventDetail } from './event-payloads.js';
 import type { OutboxRepository } from './outbox-repository.js';
@@ -23,7 +22,7 @@ export class Outbox {
   constructor(private readonly repo: OutboxRepository) {}
 
   /** Records one booking event and queues its deliveries, in `trx`. */
-  async emit(trx: Kysely<Database> | Transaction<Database>, e: BookingEvent): Promise<void> {
+  async emit(trx: Db, e: BookingEvent): Promise<void> {
     const { facts, detail, at } = e;
     const type = eventType(facts.assetKind, detail.kind);
     const data = bookingEventData(facts, detail, at);
