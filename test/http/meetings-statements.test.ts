@@ -80,4 +80,21 @@ describe('SQL per request', () => {
     expect(one.result.status, one.result.text).toBe(200);
     expect(one.statements.filter((s) => WRITE.test(s))).toEqual([]);
   });
+
+  it('the catalogue reads and whoami write nothing either', async () => {
+    const token = (await appToken(svc)).access_token;
+    const project = idOf(ids, 'tower');
+    const window = `startDateTime=${encodeURIComponent(at(D, '10:00'))}&endDateTime=${encodeURIComponent(at(D, '11:00'))}`;
+    for (const path of [
+      `/meeting-rooms?projectId=${project}&${window}`,
+      `/meeting-rooms/${idOf(ids, 'ra')}`,
+      `/desks?projectId=${project}`,
+      '/auth/whoami',
+    ]) {
+      const read = await counted(() => svc.request('GET', path, { token }));
+      expect(read.result.status, `${path}: ${read.result.text}`).toBe(200);
+      expect(read.statements.length, path).toBeGreaterThan(0);
+      expect(read.statements.filter((s) => WRITE.test(s)), path).toEqual([]);
+    }
+  });
 });
