@@ -14,7 +14,6 @@ import type { AssetConfig } from './rules/asset-config.js';
 import type { BookingFacts, EventDetail } from '../webhooks/event-payloads.js';
 import { newId } from '../../platform/ids.js';
 import type { Db } from '../../platform/db/db.js';
-import type { AssetTable } from '../../platform/db/transactions.js';
 import {
   type HistoryRow, type MeetingChanges, type MeetingRepository, type MeetingRow, type NewHistory, type NewMeeting, type NewSlot,
 } from './meeting-repository.js';
@@ -93,8 +92,6 @@ export interface LifecyclePlanner {
   /** Replaces the booking's pending steps with those of `window` (none when null); `fresh`: it has none yet. */
   replan(trx: Db, p: { meetingId: string; allDay: boolean; config: AssetConfig; window: Window | null; now: number; fresh?: boolean }): Promise<void>;
 }
-
-export const assetTable = (kind: string): AssetTable => (kind === 'room' ? 'rooms' : 'desks');
 
 /** The facts of a booking an event describes. */
 export function bookingFacts(scope: BookingScope, m: MeetingRow, window: Window): BookingFacts {

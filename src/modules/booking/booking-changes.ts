@@ -7,10 +7,10 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/db/schema.js';
 import type { Engine } from '../../platform/db/database.js';
-import { withAssetLock } from '../../platform/db/transactions.js';
+import { assetTable, withAssetLock } from '../../platform/db/transactions.js';
 import type { AssetInContext, CatalogueService } from '../catalogue/catalogue-service.js';
 import type { AssetConfig } from './rules/asset-config.js';
-import { assetTable, type BookingChange, type BookingChangeWriter, type BookingScope } from './booking-change.js';
+import { type BookingChange, type BookingChangeWriter, type BookingScope } from './booking-change.js';
 import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
 
 export type { MeetingRow } from './meeting-repository.js';

@@ -4,6 +4,7 @@
  */
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
+import { assetTable } from '../../platform/db/transactions.js';
 import type { Database, DeskTable, ProjectTable, RoomTable } from '../../platform/db/schema.js';
 
 export type ProjectRow = Omit<ProjectTable, 'max_hold_ms'> & { max_hold_ms: number };
@@ -151,7 +152,7 @@ export class CatalogueRepository {
    * change is written against).
    */
   async assetInContext(kind: 'room' | 'desk', id: string, db: Db = this.db): Promise<AssetInContext | undefined> {
-    const table = kind === 'room' ? 'rooms' : 'desks';
+    const table = assetTable(kind);
     const row = await (db as Kysely<any>)
       .selectFrom(`${table} as a`)
       .innerJoin('projects as p', 'p.id', 'a.project_id')

@@ -14,6 +14,9 @@ import type { Engine } from './database.js';
 
 export type AssetTable = 'rooms' | 'desks';
 
+/** The table of an asset kind ('room' or 'desk'). */
+export const assetTable = (kind: string): AssetTable => (kind === 'room' ? 'rooms' : 'desks');
+
 export async function withAssetLock<T>(
   db: Kysely<Database>,
   engine: Engine,
