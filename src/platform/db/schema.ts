@@ -233,6 +233,8 @@ export interface Database {
   meeting_attendees: MeetingAttendeeTable;
   timers: TimerTable;
   events: EventTable;
+  payments: PaymentTable;
+  invoice_counters: InvoiceCounterTable;
   deliveries: DeliveryTable;
 }
 
@@ -246,6 +248,34 @@ export interface TimerTable {
   status: string; // pending | fired | skipped | cancelled
   created_at: Millis;
   fired_at: Millis | null;
+}
+
+export interface PaymentTable {
+  id: string;
+  project_id: string;
+  meeting_id: string;
+  kind: string; // checkout | quote | extension
+  invoice_no: string;
+  currency: string;
+  amount_minor: number;
+  /** JSON {subtotal, total, discounts[]} in major units. */
+  summary: Json;
+  status: string; // pending | settled | voided | expired | refunded
+  provider: string;
+  provider_ref: string | null;
+  expires_at: Millis;
+  redirect_url: string | null;
+  promo_code_id: string | null;
+  restore: Json | null;
+  failed_attempts: Generated<number>;
+  settled_at: Millis | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface InvoiceCounterTable {
+  project_id: string;
+  last_no: number;
 }
 
 export interface EventTable {

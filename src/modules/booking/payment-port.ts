@@ -1,0 +1,67 @@
+/**
+ * Port: what the booking module needs from payments, without depending on it.
+ * The payments module implements it; `services.ts` plugs it in.
+ */
+import type { Db } from '../../platform/db/db.js';
+
+/** What a Meeting shows of its payment (`payment` field). */
+export interface PaymentSnapshot {
+  paymentId: string;
+  invoiceNo: string;
+  amount: number;
+  summary: { subtotal: number; total: number; discounts: { code: string; value: number; name: string }[] };
+  webPaymentUrl?: string;
+  webPaymentQr?: string;
+}
+
+/** One entry of a Meeting's `billingSummaries`. */
+export interface BillingEntry {
+  kind: string;
+  payment_id: string;
+  amount: number;
+  total: number;
+  invoice_no: string;
+  status: string;
+  expiredAt: string;
+}
+
+export interface PromoCode {
+  id: string;
+  code: string;
+  name: string;
+  percentOff: number | null;
+  amountOff: number | null;
+  active: boolean;
+  validFrom: number | null;
+  validUntil: number | null;
+  maxUses: number | null;
+  usedCount: number;
+}
+
+export interface OpenPayment {
+  meetingId: string;
+  projectId: string;
+  /** `checkout` (self-service, with a payment page), `quote` (back-office hold), `extension` (the difference of a PATCH). */
+  kind: 'checkout' | 'quote' | 'extension';
+  currency: string;
+  /** Amount due in minor units, and the summary in major units. */
+  amountMinor: number;
+  summary: PaymentSnapshot['summary'];
+  expiresAt: number;
+  redirectUrl: string | null;
+  promoCodeId: string | null;
+  /** What a lapse restores (an extension's previous window and status). */
+  restore?: unknown;
+  now: number;
+}
+
+export interface PaymentDesk {
+  /** A promo code of the project by its code (case-sensitive as stored), if any. */
+  findPromo(projectId: string, code: string): Promise<PromoCode | undefined>;
+  /** Opens a payment in the booking's transaction; returns what the Meeting shows and its billing entry. */
+  open(trx: Db, p: OpenPayment): Promise<{ snapshot: PaymentSnapshot; billing: BillingEntry }>;
+  /** Voids the booking's pending payments (cancel); returns the billing entries' new status by payment id. */
+  voidPending(trx: Db, meetingId: string, now: number): Promise<string[]>;
+  /** The pending payment of a booking, if any (cancel checks a given paymentId against it). */
+  pendingOf(meetingId: string, db?: Db): Promise<{ id: string } | undefined>;
+}
