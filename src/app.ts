@@ -19,6 +19,7 @@ import { opsApplyRoutes } from './modules/site/routes.js';
 import { catalogueRoutes } from './modules/catalogue/routes.js';
 import { meetingRoutes } from './modules/booking/routes.js';
 import { opsWebhookRoutes } from './modules/webhooks/routes.js';
+import { opsPaymentRoutes } from './modules/payments/routes.js';
 
 export const API_VERSION = '1.15.0';
 
@@ -86,6 +87,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsClockRoutes(ops, services);
     await opsApplyRoutes(ops, services);
     await opsWebhookRoutes(ops, services);
+    await opsPaymentRoutes(ops, services);
   });
 
   return app;

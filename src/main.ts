@@ -33,6 +33,8 @@ async function main(): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  // PORT=0 picks a free port: links the service hands out (payment pages) use the one it got.
+  if (config.port === 0 && !process.env.PUBLIC_BASE_URL) config.publicBaseUrl = url;
   printBanner({ url, config, demo });
 
   let stopping = false;

@@ -24,6 +24,9 @@ import { BookingChangeWriter } from './modules/booking/booking-change.js';
 import { BookingChanges } from './modules/booking/booking-changes.js';
 import { Outbox } from './modules/webhooks/outbox.js';
 import { SiteService } from './modules/site/site-service.js';
+import { PaymentService } from './modules/payments/payment-service.js';
+import { PaymentRepository } from './modules/payments/payment-repository.js';
+import { SandboxProvider } from './modules/payments/provider.js';
 import { SiteRepository } from './modules/site/site-repository.js';
 import { OutboxRepository } from './modules/webhooks/outbox-repository.js';
 import { JobRunner } from './platform/jobs/runner.js';
@@ -47,6 +50,8 @@ export interface Services {
   /** Records booking events and queues their deliveries (in the caller's transaction). */
   outbox: Outbox;
   meetings: MeetingService;
+  /** Payments of paid bookings: open, settle, fail, lapse (a job), the page's token. */
+  payments: PaymentService;
   /** Locks a booking and applies actors' changes through the one booking-change writer. */
   bookings: BookingChanges;
   /** The lifecycle job: applies due steps (tests replace its `fire`). */
@@ -96,12 +101,17 @@ export async function createServices(config: Config, storage: Storage, realClock
   // The one writer of booking changes; events and lifecycle steps plug in through its ports.
   const writer = new BookingChangeWriter({ meetings: meetingRepo, events: outbox, lifecycle: new TimerScheduler(timerRepo) });
   const bookingChanges = new BookingChanges({ db: storage.db, engine: storage.engine, meetings: meetingRepo, writer, catalogue });
+  const payments = new PaymentService({
+    repo: new PaymentRepository(storage.db), provider: new SandboxProvider(), bookings: bookingChanges, secretBox, clock: serviceClock,
+    publicBaseUrl: () => config.publicBaseUrl,
+  });
   const lifecycle = new Lifecycle({ timers: timerRepo, steps: new LifecycleSteps({ bookings: bookingChanges, timers: timerRepo }) });
   const deliveryRepo = new DeliveryRepository(storage.db);
   const jobs = new JobRunner({ clock: serviceClock, realClock, onError });
   jobs.register(lifecycle.job());
   jobs.register(deliveryJob({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, timeoutMs: config.webhookTimeoutMs }));
   jobs.register(tokenPurgeJob(tokens, realClock));
+  jobs.register(payments.job());
   // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
   sandboxClock.onAdvance(async (_from, to) => {
     await jobs.replay(to);
@@ -117,6 +127,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     catalogue,
     site: new SiteService(new SiteRepository(storage.db)),
     outbox,
+    payments,
     meetings: new MeetingService({
       clock: serviceClock, secretBox, catalogue, people: new PeopleRepository(storage.db), meetings: meetingRepo, changes: bookingChanges,
     }),

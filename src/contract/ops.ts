@@ -72,3 +72,18 @@ export type Delivery = Static<typeof Delivery>;
 
 export const DeliveryIdParams = Type.Object({ deliveryId: Type.String({ pattern: '^whk_[0-9a-f-]{36}$' }) });
 export type DeliveryIdParams = Static<typeof DeliveryIdParams>;
+
+/** Path of the sandbox payment routes. */
+export const PaymentIdParams = Type.Object({ paymentId: Type.String({ pattern: '^[0-9a-f]{24}$', description: 'payment.paymentId of a booking' }) });
+
+/** A payment as the sandbox routes report it after acting on it. */
+export const PaymentState = Type.Object({
+  paymentId: Type.String(),
+  meetingId: Type.String(),
+  invoiceNo: Type.String(),
+  status: Type.String({ description: 'pending, settled, voided, expired or refunded' }),
+  outcome: Type.Optional(Type.String({ description: 'settle: settled, already-settled, or refunded (paid after the deadline)' })),
+  failedAttempts: Type.Integer(),
+  meetingStatus: Type.String({ description: 'The booking status after the call' }),
+});
+export type PaymentState = Static<typeof PaymentState>;

@@ -87,6 +87,8 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const url = `http://127.0.0.1:${port}`;
+  // Links the service hands out (payment pages) point at where it really listens.
+  if (!options.env?.PUBLIC_BASE_URL) services.config.publicBaseUrl = url;
   return {
     url,
     services,

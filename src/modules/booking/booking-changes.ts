@@ -69,6 +69,15 @@ export class BookingChanges {
     });
   }
 
+  /** A booking and what it is booked on, without a lock (pages and reads of other modules). */
+  async read(meetingId: string): Promise<{ meeting: MeetingRow; scope: BookingScope } | undefined> {
+    const meeting = await this.deps.meetings.byId(meetingId);
+    if (!meeting) return undefined;
+    const kind = meeting.asset_kind as 'room' | 'desk';
+    const ctx = await this.deps.catalogue.assetInContext(kind, meeting.asset_id);
+    return ctx ? { meeting, scope: scopeOf(kind, ctx) } : undefined;
+  }
+
   /** Loads a booking and its asset, then runs `work` under the lock; undefined when the booking or its asset is gone. */
   async change<T>(meetingId: string, work: (b: LockedBooking) => Promise<T>): Promise<T | undefined> {
     const m0 = await this.deps.meetings.byId(meetingId);

@@ -65,3 +65,12 @@ export interface PaymentDesk {
   /** The pending payment of a booking, if any (cancel checks a given paymentId against it). */
   pendingOf(meetingId: string, db?: Db): Promise<{ id: string } | undefined>;
 }
+
+/** Billing entry statuses (the spec leaves them open; see docs/decisions.md). */
+export type BillingStatus = 'pending' | 'paid' | 'voided' | 'expired' | 'refunded';
+
+/** A booking's billing entries (JSON text) with some payments' status changed, as JSON text for the row. */
+export function billingWithStatus(billingJson: string, paymentIds: readonly string[], status: BillingStatus): string {
+  const entries = JSON.parse(billingJson) as BillingEntry[];
+  return JSON.stringify(entries.map((e) => (paymentIds.includes(e.payment_id) ? { ...e, status } : e)));
+}

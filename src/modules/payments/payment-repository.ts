@@ -1,0 +1,61 @@
+/** Payments of bookings, invoice numbers per project, and the promo codes payments read. */
+import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
+import type { Database, PaymentTable, PromoCodeTable } from '../../platform/db/schema.js';
+import type { Db } from '../../platform/db/db.js';
+
+export type PaymentRow = PaymentTable & { failed_attempts: number };
+export type PromoCodeRow = PromoCodeTable;
+
+export class PaymentRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** The next invoice number of a project (1, 2, 3 …), taken in the caller's transaction. */
+  async nextInvoiceNo(projectId: string, db: Db = this.db): Promise<number> {
+    const row = await db
+      .insertInto('invoice_counters')
+      .values({ project_id: projectId, last_no: 1 })
+      .onConflict((oc) => oc.column('project_id').doUpdateSet({ last_no: sql<number>`invoice_counters.last_no + 1` }))
+      .returning('last_no')
+      .executeTakeFirstOrThrow();
+    return Number(row.last_no);
+  }
+
+  async insert(p: Insertable<PaymentTable>, db: Db = this.db): Promise<void> {
+    await db.insertInto('payments').values(p).execute();
+  }
+
+  async byId(id: string, db: Db = this.db): Promise<PaymentRow | undefined> {
+    return (await db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst()) as PaymentRow | undefined;
+  }
+
+  async pendingOf(meetingId: string, db: Db = this.db): Promise<PaymentRow[]> {
+    return (await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId).where('status', '=', 'pending').execute()) as PaymentRow[];
+  }
+
+  /** Pending payments whose deadline has passed by `now`, earliest first. */
+  async lapsed(now: number, limit: number, db: Db = this.db): Promise<PaymentRow[]> {
+    return (await db
+      .selectFrom('payments')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('expires_at', '<=', now)
+      .orderBy('expires_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute()) as PaymentRow[];
+  }
+
+  /** Moves a payment out of `from`; false when it was not in that state any more. */
+  async transition(id: string, from: string, changes: Updateable<PaymentTable>, db: Db = this.db): Promise<boolean> {
+    const res = await db.updateTable('payments').set(changes).where('id', '=', id).where('status', '=', from).executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  async countFailedAttempt(id: string, now: number, db: Db = this.db): Promise<void> {
+    await db.updateTable('payments').set((eb) => ({ failed_attempts: eb('failed_attempts', '+', 1), updated_at: now })).where('id', '=', id).execute();
+  }
+
+  async promoByCode(projectId: string, code: string, db: Db = this.db): Promise<PromoCodeRow | undefined> {
+    return db.selectFrom('promo_codes').selectAll().where('project_id', '=', projectId).where('code', '=', code).executeTakeFirst();
+  }
+}

@@ -1,0 +1,275 @@
+/**
+ * Payments of paid bookings. Implements the booking module's payment port (open
+ * a payment with the booking, void it on cancel) and is itself an actor of the
+ * booking-change writer: a settlement makes the booking active (history `pay`,
+ * `*_BOOK`), a lapsed deadline cancels it (history `payment-timeout`, `*_CANCEL`
+ * with the exact reason). Lapses are a job of the runner (see `job()`).
+ */
+import QRCode from 'qrcode';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Db } from '../../platform/db/db.js';
+import { safeEqual, type SecretBox } from '../../platform/crypto/secrets.js';
+import { ServiceError, errors } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import type { JobHandler } from '../../platform/jobs/handler.js';
+import type { BookingChanges, MeetingRow } from '../booking/booking-changes.js';
+import { SYSTEM_ACTOR, type Actor, type BookingChange } from '../booking/booking-change.js';
+import { billingWithStatus, type BillingEntry, type OpenPayment, type PaymentDesk, type PaymentSnapshot, type PromoCode } from '../booking/payment-port.js';
+import type { PaymentProvider } from './provider.js';
+import type { PaymentRepository, PaymentRow } from './payment-repository.js';
+
+export const PAYMENT_LAPSED_REASON = 'Payment window lapsed — auto-cancelled by system';
+export const HOLD_LAPSED_REASON = 'Unpaid — back-office hold expired';
+export const PAYMENTS_JOB = 'payments';
+/** The self-service payment window. */
+export const CHECKOUT_WINDOW_MS = 5 * 60_000;
+
+export interface PaymentServiceDeps {
+  repo: PaymentRepository;
+  provider: PaymentProvider;
+  bookings: BookingChanges;
+  secretBox: SecretBox;
+  clock: Clock;
+  /** Base of links in payments (read at call time: a service on port 0 learns its address after listening). */
+  publicBaseUrl: () => string;
+}
+
+export type SettleOutcome = 'settled' | 'already-settled' | 'refunded';
+
+/** What the hosted payment page shows. Times are epoch ms; the page formats them in `timeZone`. */
+export interface PaymentPageView {
+  /** payable: pending and inside its deadline; the others show their state and no Pay button. */
+  state: 'payable' | 'settled' | 'voided' | 'expired' | 'refunded';
+  paymentId: string;
+  invoiceNo: string;
+  /** Amount due in major units (e.g. 250.5), and its breakdown. */
+  amount: number;
+  summary: PaymentSnapshot['summary'];
+  currency: string;
+  expiresAt: number;
+  /** Service time when the view was made (sandbox offset included): the countdown starts from expiresAt - now. */
+  now: number;
+  meetingId: string;
+  title: string;
+  assetKind: 'room' | 'desk';
+  assetName: string;
+  floorName: string;
+  timeZone: string;
+  start: number;
+  end: number;
+  redirectUrl: string | null;
+}
+
+const TOKEN_PURPOSE = 'payment-page';
+
+export class PaymentService implements PaymentDesk {
+  constructor(private readonly deps: PaymentServiceDeps) {}
+
+  // ---------------------------------------------------------------------------
+  // The booking module's port
+  // ---------------------------------------------------------------------------
+
+  async findPromo(projectId: string, code: string): Promise<PromoCode | undefined> {
+    const row = await this.deps.repo.promoByCode(projectId, code);
+    if (!row) return undefined;
+    const extra = row as typeof row & { valid_from?: number | null; valid_until?: number | null; max_uses?: number | null; used_count?: number };
+    return {
+      id: row.id, code: row.code, name: row.name, percentOff: row.percent_off, amountOff: row.amount_off, active: row.active === 1,
+      validFrom: extra.valid_from ?? null, validUntil: extra.valid_until ?? null, maxUses: extra.max_uses ?? null, usedCount: extra.used_count ?? 0,
+    };
+  }
+
+  async open(trx: Db, p: OpenPayment): Promise<{ snapshot: PaymentSnapshot; billing: BillingEntry }> {
+    const id = newId(p.now);
+    const invoiceNo = `INV-${String(await this.deps.repo.nextInvoiceNo(p.projectId, trx)).padStart(6, '0')}`;
+    const { ref } = await this.deps.provider.createCheckout({ paymentId: id, amountMinor: p.amountMinor, currency: p.currency, description: invoiceNo });
+    await this.deps.repo.insert({
+      id, project_id: p.projectId, meeting_id: p.meetingId, kind: p.kind, invoice_no: invoiceNo, currency: p.currency,
+      amount_minor: p.amountMinor, summary: JSON.stringify(p.summary), status: 'pending', provider: this.deps.provider.name, provider_ref: ref,
+      expires_at: p.expiresAt, redirect_url: p.redirectUrl, promo_code_id: p.promoCodeId,
+      restore: p.restore === undefined ? null : JSON.stringify(p.restore), settled_at: null, created_at: p.now, updated_at: p.now,
+    }, trx);
+    const snapshot: PaymentSnapshot = { paymentId: id, invoiceNo, amount: p.summary.total, summary: p.summary };
+    if (p.kind !== 'quote') {
+      // A back-office quote has no page: the member pays on their own device (see docs/payments.md).
+      snapshot.webPaymentUrl = this.pageUrl(id);
+      snapshot.webPaymentQr = await QRCode.toDataURL(snapshot.webPaymentUrl, { errorCorrectionLevel: 'M', margin: 1, width: 240 });
+    }
+    const billing: BillingEntry = {
+      kind: p.kind, payment_id: id, amount: p.summary.total, total: p.summary.total, invoice_no: invoiceNo, status: 'pending',
+      expiredAt: new Date(p.expiresAt).toISOString(),
+    };
+    return { snapshot, billing };
+  }
+
+  async voidPending(trx: Db, meetingId: string, now: number): Promise<string[]> {
+    const pending = await this.deps.repo.pendingOf(meetingId, trx);
+    const voided: string[] = [];
+    for (const p of pending) {
+      if (!(await this.deps.repo.transition(p.id, 'pending', { status: 'voided', updated_at: now }, trx))) continue;
+      if (p.provider_ref) await this.deps.provider.void(p.provider_ref);
+      voided.push(p.id);
+    }
+    return voided;
+  }
+
+  async pendingOf(meetingId: string, db?: Db): Promise<{ id: string } | undefined> {
+    return (await this.deps.repo.pendingOf(meetingId, db))[0];
+  }
+
+  // ---------------------------------------------------------------------------
+  // The payment page's capability
+  // ---------------------------------------------------------------------------
+
+  /** The page token: the payment id plus an unforgeable tag (nothing stored, nothing guessable). */
+  pageToken(paymentId: string): string {
+    return `${paymentId}.${this.deps.secretBox.tag(TOKEN_PURPOSE, paymentId)}`;
+  }
+
+  pageUrl(paymentId: string): string {
+    return `${this.deps.publicBaseUrl()}/pay/${this.pageToken(paymentId)}`;
+  }
+
+  /** The payment a page token stands for, or undefined for a token that is not ours. */
+  async byPageToken(token: string): Promise<PaymentRow | undefined> {
+    const [id, tag] = token.split('.');
+    if (!id || !tag || !/^[0-9a-f]{24}$/.test(id)) return undefined;
+    if (!safeEqual(tag, this.deps.secretBox.tag(TOKEN_PURPOSE, id))) return undefined;
+    return this.deps.repo.byId(id);
+  }
+
+  /** Everything the payment page shows, for a page token; undefined when the token is not ours. */
+  async pageView(token: string): Promise<PaymentPageView | undefined> {
+    const payment = await this.byPageToken(token);
+    if (!payment) return undefined;
+    const booking = await this.deps.bookings.read(payment.meeting_id);
+    if (!booking) return undefined;
+    const now = this.deps.clock.now();
+    const { meeting, scope } = booking;
+    const state: PaymentPageView['state'] =
+      payment.status === 'pending' ? (now >= payment.expires_at ? 'expired' : 'payable') : payment.status === 'settled' ? 'settled' : payment.status === 'voided' ? 'voided' : payment.status === 'refunded' ? 'refunded' : 'expired';
+    return {
+      state,
+      paymentId: payment.id,
+      invoiceNo: payment.invoice_no,
+      amount: (JSON.parse(payment.summary) as PaymentSnapshot['summary']).total,
+      summary: JSON.parse(payment.summary) as PaymentSnapshot['summary'],
+      currency: payment.currency,
+      expiresAt: payment.expires_at,
+      now,
+      meetingId: meeting.id,
+      title: meeting.title,
+      assetKind: scope.asset.kind,
+      assetName: scope.asset.name,
+      floorName: scope.asset.floorName,
+      timeZone: scope.project.timezone,
+      start: meeting.start_at,
+      end: meeting.end_at,
+      redirectUrl: payment.redirect_url,
+    };
+  }
+
+  async byId(paymentId: string): Promise<PaymentRow | undefined> {
+    return this.deps.repo.byId(paymentId);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Actors: settle, fail, lapse
+  // ---------------------------------------------------------------------------
+
+  /**
+   * The payer paid (page button, sandbox route, or a provider notification).
+   * A pending payment settles and the booking becomes active with `pay` and
+   * `*_BOOK`. Settling twice is harmless. A settlement that arrives after the
+   * deadline, or for a booking no longer unpaid, is refunded (docs/decisions.md).
+   */
+  async settle(paymentId: string, via: string): Promise<SettleOutcome> {
+    const p = await this.deps.repo.byId(paymentId);
+    if (!p) throw errors.notFound('Payment not found');
+    const now = this.deps.clock.now();
+    const outcome = await this.deps.bookings.change(p.meeting_id, async ({ trx, meeting, write }): Promise<SettleOutcome> => {
+      const cur = (await this.deps.repo.byId(paymentId, trx))!;
+      if (cur.status === 'settled') return 'already-settled';
+      if (cur.status === 'pending' && now < cur.expires_at && meeting.status === 'unpaid') {
+        await this.deps.repo.transition(cur.id, 'pending', { status: 'settled', settled_at: now, updated_at: now }, trx);
+        await write(this.settledChange(meeting, cur, now, { by: meeting.organizer_user_id, source: 'user', sourceDetail: via }));
+        return 'settled';
+      }
+      if (cur.status === 'voided' || cur.status === 'refunded') {
+        throw new ServiceError(409, 'KS012', `This payment is ${cur.status} and can no longer be paid`);
+      }
+      // Late: the deadline passed (the booking lapsed or is about to). The money goes back.
+      await this.deps.repo.transition(cur.id, cur.status, { status: 'refunded', updated_at: now }, trx);
+      if (cur.provider_ref) await this.deps.provider.refund(cur.provider_ref, cur.amount_minor);
+      return 'refunded';
+    });
+    if (outcome === undefined) throw errors.notFound('Payment not found');
+    return outcome;
+  }
+
+  /** A failed attempt: counted; the booking stays unpaid until the deadline. */
+  async fail(paymentId: string): Promise<PaymentRow> {
+    const p = await this.deps.repo.byId(paymentId);
+    if (!p) throw errors.notFound('Payment not found');
+    if (p.status !== 'pending') throw new ServiceError(409, 'KS012', `This payment is ${p.status}`);
+    await this.deps.repo.countFailedAttempt(paymentId, this.deps.clock.now());
+    return (await this.deps.repo.byId(paymentId))!;
+  }
+
+  /** The deadline of a pending payment passed: the unpaid booking is cancelled with the exact reason. */
+  async lapse(p: PaymentRow): Promise<void> {
+    const done = await this.deps.bookings.change(p.meeting_id, async ({ trx, meeting, write }) => {
+      if (!(await this.deps.repo.transition(p.id, 'pending', { status: 'expired', updated_at: p.expires_at }, trx))) return;
+      if (meeting.status !== 'unpaid') return;
+      await write(this.lapsedChange(meeting, p));
+    });
+    // A payment whose booking is gone is simply closed.
+    if (done === undefined) await this.deps.repo.transition(p.id, 'pending', { status: 'expired', updated_at: p.expires_at });
+  }
+
+  /** The runner's handler for lapsed payments; replayed in time order when the sandbox clock moves. */
+  job(intervalMs = 1000): JobHandler<PaymentRow> {
+    return {
+      name: PAYMENTS_JOB,
+      intervalMs,
+      concurrency: 1,
+      id: (p) => p.id,
+      dueAt: (p) => p.expires_at,
+      due: ({ now, limit }) => this.deps.repo.lapsed(now, limit),
+      page: { size: 100 },
+      cascades: true,
+      run: (p) => this.lapse(p),
+      replay: true,
+    };
+  }
+
+  private settledChange(m: MeetingRow, p: PaymentRow, now: number, actor: Actor): BookingChange {
+    const payment = m.payment ? { ...(JSON.parse(m.payment) as PaymentSnapshot) } : null;
+    if (payment) {
+      // Paid: the page link and its QR have done their job.
+      delete payment.webPaymentUrl;
+      delete payment.webPaymentQr;
+    }
+    return {
+      at: now,
+      set: {
+        status: 'active', payment: payment ? JSON.stringify(payment) : m.payment, billing_summaries: billingWithStatus(m.billing_summaries, [p.id], 'paid'), updated_at: now,
+      },
+      history: { action: 'pay', actor },
+      event: { window: { start: m.start_at, end: m.end_at }, detail: { kind: 'BOOK' } },
+    };
+  }
+
+  private lapsedChange(m: MeetingRow, p: PaymentRow): BookingChange {
+    const at = p.expires_at;
+    const reason = p.kind === 'quote' ? HOLD_LAPSED_REASON : PAYMENT_LAPSED_REASON;
+    return {
+      at,
+      set: { status: 'cancelled', cancel_reason: reason, billing_summaries: billingWithStatus(m.billing_summaries, [p.id], 'expired'), updated_at: at },
+      slots: { release: true },
+      history: { action: 'payment-timeout', actor: SYSTEM_ACTOR, reason },
+      event: { window: { start: m.start_at, end: m.end_at }, detail: { kind: 'CANCEL', cancelReason: reason } },
+      timers: { window: null },
+    };
+  }
+}
