@@ -105,6 +105,23 @@ export const EndingSoonEventData = Type.Object(
   { description: 'ROOM_ENDING_SOON, DESK_ENDING_SOON' },
 );
 
+export const PaymentDueEventData = Type.Object(
+  {
+    ...eventBase,
+    bookingDate: DateTime('Start of the booking'),
+    startTime: LocalTime('Start'),
+    endTime: LocalTime('End'),
+    amount: Type.Number({ description: 'Amount still due, in the project currency' }),
+    currency: Type.String({ description: 'ISO 4217 code' }),
+    paymentDueAt: DateTime("The booking's paymentDueAt"),
+    paymentDueTime: Type.String({ description: 'paymentDueAt, property-local, dd MMM yyyy HH:mm' }),
+    minutesUntilDue: Minutes('Whole minutes from the event to paymentDueAt'),
+    userName,
+    userEmail,
+  },
+  { description: 'ROOM_PAYMENT_DUE, DESK_PAYMENT_DUE: a back-office hold waiting for payment' },
+);
+
 /** `data` of a booking event, by kind. */
 export const BookingEventData = Type.Union([
   BookEventData,
@@ -113,6 +130,7 @@ export const BookingEventData = Type.Union([
   ReminderEventData,
   NoShowWarningEventData,
   EndingSoonEventData,
+  PaymentDueEventData,
 ]);
 export type BookEventData = Static<typeof BookEventData>;
 export type ModifyEventData = Static<typeof ModifyEventData>;
@@ -120,6 +138,7 @@ export type CancelEventData = Static<typeof CancelEventData>;
 export type ReminderEventData = Static<typeof ReminderEventData>;
 export type NoShowWarningEventData = Static<typeof NoShowWarningEventData>;
 export type EndingSoonEventData = Static<typeof EndingSoonEventData>;
+export type PaymentDueEventData = Static<typeof PaymentDueEventData>;
 export type BookingEventData = Static<typeof BookingEventData>;
 
 /** The body POSTed to a listener; these exact bytes are signed. */

@@ -28,7 +28,8 @@ export type EventDetail =
   | { kind: 'CANCEL'; cancelReason?: string }
   | { kind: 'REMINDER' }
   | { kind: 'NO_SHOW_WARNING'; autoCancelAt: number }
-  | { kind: 'ENDING_SOON' };
+  | { kind: 'ENDING_SOON' }
+  | { kind: 'PAYMENT_DUE'; amount: number; currency: string; paymentDueAt: number };
 
 const hm = (ms: number, zone: string) => DateTime.fromMillis(ms, { zone }).toFormat('HH:mm');
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -69,6 +70,13 @@ export function bookingEventData(f: BookingFacts, detail: EventDetail, at: numbe
       return { ...base, startTime: hm(f.start, tz), endTime: hm(f.end, tz), minutesUntilAutoCancel: minutesBetween(at, detail.autoCancelAt), ...userName };
     case 'ENDING_SOON':
       return { ...base, endTime: hm(f.end, tz), minutesUntilEnd: minutesBetween(at, f.end), ...userName };
+    case 'PAYMENT_DUE':
+      return {
+        ...base, bookingDate: iso(f.start), startTime: hm(f.start, tz), endTime: hm(f.end, tz),
+        amount: detail.amount, currency: detail.currency, paymentDueAt: iso(detail.paymentDueAt),
+        paymentDueTime: DateTime.fromMillis(detail.paymentDueAt, { zone: tz }).setLocale('en-US').toFormat('dd MMM yyyy HH:mm'),
+        minutesUntilDue: minutesBetween(at, detail.paymentDueAt), ...userName, ...userEmail,
+      };
   }
 }
 
