@@ -112,6 +112,7 @@ export async function createServices(config: Config, storage: Storage, realClock
   jobs.register(deliveryJob({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, timeoutMs: config.webhookTimeoutMs }));
   jobs.register(tokenPurgeJob(tokens, realClock));
   jobs.register(payments.job());
+  jobs.register(payments.nudgeJob());
   // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
   sandboxClock.onAdvance(async (_from, to) => {
     await jobs.replay(to);

@@ -48,6 +48,8 @@ export interface OpenPayment {
   amountMinor: number;
   summary: PaymentSnapshot['summary'];
   expiresAt: number;
+  /** Back-office holds: when to send the second *_PAYMENT_DUE (about 75 % of the hold). */
+  nudgeAt?: number | null;
   redirectUrl: string | null;
   promoCodeId: string | null;
   /** What a lapse restores (an extension's previous window and status). */

@@ -45,6 +45,25 @@ export class PaymentRepository {
       .execute()) as PaymentRow[];
   }
 
+  /** Pending back-office holds whose reminder is due by `now`, earliest first. */
+  async nudgesDue(now: number, limit: number, db: Db = this.db): Promise<PaymentRow[]> {
+    return (await db
+      .selectFrom('payments')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('nudge_at', '<=', now)
+      .orderBy('nudge_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute()) as PaymentRow[];
+  }
+
+  /** Takes a due reminder (exactly once across workers); false when another took it. */
+  async takeNudge(id: string, nudgeAt: number, db: Db = this.db): Promise<boolean> {
+    const res = await db.updateTable('payments').set({ nudge_at: null }).where('id', '=', id).where('nudge_at', '=', nudgeAt).executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
   /** Moves a payment out of `from`; false when it was not in that state any more. */
   async transition(id: string, from: string, changes: Updateable<PaymentTable>, db: Db = this.db): Promise<boolean> {
     const res = await db.updateTable('payments').set(changes).where('id', '=', id).where('status', '=', from).executeTakeFirst();

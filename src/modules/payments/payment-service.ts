@@ -21,6 +21,7 @@ import type { PaymentRepository, PaymentRow } from './payment-repository.js';
 export const PAYMENT_LAPSED_REASON = 'Payment window lapsed — auto-cancelled by system';
 export const HOLD_LAPSED_REASON = 'Unpaid — back-office hold expired';
 export const PAYMENTS_JOB = 'payments';
+export const PAYMENT_NUDGES_JOB = 'payment-nudges';
 /** The self-service payment window. */
 export const CHECKOUT_WINDOW_MS = 5 * 60_000;
 
@@ -86,7 +87,7 @@ export class PaymentService implements PaymentDesk {
     await this.deps.repo.insert({
       id, project_id: p.projectId, meeting_id: p.meetingId, kind: p.kind, invoice_no: invoiceNo, currency: p.currency,
       amount_minor: p.amountMinor, summary: JSON.stringify(p.summary), status: 'pending', provider: this.deps.provider.name, provider_ref: ref,
-      expires_at: p.expiresAt, redirect_url: p.redirectUrl, promo_code_id: p.promoCodeId,
+      expires_at: p.expiresAt, nudge_at: p.nudgeAt ?? null, redirect_url: p.redirectUrl, promo_code_id: p.promoCodeId,
       restore: p.restore === undefined ? null : JSON.stringify(p.restore), settled_at: null, created_at: p.now, updated_at: p.now,
     }, trx);
     const snapshot: PaymentSnapshot = { paymentId: id, invoiceNo, amount: p.summary.total, summary: p.summary };
@@ -227,6 +228,32 @@ export class PaymentService implements PaymentDesk {
     if (done === undefined) await this.deps.repo.transition(p.id, 'pending', { status: 'expired', updated_at: p.expires_at });
   }
 
+  /** The second reminder of a back-office hold: *_PAYMENT_DUE at about 75 % of the hold, if still unpaid. */
+  async nudge(p: PaymentRow): Promise<void> {
+    const at = p.nudge_at!;
+    await this.deps.bookings.change(p.meeting_id, async ({ trx, meeting, write }) => {
+      if (!(await this.deps.repo.takeNudge(p.id, at, trx))) return;
+      if (meeting.status !== 'unpaid') return;
+      await write({ at, event: { window: { start: meeting.start_at, end: meeting.end_at }, detail: paymentDue(p) } });
+    });
+  }
+
+  /** The runner's handler for due reminders of back-office holds; replayed in time order. */
+  nudgeJob(intervalMs = 1000): JobHandler<PaymentRow> {
+    return {
+      name: PAYMENT_NUDGES_JOB,
+      intervalMs,
+      concurrency: 1,
+      id: (p) => p.id,
+      dueAt: (p) => p.nudge_at!,
+      due: ({ now, limit }) => this.deps.repo.nudgesDue(now, limit),
+      page: { size: 100 },
+      cascades: true,
+      run: (p) => this.nudge(p),
+      replay: true,
+    };
+  }
+
   /** The runner's handler for lapsed payments; replayed in time order when the sandbox clock moves. */
   job(intervalMs = 1000): JobHandler<PaymentRow> {
     return {
@@ -272,4 +299,9 @@ export class PaymentService implements PaymentDesk {
       timers: { window: null },
     };
   }
+}
+
+/** The *_PAYMENT_DUE detail of a pending payment. */
+export function paymentDue(p: Pick<PaymentRow, 'summary' | 'currency' | 'expires_at'>): { kind: 'PAYMENT_DUE'; amount: number; currency: string; paymentDueAt: number } {
+  return { kind: 'PAYMENT_DUE', amount: (JSON.parse(p.summary) as PaymentSnapshot['summary']).total, currency: p.currency, paymentDueAt: p.expires_at };
 }

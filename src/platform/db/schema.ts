@@ -264,6 +264,7 @@ export interface PaymentTable {
   provider: string;
   provider_ref: string | null;
   expires_at: Millis;
+  nudge_at: Millis | null;
   redirect_url: string | null;
   promo_code_id: string | null;
   restore: Json | null;

@@ -25,6 +25,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('provider', 'text', (c) => c.notNull())
     .addColumn('provider_ref', 'text')
     .addColumn('expires_at', 'bigint', (c) => c.notNull())
+    /** When a back-office hold's reminder (*_PAYMENT_DUE at about 75 % of the hold) is due; null once sent. */
+    .addColumn('nudge_at', 'bigint')
     .addColumn('redirect_url', 'text')
     .addColumn('promo_code_id', 'text')
     /** What a lapse restores (an extension's previous window and status), as JSON. */
@@ -36,6 +38,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addUniqueConstraint('payments_project_invoice_uq', ['project_id', 'invoice_no'])
     .execute();
   await db.schema.createIndex('payments_due_idx').on('payments').columns(['status', 'expires_at']).execute();
+  await db.schema.createIndex('payments_nudge_idx').on('payments').columns(['status', 'nudge_at']).execute();
   await db.schema.createIndex('payments_meeting_idx').on('payments').column('meeting_id').execute();
 
   await db.schema
