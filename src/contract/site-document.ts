@@ -19,7 +19,7 @@ const Email = (description: string) => Type.String({ format: 'email', maxLength:
 
 const StringList = (description: string) => Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { description });
 
-const ChargeRate = Type.Object(
+export const ChargeRate = Type.Object(
   {
     perHour: Type.Number({ minimum: 0, description: 'Price of one hour in the project currency' }),
     perDay: Type.Number({ minimum: 0, description: 'Price of one day in the project currency' }),
@@ -275,6 +275,7 @@ export const SiteDocument = Type.Object(
 );
 
 export type SiteDocument = Static<typeof SiteDocument>;
+export type ChargeRate = Static<typeof ChargeRate>;
 export type BrandDoc = Static<typeof BrandDoc>;
 export type ProjectDoc = Static<typeof ProjectDoc>;
 export type ZoneDoc = Static<typeof ZoneDoc>;
