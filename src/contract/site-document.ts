@@ -241,6 +241,9 @@ export const PromoCodeDoc = Type.Object(
     percentOff: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'Percentage discount (give this or amountOff)' })),
     amountOff: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Fixed discount in the project currency (give this or percentOff)' })),
     active: Type.Optional(Type.Boolean({ default: true, description: 'Default true' })),
+    validFrom: Type.Optional(Type.String({ format: 'date-time', description: 'First instant the code can be used; absent = from now on' })),
+    validUntil: Type.Optional(Type.String({ format: 'date-time', description: 'Instant the code stops working (exclusive); absent = no end' })),
+    maxUses: Type.Optional(Type.Integer({ minimum: 1, description: 'How many bookings may use the code; absent = no limit' })),
   },
   { additionalProperties: false, description: 'A discount code of a project' },
 );
