@@ -101,6 +101,13 @@ export const CreateMeetingBody = Type.Object({
   organizerId: Type.Optional(ObjectId('Back-office booking: the member to book for (needs MEETING_UPDATE)')),
   paymentDueMinutes: Type.Optional(Type.Integer({ minimum: 1, description: 'Back-office only: hold before payment is due' })),
   sessionId: Type.Optional(Type.String()),
+  promoCode: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: "A promo code of the asset's project. Its discount is listed in payment.summary.discounts and lowers the total; works with draft too. An unknown, inactive, expired or used-up code is refused with 400 KS001.",
+    }),
+  ),
   recurrence: Type.Optional(
     Type.String({ maxLength: 200, description: 'RFC 5545 RRULE: FREQ=DAILY|WEEKLY, INTERVAL, BYDAY, COUNT or UNTIL; at most 100 occurrences' }),
   ),
@@ -127,6 +134,23 @@ export const CancelBody = Type.Object({
   paymentId: Type.Optional(Type.String({ description: 'Payment to void when cancelling an unpaid booking' })),
 });
 export type CancelBody = Static<typeof CancelBody>;
+
+export const PaymentDiscount = Type.Object({
+  code: Type.String({ description: 'The promo code as the project stores it' }),
+  value: Type.Number({ minimum: 0, description: 'Amount taken off, in the project currency' }),
+  name: Type.String({ description: 'Display name of the promo code' }),
+});
+export type PaymentDiscount = Static<typeof PaymentDiscount>;
+
+export const PaymentSummary = Type.Object(
+  {
+    subtotal: Type.Number({ minimum: 0, description: 'Price before discounts, in the project currency' }),
+    total: Type.Number({ minimum: 0, description: 'subtotal minus the discounts; what is due (payment.amount). 0 books like a free asset.' }),
+    discounts: Type.Array(PaymentDiscount),
+  },
+  { description: 'How the price of a booking is made up' },
+);
+export type PaymentSummary = Static<typeof PaymentSummary>;
 
 const DraftInfo = Type.Object({
   startDateTime: DateTime(),

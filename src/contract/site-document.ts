@@ -19,7 +19,7 @@ const Email = (description: string) => Type.String({ format: 'email', maxLength:
 
 const StringList = (description: string) => Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { description });
 
-const ChargeRate = Type.Object(
+export const ChargeRate = Type.Object(
   {
     perHour: Type.Number({ minimum: 0, description: 'Price of one hour in the project currency' }),
     perDay: Type.Number({ minimum: 0, description: 'Price of one day in the project currency' }),
@@ -241,6 +241,9 @@ export const PromoCodeDoc = Type.Object(
     percentOff: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'Percentage discount (give this or amountOff)' })),
     amountOff: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Fixed discount in the project currency (give this or percentOff)' })),
     active: Type.Optional(Type.Boolean({ default: true, description: 'Default true' })),
+    validFrom: Type.Optional(Type.String({ format: 'date-time', description: 'First instant the code can be used; absent = from now on' })),
+    validUntil: Type.Optional(Type.String({ format: 'date-time', description: 'Instant the code stops working (exclusive); absent = no end' })),
+    maxUses: Type.Optional(Type.Integer({ minimum: 1, description: 'How many bookings may use the code; absent = no limit' })),
   },
   { additionalProperties: false, description: 'A discount code of a project' },
 );
@@ -275,6 +278,7 @@ export const SiteDocument = Type.Object(
 );
 
 export type SiteDocument = Static<typeof SiteDocument>;
+export type ChargeRate = Static<typeof ChargeRate>;
 export type BrandDoc = Static<typeof BrandDoc>;
 export type ProjectDoc = Static<typeof ProjectDoc>;
 export type ZoneDoc = Static<typeof ZoneDoc>;

@@ -279,6 +279,39 @@ describe('POST /ops/v1/apply', () => {
     expect(await snapshot(svc)).toEqual(before);
   });
 
+  it('stores promo validity dates and a use limit, and never resets the use count', async () => {
+    const db = svc.services.storage.db;
+    const doc = {
+      promoCodes: [{
+        key: 'launch', project: 'tower', code: 'LAUNCH', name: 'Launch week', amountOff: 100,
+        validFrom: '2025-07-01T00:00:00+07:00', validUntil: '2025-07-08T00:00:00+07:00', maxUses: 50,
+      }],
+    };
+    expect((await svc.ops('POST', '/ops/v1/apply', doc)).status).toBe(200);
+    const row = () => db.selectFrom('promo_codes').selectAll().where('key', '=', 'launch').executeTakeFirstOrThrow();
+    expect(await row()).toMatchObject({
+      valid_from: Date.parse('2025-06-30T17:00:00Z'), valid_until: Date.parse('2025-07-07T17:00:00Z'), max_uses: 50, used_count: 0,
+    });
+    // Unchanged document: nothing rewritten.
+    const before = await snapshot(svc);
+    expect((await svc.ops('POST', '/ops/v1/apply', doc)).status).toBe(200);
+    expect(await snapshot(svc)).toEqual(before);
+    // Uses are counted elsewhere; an apply that lifts the limits keeps the count.
+    await db.updateTable('promo_codes').set({ used_count: 7 }).where('key', '=', 'launch').execute();
+    const open = { promoCodes: [{ key: 'launch', project: 'tower', code: 'LAUNCH', name: 'Launch week', amountOff: 100 }] };
+    expect((await svc.ops('POST', '/ops/v1/apply', open)).status).toBe(200);
+    expect(await row()).toMatchObject({ valid_from: null, valid_until: null, max_uses: null, used_count: 7 });
+  });
+
+  it('rejects promo validity that ends before it starts, and a use limit below 1', async () => {
+    const bad = (extra: object) => ({ promoCodes: [{ key: 'oops', project: 'tower', code: 'OOPS', name: 'Oops', percentOff: 5, ...extra }] });
+    expect(expectKs001(await svc.ops('POST', '/ops/v1/apply', bad({
+      validFrom: '2025-07-08T00:00:00Z', validUntil: '2025-07-01T00:00:00Z',
+    })))).toEqual(['promoCodes[oops].validUntil must be after validFrom']);
+    expect(expectKs001(await svc.ops('POST', '/ops/v1/apply', bad({ maxUses: 0 })))[0]).toMatch(/^body\.promoCodes\[0\]\.maxUses/);
+    expect(expectKs001(await svc.ops('POST', '/ops/v1/apply', bad({ validFrom: 'next tuesday' })))[0]).toMatch(/^body\.promoCodes\[0\]\.validFrom/);
+  });
+
   it('adopts an unkeyed stored user with the same email instead of failing on the unique email', async () => {
     const db = svc.services.storage.db;
     const now = svc.services.clock.now();

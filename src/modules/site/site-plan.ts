@@ -3,7 +3,7 @@
  * ids (stored by key, else new), resolves every key reference, derives parent
  * columns, and collects every problem (one message each) instead of stopping.
  */
-import { IANAZone } from 'luxon';
+import { DateTime, IANAZone } from 'luxon';
 import { newId } from '../../platform/ids.js';
 import type { AppRelations, Row } from './site-repository.js';
 import type { StoredSite } from './site-context.js';
@@ -63,7 +63,8 @@ export interface SitePlan {
   accessGroups: (Entry<AccessGroupDoc, Row<'access_groups'>> & { projectId: string; devices: Entry<DeviceDoc, Row<'devices'>>[] })[];
   apps: PlannedApp[];
   webhooks: (Entry<WebhookDoc, Row<'webhooks'>> & { projectId: string })[];
-  promoCodes: (Entry<PromoCodeDoc, Row<'promo_codes'>> & { projectId: string })[];
+  /** Validity instants in epoch ms (null = open). */
+  promoCodes: (Entry<PromoCodeDoc, Row<'promo_codes'>> & { projectId: string; validFrom: number | null; validUntil: number | null })[];
   /** Every key of the document to its id (the first section wins when kinds share a key). */
   ids: Record<string, string>;
   idsByKind: Record<Section, Record<string, string>>;
@@ -99,6 +100,14 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
       idsByKind[section][doc.key] = id;
       return { doc, id, stored: row };
     });
+  }
+
+  /** Epoch ms of an optional ISO date-time; reports one that cannot be read. */
+  function instant(text: string | undefined, where: string): number | null {
+    if (text === undefined) return null;
+    const t = DateTime.fromISO(text, { setZone: true });
+    if (!t.isValid) problems.push(`${where} "${text}" is not a valid ISO 8601 date-time`);
+    return t.isValid ? t.toMillis() : null;
   }
 
   /** Id of the entity `key` names, in this document or stored; reports an unknown reference. */
@@ -194,6 +203,9 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
     if ((e.doc.percentOff === undefined) === (e.doc.amountOff === undefined)) {
       problems.push(`${where} must give exactly one of percentOff or amountOff`);
     }
+    const validFrom = instant(e.doc.validFrom, `${where}.validFrom`);
+    const validUntil = instant(e.doc.validUntil, `${where}.validUntil`);
+    if (validFrom !== null && validUntil !== null && validUntil <= validFrom) problems.push(`${where}.validUntil must be after validFrom`);
     const projectId = ref('projects', 'project', stored.projects, e.doc.project, `${where}.project`);
     if (projectId === undefined) return [];
     const owner = promoCodeOwners.get(`${projectId}|${e.doc.code}`);
@@ -201,7 +213,7 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
     promoCodeOwners.set(`${projectId}|${e.doc.code}`, owner ?? e.doc.key);
     const clash = stored.promoCodesByCode.find((p) => p.project_id === projectId && p.code === e.doc.code && p.id !== e.id);
     if (clash) problems.push(`${where}.code "${e.doc.code}" is already used by another promo code of the project`);
-    return [{ ...e, projectId }];
+    return [{ ...e, projectId, validFrom, validUntil }];
   });
 
   // --- users and apps -------------------------------------------------------------------

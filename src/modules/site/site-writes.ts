@@ -171,6 +171,9 @@ export async function writePlan(
       percent_off: p.doc.percentOff ?? null,
       amount_off: p.doc.amountOff ?? null,
       active: bool(p.doc.active ?? true),
+      valid_from: p.validFrom,
+      valid_until: p.validUntil,
+      max_uses: p.doc.maxUses ?? null,
     });
   }
 

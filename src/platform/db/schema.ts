@@ -176,6 +176,14 @@ export interface PromoCodeTable extends Timestamps {
   percent_off: number | null;
   amount_off: number | null;
   active: Bool;
+  /** Usable from this instant on; null = no start. */
+  valid_from: Millis | null;
+  /** Usable before this instant; null = no end. */
+  valid_until: Millis | null;
+  /** Most uses allowed; null = no limit. */
+  max_uses: number | null;
+  /** Uses so far; written by payments, not by the site apply. */
+  used_count: Generated<number>;
 }
 
 export interface TokenFamilyTable {

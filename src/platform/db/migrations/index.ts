@@ -3,12 +3,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as m001 from './001-initial-schema.js';
 import * as m002 from './002-meetings.js';
 import * as m003 from './003-timers-and-webhooks.js';
+import * as m004 from './004-promo-code-limits.js';
 import * as m005 from './005-payments.js';
 
 const migrations: Record<string, Migration> = {
   '001-initial-schema': m001,
   '002-meetings': m002,
   '003-timers-and-webhooks': m003,
+  '004-promo-code-limits': m004,
   '005-payments': m005,
 };
 
