@@ -1,10 +1,10 @@
 /** Payments of bookings, invoice numbers per project, and the promo codes payments read. */
-import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, PaymentTable, PromoCodeTable } from '../../platform/db/schema.js';
 import type { Db } from '../../platform/db/db.js';
 
 export type PaymentRow = PaymentTable & { failed_attempts: number };
-export type PromoCodeRow = PromoCodeTable;
+export type PromoCodeRow = Selectable<PromoCodeTable>;
 
 export class PaymentRepository {
   constructor(private readonly db: Kysely<Database>) {}

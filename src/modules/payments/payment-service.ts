@@ -73,10 +73,9 @@ export class PaymentService implements PaymentDesk {
   async findPromo(projectId: string, code: string): Promise<PromoCode | undefined> {
     const row = await this.deps.repo.promoByCode(projectId, code);
     if (!row) return undefined;
-    const extra = row as typeof row & { valid_from?: number | null; valid_until?: number | null; max_uses?: number | null; used_count?: number };
     return {
       id: row.id, code: row.code, name: row.name, percentOff: row.percent_off, amountOff: row.amount_off, active: row.active === 1,
-      validFrom: extra.valid_from ?? null, validUntil: extra.valid_until ?? null, maxUses: extra.max_uses ?? null, usedCount: extra.used_count ?? 0,
+      validFrom: row.valid_from, validUntil: row.valid_until, maxUses: row.max_uses, usedCount: row.used_count,
     };
   }
 
