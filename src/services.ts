@@ -130,7 +130,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     outbox,
     payments,
     meetings: new MeetingService({
-      clock: serviceClock, secretBox, catalogue, people: new PeopleRepository(storage.db), meetings: meetingRepo, changes: bookingChanges,
+      clock: serviceClock, secretBox, catalogue, people: new PeopleRepository(storage.db), meetings: meetingRepo, changes: bookingChanges, payments,
     }),
     bookings: bookingChanges,
     lifecycle,

@@ -24,6 +24,36 @@ const History = Type.Object(
   { additionalProperties: true },
 );
 
+export const PaymentDiscount = Type.Object({
+  code: Type.String({ description: 'The promo code as the project stores it' }),
+  value: Type.Number({ minimum: 0, description: 'Amount taken off, in the project currency' }),
+  name: Type.String({ description: 'Display name of the promo code' }),
+});
+export type PaymentDiscount = Static<typeof PaymentDiscount>;
+
+export const PaymentSummary = Type.Object(
+  {
+    subtotal: Type.Number({ minimum: 0, description: 'Price before discounts, in the project currency' }),
+    total: Type.Number({ minimum: 0, description: 'subtotal minus the discounts; what is due (payment.amount). 0 books like a free asset.' }),
+    discounts: Type.Array(PaymentDiscount),
+  },
+  { description: 'How the price of a booking is made up' },
+);
+export type PaymentSummary = Static<typeof PaymentSummary>;
+
+/** The payment of a paid booking, as a Meeting shows it. */
+export const MeetingPayment = Type.Object(
+  {
+    paymentId: Type.String({ description: 'Give it to cancel (voids it) and to the sandbox settle/fail routes' }),
+    invoiceNo: Type.String({ description: 'Sequential per project' }),
+    amount: Type.Number({ description: 'Amount due, in the project currency (equals summary.total)' }),
+    summary: PaymentSummary,
+    webPaymentUrl: Type.Optional(Type.String({ format: 'uri', description: 'Hosted payment page (self-service bookings while unpaid)' })),
+    webPaymentQr: Type.Optional(Type.String({ description: 'The same URL as a QR code image (PNG data URI)' })),
+  },
+  { additionalProperties: true },
+);
+
 export const MeetingSchema = Type.Object(
   {
     _id: Type.String(),
@@ -64,7 +94,7 @@ export const MeetingSchema = Type.Object(
         { additionalProperties: true },
       ),
     ),
-    payment: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    payment: Type.Optional(MeetingPayment),
     paymentDueAt: Type.Optional(DateTime()),
     bookedVia: Type.Optional(Type.String()),
     bookedByUserId: Type.Optional(Type.String()),
@@ -135,22 +165,7 @@ export const CancelBody = Type.Object({
 });
 export type CancelBody = Static<typeof CancelBody>;
 
-export const PaymentDiscount = Type.Object({
-  code: Type.String({ description: 'The promo code as the project stores it' }),
-  value: Type.Number({ minimum: 0, description: 'Amount taken off, in the project currency' }),
-  name: Type.String({ description: 'Display name of the promo code' }),
-});
-export type PaymentDiscount = Static<typeof PaymentDiscount>;
 
-export const PaymentSummary = Type.Object(
-  {
-    subtotal: Type.Number({ minimum: 0, description: 'Price before discounts, in the project currency' }),
-    total: Type.Number({ minimum: 0, description: 'subtotal minus the discounts; what is due (payment.amount). 0 books like a free asset.' }),
-    discounts: Type.Array(PaymentDiscount),
-  },
-  { description: 'How the price of a booking is made up' },
-);
-export type PaymentSummary = Static<typeof PaymentSummary>;
 
 const DraftInfo = Type.Object({
   startDateTime: DateTime(),
@@ -158,6 +173,9 @@ const DraftInfo = Type.Object({
   isAvailable: Type.Boolean(),
   reason: Type.Optional(Type.String({ description: 'Why not: CONFLICT or a rule (OPERATING_HOURS, BREAK_TIME, LEAD_TIME, ...)' })),
   message: Type.Optional(Type.String()),
+  amount: Type.Optional(Type.Number({ description: 'Price of this duration (summary.total), in currency' })),
+  currency: Type.Optional(Type.String()),
+  summary: Type.Optional(PaymentSummary),
 });
 
 export const DraftResult = Type.Object(

@@ -78,7 +78,8 @@ export interface NewBooking {
   slots: NewSlot[];
   attendees: StoredAttendee[];
   histories: HistoryEntry[];
-  event: { window: Window; detail: EventDetail };
+  /** The event of the new booking (`*_BOOK`; `*_PAYMENT_DUE` for a back-office hold; none while a checkout is unpaid). */
+  event?: { window: Window; detail: EventDetail };
   timersFor: Window;
 }
 
@@ -132,7 +133,7 @@ export class BookingChangeWriter {
     await this.keepLongestHold(trx, scope, b.slots);
     const histories = await meetings.insertFirstHistories(b.histories.map((h) => historyRow(meeting.id, null, at, h)), trx);
     await meetings.insertAttendees(meeting.id, b.attendees, trx);
-    await this.deps.events.emit(trx, { meetingId: meeting.id, facts: bookingFacts(scope, meeting, b.event.window), detail: b.event.detail, at });
+    if (b.event) await this.deps.events.emit(trx, { meetingId: meeting.id, facts: bookingFacts(scope, meeting, b.event.window), detail: b.event.detail, at });
     await this.deps.lifecycle.replan(trx, {
       meetingId: meeting.id, allDay: meeting.all_day === 1, config: scope.asset.config, window: b.timersFor, now: at, fresh: true,
     });

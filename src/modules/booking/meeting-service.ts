@@ -28,6 +28,9 @@ import { currentOccurrence, meetingView, parseAttendees, parseOrganizer, parseRe
 import { hasPermission } from '../auth/principal.js';
 import { type BookingChange, type HistoryEntry } from './booking-change.js';
 import { scopeOf, type BookingChanges, type LockedBooking } from './booking-changes.js';
+import { billingWithStatus, type PaymentDesk } from './payment-port.js';
+import { priceBooking, type ChargeRate, type Price } from '../payments/rules/pricing.js';
+import { checkoutDeadline, holdDeadline, holdReminderAt } from '../payments/rules/deadlines.js';
 import type { Static } from 'typebox';
 import type { CreateMeetingBody, DraftResult, ListMeetingsQuery, UpdateMeetingBody } from '../../contract/meetings.js';
 
@@ -70,6 +73,13 @@ export interface MeetingServiceDeps {
   people: PeopleRepository;
   meetings: MeetingRepository;
   changes: BookingChanges;
+  payments: PaymentDesk;
+}
+
+/** The price of a booking, and the promo code it used (null for a free booking). */
+interface Priced {
+  price: Price;
+  promoCodeId: string | null;
 }
 
 export class MeetingService {
@@ -96,13 +106,19 @@ export class MeetingService {
 
     const windows = this.occurrences(input.recurrence, first, project.timezone);
     this.checkRules(windows, config, project, asset.kind, now, input.timePeriod === 'allDay');
+    const priced = await this.price(input, asset, project, first, now);
+    if (priced && windows.length > 1) throw errors.validation(['body.recurrence: a recurring series cannot be booked on a paid asset; book each occurrence']);
     const attendees = this.attendeesOf(input.attendees ?? [], usersByEmail);
     const pin = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const meetingConfig = resolveMeetingConfig(config);
     const id = newId(now);
     const who = actor(p, appUser);
-    const startsCheckedIn = meetingConfig.postStartExpireMinutes === 0 && meetingConfig.preStartMinutes >= 0
+    const startsCheckedIn = !priced && meetingConfig.postStartExpireMinutes === 0 && meetingConfig.preStartMinutes >= 0
       && now >= windows[0].start - meetingConfig.preStartMinutes * 60_000;
+    const backoffice = input.organizerId !== undefined;
+    const paymentDueAt = priced && backoffice
+      ? holdDeadline({ now, start: windows[0].start, requestedMinutes: input.paymentDueMinutes, projectMinutes: project.backoffice_payment_due_minutes })
+      : null;
     const series = input.recurrence ? { rule: input.recurrence.trim().replace(/^RRULE:/i, ''), occurrences: windows.map((w, i) => ({ id: i === 0 ? id : newId(now), ...w })) } : null;
     const histories: HistoryEntry[] = [{ action: 'create', actor: who, statusBefore: null, newStart: windows[0].start, newEnd: windows[0].end }];
     if (startsCheckedIn) histories.push({ action: 'check-in', actor: { by: 'system', source: 'system', sourceDetail: 'check-in not required' }, statusBefore: 'active' });
@@ -112,6 +128,15 @@ export class MeetingService {
 
     const stored = await this.deps.changes.withLock(asset.kind, asset.row.id, async (trx) => {
       await this.checkConflicts(trx, windows, asset, project, null);
+      // A paid booking holds its slot unpaid, with a payment opened in the same transaction.
+      const opened = priced
+        ? await this.deps.payments.open(trx, {
+          meetingId: id, projectId: project.id, kind: backoffice ? 'quote' : 'checkout', currency: priced.price.currency,
+          amountMinor: priced.price.minor.total, summary: priced.price.summary,
+          expiresAt: paymentDueAt ?? checkoutDeadline(now), nudgeAt: paymentDueAt === null ? null : holdReminderAt(now, paymentDueAt),
+          redirectUrl: input.frontendRedirectUrl ?? null, promoCodeId: priced.promoCodeId, now,
+        })
+        : null;
       return this.deps.changes.writer.create(trx, scopeOf(asset.kind, asset.ctx), {
         meeting: {
           id, project_id: project.id, asset_kind: asset.kind, asset_id: asset.row.id,
@@ -119,19 +144,25 @@ export class MeetingService {
           title: input.title ?? '', body: input.body ?? '',
           start_at: windows[0].start, end_at: windows[0].end, booked_end_at: windows[0].end, span_end_at: windows[windows.length - 1].end,
           all_day: input.timePeriod === 'allDay' ? 1 : 0, time_period: input.timePeriod ?? null,
-          status: startsCheckedIn ? 'checked-in' : 'active', pin_enc: this.deps.secretBox.seal(pin), pin_failures: 0,
+          status: opened ? 'unpaid' : startsCheckedIn ? 'checked-in' : 'active', pin_enc: this.deps.secretBox.seal(pin), pin_failures: 0,
           organizer_user_id: organizer.userId,
           organizer: JSON.stringify({ ...organizer.snapshot, checkInAt: startsCheckedIn ? now : null, checkOutAt: null }),
           attendees: JSON.stringify(attendees), app_id: p.appId,
           booked_via: input.organizerId ? 'backoffice' : null,
           booked_by_user_id: input.organizerId ? who.by : null,
-          payment: null, payment_due_at: null, billing_summaries: '[]',
+          payment: opened ? JSON.stringify(opened.snapshot) : null, payment_due_at: paymentDueAt,
+          billing_summaries: JSON.stringify(opened ? [opened.billing] : []),
           recurrence: series ? JSON.stringify(series) : null, cancel_reason: null, created_at: now, updated_at: now,
         },
         slots,
         attendees,
         histories,
-        event: { window: windows[0], detail: { kind: 'BOOK' } },
+        // A paid booking is booked (*_BOOK) when it is paid; a back-office hold is announced with *_PAYMENT_DUE.
+        event: !opened
+          ? { window: windows[0], detail: { kind: 'BOOK' } }
+          : paymentDueAt !== null
+            ? { window: windows[0], detail: { kind: 'PAYMENT_DUE', amount: priced!.price.summary.total, currency: priced!.price.currency, paymentDueAt } }
+            : undefined,
         timersFor: windows[0],
       });
     });
@@ -240,6 +271,23 @@ export class MeetingService {
     if (problems.length) throw errors.validation(problems);
   }
 
+  /**
+   * The price of a window on this asset (null when it is free and no promo code
+   * was given). A promo code is the asset project's, judged now; a refused one is
+   * 400 KS001. A total of zero books like a free asset.
+   */
+  private async price(input: CreateMeetingInput, asset: Asset, project: ProjectRow, w: Window, now: number): Promise<Priced | null> {
+    const chargeRate = JSON.parse(asset.row.charge_rate) as ChargeRate;
+    const code = input.promoCode;
+    const promo = code !== undefined ? await this.deps.payments.findPromo(project.id, code) : undefined;
+    const r = priceBooking({
+      chargeRate, currency: project.currency, start: w.start, end: w.end, timeZone: project.timezone, allDay: input.timePeriod === 'allDay', now,
+      ...(code !== undefined ? { promo: { code, terms: promo ?? null } } : {}),
+    });
+    if (!r.ok) throw errors.validation([`body.promoCode: ${r.refusal.message}`]);
+    return r.price.minor.total > 0 ? { price: r.price, promoCodeId: promo?.id ?? null } : null;
+  }
+
   /** Slot and cleaning conflicts for every window, read inside the asset lock; 409 KS012 naming each clash. */
   private async checkConflicts(trx: Kysely<Database>, windows: Window[], asset: Asset, project: ProjectRow, excludeMeetingId: string | null): Promise<void> {
     const cleanup = cleanupFor(project, asset.row, asset.kind === 'desk');
@@ -259,6 +307,18 @@ export class MeetingService {
 
   private async draft(input: CreateMeetingInput, asset: Asset, config: AssetConfig, project: ProjectRow, first: Window, now: number) {
     const ends = [first.end, ...(input.draftEndDateTimes ?? []).map((e) => truncateToMinute(Date.parse(e)))];
+    const chargeRate = JSON.parse(asset.row.charge_rate) as ChargeRate;
+    const code = input.promoCode;
+    const promo = code !== undefined ? await this.deps.payments.findPromo(project.id, code) : undefined;
+    const priceOf = (end: number) => {
+      if (end <= first.start) return {};
+      const r = priceBooking({
+        chargeRate, currency: project.currency, start: first.start, end, timeZone: project.timezone, allDay: input.timePeriod === 'allDay', now,
+        ...(code !== undefined ? { promo: { code, terms: promo ?? null } } : {}),
+      });
+      if (!r.ok) throw errors.validation([`body.promoCode: ${r.refusal.message}`]);
+      return { amount: r.price.summary.total, currency: r.price.currency, summary: r.price.summary };
+    };
     const cleanup = cleanupFor(project, asset.row, asset.kind === 'desk');
     const latest = Math.max(...ends);
     const slots = await this.deps.catalogue.holdsNear(asset.row.id, first.start - MAX_CLEANUP_MS_NEAR, latest + MAX_CLEANUP_MS_NEAR, project.max_hold_ms);
@@ -268,9 +328,9 @@ export class MeetingService {
       const r = checkBookingWindow({
         start: first.start, end, now, timeZone: project.timezone, config, allDay: input.timePeriod === 'allDay', cleanupMinutes: cleanup, bookings,
       });
-      if (r.ok) return { ...window, isAvailable: true };
+      if (r.ok) return { ...window, isAvailable: true, ...priceOf(end) };
       const message = r.reason === 'CONFLICT' ? conflictMessage(r.conflictWith, project.timezone, asset.kind) : ruleViolationMessage(r, project.timezone, asset.kind);
-      return { ...window, isAvailable: false, reason: r.reason, message };
+      return { ...window, isAvailable: false, reason: r.reason, message, ...priceOf(end) };
     });
     const result: DraftView = { draft: true, ...(asset.kind === 'room' ? { meetingRoomId: asset.row.id } : { deskId: asset.row.id }), draftInfo };
     return result;
@@ -471,13 +531,25 @@ export class MeetingService {
   }
 
   async cancel(p: Principal, id: string, input: { pinCode?: string; paymentId?: string }) {
-    return this.change(p, id, input.pinCode, async ({ meeting: m, now, appUser, pinMatches }) => {
+    return this.change(p, id, input.pinCode, async ({ trx, meeting: m, now, appUser, pinMatches }) => {
       const refusal = cancelRefusal(this.facts(m, now), callerOf(p, m, appUser, pinMatches), now);
       if (refusal) throw refusal;
       const f = this.facts(m, now);
+      let billing = m.billing_summaries;
+      if (m.status === 'unpaid') {
+        // The pending payment is voided; a paymentId sent with the cancel must be that payment.
+        const pending = await this.deps.payments.pendingOf(m.id, trx);
+        if (input.paymentId !== undefined && pending?.id !== input.paymentId) {
+          throw errors.validation(['body.paymentId is not the pending payment of this booking']);
+        }
+        billing = billingWithStatus(billing, await this.deps.payments.voidPending(trx, m.id, now), 'voided');
+      } else if (now < f.start) {
+        // A paid booking cancelled before it starts is refunded in full (docs/decisions.md).
+        billing = billingWithStatus(billing, await this.deps.payments.refundSettled(trx, m.id, now), 'refunded');
+      }
       return {
         at: now,
-        set: { status: 'cancelled', updated_at: now },
+        set: { status: 'cancelled', updated_at: now, ...(billing !== m.billing_summaries ? { billing_summaries: billing } : {}) },
         slots: { release: true },
         history: { action: 'cancel', actor: actor(p, appUser) },
         event: { window: { start: f.start, end: f.end }, detail: { kind: 'CANCEL' } },

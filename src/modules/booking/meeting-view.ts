@@ -1,6 +1,7 @@
 /** Maps a stored booking to the API's Meeting object. */
 import type { HistoryRow, MeetingRow } from './meeting-repository.js';
 import type { Meeting } from '../../contract/meetings.js';
+import type { PaymentSnapshot } from './payment-port.js';
 
 export type MeetingView = Meeting;
 
@@ -106,7 +107,7 @@ export function meetingView(m: MeetingRow, ctx: ViewContext): MeetingView {
       responseStatus: a.responseStatus,
       checkInDateTime: isoOrNull(a.checkInAt),
     })),
-    ...(m.payment ? { payment: JSON.parse(m.payment) as object } : {}),
+    ...(m.payment ? { payment: JSON.parse(m.payment) as PaymentSnapshot } : {}),
     ...(m.payment_due_at !== null ? { paymentDueAt: iso(m.payment_due_at) } : {}),
     ...(m.booked_via ? { bookedVia: m.booked_via } : {}),
     ...(m.booked_by_user_id ? { bookedByUserId: m.booked_by_user_id } : {}),

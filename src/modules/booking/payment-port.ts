@@ -64,6 +64,8 @@ export interface PaymentDesk {
   open(trx: Db, p: OpenPayment): Promise<{ snapshot: PaymentSnapshot; billing: BillingEntry }>;
   /** Voids the booking's pending payments (cancel); returns the billing entries' new status by payment id. */
   voidPending(trx: Db, meetingId: string, now: number): Promise<string[]>;
+  /** Refunds the booking's settled payments (a paid booking cancelled before its start); returns their ids. */
+  refundSettled(trx: Db, meetingId: string, now: number): Promise<string[]>;
   /** The pending payment of a booking, if any (cancel checks a given paymentId against it). */
   pendingOf(meetingId: string, db?: Db): Promise<{ id: string } | undefined>;
 }

@@ -74,6 +74,15 @@ export class PaymentRepository {
     await db.updateTable('payments').set((eb) => ({ failed_attempts: eb('failed_attempts', '+', 1), updated_at: now })).where('id', '=', id).execute();
   }
 
+  async settledOf(meetingId: string, db: Db = this.db): Promise<PaymentRow[]> {
+    return (await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId).where('status', '=', 'settled').execute()) as PaymentRow[];
+  }
+
+  /** Counts one use of a promo code (a payment that used it settled). */
+  async countPromoUse(promoCodeId: string, db: Db = this.db): Promise<void> {
+    await db.updateTable('promo_codes').set((eb) => ({ used_count: eb('used_count', '+', 1) })).where('id', '=', promoCodeId).execute();
+  }
+
   async promoByCode(projectId: string, code: string, db: Db = this.db): Promise<PromoCodeRow | undefined> {
     return db.selectFrom('promo_codes').selectAll().where('project_id', '=', projectId).where('code', '=', code).executeTakeFirst();
   }

@@ -22,8 +22,6 @@ export const PAYMENT_LAPSED_REASON = 'Payment window lapsed — auto-cancelled b
 export const HOLD_LAPSED_REASON = 'Unpaid — back-office hold expired';
 export const PAYMENTS_JOB = 'payments';
 export const PAYMENT_NUDGES_JOB = 'payment-nudges';
-/** The self-service payment window. */
-export const CHECKOUT_WINDOW_MS = 5 * 60_000;
 
 export interface PaymentServiceDeps {
   repo: PaymentRepository;
@@ -113,6 +111,17 @@ export class PaymentService implements PaymentDesk {
     return voided;
   }
 
+  async refundSettled(trx: Db, meetingId: string, now: number): Promise<string[]> {
+    const settled = await this.deps.repo.settledOf(meetingId, trx);
+    const refunded: string[] = [];
+    for (const p of settled) {
+      if (!(await this.deps.repo.transition(p.id, 'settled', { status: 'refunded', updated_at: now }, trx))) continue;
+      if (p.provider_ref) await this.deps.provider.refund(p.provider_ref, p.amount_minor);
+      refunded.push(p.id);
+    }
+    return refunded;
+  }
+
   async pendingOf(meetingId: string, db?: Db): Promise<{ id: string } | undefined> {
     return (await this.deps.repo.pendingOf(meetingId, db))[0];
   }
@@ -192,6 +201,7 @@ export class PaymentService implements PaymentDesk {
       if (cur.status === 'settled') return 'already-settled';
       if (cur.status === 'pending' && now < cur.expires_at && meeting.status === 'unpaid') {
         await this.deps.repo.transition(cur.id, 'pending', { status: 'settled', settled_at: now, updated_at: now }, trx);
+        if (cur.promo_code_id) await this.deps.repo.countPromoUse(cur.promo_code_id, trx);
         await write(this.settledChange(meeting, cur, now, { by: meeting.organizer_user_id, source: 'user', sourceDetail: via }));
         return 'settled';
       }
