@@ -54,6 +54,8 @@ export interface HistoryEntry {
 export type SlotChange =
   /** A single booking holds this window now (its one slot keeps the booking's id). */
   | { replace: Window }
+  /** A single booking holds several windows for now (an unpaid move holds the old and the new one). */
+  | { hold: Window[] }
   /** The booking holds nothing any more. */
   | { release: true }
   /** One held slot ends earlier (check-out). */
@@ -150,6 +152,13 @@ export class BookingChangeWriter {
       const slot = { id: before.id, meeting_id: before.id, project_id: before.project_id, asset_id: before.asset_id, occurrence_index: 0, start_at: w.start, end_at: w.end };
       await meetings.replaceSlots(before.id, [slot], trx);
       await this.keepLongestHold(trx, scope, [slot]);
+    } else if (slots && 'hold' in slots) {
+      const held = slots.hold.map((w, i) => ({
+        id: i === 0 ? before.id : newId(change.at), meeting_id: before.id, project_id: before.project_id, asset_id: before.asset_id,
+        occurrence_index: i, start_at: w.start, end_at: w.end,
+      }));
+      await meetings.replaceSlots(before.id, held, trx);
+      await this.keepLongestHold(trx, scope, held);
     } else if (slots && 'release' in slots) {
       await meetings.releaseSlots(before.id, trx);
     } else if (slots && 'endSlot' in slots) {

@@ -29,7 +29,7 @@ import { hasPermission } from '../auth/principal.js';
 import { type BookingChange, type HistoryEntry } from './booking-change.js';
 import { scopeOf, type BookingChanges, type LockedBooking } from './booking-changes.js';
 import { billingWithStatus, type PaymentDesk } from './payment-port.js';
-import { priceBooking, type ChargeRate, type Price } from '../payments/rules/pricing.js';
+import { fromMinor, priceBooking, type ChargeRate, type Price } from '../payments/rules/pricing.js';
 import { checkoutDeadline, holdDeadline, holdReminderAt } from '../payments/rules/deadlines.js';
 import type { Static } from 'typebox';
 import type { CreateMeetingBody, DraftResult, ListMeetingsQuery, UpdateMeetingBody } from '../../contract/meetings.js';
@@ -288,6 +288,17 @@ export class MeetingService {
     return r.price.minor.total > 0 ? { price: r.price, promoCodeId: promo?.id ?? null } : null;
   }
 
+  /** What moving a booking to `to` costs on top of its current window (null when nothing; shortening refunds nothing). */
+  private extensionCharge(asset: Asset, project: ProjectRow, m: MeetingRow, to: Window, now: number): { minor: number; amount: number } | null {
+    const chargeRate = JSON.parse(asset.row.charge_rate) as ChargeRate;
+    const at = (w: Window) => {
+      const r = priceBooking({ chargeRate, currency: project.currency, start: w.start, end: w.end, timeZone: project.timezone, allDay: m.all_day === 1, now });
+      return r.ok ? r.price.minor.subtotal : 0;
+    };
+    const minor = at(to) - at({ start: m.start_at, end: m.end_at });
+    return minor > 0 ? { minor, amount: fromMinor(minor, project.currency) } : null;
+  }
+
   /** Slot and cleaning conflicts for every window, read inside the asset lock; 409 KS012 naming each clash. */
   private async checkConflicts(trx: Kysely<Database>, windows: Window[], asset: Asset, project: ProjectRow, excludeMeetingId: string | null): Promise<void> {
     const cleanup = cleanupFor(project, asset.row, asset.kind === 'desk');
@@ -510,6 +521,20 @@ export class MeetingService {
         change.slots = { replace: { start: newStart, end: newEnd } };
         change.history = { action: 'update', actor: who, oldStart: m.start_at, oldEnd: m.end_at, newStart, newEnd };
         change.timers = { window: { start: newStart, end: newEnd } };
+        const extra = this.extensionCharge(asset, project, m, { start: newStart, end: newEnd }, now);
+        if (extra) {
+          // The new window costs more: the booking waits unpaid for the difference, holding both windows,
+          // and a lapse puts the old times and status back (payments module).
+          const opened = await this.deps.payments.open(trx, {
+            meetingId: m.id, projectId: project.id, kind: 'extension', currency: project.currency, amountMinor: extra.minor,
+            summary: { subtotal: extra.amount, total: extra.amount, discounts: [] }, expiresAt: checkoutDeadline(now), nudgeAt: null,
+            redirectUrl: null, promoCodeId: null, restore: { status: m.status, start: m.start_at, end: m.end_at }, now,
+          });
+          const billing = [...(JSON.parse(m.billing_summaries) as object[]), opened.billing];
+          Object.assign(set, { status: 'unpaid', payment: JSON.stringify(opened.snapshot), billing_summaries: JSON.stringify(billing) });
+          const inside = m.start_at >= newStart && m.end_at <= newEnd;
+          change.slots = inside ? { replace: { start: newStart, end: newEnd } } : { hold: [{ start: m.start_at, end: m.end_at }, { start: newStart, end: newEnd }] };
+        }
       }
       if (input.title !== undefined) set.title = input.title;
       if (input.body !== undefined) set.body = input.body;

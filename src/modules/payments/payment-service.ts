@@ -20,6 +20,7 @@ import type { PaymentRepository, PaymentRow } from './payment-repository.js';
 
 export const PAYMENT_LAPSED_REASON = 'Payment window lapsed — auto-cancelled by system';
 export const HOLD_LAPSED_REASON = 'Unpaid — back-office hold expired';
+export const EXTENSION_LAPSED_REASON = 'Payment window lapsed — the change was undone';
 export const PAYMENTS_JOB = 'payments';
 export const PAYMENT_NUDGES_JOB = 'payment-nudges';
 
@@ -31,6 +32,13 @@ export interface PaymentServiceDeps {
   clock: Clock;
   /** Base of links in payments (read at call time: a service on port 0 learns its address after listening). */
   publicBaseUrl: () => string;
+}
+
+/** What an extension's lapse puts back. */
+interface Restore {
+  status: string;
+  start: number;
+  end: number;
 }
 
 export type SettleOutcome = 'settled' | 'already-settled' | 'refunded';
@@ -286,22 +294,41 @@ export class PaymentService implements PaymentDesk {
       delete payment.webPaymentUrl;
       delete payment.webPaymentQr;
     }
-    return {
+    const restore = p.restore ? (JSON.parse(p.restore) as Restore) : null;
+    const change: BookingChange = {
       at: now,
       set: {
-        status: 'active', payment: payment ? JSON.stringify(payment) : m.payment, billing_summaries: billingWithStatus(m.billing_summaries, [p.id], 'paid'), updated_at: now,
+        status: restore?.status ?? 'active', payment: payment ? JSON.stringify(payment) : m.payment,
+        billing_summaries: billingWithStatus(m.billing_summaries, [p.id], 'paid'), updated_at: now,
       },
       history: { action: 'pay', actor },
-      event: { window: { start: m.start_at, end: m.end_at }, detail: { kind: 'BOOK' } },
     };
+    // A paid extension keeps only its new window (MODIFY was sent when it was asked for);
+    // a paid booking is booked now.
+    if (p.kind === 'extension') change.slots = { replace: { start: m.start_at, end: m.end_at } };
+    else change.event = { window: { start: m.start_at, end: m.end_at }, detail: { kind: 'BOOK' } };
+    return change;
   }
 
   private lapsedChange(m: MeetingRow, p: PaymentRow): BookingChange {
     const at = p.expires_at;
+    const billing = billingWithStatus(m.billing_summaries, [p.id], 'expired');
+    if (p.kind === 'extension' && p.restore) {
+      // The change was not paid for: the old times and status come back, and the new window is let go.
+      const r = JSON.parse(p.restore) as Restore;
+      return {
+        at,
+        set: { status: r.status, start_at: r.start, end_at: r.end, booked_end_at: r.end, span_end_at: r.end, billing_summaries: billing, updated_at: at },
+        slots: { replace: { start: r.start, end: r.end } },
+        history: { action: 'cancel-updating', actor: SYSTEM_ACTOR, reason: EXTENSION_LAPSED_REASON, oldStart: m.start_at, oldEnd: m.end_at, newStart: r.start, newEnd: r.end },
+        event: { window: { start: r.start, end: r.end }, detail: { kind: 'MODIFY', oldStart: m.start_at, oldEnd: m.end_at } },
+        timers: { window: { start: r.start, end: r.end } },
+      };
+    }
     const reason = p.kind === 'quote' ? HOLD_LAPSED_REASON : PAYMENT_LAPSED_REASON;
     return {
       at,
-      set: { status: 'cancelled', cancel_reason: reason, billing_summaries: billingWithStatus(m.billing_summaries, [p.id], 'expired'), updated_at: at },
+      set: { status: 'cancelled', cancel_reason: reason, billing_summaries: billing, updated_at: at },
       slots: { release: true },
       history: { action: 'payment-timeout', actor: SYSTEM_ACTOR, reason },
       event: { window: { start: m.start_at, end: m.end_at }, detail: { kind: 'CANCEL', cancelReason: reason } },
