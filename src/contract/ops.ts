@@ -82,7 +82,7 @@ export const PaymentState = Type.Object({
   meetingId: Type.String(),
   invoiceNo: Type.String(),
   status: Type.String({ description: 'pending, settled, voided, expired or refunded' }),
-  outcome: Type.Optional(Type.String({ description: 'settle: settled, already-settled, or refunded (paid after the deadline)' })),
+  outcome: Type.Optional(Type.String({ description: 'settle: settled, already-settled, reconfirmed (paid late, the slot was still free) or refunded' })),
   failedAttempts: Type.Integer(),
   meetingStatus: Type.String({ description: 'The booking status after the call' }),
 });

@@ -8,7 +8,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/db/schema.js';
 import type { Engine } from '../../platform/db/database.js';
 import { assetTable, withAssetLock } from '../../platform/db/transactions.js';
-import type { AssetInContext, CatalogueService } from '../catalogue/catalogue-service.js';
+import { cleanupFor, type AssetInContext, type CatalogueService } from '../catalogue/catalogue-service.js';
+import { findConflict } from './rules/availability.js';
 import type { AssetConfig } from './rules/asset-config.js';
 import { type BookingChange, type BookingChangeWriter, type BookingScope } from './booking-change.js';
 import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
@@ -20,6 +21,8 @@ export interface LockedBooking {
   /** The booking as read inside the lock. */
   meeting: MeetingRow;
   scope: BookingScope;
+  /** Whether the booking's own window is free again (cleaning included), read inside the lock. */
+  windowIsFree(): Promise<boolean>;
   /** Applies a change to `meeting` through the writer; returns the booking after it. */
   write(change: BookingChange): Promise<MeetingRow>;
 }
@@ -65,7 +68,14 @@ export class BookingChanges {
         current = await this.deps.writer.apply(trx, scope, current, change);
         return current;
       };
-      return work({ trx, meeting, scope, write });
+      const windowIsFree = async () => {
+        const cleanupMinutes = cleanupFor(ctx.project, ctx.asset, kind === 'desk');
+        const margin = 60 * 60_000; // longest cleaning time either side
+        const holds = await this.deps.catalogue.holdsUnderLock(ctx.asset.id, ctx.project.id, meeting.start_at - margin, meeting.end_at + margin, trx);
+        const bookings = holds.map((h) => ({ id: h.meeting_id, start: h.start_at, end: h.end_at }));
+        return findConflict({ start: meeting.start_at, end: meeting.end_at, cleanupMinutes, bookings, excludeBookingId: meeting.id }) === null;
+      };
+      return work({ trx, meeting, scope, write, windowIsFree });
     });
   }
 

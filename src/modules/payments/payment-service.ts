@@ -41,7 +41,7 @@ interface Restore {
   end: number;
 }
 
-export type SettleOutcome = 'settled' | 'already-settled' | 'refunded';
+export type SettleOutcome = 'settled' | 'reconfirmed' | 'already-settled' | 'refunded';
 
 /** What the hosted payment page shows. Times are epoch ms; the page formats them in `timeZone`. */
 export interface PaymentPageView {
@@ -198,13 +198,14 @@ export class PaymentService implements PaymentDesk {
    * The payer paid (page button, sandbox route, or a provider notification).
    * A pending payment settles and the booking becomes active with `pay` and
    * `*_BOOK`. Settling twice is harmless. A settlement that arrives after the
-   * deadline, or for a booking no longer unpaid, is refunded (docs/decisions.md).
+   * deadline re-confirms a booking that lapsed for it when its window is still
+   * ahead and free, and is refunded otherwise (docs/decisions.md).
    */
   async settle(paymentId: string, via: string): Promise<SettleOutcome> {
     const p = await this.deps.repo.byId(paymentId);
     if (!p) throw errors.notFound('Payment not found');
     const now = this.deps.clock.now();
-    const outcome = await this.deps.bookings.change(p.meeting_id, async ({ trx, meeting, write }): Promise<SettleOutcome> => {
+    const outcome = await this.deps.bookings.change(p.meeting_id, async ({ trx, meeting, write, windowIsFree }): Promise<SettleOutcome> => {
       const cur = (await this.deps.repo.byId(paymentId, trx))!;
       if (cur.status === 'settled') return 'already-settled';
       if (cur.status === 'pending' && now < cur.expires_at && meeting.status === 'unpaid') {
@@ -216,7 +217,20 @@ export class PaymentService implements PaymentDesk {
       if (cur.status === 'voided' || cur.status === 'refunded') {
         throw new ServiceError(409, 'KS012', `This payment is ${cur.status} and can no longer be paid`);
       }
-      // Late: the deadline passed (the booking lapsed or is about to). The money goes back.
+      // Late: the deadline passed. A booking that lapsed for it comes back when its window is still
+      // ahead and free; otherwise the money goes back.
+      const lapsedForIt = cur.status === 'expired' && meeting.status === 'cancelled' && cur.kind !== 'extension'
+        && (meeting.cancel_reason === PAYMENT_LAPSED_REASON || meeting.cancel_reason === HOLD_LAPSED_REASON);
+      if (lapsedForIt && now < meeting.start_at && (await windowIsFree())) {
+        await this.deps.repo.transition(cur.id, 'expired', { status: 'settled', settled_at: now, updated_at: now }, trx);
+        if (cur.promo_code_id) await this.deps.repo.countPromoUse(cur.promo_code_id, trx);
+        const change = this.settledChange(meeting, cur, now, { by: meeting.organizer_user_id, source: 'user', sourceDetail: via });
+        change.set = { ...change.set, cancel_reason: null };
+        change.slots = { replace: { start: meeting.start_at, end: meeting.end_at } };
+        change.timers = { window: { start: meeting.start_at, end: meeting.end_at } };
+        await write(change);
+        return 'reconfirmed';
+      }
       await this.deps.repo.transition(cur.id, cur.status, { status: 'refunded', updated_at: now }, trx);
       if (cur.provider_ref) await this.deps.provider.refund(cur.provider_ref, cur.amount_minor);
       return 'refunded';
