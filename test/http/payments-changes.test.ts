@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DateTime } from 'luxon';
 import { startTestService, type TestService } from '../support/test-service.js';
-import { appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
+import { actAsToken, appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
 import { webhookSite } from '../support/webhook-site.js';
 import { at, dayAhead, setClock } from '../support/catalogue.js';
 
@@ -121,6 +121,26 @@ describe('paid bookings that change, and late payments', () => {
     const clash = await svc.request('POST', '/meetings', { token, body: { meetingRoomId: idOf(ids, 'paid'), startDateTime: at(D, '16:00'), endDateTime: at(D, '17:00') } });
     expect(clash.status).toBe(409);
     expect(clash.body.code).toBe('KS012');
+  });
+
+  it("a back-office quote's page link is the member's: staff see none, the member (act_as) sees it and can pay there", async () => {
+    const res = await svc.request('POST', '/meetings', {
+      token, body: { meetingRoomId: idOf(ids, 'paid'), organizerId: idOf(ids, 'alice'), startDateTime: at(D, '20:00'), endDateTime: at(D, '21:00') },
+    });
+    expect(res.status, res.text).toBe(201);
+    const m = res.body.data;
+    expect(m).toMatchObject({ status: 'unpaid', bookedVia: 'backoffice' });
+    expect(m.payment.webPaymentUrl).toBeUndefined();
+    expect(m.payment.webPaymentQr).toBeUndefined();
+    expect((await get(m._id)).payment.webPaymentUrl).toBeUndefined();
+
+    const alice = (await actAsToken(svc, { subject: 'ext-alice' })).access_token;
+    const mine = await svc.request('GET', `/meetings/${m._id}`, { token: alice });
+    expect(mine.status, mine.text).toBe(200);
+    expect(mine.body.data.payment.webPaymentUrl).toMatch(new RegExp(`/pay/${m.payment.paymentId}\\.`));
+    expect(mine.body.data.payment.webPaymentQr).toMatch(/^data:image\/png;base64,/);
+    const page = await fetch(mine.body.data.payment.webPaymentUrl);
+    expect(page.status).toBe(200);
   });
 
   it('a payment that arrives after the lapse is refunded when someone else took the slot', async () => {

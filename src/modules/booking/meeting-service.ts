@@ -24,7 +24,7 @@ import { expandRecurrence, parseRecurrence } from './rules/recurrence.js';
 import { conflictMessage, ruleViolationMessage } from './rules/window-refusals.js';
 import { cancelRefusal, checkInRefusal, checkOutEnd, checkOutRefusal, updateRefusal } from './rules/meeting-rules.js';
 import { MEETING_UPDATE, actor, callerOf, canSee, mayReadPin } from './meeting-access.js';
-import { currentOccurrence, meetingView, parseAttendees, parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee, type StoredOccurrence, type StoredOrganizer } from './meeting-view.js';
+import { currentOccurrence, meetingView, type MeetingView, parseAttendees, parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee, type StoredOccurrence, type StoredOrganizer } from './meeting-view.js';
 import { hasPermission } from '../auth/principal.js';
 import { type BookingChange, type HistoryEntry } from './booking-change.js';
 import { scopeOf, type BookingChanges, type LockedBooking } from './booking-changes.js';
@@ -166,9 +166,9 @@ export class MeetingService {
         timersFor: windows[0],
       });
     });
-    const data = meetingView(stored.meeting, {
+    const data = forCaller(p, stored.meeting, meetingView(stored.meeting, {
       assetName: asset.row.name, histories: stored.histories, pinCode: mayReadPin(p, stored.meeting, appUser) ? pin : null, now: this.deps.clock.now(),
-    });
+    }));
     return { draft: false as const, data };
   }
 
@@ -377,7 +377,7 @@ export class MeetingService {
   private async view(p: Principal, m: MeetingRow, appUser: string | null, assetName?: string) {
     const histories = (await this.deps.meetings.histories([m.id])).get(m.id) ?? [];
     const pinCode = mayReadPin(p, m, appUser) ? this.deps.secretBox.open(m.pin_enc) : null;
-    return meetingView(m, { assetName: assetName ?? (await this.assetName(m)), histories, pinCode, now: this.deps.clock.now() });
+    return forCaller(p, m, meetingView(m, { assetName: assetName ?? (await this.assetName(m)), histories, pinCode, now: this.deps.clock.now() }));
   }
 
   /** Loads a meeting the caller may see, or 404 KS005. */
@@ -425,13 +425,13 @@ export class MeetingService {
     for (const r of page) if (!names.has(r.m.asset_id)) names.set(r.m.asset_id, await this.assetName(r.m));
     const now = this.deps.clock.now();
     const items = page.map((r) =>
-      meetingView(r.m, {
+      forCaller(p, r.m, meetingView(r.m, {
         assetName: names.get(r.m.asset_id)!,
         histories: histories.get(r.m.id) ?? [],
         pinCode: mayReadPin(p, r.m, appUser) ? this.deps.secretBox.open(r.m.pin_enc) : null,
         now,
         occurrence: r.occurrence,
-      }),
+      })),
     );
     return { items, meta: { limit, offset, total: expanded.length } };
   }
@@ -638,6 +638,17 @@ export class MeetingService {
       };
     });
   }
+}
+
+/**
+ * A back-office hold's payment page is the member's: only the organizer (acting
+ * through the app) sees its link; the staff who booked see the quote without it.
+ */
+function forCaller(p: Principal, m: MeetingRow, view: MeetingView): MeetingView {
+  if (m.booked_via !== 'backoffice' || !view.payment?.webPaymentUrl) return view;
+  if (p.kind === 'member' && p.userId === m.organizer_user_id) return view;
+  const { webPaymentUrl: _url, webPaymentQr: _qr, ...payment } = view.payment;
+  return { ...view, payment };
 }
 
 /** Longest cleaning time an asset can have; widens the hold look-ups around a window. */

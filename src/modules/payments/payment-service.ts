@@ -95,12 +95,12 @@ export class PaymentService implements PaymentDesk {
       expires_at: p.expiresAt, nudge_at: p.nudgeAt ?? null, redirect_url: p.redirectUrl, promo_code_id: p.promoCodeId,
       restore: p.restore === undefined ? null : JSON.stringify(p.restore), settled_at: null, created_at: p.now, updated_at: p.now,
     }, trx);
-    const snapshot: PaymentSnapshot = { paymentId: id, invoiceNo, amount: p.summary.total, summary: p.summary };
-    if (p.kind !== 'quote') {
-      // A back-office quote has no page: the member pays on their own device (see docs/payments.md).
-      snapshot.webPaymentUrl = this.pageUrl(id);
-      snapshot.webPaymentQr = await QRCode.toDataURL(snapshot.webPaymentUrl, { errorCorrectionLevel: 'M', margin: 1, width: 240 });
-    }
+    // Every payment has a page; a back-office quote's is shown only to the member who pays it (see docs/payments.md).
+    const url = this.pageUrl(id);
+    const snapshot: PaymentSnapshot = {
+      paymentId: id, invoiceNo, amount: p.summary.total, summary: p.summary,
+      webPaymentUrl: url, webPaymentQr: await QRCode.toDataURL(url, { errorCorrectionLevel: 'M', margin: 1, width: 240 }),
+    };
     const billing: BillingEntry = {
       kind: p.kind, payment_id: id, amount: p.summary.total, total: p.summary.total, invoice_no: invoiceNo, status: 'pending',
       expiredAt: new Date(p.expiresAt).toISOString(),
