@@ -19,7 +19,7 @@ import { opsApplyRoutes } from './modules/site/routes.js';
 import { catalogueRoutes } from './modules/catalogue/routes.js';
 import { meetingRoutes } from './modules/booking/routes.js';
 import { opsWebhookRoutes } from './modules/webhooks/routes.js';
-import { opsPaymentRoutes } from './modules/payments/routes.js';
+import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
 
 export const API_VERSION = '1.15.0';
 
@@ -73,6 +73,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
 
   await healthRoutes(app, services);
   await tokenRoutes(app, services);
+  // The web payment page: public, its unguessable token is the capability.
+  await paymentPageRoutes(app, services);
 
   // Public API: every route in this scope needs a valid bearer token.
   await app.register(async (api: App) => {

@@ -2,14 +2,23 @@
  * Sandbox payments (development and uat only; 404 in production):
  * POST /ops/v1/payments/{paymentId}/settle and /fail act exactly as paying, or
  * failing to pay, on the web payment page.
+ *
+ * The web payment page (public; the unguessable token in its URL is the
+ * capability): GET /pay/{token} shows it, POST /pay/{token} is its Pay button.
  */
+import QRCode from 'qrcode';
+import type { FastifyReply } from 'fastify';
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { PaymentIdParams, PaymentState } from '../../contract/ops.js';
-import { errors } from '../../platform/errors.js';
+import { ServiceError, errors } from '../../platform/errors.js';
 import type { PaymentRow } from './payment-repository.js';
+import type { PaymentPageView, SettleOutcome } from './payment-service.js';
+import {
+  newNonce, pageHeaders, pageLanguage, pagePath, redirectOrigin, redirectTarget, renderMessagePage, renderPaymentPage, type PageLang,
+} from './payment-page.js';
 
 export async function opsPaymentRoutes(app: App, services: Services): Promise<void> {
   const payments = services.payments;
@@ -37,4 +46,77 @@ export async function opsPaymentRoutes(app: App, services: Services): Promise<vo
     onRequest: requireSandbox,
     schema: { tags: ['ops'], summary: 'Sandbox: a failed payment attempt (the booking stays unpaid)', security: [{ opsToken: [] }], params: PaymentIdParams, response: responses },
   }, async (req) => ok(await state(await payments.fail(req.params.paymentId))));
+}
+
+/** The hosted web payment page (`payment.webPaymentUrl`); public, hidden from the OpenAPI document. */
+export async function paymentPageRoutes(app: App, services: Services): Promise<void> {
+  const payments = services.payments;
+  const input = (req: { params: unknown; query: unknown; headers: { 'accept-language'?: string } }) => ({
+    token: String((req.params as { token?: unknown }).token ?? ''),
+    lang: pageLanguage((req.query as { lang?: unknown } | undefined)?.lang, req.headers['accept-language']),
+  });
+  const html = (reply: FastifyReply, status: number, nonce: string, body: string, formTargets: string[] = []) =>
+    reply.status(status).headers(pageHeaders(nonce, formTargets)).send(body);
+  const notFound = (reply: FastifyReply, lang: PageLang) => {
+    const nonce = newNonce();
+    return html(reply, 404, nonce, renderMessagePage('not-found', lang, nonce));
+  };
+  const failed = (reply: FastifyReply, lang: PageLang, err: unknown, log: { error: (o: object, m: string) => void }) => {
+    log.error({ err }, 'payment page failed');
+    const nonce = newNonce();
+    const status = err instanceof ServiceError && err.status === 503 ? 503 : 500;
+    return html(reply, status, nonce, renderMessagePage('error', lang, nonce));
+  };
+  const seeOther = (reply: FastifyReply, location: string) =>
+    reply.status(303).headers({ 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }).header('location', location).send();
+
+  app.get('/pay/:token', { schema: { hide: true } }, async (req, reply) => {
+    const { token, lang } = input(req);
+    let view: PaymentPageView | undefined;
+    try {
+      view = await payments.pageView(token);
+    } catch (err) {
+      return failed(reply, lang, err, req.log);
+    }
+    if (!view) return notFound(reply, lang);
+    const nonce = newNonce();
+    const payable = view.state === 'payable';
+    const qrSvg = payable
+      ? await QRCode.toString(payments.pageUrl(view.paymentId), { type: 'svg', errorCorrectionLevel: 'M', margin: 1 })
+      : undefined;
+    const page = renderPaymentPage(view, { lang, nonce, token, sandbox: services.sandboxClock.enabled, ...(qrSvg ? { qrSvg } : {}) });
+    const origin = payable ? redirectOrigin(view.redirectUrl) : undefined;
+    return html(reply, 200, nonce, page, origin ? [origin] : []);
+  });
+
+  // The Pay button: settles exactly as the sandbox /settle does, then sends the payer on.
+  app.post('/pay/:token', { schema: { hide: true } }, async (req, reply) => {
+    const { token, lang } = input(req);
+    let view: PaymentPageView | undefined;
+    try {
+      view = await payments.pageView(token);
+    } catch (err) {
+      return failed(reply, lang, err, req.log);
+    }
+    if (!view) return notFound(reply, lang);
+    const back = pagePath(token, lang);
+    // Expired, voided or refunded: nothing to pay; the page says why.
+    if (view.state !== 'payable' && view.state !== 'settled') return seeOther(reply, back);
+    let outcome: SettleOutcome;
+    try {
+      outcome = await payments.settle(view.paymentId, 'web payment page');
+    } catch (err) {
+      // Voided or refunded meanwhile (the booking was cancelled): the page shows it.
+      if (err instanceof ServiceError && (err.status === 409 || err.status === 404)) return seeOther(reply, back);
+      return failed(reply, lang, err, req.log);
+    }
+    const next = redirectTarget(view.redirectUrl, view.meetingId, outcome === 'refunded' ? 'refunded' : 'paid');
+    return seeOther(reply, next ?? back);
+  });
+
+  // Anything else under /pay (a mangled or overlong link) is the same HTML 404, not the API's JSON one.
+  app.route({
+    method: ['GET', 'POST'], url: '/pay/*', schema: { hide: true },
+    handler: async (req, reply) => notFound(reply, input(req).lang),
+  });
 }
