@@ -76,7 +76,7 @@ export interface MeetingServiceDeps {
   payments: PaymentDesk;
 }
 
-/** The price of a booking, and the promo code it used (null for a free booking). */
+/** The price of a booking, and the promo code it used. */
 interface Priced {
   price: Price;
   promoCodeId: string | null;
@@ -106,7 +106,9 @@ export class MeetingService {
 
     const windows = this.occurrences(input.recurrence, first, project.timezone);
     this.checkRules(windows, config, project, asset.kind, now, input.timePeriod === 'allDay');
-    const priced = await this.price(input, asset, project, first, now);
+    const quote = await this.price(input, asset, project, first, now);
+    // A total of zero books like a free asset (but still takes a use of its promo code).
+    const priced = quote.price.minor.total > 0 ? quote : null;
     if (priced && windows.length > 1) throw errors.validation(['body.recurrence: a recurring series cannot be booked on a paid asset; book each occurrence']);
     const attendees = this.attendeesOf(input.attendees ?? [], usersByEmail);
     const pin = String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -128,6 +130,10 @@ export class MeetingService {
 
     const stored = await this.deps.changes.withLock(asset.kind, asset.row.id, async (trx) => {
       await this.checkConflicts(trx, windows, asset, project, null);
+      // A promo code's use is taken with the booking (given back if its payment is voided or lapses).
+      if (quote.promoCodeId && !(await this.deps.payments.claimPromo(trx, quote.promoCodeId))) {
+        throw errors.validation([`body.promoCode: the promo code ${input.promoCode} has been used up`]);
+      }
       // A paid booking holds its slot unpaid, with a payment opened in the same transaction.
       const opened = priced
         ? await this.deps.payments.open(trx, {
@@ -276,7 +282,7 @@ export class MeetingService {
    * was given). A promo code is the asset project's, judged now; a refused one is
    * 400 KS001. A total of zero books like a free asset.
    */
-  private async price(input: CreateMeetingInput, asset: Asset, project: ProjectRow, w: Window, now: number): Promise<Priced | null> {
+  private async price(input: CreateMeetingInput, asset: Asset, project: ProjectRow, w: Window, now: number): Promise<Priced> {
     const chargeRate = JSON.parse(asset.row.charge_rate) as ChargeRate;
     const code = input.promoCode;
     const promo = code !== undefined ? await this.deps.payments.findPromo(project.id, code) : undefined;
@@ -285,7 +291,7 @@ export class MeetingService {
       ...(code !== undefined ? { promo: { code, terms: promo ?? null } } : {}),
     });
     if (!r.ok) throw errors.validation([`body.promoCode: ${r.refusal.message}`]);
-    return r.price.minor.total > 0 ? { price: r.price, promoCodeId: promo?.id ?? null } : null;
+    return { price: r.price, promoCodeId: promo?.id ?? null };
   }
 
   /** What moving a booking to `to` costs on top of its current window (null when nothing; shortening refunds nothing). */

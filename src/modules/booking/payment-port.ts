@@ -60,6 +60,8 @@ export interface OpenPayment {
 export interface PaymentDesk {
   /** A promo code of the project by its code (case-sensitive as stored), if any. */
   findPromo(projectId: string, code: string): Promise<PromoCode | undefined>;
+  /** Takes one use of a promo code in the booking's transaction; false when it is used up (atomic across instances). */
+  claimPromo(trx: Db, promoCodeId: string): Promise<boolean>;
   /** Opens a payment in the booking's transaction; returns what the Meeting shows and its billing entry. */
   open(trx: Db, p: OpenPayment): Promise<{ snapshot: PaymentSnapshot; billing: BillingEntry }>;
   /** Voids the booking's pending payments (cancel); returns the billing entries' new status by payment id. */

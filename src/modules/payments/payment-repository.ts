@@ -78,9 +78,25 @@ export class PaymentRepository {
     return (await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId).where('status', '=', 'settled').execute()) as PaymentRow[];
   }
 
-  /** Counts one use of a promo code (a payment that used it settled). */
+  /** Takes one use of a promo code while it has uses left; false when it is used up. */
+  async claimPromoUse(promoCodeId: string, db: Db = this.db): Promise<boolean> {
+    const res = await db
+      .updateTable('promo_codes')
+      .set((eb) => ({ used_count: eb('used_count', '+', 1) }))
+      .where('id', '=', promoCodeId)
+      .where((eb) => eb.or([eb('max_uses', 'is', null), eb('used_count', '<', eb.ref('max_uses'))]))
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  /** Counts one use whatever the limit (a late payment that brought its booking back). */
   async countPromoUse(promoCodeId: string, db: Db = this.db): Promise<void> {
     await db.updateTable('promo_codes').set((eb) => ({ used_count: eb('used_count', '+', 1) })).where('id', '=', promoCodeId).execute();
+  }
+
+  /** Gives a use back (its payment was voided or lapsed). */
+  async releasePromoUse(promoCodeId: string, db: Db = this.db): Promise<void> {
+    await db.updateTable('promo_codes').set((eb) => ({ used_count: eb('used_count', '-', 1) })).where('id', '=', promoCodeId).where('used_count', '>', 0).execute();
   }
 
   async promoByCode(projectId: string, code: string, db: Db = this.db): Promise<PromoCodeRow | undefined> {

@@ -85,6 +85,10 @@ export class PaymentService implements PaymentDesk {
     };
   }
 
+  async claimPromo(trx: Db, promoCodeId: string): Promise<boolean> {
+    return this.deps.repo.claimPromoUse(promoCodeId, trx);
+  }
+
   async open(trx: Db, p: OpenPayment): Promise<{ snapshot: PaymentSnapshot; billing: BillingEntry }> {
     const id = newId(p.now);
     const invoiceNo = `INV-${String(await this.deps.repo.nextInvoiceNo(p.projectId, trx)).padStart(6, '0')}`;
@@ -113,6 +117,7 @@ export class PaymentService implements PaymentDesk {
     const voided: string[] = [];
     for (const p of pending) {
       if (!(await this.deps.repo.transition(p.id, 'pending', { status: 'voided', updated_at: now }, trx))) continue;
+      if (p.promo_code_id) await this.deps.repo.releasePromoUse(p.promo_code_id, trx);
       if (p.provider_ref) await this.deps.provider.void(p.provider_ref);
       voided.push(p.id);
     }
@@ -210,7 +215,6 @@ export class PaymentService implements PaymentDesk {
       if (cur.status === 'settled') return 'already-settled';
       if (cur.status === 'pending' && now < cur.expires_at && meeting.status === 'unpaid') {
         await this.deps.repo.transition(cur.id, 'pending', { status: 'settled', settled_at: now, updated_at: now }, trx);
-        if (cur.promo_code_id) await this.deps.repo.countPromoUse(cur.promo_code_id, trx);
         await write(this.settledChange(meeting, cur, now, { by: meeting.organizer_user_id, source: 'user', sourceDetail: via }));
         return 'settled';
       }
@@ -252,6 +256,7 @@ export class PaymentService implements PaymentDesk {
   async lapse(p: PaymentRow): Promise<void> {
     const done = await this.deps.bookings.change(p.meeting_id, async ({ trx, meeting, write }) => {
       if (!(await this.deps.repo.transition(p.id, 'pending', { status: 'expired', updated_at: p.expires_at }, trx))) return;
+      if (p.promo_code_id) await this.deps.repo.releasePromoUse(p.promo_code_id, trx);
       if (meeting.status !== 'unpaid') return;
       await write(this.lapsedChange(meeting, p));
     });
