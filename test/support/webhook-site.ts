@@ -32,12 +32,35 @@ export interface MeetingConfigSpec {
   preEndMinutes?: number;
 }
 
+export interface ChargeRateSpec {
+  perHour: number;
+  perDay: number;
+  /** Flat fee once per booking. */
+  amount?: number;
+}
+
 export interface AssetSpec {
   key: string;
   name: string;
-  /** `w12` (name 12F, default for rooms) or `w3` (name 3F, default for desks). */
-  floor?: 'w12' | 'w3';
+  /** `w12` (name 12F, default for rooms), `w3` (name 3F, default for desks) or `x1` (name Annex 1F, in project annex). */
+  floor?: 'w12' | 'w3' | 'x1';
   meetingConfig?: MeetingConfigSpec;
+  /** Price of the asset (site document `chargeRate`); absent = free. */
+  chargeRate?: ChargeRateSpec;
+}
+
+/** A promo code of the site document (`promoCodes[]`); `project` defaults to tower. */
+export interface PromoSpec {
+  key: string;
+  code: string;
+  name: string;
+  project?: 'tower' | 'annex';
+  percentOff?: number;
+  amountOff?: number;
+  active?: boolean;
+  validFrom?: string;
+  validUntil?: string;
+  maxUses?: number;
 }
 
 export interface HookSpec {
@@ -49,7 +72,16 @@ export interface HookSpec {
   secret?: string;
 }
 
-export const FLOOR_NAMES = { w12: '12F', w3: '3F' } as const;
+export const FLOOR_NAMES = { w12: '12F', w3: '3F', x1: 'Annex 1F' } as const;
+
+export interface SiteSpec {
+  rooms?: AssetSpec[];
+  desks?: AssetSpec[];
+  hooks?: HookSpec[];
+  promoCodes?: PromoSpec[];
+  /** Overrides of the fixtures' project fields by project key (a value of null removes the field). */
+  projects?: Record<string, Record<string, unknown>>;
+}
 
 function assetConfig(open: string, close: string, mc: MeetingConfigSpec | undefined) {
   return everyDay(open, close, [], {
@@ -62,21 +94,37 @@ function assetConfig(open: string, close: string, mc: MeetingConfigSpec | undefi
 }
 
 /** The fixtures' site (tower in Asia/Bangkok, alice/bob, app portal) plus floors 12F and 3F, the assets and the listeners. */
-export function webhookSite(o: { rooms?: AssetSpec[]; desks?: AssetSpec[]; hooks?: HookSpec[] }) {
+export function webhookSite(o: SiteSpec) {
   const doc = siteDocument() as any;
+  for (const [key, fields] of Object.entries(o.projects ?? {})) {
+    const project = doc.projects.find((p: any) => p.key === key);
+    if (!project) throw new Error(`no project ${key} in the fixtures`);
+    for (const [f, v] of Object.entries(fields)) {
+      if (v === null) delete project[f];
+      else project[f] = v;
+    }
+  }
   doc.zones = [{ key: 'wz', project: 'tower', name: 'Tower' }];
   doc.floors = [
     { key: 'w12', zone: 'wz', name: FLOOR_NAMES.w12 },
     { key: 'w3', zone: 'wz', name: FLOOR_NAMES.w3 },
   ];
+  const assets = [...(o.rooms ?? []), ...(o.desks ?? [])];
+  if (assets.some((a) => a.floor === 'x1')) {
+    doc.zones.push({ key: 'xz', project: 'annex', name: 'Annex' });
+    doc.floors.push({ key: 'x1', zone: 'xz', name: FLOOR_NAMES.x1 });
+  }
   doc.rooms = (o.rooms ?? []).map((r) => ({
     key: r.key, floor: r.floor ?? 'w12', name: r.name, capacity: 6, cleanupMinutes: 15,
     config: assetConfig('06:00:00', '23:00:00', r.meetingConfig),
+    ...(r.chargeRate ? { chargeRate: r.chargeRate } : {}),
   }));
   doc.desks = (o.desks ?? []).map((d, i) => ({
     key: d.key, floor: d.floor ?? 'w3', name: d.name, index: i + 1,
     config: assetConfig('07:00:00', '22:00:00', d.meetingConfig),
+    ...(d.chargeRate ? { chargeRate: d.chargeRate } : {}),
   }));
+  if (o.promoCodes) doc.promoCodes = o.promoCodes.map((p) => ({ ...p, project: p.project ?? 'tower' }));
   doc.webhooks = (o.hooks ?? []).map((h) => ({
     key: h.key, project: 'tower', url: h.url, secret: h.secret ?? secretFor(h.key), events: h.events,
     ...(h.auth ? { auth: h.auth } : {}),
@@ -120,10 +168,7 @@ export interface WebhookCtx {
   close(): Promise<void>;
 }
 
-export interface StartWebhookOptions {
-  rooms?: AssetSpec[];
-  desks?: AssetSpec[];
-  hooks?: HookSpec[];
+export interface StartWebhookOptions extends SiteSpec {
   /** Local time on D the clock is parked at (default 06:00). */
   clockAt?: string;
   env?: Record<string, string>;
