@@ -108,10 +108,14 @@ describe('back-office bookings of paid assets', () => {
     expect(m.bookedByUserId).toMatch(/^[0-9a-f]{24}$/);
     expect(m.bookedByUserId).not.toBe(c.id('alice'));
     expect(m.bookedByUserId).toBe(m.histories[0].by);
-    // The member sees it, unpaid, with the same quote.
+    // The member sees it, unpaid, with the same quote, plus the page to pay it on their own device.
     const seen = await c.get(m._id, c.alice);
     expect(seen.status).toBe('unpaid');
-    expect(seen.payment).toEqual(m.payment);
+    expect(seen.payment).toEqual({
+      ...m.payment,
+      webPaymentUrl: expect.stringMatching(new RegExp(`/pay/${m.payment.paymentId}\\.`)),
+      webPaymentQr: expect.stringMatching(/^data:image\/png;base64,/),
+    });
     expect(seen.paymentDueAt).toBe(m.paymentDueAt);
 
     const events = await eventsOf('BO Create');

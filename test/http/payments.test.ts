@@ -382,29 +382,34 @@ describe('paid bookings (self-service checkout)', () => {
     expect(lastHistory(lapsed).action).toBe('payment-timeout');
   });
 
-  it('a settle after the deadline answers outcome refunded and changes no booking', async () => {
+  it('a settle after the deadline is refunded and changes no booking when the slot was taken meanwhile', async () => {
     const day = newDay();
     await c.clockTo('08:00', day);
     const m = await c.bookRoom('p-late', '10:00', '11:00', day);
     await c.advance(6);
     const lapsed = await c.get(m._id);
     expect(lapsed.status).toBe('cancelled');
+    // Someone else books the released slot before the late payment arrives.
+    const taker = await c.bookRoom('p-late', '10:00', '11:00', day);
 
     const late = okState(await settle(m.payment.paymentId));
-    expect(late).toMatchObject({ outcome: 'refunded', meetingStatus: 'cancelled', paymentId: m.payment.paymentId });
+    expect(late).toMatchObject({ outcome: 'refunded', status: 'refunded', meetingStatus: 'cancelled', paymentId: m.payment.paymentId });
     const after = await c.get(m._id);
     expect(after).toEqual(lapsed);
+    expect((await c.get(taker._id)).status).toBe('unpaid');
     expect(kinds(await eventsOf('Paid Late'))).toEqual(['CANCEL']);
 
-    // Exactly at the deadline is already too late.
+    // Exactly at the deadline the booking has already lapsed; its slot is still free, so the late payment brings it back.
     const m2 = await c.bookRoom('p-late', '12:00', '13:00', day);
     await c.clockSet(Date.parse(m2.billingSummaries[0].expiredAt));
+    expect((await c.get(m2._id)).status).toBe('cancelled');
     const late2 = okState(await settle(m2.payment.paymentId));
-    expect(late2.outcome).toBe('refunded');
+    expect(late2).toMatchObject({ outcome: 'reconfirmed', status: 'settled', meetingStatus: 'active' });
     const after2 = await c.get(m2._id);
-    expect(after2.status).toBe('cancelled');
-    expect(after2.histories.map((x: any) => x.action)).toEqual(['create', 'payment-timeout']);
-    expect(kinds(await eventsOf('Paid Late'))).toEqual(['CANCEL', 'CANCEL']);
+    expect(after2.status).toBe('active');
+    expect(after2.histories.map((x: any) => x.action)).toEqual(['create', 'payment-timeout', 'pay']);
+    // The first booking's lapse, the taker's own lapse (it never paid), m2's lapse, then m2 booked again.
+    expect(kinds(await eventsOf('Paid Late'))).toEqual(['CANCEL', 'CANCEL', 'CANCEL', 'BOOK']);
   });
 
   // -------------------------------------------------------------------------
