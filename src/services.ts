@@ -102,7 +102,7 @@ export async function createServices(config: Config, storage: Storage, realClock
   const writer = new BookingChangeWriter({ meetings: meetingRepo, events: outbox, lifecycle: new TimerScheduler(timerRepo) });
   const bookingChanges = new BookingChanges({ db: storage.db, engine: storage.engine, meetings: meetingRepo, writer, catalogue });
   const payments = new PaymentService({
-    repo: new PaymentRepository(storage.db), provider: new SandboxProvider(), bookings: bookingChanges, secretBox, clock: serviceClock,
+    repo: new PaymentRepository(storage.db), provider: new SandboxProvider(), bookings: bookingChanges, secretBox, clock: serviceClock, realClock,
     publicBaseUrl: () => config.publicBaseUrl,
   });
   const lifecycle = new Lifecycle({ timers: timerRepo, steps: new LifecycleSteps({ bookings: bookingChanges, timers: timerRepo }) });
@@ -113,6 +113,7 @@ export async function createServices(config: Config, storage: Storage, realClock
   jobs.register(tokenPurgeJob(tokens, realClock));
   jobs.register(payments.job());
   jobs.register(payments.nudgeJob());
+  jobs.register(payments.inboxJob());
   // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
   sandboxClock.onAdvance(async (_from, to) => {
     await jobs.replay(to);

@@ -76,6 +76,12 @@ export type DeliveryIdParams = Static<typeof DeliveryIdParams>;
 /** Path of the sandbox payment routes. */
 export const PaymentIdParams = Type.Object({ paymentId: Type.String({ pattern: '^[0-9a-f]{24}$', description: 'payment.paymentId of a booking' }) });
 
+/** Optional body of the sandbox payment routes. */
+export const PaymentNotice = Type.Object(
+  { eventId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Notification id: sending the same id again replays the first answer and changes nothing' })) },
+  { additionalProperties: false },
+);
+
 /** A payment as the sandbox routes report it after acting on it. */
 export const PaymentState = Type.Object({
   paymentId: Type.String(),
@@ -83,6 +89,7 @@ export const PaymentState = Type.Object({
   invoiceNo: Type.String(),
   status: Type.String({ description: 'pending, settled, voided, expired or refunded' }),
   outcome: Type.Optional(Type.String({ description: 'settle: settled, already-settled, reconfirmed (paid late, the slot was still free) or refunded' })),
+  replayed: Type.Optional(Type.Boolean({ description: 'The same eventId had been applied before; nothing changed now' })),
   failedAttempts: Type.Integer(),
   meetingStatus: Type.String({ description: 'The booking status after the call' }),
 });

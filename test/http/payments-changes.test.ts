@@ -153,4 +153,42 @@ describe('paid bookings that change, and late payments', () => {
     expect(still).toMatchObject({ status: 'cancelled', cancelReason: LAPSED });
     expect((await get(taker._id)).status).toBe('unpaid');
   });
+
+  it('settle and fail notifications pass through the inbox: a replayed eventId changes nothing twice', async () => {
+    const m = await book('paid', '07:00', '07:30');
+    const fail = await svc.ops('POST', `/ops/v1/payments/${m.payment.paymentId}/fail`, { eventId: 'evt-fail-1' });
+    expect(fail.status, fail.text).toBe(200);
+    expect(fail.body.data).toMatchObject({ outcome: 'failed', replayed: false, failedAttempts: 1, meetingStatus: 'unpaid' });
+    const failAgain = await svc.ops('POST', `/ops/v1/payments/${m.payment.paymentId}/fail`, { eventId: 'evt-fail-1' });
+    expect(failAgain.body.data).toMatchObject({ outcome: 'failed', replayed: true, failedAttempts: 1 });
+
+    const first = await svc.ops('POST', `/ops/v1/payments/${m.payment.paymentId}/settle`, { eventId: 'evt-settle-1' });
+    expect(first.body.data).toMatchObject({ outcome: 'settled', replayed: false, meetingStatus: 'active' });
+    const replay = await svc.ops('POST', `/ops/v1/payments/${m.payment.paymentId}/settle`, { eventId: 'evt-settle-1' });
+    expect(replay.body.data).toMatchObject({ outcome: 'settled', replayed: true, meetingStatus: 'active' });
+    expect(actions(await get(m._id))).toEqual(['create', 'pay']);
+
+    // The same id for another payment is refused.
+    const other = await book('paid', '21:30', '22:00');
+    const clash = await svc.ops('POST', `/ops/v1/payments/${other.payment.paymentId}/settle`, { eventId: 'evt-settle-1' });
+    expect(clash.status).toBe(409);
+    expect((await get(other._id)).status).toBe('unpaid');
+  });
+
+  it('a notification that could not be applied when it came in is applied by the inbox job', async () => {
+    const m = await book('paid2', '07:00', '07:30');
+    const db = svc.services.storage.db;
+    // As if the settle arrived while the booking could not be written, 20 s ago.
+    await db.insertInto('payment_inbox').values({
+      id: 'a'.repeat(24), provider: 'sandbox', provider_event_id: 'evt-stuck', payment_id: m.payment.paymentId, kind: 'settle', via: 'provider notification',
+      received_at: Date.now() - 20_000, processed_at: null, outcome: null, attempts: 1, last_error: 'database unreachable', 
+    }).execute();
+    await svc.services.jobs.drain('payment-inbox');
+    const after = await get(m._id);
+    expect(after.status).toBe('active');
+    expect(after.histories.at(-1)).toMatchObject({ action: 'pay', sourceDetail: 'provider notification' });
+    const row = await db.selectFrom('payment_inbox').selectAll().where('provider_event_id', '=', 'evt-stuck').executeTakeFirstOrThrow();
+    expect(row.outcome).toBe('settled');
+    expect(row.processed_at).not.toBeNull();
+  });
 });

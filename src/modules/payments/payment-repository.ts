@@ -1,10 +1,11 @@
 /** Payments of bookings, invoice numbers per project, and the promo codes payments read. */
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
-import type { Database, PaymentTable, PromoCodeTable } from '../../platform/db/schema.js';
+import type { Database, PaymentInboxTable, PaymentTable, PromoCodeTable } from '../../platform/db/schema.js';
 import type { Db } from '../../platform/db/db.js';
 
 export type PaymentRow = PaymentTable & { failed_attempts: number };
 export type PromoCodeRow = Selectable<PromoCodeTable>;
+export type InboxRow = Selectable<PaymentInboxTable>;
 
 export class PaymentRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -101,5 +102,41 @@ export class PaymentRepository {
 
   async promoByCode(projectId: string, code: string, db: Db = this.db): Promise<PromoCodeRow | undefined> {
     return db.selectFrom('promo_codes').selectAll().where('project_id', '=', projectId).where('code', '=', code).executeTakeFirst();
+  }
+
+  /** Stores a notification once per provider event id; returns the stored one (new or earlier). */
+  async receive(n: Insertable<PaymentInboxTable>, db: Db = this.db): Promise<InboxRow> {
+    await db.insertInto('payment_inbox').values(n).onConflict((oc) => oc.columns(['provider', 'provider_event_id']).doNothing()).execute();
+    return db
+      .selectFrom('payment_inbox')
+      .selectAll()
+      .where('provider', '=', n.provider)
+      .where('provider_event_id', '=', n.provider_event_id)
+      .executeTakeFirstOrThrow();
+  }
+
+  async markProcessed(id: string, outcome: string, at: number, db: Db = this.db): Promise<void> {
+    await db.updateTable('payment_inbox').set({ processed_at: at, outcome }).where('id', '=', id).where('processed_at', 'is', null).execute();
+  }
+
+  async recordInboxFailure(id: string, error: string, db: Db = this.db): Promise<void> {
+    await db
+      .updateTable('payment_inbox')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1), last_error: error.slice(0, 500) }))
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Notifications not applied yet, received before `before` (real time), oldest first. */
+  async unprocessed(before: number, limit: number, db: Db = this.db): Promise<InboxRow[]> {
+    return db
+      .selectFrom('payment_inbox')
+      .selectAll()
+      .where('processed_at', 'is', null)
+      .where('received_at', '<=', before)
+      .orderBy('received_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
   }
 }

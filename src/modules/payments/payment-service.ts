@@ -16,20 +16,24 @@ import type { BookingChanges, MeetingRow } from '../booking/booking-changes.js';
 import { SYSTEM_ACTOR, type Actor, type BookingChange } from '../booking/booking-change.js';
 import { billingWithStatus, type BillingEntry, type OpenPayment, type PaymentDesk, type PaymentSnapshot, type PromoCode } from '../booking/payment-port.js';
 import type { PaymentProvider } from './provider.js';
-import type { PaymentRepository, PaymentRow } from './payment-repository.js';
+import type { InboxRow, PaymentRepository, PaymentRow } from './payment-repository.js';
 
 export const PAYMENT_LAPSED_REASON = 'Payment window lapsed — auto-cancelled by system';
 export const HOLD_LAPSED_REASON = 'Unpaid — back-office hold expired';
 export const EXTENSION_LAPSED_REASON = 'Payment window lapsed — the change was undone';
 export const PAYMENTS_JOB = 'payments';
 export const PAYMENT_NUDGES_JOB = 'payment-nudges';
+export const PAYMENT_INBOX_JOB = 'payment-inbox';
 
 export interface PaymentServiceDeps {
   repo: PaymentRepository;
   provider: PaymentProvider;
   bookings: BookingChanges;
   secretBox: SecretBox;
+  /** Service time (sandbox offset included): deadlines. */
   clock: Clock;
+  /** Real time: when notifications arrive. */
+  realClock: Clock;
   /** Base of links in payments (read at call time: a service on port 0 learns its address after listening). */
   publicBaseUrl: () => string;
 }
@@ -42,6 +46,23 @@ interface Restore {
 }
 
 export type SettleOutcome = 'settled' | 'reconfirmed' | 'already-settled' | 'refunded';
+
+/** A settle or fail notification, identified by the provider's event id. */
+export interface PaymentNotification {
+  provider: string;
+  eventId: string;
+  paymentId: string;
+  kind: 'settle' | 'fail';
+  /** Where it came from, recorded on the booking's `pay` history (sourceDetail). */
+  via: string;
+}
+
+export interface NotifyResult {
+  /** settled, reconfirmed, already-settled, refunded or failed. */
+  outcome: string;
+  /** The same notification had already been applied. */
+  replayed: boolean;
+}
 
 /** What the hosted payment page shows. Times are epoch ms; the page formats them in `timeZone`. */
 export interface PaymentPageView {
@@ -193,6 +214,64 @@ export class PaymentService implements PaymentDesk {
 
   async byId(paymentId: string): Promise<PaymentRow | undefined> {
     return this.deps.repo.byId(paymentId);
+  }
+
+  // ---------------------------------------------------------------------------
+  // The inbox: every settle or fail notification passes through it
+  // ---------------------------------------------------------------------------
+
+  /**
+   * Takes a provider's notification (or the sandbox's, or the page's): stored once
+   * by its event id, then applied. A replay of a notification already applied
+   * answers what it answered then; one that could not be applied (the database was
+   * down) stays in the inbox and the inbox job applies it later.
+   */
+  async notify(n: PaymentNotification): Promise<NotifyResult> {
+    const stored = await this.deps.repo.receive({
+      id: newId(this.deps.realClock.now()), provider: n.provider, provider_event_id: n.eventId, payment_id: n.paymentId, kind: n.kind,
+      via: n.via, received_at: this.deps.realClock.now(), processed_at: null, outcome: null, last_error: null,
+    });
+    if (stored.payment_id !== n.paymentId || stored.kind !== n.kind) {
+      throw errors.conflict('This notification id was already used for another payment or kind');
+    }
+    return this.apply(stored);
+  }
+
+  private async apply(n: InboxRow): Promise<NotifyResult> {
+    if (n.processed_at !== null) return { outcome: n.outcome!, replayed: true };
+    try {
+      const outcome = n.kind === 'settle' ? await this.settle(n.payment_id, n.via) : (await this.fail(n.payment_id), 'failed');
+      await this.deps.repo.markProcessed(n.id, outcome, this.deps.realClock.now());
+      return { outcome, replayed: false };
+    } catch (err) {
+      if (err instanceof ServiceError && err.status < 500) {
+        // A final answer (unknown payment, voided, refunded): recorded, not retried.
+        await this.deps.repo.markProcessed(n.id, `refused: ${err.message}`, this.deps.realClock.now());
+      } else {
+        await this.deps.repo.recordInboxFailure(n.id, err instanceof Error ? err.message : String(err));
+      }
+      throw err;
+    }
+  }
+
+  /** The runner's handler for notifications that could not be applied when they came in. */
+  inboxJob(intervalMs = 5000): JobHandler<InboxRow> {
+    return {
+      name: PAYMENT_INBOX_JOB,
+      intervalMs,
+      concurrency: 1,
+      id: (n) => n.id,
+      dueAt: (n) => n.received_at,
+      // Left to the request that received it for a few seconds.
+      due: ({ realNow, limit }) => this.deps.repo.unprocessed(realNow - 10_000, limit),
+      page: { size: 50 },
+      run: async (n) => {
+        await this.apply(n).catch((err) => {
+          if (err instanceof ServiceError && err.status < 500) return;
+          throw err;
+        });
+      },
+    };
   }
 
   // ---------------------------------------------------------------------------

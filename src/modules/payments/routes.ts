@@ -8,14 +8,15 @@
  */
 import QRCode from 'qrcode';
 import type { FastifyReply } from 'fastify';
+import { randomUUID } from 'node:crypto';
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
-import { PaymentIdParams, PaymentState } from '../../contract/ops.js';
+import { PaymentIdParams, PaymentNotice, PaymentState } from '../../contract/ops.js';
 import { ServiceError, errors } from '../../platform/errors.js';
 import type { PaymentRow } from './payment-repository.js';
-import type { PaymentPageView, SettleOutcome } from './payment-service.js';
+import type { PaymentPageView } from './payment-service.js';
 import {
   newNonce, pageHeaders, pageLanguage, pagePath, redirectOrigin, redirectTarget, renderMessagePage, renderPaymentPage, type PageLang,
 } from './payment-page.js';
@@ -25,27 +26,46 @@ export async function opsPaymentRoutes(app: App, services: Services): Promise<vo
   const requireSandbox = async () => {
     if (!services.sandboxClock.enabled) throw errors.notFound('Sandbox payments exist only in development and uat');
   };
-  const state = async (p: PaymentRow, outcome?: string): Promise<PaymentState> => {
+  const state = async (p: PaymentRow, outcome?: string, replayed?: boolean): Promise<PaymentState> => {
     const booking = await services.bookings.read(p.meeting_id);
     return {
       paymentId: p.id, meetingId: p.meeting_id, invoiceNo: p.invoice_no, status: p.status, failedAttempts: p.failed_attempts,
-      meetingStatus: booking?.meeting.status ?? 'unknown', ...(outcome ? { outcome } : {}),
+      meetingStatus: booking?.meeting.status ?? 'unknown', ...(outcome ? { outcome } : {}), ...(replayed !== undefined ? { replayed } : {}),
     };
   };
   const responses = { 200: Envelope(PaymentState), 404: ErrorEnvelope, 409: ErrorEnvelope };
 
+  // Both go through the payment inbox like a provider's notification would; an `eventId`
+  // in the (optional) body makes a retry a replay that changes nothing twice.
+  const notified = (kind: 'settle' | 'fail', via: string) => async (req: { params: { paymentId: string }; body?: { eventId?: string } | null }) => {
+    const result = await payments.notify({
+      provider: 'sandbox', eventId: req.body?.eventId ?? `ops-${randomUUID()}`, paymentId: req.params.paymentId, kind, via,
+    });
+    const payment = await payments.byId(req.params.paymentId);
+    if (!payment) throw errors.notFound('Payment not found');
+    return ok(await state(payment, result.outcome, result.replayed));
+  };
+  const optionalBody = async (req: { body?: unknown }) => {
+    if (req.body === undefined || req.body === null) req.body = {};
+  };
+
   app.post('/ops/v1/payments/:paymentId/settle', {
     onRequest: requireSandbox,
-    schema: { tags: ['ops'], summary: 'Sandbox: settle a payment as the payment page would', security: [{ opsToken: [] }], params: PaymentIdParams, response: responses },
-  }, async (req) => {
-    const outcome = await payments.settle(req.params.paymentId, 'sandbox settle');
-    return ok(await state((await payments.byId(req.params.paymentId))!, outcome));
-  });
+    preValidation: optionalBody,
+    schema: {
+      tags: ['ops'], summary: 'Sandbox: settle a payment as the payment page would', security: [{ opsToken: [] }],
+      params: PaymentIdParams, body: PaymentNotice, response: responses,
+    },
+  }, notified('settle', 'sandbox settle'));
 
   app.post('/ops/v1/payments/:paymentId/fail', {
     onRequest: requireSandbox,
-    schema: { tags: ['ops'], summary: 'Sandbox: a failed payment attempt (the booking stays unpaid)', security: [{ opsToken: [] }], params: PaymentIdParams, response: responses },
-  }, async (req) => ok(await state(await payments.fail(req.params.paymentId))));
+    preValidation: optionalBody,
+    schema: {
+      tags: ['ops'], summary: 'Sandbox: a failed payment attempt (the booking stays unpaid)', security: [{ opsToken: [] }],
+      params: PaymentIdParams, body: PaymentNotice, response: responses,
+    },
+  }, notified('fail', 'sandbox fail'));
 }
 
 /** The hosted web payment page (`payment.webPaymentUrl`); public, hidden from the OpenAPI document. */
@@ -102,9 +122,10 @@ export async function paymentPageRoutes(app: App, services: Services): Promise<v
     const back = pagePath(token, lang);
     // Expired, voided or refunded: nothing to pay; the page says why.
     if (view.state !== 'payable' && view.state !== 'settled') return seeOther(reply, back);
-    let outcome: SettleOutcome;
+    let outcome: string;
     try {
-      outcome = await payments.settle(view.paymentId, 'web payment page');
+      // One notification per payment from the page: pressing Pay twice is a replay.
+      outcome = (await payments.notify({ provider: 'sandbox', eventId: `page-${view.paymentId}`, paymentId: view.paymentId, kind: 'settle', via: 'web payment page' })).outcome;
     } catch (err) {
       // Voided or refunded meanwhile (the booking was cancelled): the page shows it.
       if (err instanceof ServiceError && (err.status === 409 || err.status === 404)) return seeOther(reply, back);

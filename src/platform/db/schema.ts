@@ -243,6 +243,7 @@ export interface Database {
   events: EventTable;
   payments: PaymentTable;
   invoice_counters: InvoiceCounterTable;
+  payment_inbox: PaymentInboxTable;
   deliveries: DeliveryTable;
 }
 
@@ -280,6 +281,21 @@ export interface PaymentTable {
   settled_at: Millis | null;
   created_at: Millis;
   updated_at: Millis;
+}
+
+export interface PaymentInboxTable {
+  id: string;
+  provider: string;
+  provider_event_id: string;
+  payment_id: string;
+  kind: string; // settle | fail
+  via: string;
+  /** Real time. */
+  received_at: Millis;
+  processed_at: Millis | null;
+  outcome: string | null;
+  attempts: Generated<number>;
+  last_error: string | null;
 }
 
 export interface InvoiceCounterTable {

@@ -5,6 +5,7 @@ import * as m002 from './002-meetings.js';
 import * as m003 from './003-timers-and-webhooks.js';
 import * as m004 from './004-promo-code-limits.js';
 import * as m005 from './005-payments.js';
+import * as m006 from './006-payment-inbox.js';
 
 const migrations: Record<string, Migration> = {
   '001-initial-schema': m001,
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '003-timers-and-webhooks': m003,
   '004-promo-code-limits': m004,
   '005-payments': m005,
+  '006-payment-inbox': m006,
 };
 
 export const migrationProvider: MigrationProvider = {
