@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DateTime } from 'luxon';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { eventKinds, lastHistory, paymentTestKit } from '../support/payments.js';
 import { actAsToken, appToken, expectError, HUB_APP_ID, HUB_SECRET, UNKNOWN_ID } from '../support/fixtures.js';
 import { ALL_BOOKING_EVENTS, MINUTE, startWebhookService, TZ, type WebhookCtx } from '../support/webhook-site.js';
 
@@ -58,18 +59,10 @@ describe('back-office bookings of paid assets', () => {
     await rx?.close();
   });
 
-  /** Every event delivered about the asset called `name` (that occurred at `since` or later), in occurredAt order. */
-  async function eventsOf(name: string, since = 0): Promise<any[]> {
-    await c.drain();
-    return rx
-      .on('/events')
-      .map((r) => r.body)
-      .filter((b) => (b.data.roomName ?? b.data.deskName) === name && Date.parse(b.occurredAt) >= since)
-      .sort((a, b) => Date.parse(a.occurredAt) - Date.parse(b.occurredAt));
-  }
-  const kinds = (events: any[]) => events.map((e) => e.type.replace(/^(ROOM|DESK)_/, ''));
-  const lastHistory = (m: any) => m.histories[m.histories.length - 1];
-  const settle = (paymentId: string) => c.svc.ops('POST', `/ops/v1/payments/${paymentId}/settle`);
+  const kit = () => paymentTestKit(c, rx);
+  const eventsOf = (name: string, since = 0) => kit().eventsOf(name, since);
+  const kinds = eventKinds;
+  const settle = (paymentId: string) => kit().settle(paymentId);
   /** A back-office booking of room `key` for alice (by the portal app unless another token is given); asserts 201. */
   async function office(key: string, from: string, to: string, day: number, extra: Record<string, unknown> = {}, token = c.portal) {
     const res = await c.book({

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DateTime } from 'luxon';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { statementCounter } from '../support/statements.js';
 import { appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
 import { ROOM_EVENTS, webhookSite } from '../support/webhook-site.js';
 import { at, dayAhead, setClock } from '../support/catalogue.js';
@@ -18,17 +19,7 @@ describe('SQL per paid create', () => {
   let svc: TestService;
   let ids: SiteIds;
   let D: DateTime;
-  let seen: string[] | null = null;
-  const record = (sql: string) => seen?.push(sql);
-  async function counted<T>(work: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
-    seen = [];
-    try {
-      const result = await work();
-      return { result, statements: seen };
-    } finally {
-      seen = null;
-    }
-  }
+  const { record, counted } = statementCounter();
 
   beforeAll(async () => {
     svc = await startTestService({ noWorkers: true, onQuery: record });

@@ -13,6 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { eventKinds, lastHistory, paymentTestKit } from '../support/payments.js';
 import { appToken, applySite, expectError, HUB_APP_ID, HUB_SECRET } from '../support/fixtures.js';
 import { qs } from '../support/catalogue.js';
 import {
@@ -98,19 +99,11 @@ describe('paid bookings (self-service checkout)', () => {
     await rx?.close();
   });
 
-  /** Every event delivered about the asset called `name`, in occurredAt order. */
-  async function eventsOf(name: string, since = 0): Promise<any[]> {
-    await c.drain();
-    return rx
-      .on('/events')
-      .map((r) => r.body)
-      .filter((b) => (b.data.roomName ?? b.data.deskName) === name && Date.parse(b.occurredAt) >= since)
-      .sort((a, b) => Date.parse(a.occurredAt) - Date.parse(b.occurredAt));
-  }
-  const kinds = (events: any[]) => events.map((e) => e.type.replace(/^(ROOM|DESK)_/, ''));
-  const lastHistory = (m: any) => m.histories[m.histories.length - 1];
-  const settle = (paymentId: string) => c.svc.ops('POST', `/ops/v1/payments/${paymentId}/settle`);
-  const fail = (paymentId: string) => c.svc.ops('POST', `/ops/v1/payments/${paymentId}/fail`);
+  const kit = () => paymentTestKit(c, rx);
+  const eventsOf = (name: string, since = 0) => kit().eventsOf(name, since);
+  const kinds = eventKinds;
+  const settle = (paymentId: string) => kit().settle(paymentId);
+  const fail = (paymentId: string) => kit().fail(paymentId);
   const okState = (res: { status: number; text: string; body: any }) => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.code).toBe('KS000');

@@ -70,3 +70,29 @@ export async function seedPaidBooking(svc: TestService, o: PaidBookingInput): Pr
   const url = new URL(snapshot.webPaymentUrl!);
   return { meetingId, payment: snapshot, pagePath: url.pathname, token: decodeURIComponent(url.pathname.split('/').pop()!), expiresAt };
 }
+
+/** Event kinds without their ROOM_/DESK_ prefix. */
+export const eventKinds = (events: any[]): string[] => events.map((e) => e.type.replace(/^(ROOM|DESK)_/, ''));
+
+/** The newest history entry of a Meeting. */
+export const lastHistory = (m: any) => m.histories[m.histories.length - 1];
+
+/**
+ * Helpers of the paid-booking HTTP tests over a webhook site: the events a
+ * receiver got about one asset, their kinds, and the sandbox payment calls.
+ */
+export function paymentTestKit(c: { svc: TestService; drain(): Promise<void> }, rx: { on(path: string): { body: any }[] }) {
+  return {
+    /** Every event delivered about the asset called `name` (that occurred at `since` or later), in occurredAt order. */
+    async eventsOf(name: string, since = 0): Promise<any[]> {
+      await c.drain();
+      return rx
+        .on('/events')
+        .map((r) => r.body)
+        .filter((b) => (b.data.roomName ?? b.data.deskName) === name && Date.parse(b.occurredAt) >= since)
+        .sort((a, b) => Date.parse(a.occurredAt) - Date.parse(b.occurredAt));
+    },
+    settle: (paymentId: string) => c.svc.ops('POST', `/ops/v1/payments/${paymentId}/settle`),
+    fail: (paymentId: string) => c.svc.ops('POST', `/ops/v1/payments/${paymentId}/fail`),
+  };
+}

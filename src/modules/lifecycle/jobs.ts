@@ -5,6 +5,7 @@
  * left pending and skipped for the rest of the pass; the next pass tries it again.
  */
 import type { JobHandler } from '../../platform/jobs/handler.js';
+import { timedJob } from '../../platform/jobs/timed.js';
 import type { TimerRepository, TimerRow } from './timer-repository.js';
 import type { LifecycleSteps } from './lifecycle-steps.js';
 
@@ -25,17 +26,14 @@ export class Lifecycle {
 
   /** The runner's handler; it calls `fire` on this object each time (tests replace it). */
   job(intervalMs = 1000): JobHandler<TimerRow> {
-    return {
+    return timedJob<TimerRow>({
       name: LIFECYCLE_JOB,
       intervalMs,
-      concurrency: 1,
       id: (t) => t.id,
       dueAt: (t) => t.due_at,
-      due: ({ now, limit }) => this.deps.timers.due(now, limit),
-      page: { size: 200 },
-      cascades: true,
+      due: (now, limit) => this.deps.timers.due(now, limit),
       run: (t) => this.fire(t),
-      replay: true,
-    };
+      pageSize: 200,
+    });
   }
 }

@@ -12,6 +12,7 @@ import { safeEqual, type SecretBox } from '../../platform/crypto/secrets.js';
 import { ServiceError, errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { JobHandler } from '../../platform/jobs/handler.js';
+import { timedJob } from '../../platform/jobs/timed.js';
 import type { BookingChanges, MeetingRow } from '../booking/booking-changes.js';
 import { SYSTEM_ACTOR, type Actor, type BookingChange } from '../booking/booking-change.js';
 import { billingWithStatus, type BillingEntry, type OpenPayment, type PaymentDesk, type PaymentSnapshot, type PromoCode } from '../booking/payment-port.js';
@@ -355,34 +356,26 @@ export class PaymentService implements PaymentDesk {
 
   /** The runner's handler for due reminders of back-office holds; replayed in time order. */
   nudgeJob(intervalMs = 1000): JobHandler<PaymentRow> {
-    return {
+    return timedJob<PaymentRow>({
       name: PAYMENT_NUDGES_JOB,
       intervalMs,
-      concurrency: 1,
       id: (p) => p.id,
       dueAt: (p) => p.nudge_at!,
-      due: ({ now, limit }) => this.deps.repo.nudgesDue(now, limit),
-      page: { size: 100 },
-      cascades: true,
+      due: (now, limit) => this.deps.repo.nudgesDue(now, limit),
       run: (p) => this.nudge(p),
-      replay: true,
-    };
+    });
   }
 
   /** The runner's handler for lapsed payments; replayed in time order when the sandbox clock moves. */
   job(intervalMs = 1000): JobHandler<PaymentRow> {
-    return {
+    return timedJob<PaymentRow>({
       name: PAYMENTS_JOB,
       intervalMs,
-      concurrency: 1,
       id: (p) => p.id,
       dueAt: (p) => p.expires_at,
-      due: ({ now, limit }) => this.deps.repo.lapsed(now, limit),
-      page: { size: 100 },
-      cascades: true,
+      due: (now, limit) => this.deps.repo.lapsed(now, limit),
       run: (p) => this.lapse(p),
-      replay: true,
-    };
+    });
   }
 
   private settledChange(m: MeetingRow, p: PaymentRow, now: number, actor: Actor): BookingChange {

@@ -90,14 +90,19 @@ export async function paymentPageRoutes(app: App, services: Services): Promise<v
   const seeOther = (reply: FastifyReply, location: string) =>
     reply.status(303).headers({ 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }).header('location', location).send();
 
+  const load = async (token: string): Promise<{ ok: true; view: PaymentPageView | undefined } | { ok: false; err: unknown }> => {
+    try {
+      return { ok: true, view: await payments.pageView(token) };
+    } catch (err) {
+      return { ok: false, err };
+    }
+  };
+
   app.get('/pay/:token', { schema: { hide: true } }, async (req, reply) => {
     const { token, lang } = input(req);
-    let view: PaymentPageView | undefined;
-    try {
-      view = await payments.pageView(token);
-    } catch (err) {
-      return failed(reply, lang, err, req.log);
-    }
+    const loaded = await load(token);
+    if (!loaded.ok) return failed(reply, lang, loaded.err, req.log);
+    const view = loaded.view;
     if (!view) return notFound(reply, lang);
     const nonce = newNonce();
     const payable = view.state === 'payable';
@@ -112,12 +117,9 @@ export async function paymentPageRoutes(app: App, services: Services): Promise<v
   // The Pay button: settles exactly as the sandbox /settle does, then sends the payer on.
   app.post('/pay/:token', { schema: { hide: true } }, async (req, reply) => {
     const { token, lang } = input(req);
-    let view: PaymentPageView | undefined;
-    try {
-      view = await payments.pageView(token);
-    } catch (err) {
-      return failed(reply, lang, err, req.log);
-    }
+    const loaded = await load(token);
+    if (!loaded.ok) return failed(reply, lang, loaded.err, req.log);
+    const view = loaded.view;
     if (!view) return notFound(reply, lang);
     const back = pagePath(token, lang);
     // Expired, voided or refunded: nothing to pay; the page says why.
