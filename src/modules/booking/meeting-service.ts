@@ -108,7 +108,7 @@ export class MeetingService {
     this.checkRules(windows, config, project, asset.kind, now, input.timePeriod === 'allDay');
     const quote = await this.price(input, asset, project, first, now);
     // A total of zero books like a free asset (but still takes a use of its promo code).
-    const priced = quote.price.minor.total > 0 ? quote : null;
+    const priced = quote && quote.price.minor.total > 0 ? quote : null;
     if (priced && windows.length > 1) throw errors.validation(['body.recurrence: a recurring series cannot be booked on a paid asset; book each occurrence']);
     const attendees = this.attendeesOf(input.attendees ?? [], usersByEmail);
     const pin = String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -131,7 +131,7 @@ export class MeetingService {
     const stored = await this.deps.changes.withLock(asset.kind, asset.row.id, async (trx) => {
       await this.checkConflicts(trx, windows, asset, project, null);
       // A promo code's use is taken with the booking (given back if its payment is voided or lapses).
-      if (quote.promoCodeId && !(await this.deps.payments.claimPromo(trx, quote.promoCodeId))) {
+      if (quote?.promoCodeId && !(await this.deps.payments.claimPromo(trx, quote.promoCodeId))) {
         throw errors.validation([`body.promoCode: the promo code ${input.promoCode} has been used up`]);
       }
       // A paid booking holds its slot unpaid, with a payment opened in the same transaction.
@@ -282,9 +282,11 @@ export class MeetingService {
    * was given). A promo code is the asset project's, judged now; a refused one is
    * 400 KS001. A total of zero books like a free asset.
    */
-  private async price(input: CreateMeetingInput, asset: Asset, project: ProjectRow, w: Window, now: number): Promise<Priced> {
+  private async price(input: CreateMeetingInput, asset: Asset, project: ProjectRow, w: Window, now: number): Promise<Priced | null> {
     const chargeRate = JSON.parse(asset.row.charge_rate) as ChargeRate;
     const code = input.promoCode;
+    // A free asset without a promo code: nothing to price.
+    if (code === undefined && !chargeRate.perHour && !chargeRate.perDay && !chargeRate.amount) return null;
     const promo = code !== undefined ? await this.deps.payments.findPromo(project.id, code) : undefined;
     const r = priceBooking({
       chargeRate, currency: project.currency, start: w.start, end: w.end, timeZone: project.timezone, allDay: input.timePeriod === 'allDay', now,
