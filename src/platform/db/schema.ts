@@ -244,6 +244,12 @@ export interface Database {
   payments: PaymentTable;
   invoice_counters: InvoiceCounterTable;
   payment_inbox: PaymentInboxTable;
+  member_groups: MemberGroupTable;
+  unit_residents: UnitResidentTable;
+  cards: CardTable;
+  faces: FaceTable;
+  access_changes: AccessChangeTable;
+  rate_limits: RateLimitTable;
   deliveries: DeliveryTable;
 }
 
@@ -296,6 +302,63 @@ export interface PaymentInboxTable {
   outcome: string | null;
   attempts: Generated<number>;
   last_error: string | null;
+}
+
+export interface MemberGroupTable {
+  user_id: string;
+  access_group_id: string;
+  project_id: string;
+  created_at: Millis;
+}
+
+export interface UnitResidentTable {
+  project_id: string;
+  user_id: string;
+  room_id: string;
+  role: string; // owner | participant
+  created_at: Millis;
+}
+
+export interface CardTable {
+  id: string;
+  project_id: string;
+  user_id: string;
+  /** Decoded 4-byte UID, 8 uppercase hex digits. */
+  uid: string;
+  label: string;
+  type: string; // real | virtual
+  generated: Bool;
+  status: string; // active | revoked
+  created_at: Millis;
+  revoked_at: Millis | null;
+}
+
+export interface FaceTable {
+  project_id: string;
+  user_id: string;
+  /** Sealed with the secrets key. */
+  image_enc: string;
+  mime: string;
+  sha256: string;
+  consent_at: Millis;
+  consent_text: string;
+  updated_at: Millis;
+}
+
+/** Device-enrollment outbox: a member's access changed (written with the change). */
+export interface AccessChangeTable {
+  id: string;
+  project_id: string;
+  user_id: string;
+  reason: string;
+  created_at: Millis;
+  processed_at: Millis | null;
+}
+
+export interface RateLimitTable {
+  key: string;
+  window_start: Millis;
+  count: number;
 }
 
 export interface InvoiceCounterTable {

@@ -6,6 +6,7 @@ import * as m003 from './003-timers-and-webhooks.js';
 import * as m004 from './004-promo-code-limits.js';
 import * as m005 from './005-payments.js';
 import * as m006 from './006-payment-inbox.js';
+import * as m007 from './007-members.js';
 
 const migrations: Record<string, Migration> = {
   '001-initial-schema': m001,
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '004-promo-code-limits': m004,
   '005-payments': m005,
   '006-payment-inbox': m006,
+  '007-members': m007,
 };
 
 export const migrationProvider: MigrationProvider = {
