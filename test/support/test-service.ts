@@ -7,6 +7,7 @@ import { openStorage } from '../../src/platform/db/database.js';
 import { createServices, type Services } from '../../src/services.js';
 import { buildApp } from '../../src/app.js';
 import type { App } from '../../src/platform/http/types.js';
+import type { FastifyBaseLogger } from 'fastify';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 export const OPS_TOKEN = 'test-ops-token-0123456789abcdef0123456789';
@@ -46,6 +47,8 @@ export interface StartOptions {
   noWorkers?: boolean;
   /** Sees the SQL text of every statement the service executes. */
   onQuery?: (sql: string) => void;
+  /** Request and error logs go here (none by default), as `npm start` logs them. */
+  logger?: FastifyBaseLogger;
 }
 
 export async function httpRequest<T = any>(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<HttpResult<T>> {
@@ -80,8 +83,8 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     ...options.env,
   });
   const storage = await openStorage(config.databaseUrl, { onQuery: options.onQuery });
-  const services = await createServices(config, storage);
-  const app = await buildApp(services);
+  const services = await createServices(config, storage, undefined, options.logger ? { onError: (err) => options.logger!.error({ err }, 'background worker failed') } : {});
+  const app = await buildApp(services, options.logger ? { loggerInstance: options.logger } : {});
   await app.listen({ host: '127.0.0.1', port: 0 });
   if (!options.noWorkers) services.startWorkers();
   const address = app.server.address();
