@@ -29,6 +29,10 @@ export class CredentialRepository {
     await db.updateTable('cards').set({ status: 'revoked', revoked_at: now }).where('id', 'in', ids).where('status', '=', 'active').execute();
   }
 
+  async relabel(id: string, label: string, db: Db = this.db): Promise<void> {
+    await db.updateTable('cards').set({ label }).where('id', '=', id).execute();
+  }
+
   /** Whether a UID was ever used by a card of the project (a virtual number is never handed out twice). */
   async uidEverUsed(projectId: string, uid: string, db: Db = this.db): Promise<boolean> {
     const row = await db.selectFrom('cards').select('id').where('project_id', '=', projectId).where('uid', '=', uid).executeTakeFirst();

@@ -1,0 +1,124 @@
+/**
+ * PUT /partner/members/{externalUserId}/credentials: cards and face, declaratively
+ * and independently. Cards are matched on their decoded UID; a face is sealed
+ * (encrypted) at rest and never returned or logged; a member with a face and no
+ * physical card gets one virtual card, once. Every change also writes an
+ * access-change row (the device-enrollment outbox) in the same transaction.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Database } from '../../platform/db/schema.js';
+import type { Engine } from '../../platform/db/database.js';
+import { writeTransaction } from '../../platform/db/transactions.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import { errors } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import type { CredentialsBody, CredentialsResult, MemberCard } from '../../contract/member-credentials.js';
+import { cardNoOf, decodeCard, defaultCardLabel } from './rules/card-codec.js';
+import { decodeFace, needsVirtualCard, newVirtualUid, planCards } from './rules/credentials.js';
+import type { CardRow, CredentialRepository } from './credential-repository.js';
+
+/** The member a partner call reaches (access rules already applied). */
+export interface ReachedMember {
+  projectId: string;
+  userId: string;
+  status: string;
+}
+
+export interface CredentialServiceDeps {
+  db: Kysely<Database>;
+  engine: Engine;
+  repo: CredentialRepository;
+  secretBox: SecretBox;
+  clock: Clock;
+}
+
+export function cardView(c: Pick<CardRow, 'id' | 'uid' | 'label' | 'type' | 'generated'>): MemberCard {
+  return { cardId: c.id, cardNo: cardNoOf(c.uid), label: c.label, type: c.type, generated: c.generated === 1 };
+}
+
+export class CredentialService {
+  constructor(private readonly deps: CredentialServiceDeps) {}
+
+  /** The member's active cards and whether a face is stored (never its bytes). */
+  async current(projectId: string, userId: string): Promise<{ cards: MemberCard[]; face: { present: boolean } }> {
+    const [cards, face] = await Promise.all([this.deps.repo.activeCards(projectId, userId), this.deps.repo.hasFace(projectId, userId)]);
+    return { cards: cards.map(cardView), face: { present: face } };
+  }
+
+  async set(member: ReachedMember, body: CredentialsBody): Promise<CredentialsResult> {
+    // Everything is checked before anything is written: one message per problem.
+    const problems: string[] = [];
+    const submitted = (body.cards ?? []).map((c, i) => {
+      const decoded = decodeCard(c.cardNo, c.cardCodeFormat);
+      if (!decoded.ok) problems.push(`body.cards[${i}].cardNo ${JSON.stringify(c.cardNo)}: ${decoded.reason}`);
+      return decoded.ok ? { uid: decoded.uid, ...(c.label?.trim() ? { label: c.label.trim() } : {}) } : null;
+    });
+    let face: { bytes: Buffer; mime: string } | null = null;
+    if (typeof body.face === 'string') {
+      if (body.faceConsentAt === undefined) problems.push('body.faceConsentAt is required when body.face is given');
+      const decoded = decodeFace(body.face);
+      if (!decoded.ok) problems.push(`body.face: ${decoded.reason}`);
+      else face = decoded;
+    }
+    if (problems.length) throw errors.validation(problems);
+    if (member.status !== 'active') {
+      throw errors.conflict('This member is offboarded; PUT the member first to reactivate it', { conflictKey: 'status' });
+    }
+
+    const now = this.deps.clock.now();
+    const { projectId, userId } = member;
+    const { repo } = this.deps;
+    await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
+      const changed = new Set<string>();
+      const current = await repo.activeCards(projectId, userId, trx);
+      if (body.cards !== undefined) {
+        const plan = planCards(
+          current.map((c) => ({ id: c.id, uid: c.uid, type: c.type, generated: c.generated === 1, status: c.status, label: c.label })),
+          submitted.filter((s): s is NonNullable<typeof s> => s !== null),
+        );
+        await repo.revokeCards(plan.revoke, now, trx);
+        await repo.insertCards(plan.enroll.map((e) => ({
+          id: newId(now), project_id: projectId, user_id: userId, uid: e.uid, label: e.label || defaultCardLabel(e.uid), type: 'real', generated: 0,
+          status: 'active', created_at: now, revoked_at: null,
+        })), trx);
+        for (const r of plan.relabel) await repo.relabel(r.id, r.label, trx);
+        if (plan.revoke.length || plan.enroll.length) changed.add('cards');
+      }
+      if (body.face === null) {
+        if (await repo.deleteFace(projectId, userId, trx)) changed.add('face');
+      } else if (face) {
+        await repo.putFace({
+          project_id: projectId, user_id: userId, image_enc: this.deps.secretBox.seal(face.bytes.toString('base64')), mime: face.mime,
+          sha256: createHash('sha256').update(face.bytes).digest('hex'), consent_at: Date.parse(body.faceConsentAt!),
+          consent_text: body.faceConsentAt!, updated_at: now,
+        }, trx);
+        changed.add('face');
+      }
+      // A member with a face and no physical card gets one virtual card, never a second.
+      const after = await repo.activeCards(projectId, userId, trx);
+      const mint = needsVirtualCard({
+        hasFace: await repo.hasFace(projectId, userId, trx),
+        activePhysicalCount: after.filter((c) => c.type === 'real').length,
+        hasActiveVirtual: after.some((c) => c.type === 'virtual'),
+      });
+      if (mint) {
+        // A random UID never used in the project (a handful of tries is plenty in a 32-bit space).
+        for (let attempt = 0; attempt < 8; attempt++) {
+          const uid = newVirtualUid((n) => randomBytes(n), () => false);
+          if (!uid || (await repo.uidEverUsed(projectId, uid, trx))) continue;
+          await repo.insertCards([{
+            id: newId(now), project_id: projectId, user_id: userId, uid, label: defaultCardLabel(uid, 'virtual'), type: 'virtual', generated: 1,
+            status: 'active', created_at: now, revoked_at: null,
+          }], trx);
+          changed.add('cards');
+          break;
+        }
+      }
+      for (const reason of changed) await repo.recordAccessChange({ id: newId(now), project_id: projectId, user_id: userId, reason, created_at: now }, trx);
+    });
+    const result = await this.current(projectId, userId);
+    return { memberId: userId, ...result };
+  }
+}
