@@ -210,3 +210,11 @@ describe('round trips (property)', () => {
     );
   });
 });
+
+describe('card formats in the contract', () => {
+  it('the API lists exactly the formats the codec reads', async () => {
+    const { CARD_FORMAT_VALUES } = await import('../../src/contract/member-credentials.js');
+    const { CARD_CODE_FORMAT_NAMES } = await import('../../src/modules/members/rules/card-codec.js');
+    expect([...CARD_FORMAT_VALUES].sort()).toEqual([...CARD_CODE_FORMAT_NAMES].sort());
+  });
+});
