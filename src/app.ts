@@ -37,6 +37,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     trustProxy: true,
+    // Path parameters up to 512 characters reach validation (partner externalUserId: at most 128, else 400).
+    maxParamLength: 512,
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
 
   app.setErrorHandler((err, req, reply) => {
