@@ -18,6 +18,7 @@ import { opsClockRoutes } from './modules/sandbox/routes.js';
 import { opsApplyRoutes } from './modules/site/routes.js';
 import { catalogueRoutes } from './modules/catalogue/routes.js';
 import { meetingRoutes } from './modules/booking/routes.js';
+import { memberRoutes } from './modules/members/routes.js';
 import { opsWebhookRoutes } from './modules/webhooks/routes.js';
 import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
 
@@ -36,6 +37,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     trustProxy: true,
+    // Path parameters up to 512 characters reach validation (partner externalUserId: at most 128, else 400).
+    maxParamLength: 512,
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
 
   app.setErrorHandler((err, req, reply) => {
@@ -81,6 +84,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     api.addHook('onRequest', bearerAuth(services.tokens));
     await catalogueRoutes(api, services);
     await meetingRoutes(api, services);
+    await memberRoutes(api, services);
   });
 
   // Operator surface: every route in this scope needs the ops token.

@@ -34,6 +34,10 @@ import { Lifecycle } from './modules/lifecycle/jobs.js';
 import { deliveryJob } from './modules/webhooks/jobs.js';
 import { DeliveryRepository } from './modules/webhooks/delivery-repository.js';
 import { tokenPurgeJob } from './modules/auth/jobs.js';
+import { MembersRepository } from './modules/members/members-repository.js';
+import { MemberService } from './modules/members/member-service.js';
+import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
+import { RateLimiter } from './platform/rate-limit.js';
 
 export interface Services {
   config: Config;
@@ -57,6 +61,10 @@ export interface Services {
   /** The lifecycle job: applies due steps (tests replace its `fire`). */
   lifecycle: Lifecycle;
   deliveryRepo: DeliveryRepository;
+  /** Partner member provisioning: PUT/GET/DELETE /partner/members. */
+  members: MemberService;
+  /** 30 requests per 60 s per app across the partner member routes (real time). */
+  partnerRateLimit: RateLimiter;
   /** All background work: lifecycle steps, webhook deliveries, token purge. */
   jobs: JobRunner;
   /** Starts the background work (the job runner). */
@@ -136,6 +144,8 @@ export async function createServices(config: Config, storage: Storage, realClock
     bookings: bookingChanges,
     lifecycle,
     deliveryRepo,
+    members: new MemberService({ db: storage.db, engine: storage.engine, repo: new MembersRepository(storage.db, storage.engine), clock: serviceClock }),
+    partnerRateLimit: new RateLimiter(new RateLimitRepository(storage.db), realClock, 30, 60_000),
     jobs,
     startWorkers: () => jobs.start(),
     stop: async () => {

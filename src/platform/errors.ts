@@ -21,6 +21,8 @@ export const errors = {
   forbidden: (message = 'You do not have access to this resource') => new ServiceError(403, 'KS003', message),
   notFound: (message = 'Resource not found') => new ServiceError(404, 'KS005', message),
   conflict: (message: string, data?: unknown, status: 409 | 410 = 409) => new ServiceError(status, 'KS006', message, data),
+  /** 409 KS006 of the partner routes; `data` carries `conflictKey` and, when known, `linkedExternalUserId`. */
+  partnerConflict: (message: string, data: { conflictKey: string; linkedExternalUserId?: string }) => new ServiceError(409, 'KS006', message, data),
   slotConflict: (message: string) => new ServiceError(409, 'KS012', message),
   tooManyRequests: (message = 'Too many requests') => new ServiceError(429, 'KS036', message),
   internal: (message = 'Internal server error') => new ServiceError(500, 'KS004', message),

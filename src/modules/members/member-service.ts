@@ -1,0 +1,295 @@
+/**
+ * Partner member provisioning (api-spec "Partner member endpoints"): PUT resolves
+ * and writes a member, GET reads it, DELETE offboards it.
+ *
+ * Decisions:
+ * - memberId is the user id; it survives offboarding and re-activation.
+ * - firstName and lastName are required only when the PUT creates a member
+ *   (400 KS001 otherwise); on an existing member every omitted field is left as is.
+ * - Every PUT makes sure the member holds the app's preconfigured groups (of the
+ *   app's project); a grant writes an access change `groups`, a re-activation one
+ *   `reactivated`, an offboarding one `offboarded`.
+ * - Writes run in one write transaction that first locks the app (PostgreSQL: the
+ *   app row; SQLite: BEGIN IMMEDIATE), so partner writes of one app are serialized
+ *   across instances. Every conflict is decided before anything is written. A
+ *   unique violation from a concurrent writer outside the lock (act_as, site apply)
+ *   re-runs the whole call, which then sees the winner's rows.
+ */
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Database } from '../../platform/db/schema.js';
+import type { Engine } from '../../platform/db/database.js';
+import type { Db } from '../../platform/db/db.js';
+import { writeTransaction } from '../../platform/db/transactions.js';
+import { errors } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import type { Principal } from '../auth/principal.js';
+import type { PartnerMember, PutMemberBody, PutMemberResult, UnitView } from '../../contract/members.js';
+import type { MembersRepository, ResidentRow, UserRow } from './members-repository.js';
+import { normalizePhone } from './rules/phone.js';
+import { cardNoOfUid, pickUnit, residentRole, resolveMember, type IdentityKey } from './rules/resolution.js';
+
+export interface PartnerContext {
+  appId: string;
+  projectId: string;
+}
+
+/** The access rules of every partner route: a plain app token of a single-project app. */
+export function partnerContext(p: Principal): PartnerContext {
+  if (p.kind !== 'app' || p.grant !== 'app_credentials') {
+    throw errors.forbidden('Partner member routes accept only the app\'s own app_credentials token');
+  }
+  if (p.projects.size !== 1) throw errors.actAsForbidden('Partner member routes are open only to single-project apps');
+  return { appId: p.appId, projectId: [...p.projects.keys()][0]! };
+}
+
+const notManaged = () => errors.actAsForbidden('This app manages no member under that externalUserId');
+
+const KEY_TEXT: Record<IdentityKey, string> = { email: 'email', phone: 'phone', employeeId: 'employeeId' };
+
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** The key a unique violation that survived the retries is about. */
+function violatedKey(err: unknown): string {
+  const text = `${(err as Error)?.message ?? ''} ${(err as { constraint?: string })?.constraint ?? ''}`;
+  if (/email/.test(text)) return 'email';
+  if (/phone/.test(text)) return 'phone';
+  if (/employee|username/.test(text)) return 'employeeId';
+  return 'externalUserId';
+}
+
+function displayName(first: string | null, last: string | null, profile: string | null, fallback: string): string {
+  return [first, last].filter((s) => s && s.trim()).join(' ').trim() || profile || fallback;
+}
+
+function unitView(r: ResidentRow | undefined): UnitView | null {
+  if (!r) return null;
+  return { roomId: r.room_id, addressNo: r.address_no ?? '', groupId: r.unit_id ?? r.room_id, role: r.role === 'owner' ? 'owner' : 'participant' };
+}
+
+const PHONE_SHAPE = /^\+?\d{6,15}$/;
+
+export interface MemberServiceDeps {
+  db: Kysely<Database>;
+  engine: Engine;
+  repo: MembersRepository;
+  clock: Clock;
+}
+
+export class MemberService {
+  constructor(private readonly deps: MemberServiceDeps) {}
+
+  async put(ctx: PartnerContext, externalUserId: string, body: PutMemberBody): Promise<PutMemberResult> {
+    const input = this.checkBody(body);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await writeTransaction(this.deps.db, this.deps.engine, (trx) => this.putIn(trx, ctx, externalUserId, input));
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        if (attempt >= 2) throw errors.partnerConflict('A concurrent change took one of this member\'s keys', { conflictKey: violatedKey(err) });
+      }
+    }
+  }
+
+  async get(ctx: PartnerContext, externalUserId: string): Promise<PartnerMember> {
+    const { repo } = this.deps;
+    const userId = await repo.linkedUser(ctx.appId, externalUserId);
+    if (!userId) throw notManaged();
+    const [user, membership] = await Promise.all([repo.user(userId), repo.membership(userId, ctx.projectId)]);
+    if (!user || !membership) throw notManaged();
+    const [groups, residence, cards, face] = await Promise.all([
+      repo.memberGroupIds(userId, ctx.projectId),
+      repo.residence(ctx.projectId, userId),
+      repo.activeCards(userId, ctx.projectId),
+      repo.hasFace(userId, ctx.projectId),
+    ]);
+    return {
+      memberId: userId,
+      externalUserId,
+      projectId: ctx.projectId,
+      status: membership.status === 'deactivated' ? 'deactivated' : 'active',
+      source: membership.source,
+      userType: membership.user_type,
+      accessGroupIds: groups,
+      employeeId: membership.employee_id,
+      unit: unitView(residence),
+      profile: { firstName: user.first_name, lastName: user.last_name, profileName: user.profile_name, email: user.email, phone: user.phone },
+      credentials: {
+        cards: cards.map((c) => ({ cardId: c.id, cardNo: cardNoOfUid(c.uid), label: c.label, type: c.type === 'virtual' ? 'virtual' : 'real', generated: c.generated === 1 })),
+        face: { present: face },
+      },
+    };
+  }
+
+  /** Offboards the member: deactivated, cards revoked, out of the app's groups; the link stays. Idempotent. */
+  async remove(ctx: PartnerContext, externalUserId: string): Promise<void> {
+    const { repo, clock } = this.deps;
+    await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
+      await repo.lockApp(ctx.appId, trx);
+      const userId = await repo.linkedUser(ctx.appId, externalUserId, trx);
+      if (!userId) throw notManaged();
+      const membership = await repo.membership(userId, ctx.projectId, trx);
+      if (!membership) throw notManaged();
+      const now = clock.now();
+      const revoked = await repo.revokeActiveCards(userId, ctx.projectId, now, trx);
+      const appGroups = new Set(await repo.appGroupIds(ctx.appId, ctx.projectId, trx));
+      const leaving = (await repo.memberGroupIds(userId, ctx.projectId, trx)).filter((g) => appGroups.has(g));
+      await repo.removeMemberGroups(userId, leaving, trx);
+      const deactivating = membership.status !== 'deactivated';
+      if (deactivating) await repo.updateMembership(membership.id, { status: 'deactivated', updated_at: now }, trx);
+      if (deactivating || revoked > 0 || leaving.length > 0) {
+        await repo.insertAccessChange({ id: newId(now), project_id: ctx.projectId, user_id: userId, reason: 'offboarded', created_at: now }, trx);
+      }
+    });
+  }
+
+  private checkBody(body: PutMemberBody): PutMemberBody {
+    const problems: string[] = [];
+    let phone = body.phone;
+    if (phone !== undefined) {
+      phone = normalizePhone(phone);
+      if (!PHONE_SHAPE.test(phone)) problems.push('body.phone must be a phone number (digits, optionally with +, spaces, dashes, dots or parentheses)');
+    }
+    if (body.unit && body.unit.addressNo === undefined && body.unit.unitId === undefined) problems.push('body.unit needs addressNo or unitId');
+    if (problems.length) throw errors.validation(problems);
+    return { ...body, ...(phone !== undefined ? { phone } : {}) };
+  }
+
+  private async putIn(trx: Db, ctx: PartnerContext, externalUserId: string, body: PutMemberBody): Promise<PutMemberResult> {
+    const { repo, clock } = this.deps;
+    const { appId, projectId } = ctx;
+    await repo.lockApp(appId, trx);
+
+    // 1. Resolve, and refuse every conflict before anything is written.
+    const linked = await repo.linkedUser(appId, externalUserId, trx);
+    const emailLower = body.email?.toLowerCase();
+    const byKey: Partial<Record<IdentityKey, string>> = {};
+    if (emailLower !== undefined) byKey.email = await repo.userIdByEmail(emailLower, trx);
+    if (body.phone !== undefined) byKey.phone = await repo.userIdByPhone(body.phone, trx);
+    if (body.employeeId !== undefined) byKey.employeeId = await repo.userIdByEmployee(projectId, body.employeeId, trx);
+    for (const k of Object.keys(byKey) as IdentityKey[]) if (byKey[k] === undefined) delete byKey[k];
+    const linkOf = await repo.linksOf(appId, [...new Set(Object.values(byKey))], trx);
+    const resolution = resolveMember({ externalUserId, linked, byKey, linkOf });
+    if (resolution.kind === 'conflict') {
+      const { conflictKey, linkedExternalUserId } = resolution.conflict;
+      throw errors.partnerConflict(
+        linkedExternalUserId !== undefined
+          ? `${KEY_TEXT[conflictKey]} belongs to a member this app manages under another externalUserId`
+          : `${KEY_TEXT[conflictKey]} is already taken by another member`,
+        linkedExternalUserId !== undefined ? { conflictKey, linkedExternalUserId } : { conflictKey },
+      );
+    }
+    const creating = resolution.kind === 'new';
+    if (creating) {
+      const missing = (['firstName', 'lastName'] as const).filter((f) => body[f] === undefined);
+      if (missing.length) throw errors.validation(missing.map((f) => `body.${f} is required to create a member`));
+    }
+    const loginless = creating && body.email === undefined && body.phone === undefined && body.employeeId !== undefined;
+    const username = loginless ? `${projectId}_${body.employeeId}` : null;
+    if (username && (await repo.userIdByUsername(username, trx))) {
+      throw errors.partnerConflict('employeeId is already taken by another member', { conflictKey: 'employeeId' });
+    }
+    let room: { id: string } | undefined;
+    if (body.unit) {
+      const pick = pickUnit(await repo.unitRooms(projectId, body.unit, trx));
+      if (pick.kind === 'none') throw errors.notFound('The project has no unit with that addressNo');
+      if (pick.kind === 'ambiguous') {
+        const key = body.unit.addressNo !== undefined ? 'unit.addressNo' : 'unit.unitId';
+        throw errors.partnerConflict('That unit exists in several zones; send unit.zoneId', { conflictKey: key });
+      }
+      room = pick.room;
+    }
+
+    // 2. Write.
+    const now = clock.now();
+    let userId: string;
+    if (resolution.kind === 'new') {
+      userId = newId(now);
+      const first = body.firstName ?? null;
+      const last = body.lastName ?? null;
+      const profile = body.profileName ?? null;
+      await repo.insertUser({
+        id: userId, key: null, email: body.email ?? null, email_lower: emailLower ?? null, phone: body.phone ?? null, username,
+        name: displayName(first, last, profile, body.employeeId ?? externalUserId), first_name: first, last_name: last, profile_name: profile,
+        blocked_from_booking: 0, brand_staff: '[]', created_at: now, updated_at: now,
+      }, trx);
+    } else {
+      userId = resolution.userId;
+      const user = await repo.user(userId, trx);
+      if (user) await repo.updateUser(userId, profileChanges(user, body, emailLower, now), trx);
+    }
+
+    const membership = creating ? undefined : await repo.membership(userId, projectId, trx);
+    let reactivated = false;
+    if (!membership) {
+      await repo.insertMembership({
+        id: newId(now), user_id: userId, project_id: projectId, role: 'member', user_type: 'member', source: 'partner',
+        status: 'active', employee_id: body.employeeId ?? null, created_at: now, updated_at: now,
+      }, trx);
+    } else {
+      reactivated = membership.status === 'deactivated';
+      const employeeChanged = body.employeeId !== undefined && body.employeeId !== membership.employee_id;
+      if (reactivated || employeeChanged) {
+        await repo.updateMembership(membership.id, {
+          ...(reactivated ? { status: 'active' } : {}),
+          ...(employeeChanged ? { employee_id: body.employeeId } : {}),
+          updated_at: now,
+        }, trx);
+      }
+    }
+    if (!linked) await repo.insertLink({ id: newId(now), app_id: appId, user_id: userId, external_user_id: externalUserId, created_at: now }, trx);
+
+    const held = creating ? [] : await repo.memberGroupIds(userId, projectId, trx);
+    const granted = (await repo.appGroupIds(appId, projectId, trx)).filter((g) => !held.includes(g));
+    await repo.addMemberGroups(userId, projectId, granted, now, trx);
+    if (reactivated || granted.length) {
+      await repo.insertAccessChange({ id: newId(now), project_id: projectId, user_id: userId, reason: reactivated ? 'reactivated' : 'groups', created_at: now }, trx);
+    }
+
+    let residence = creating ? undefined : await repo.residence(projectId, userId, trx);
+    if (body.unit !== undefined && (body.unit === null || residence?.room_id !== room?.id)) {
+      if (residence) {
+        await repo.deleteResident(projectId, userId, trx);
+        await repo.promoteOldestResident(residence.room_id, trx);
+      }
+      if (room) {
+        const others = await repo.residentCount(room.id, userId, trx);
+        await repo.insertResident({ project_id: projectId, user_id: userId, room_id: room.id, role: residentRole(others), created_at: now }, trx);
+      }
+      residence = room ? await repo.residence(projectId, userId, trx) : undefined;
+    }
+
+    return {
+      memberId: userId,
+      externalUserId,
+      projectId,
+      created: creating,
+      matchedBy: resolution.matchedBy,
+      accessGroupIds: [...held, ...granted].sort(),
+      employeeId: body.employeeId ?? membership?.employee_id ?? null,
+      unit: unitView(residence),
+    };
+  }
+}
+
+/** The user columns a PUT changes on an existing member (omitted fields are left as they are). */
+function profileChanges(user: UserRow, body: PutMemberBody, emailLower: string | undefined, now: number): Partial<UserRow> {
+  const set: Partial<UserRow> = {};
+  if (body.firstName !== undefined && body.firstName !== user.first_name) set.first_name = body.firstName;
+  if (body.lastName !== undefined && body.lastName !== user.last_name) set.last_name = body.lastName;
+  if (body.profileName !== undefined && body.profileName !== user.profile_name) set.profile_name = body.profileName;
+  if (body.email !== undefined && body.email !== user.email) {
+    set.email = body.email;
+    set.email_lower = emailLower ?? null;
+  }
+  if (body.phone !== undefined && body.phone !== user.phone) set.phone = body.phone;
+  if (set.first_name !== undefined || set.last_name !== undefined) {
+    set.name = displayName(set.first_name ?? user.first_name, set.last_name ?? user.last_name, user.profile_name, user.name);
+  }
+  if (!Object.keys(set).length) return set;
+  set.updated_at = now;
+  return set;
+}

@@ -1,0 +1,37 @@
+/**
+ * Fixed-window request limits shared by all instances: each key may make `limit`
+ * requests per window of `windowMs` (windows aligned to the epoch, counted on the
+ * real clock, never the sandbox clock). A refused request is answered 429 KS036
+ * with the seconds until the window ends.
+ */
+import type { Clock } from './clock/clock.js';
+import type { RateLimitRepository } from './db/rate-limit-repository.js';
+
+export interface RateDecision {
+  allowed: boolean;
+  count: number;
+  /** Whole seconds until the current window ends (at least 1). */
+  retryAfterSeconds: number;
+}
+
+export class RateLimiter {
+  constructor(
+    private readonly repo: RateLimitRepository,
+    private readonly realClock: Clock,
+    private readonly limit: number,
+    private readonly windowMs: number,
+  ) {}
+
+  async hit(key: string): Promise<RateDecision> {
+    const now = this.realClock.now();
+    const windowStart = now - (now % this.windowMs);
+    const count = await this.repo.hit(key, windowStart);
+    // The first request of a window clears the key's old windows (lazy purge).
+    if (count === 1) await this.repo.purgeBefore(key, windowStart);
+    return {
+      allowed: count <= this.limit,
+      count,
+      retryAfterSeconds: Math.max(1, Math.ceil((windowStart + this.windowMs - now) / 1000)),
+    };
+  }
+}
