@@ -36,6 +36,8 @@ import { DeliveryRepository } from './modules/webhooks/delivery-repository.js';
 import { tokenPurgeJob } from './modules/auth/jobs.js';
 import { MembersRepository } from './modules/members/members-repository.js';
 import { MemberService } from './modules/members/member-service.js';
+import { CredentialService } from './modules/members/credential-service.js';
+import { CredentialRepository } from './modules/members/credential-repository.js';
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
 import { RateLimiter } from './platform/rate-limit.js';
 
@@ -63,6 +65,8 @@ export interface Services {
   deliveryRepo: DeliveryRepository;
   /** Partner member provisioning: PUT/GET/DELETE /partner/members. */
   members: MemberService;
+  /** Partner members' cards and face photos (PUT …/credentials). */
+  credentials: CredentialService;
   /** 30 requests per 60 s per app across the partner member routes (real time). */
   partnerRateLimit: RateLimiter;
   /** All background work: lifecycle steps, webhook deliveries, token purge. */
@@ -145,6 +149,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     lifecycle,
     deliveryRepo,
     members: new MemberService({ db: storage.db, engine: storage.engine, repo: new MembersRepository(storage.db, storage.engine), clock: serviceClock }),
+    credentials: new CredentialService({ db: storage.db, engine: storage.engine, repo: new CredentialRepository(storage.db), secretBox, clock: serviceClock }),
     partnerRateLimit: new RateLimiter(new RateLimitRepository(storage.db), realClock, 30, 60_000),
     jobs,
     startWorkers: () => jobs.start(),

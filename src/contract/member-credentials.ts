@@ -20,7 +20,7 @@ export const CardInput = Type.Object(
 export const CredentialsBody = Type.Object(
   {
     cards: Type.Optional(Type.Array(CardInput, { maxItems: 20, description: 'The exact physical cards to hold; [] revokes them all; omitted leaves cards as they are' })),
-    face: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'JPEG or PNG, base64 or a data: URI, at most 10 MB decoded; null erases it; omitted leaves it' })),
+    face: Type.Optional(Type.Union([Type.Null(), Type.String()], { description: 'JPEG or PNG, base64 or a data: URI, at most 10 MB decoded; null erases it; omitted leaves it' })),
     faceConsentAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the person consented; required with a face' })),
   },
   { additionalProperties: true },

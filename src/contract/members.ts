@@ -1,5 +1,6 @@
 /** Schemas of the partner member surface: PUT/GET/DELETE /partner/members/{externalUserId}. */
 import { Type, type Static } from 'typebox';
+import { MemberCard } from './member-credentials.js';
 import { ObjectId } from './common.js';
 
 export const MemberParams = Type.Object({
@@ -60,14 +61,9 @@ export const PutMemberResult = Type.Object({
 });
 export type PutMemberResult = Static<typeof PutMemberResult>;
 
-export const CardView = Type.Object({
-  cardId: Type.String(),
-  cardNo: Type.String({ description: 'Decimal-reversed card number (8H-10D-R), 10 digits' }),
-  label: Type.String(),
-  type: Type.Union([Type.Literal('real'), Type.Literal('virtual')]),
-  generated: Type.Boolean({ description: 'true for a virtual card the service minted' }),
-});
-export type CardView = Static<typeof CardView>;
+/** A card as partner responses show it (see member-credentials.ts). */
+export const CardView = MemberCard;
+export type CardView = MemberCard;
 
 const Nullable = (description?: string) => Type.Union([Type.String(), Type.Null()], description ? { description } : {});
 

@@ -11,10 +11,10 @@ import {
   decodeFace,
   needsVirtualCard,
   newVirtualUid,
-  normalizePhone,
   planCards,
   type CurrentCard,
 } from '../../src/modules/members/rules/credentials.js';
+import { normalizePhone } from '../../src/modules/members/rules/phone.js';
 
 const real = (id: string, uid: string, over: Partial<CurrentCard> = {}): CurrentCard => ({ id, uid, type: 'real', generated: false, status: 'active', ...over });
 const virtual = (id: string, uid: string): CurrentCard => ({ id, uid, type: 'virtual', generated: true, status: 'active' });

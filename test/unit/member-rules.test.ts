@@ -1,7 +1,8 @@
 /** The pure rules of partner members: phone normalization, member resolution, unit role, card number. */
 import { describe, expect, it } from 'vitest';
 import { normalizePhone } from '../../src/modules/members/rules/phone.js';
-import { cardNoOfUid, pickUnit, residentRole, resolveMember } from '../../src/modules/members/rules/resolution.js';
+import { pickUnit, residentRole, resolveMember } from '../../src/modules/members/rules/resolution.js';
+import { cardNoOf as cardNoOfUid } from '../../src/modules/members/rules/card-codec.js';
 
 describe('normalizePhone', () => {
   it.each([

@@ -27,7 +27,8 @@ import type { Principal } from '../auth/principal.js';
 import type { PartnerMember, PutMemberBody, PutMemberResult, UnitView } from '../../contract/members.js';
 import type { MembersRepository, ResidentRow, UserRow } from './members-repository.js';
 import { normalizePhone } from './rules/phone.js';
-import { cardNoOfUid, pickUnit, residentRole, resolveMember, type IdentityKey } from './rules/resolution.js';
+import { pickUnit, residentRole, resolveMember, type IdentityKey } from './rules/resolution.js';
+import { cardView } from './credential-service.js';
 
 export interface PartnerContext {
   appId: string;
@@ -118,10 +119,18 @@ export class MemberService {
       unit: unitView(residence),
       profile: { firstName: user.first_name, lastName: user.last_name, profileName: user.profile_name, email: user.email, phone: user.phone },
       credentials: {
-        cards: cards.map((c) => ({ cardId: c.id, cardNo: cardNoOfUid(c.uid), label: c.label, type: c.type === 'virtual' ? 'virtual' : 'real', generated: c.generated === 1 })),
+        cards: cards.map(cardView),
         face: { present: face },
       },
     };
+  }
+
+  /** The member this app manages under `externalUserId` (403 KS221 otherwise); never creates. */
+  async reach(ctx: PartnerContext, externalUserId: string): Promise<{ projectId: string; userId: string; status: string }> {
+    const userId = await this.deps.repo.linkedUser(ctx.appId, externalUserId);
+    const membership = userId ? await this.deps.repo.membership(userId, ctx.projectId) : undefined;
+    if (!userId || !membership) throw notManaged();
+    return { projectId: ctx.projectId, userId, status: membership.status };
   }
 
   /** Offboards the member: deactivated, cards revoked, out of the app's groups; the link stays. Idempotent. */

@@ -7,6 +7,7 @@ import { errors } from '../../platform/errors.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { MemberParams, PartnerMember, PutMemberBody, PutMemberResult } from '../../contract/members.js';
 import { partnerContext } from './member-service.js';
+import { CredentialsBody, CredentialsResult } from '../../contract/member-credentials.js';
 
 const errorResponses = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, 429: ErrorEnvelope, 503: ErrorEnvelope };
 
@@ -42,6 +43,19 @@ export async function memberRoutes(app: App, services: Services): Promise<void> 
         response: { 200: Envelope(PartnerMember), ...errorResponses },
       },
     }, async (req) => ok(await members.get(partnerContext(req.principal), req.params.externalUserId)));
+
+    scope.put('/partner/members/:externalUserId/credentials', {
+      schema: {
+        tags: ['partner members'],
+        summary: 'Set the member\'s access cards and face photo (each field independent; omitted fields untouched)',
+        params: MemberParams,
+        body: CredentialsBody,
+        response: { 200: Envelope(CredentialsResult), ...errorResponses },
+      },
+    }, async (req) => {
+      const member = await members.reach(partnerContext(req.principal), req.params.externalUserId);
+      return ok(await services.credentials.set(member, req.body));
+    });
 
     scope.delete('/partner/members/:externalUserId', {
       schema: {

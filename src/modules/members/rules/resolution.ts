@@ -74,12 +74,3 @@ export function residentRole(othersInUnit: number): 'owner' | 'participant' {
   return othersInUnit === 0 ? 'owner' : 'participant';
 }
 
-/**
- * The card number every response shows: the 4 UID bytes reversed, read as an
- * unsigned 32-bit integer, 10 digits zero-padded (8H-10D-R). Stand-in until the
- * card codec lands. `04A32B1C` → `0472621828`.
- */
-export function cardNoOfUid(uidHex: string): string {
-  const bytes = Buffer.from(uidHex.padStart(8, '0').slice(-8), 'hex');
-  return String(bytes.readUInt32LE(0)).padStart(10, '0');
-}
