@@ -134,6 +134,24 @@ describe('partner member credentials', () => {
     expect(fresh.body.data.cards[0].cardNo).not.toBe(virtual[0].cardNo);
   });
 
+  it('act_as with the same externalUserId acts as the provisioned member; an unknown one becomes a federated visitor', async () => {
+    const m = await putMember('cred-actas', { firstName: 'Act', lastName: 'As' });
+    const grant = await svc.request('POST', '/auth/accessToken', {
+      body: { grant_type: 'act_as', app_id: 'portal-dev', app_secret: PORTAL_SECRET, subject: 'cred-actas' },
+    });
+    expect(grant.status, grant.text).toBe(201);
+    const who = await svc.request('GET', '/auth/whoami', { token: grant.body.access_token });
+    expect(who.status, who.text).toBe(200);
+    expect(JSON.stringify(who.body.data)).toContain(m.memberId);
+
+    const fed = await svc.request('POST', '/auth/accessToken', {
+      body: { grant_type: 'act_as', app_id: 'portal-dev', app_secret: PORTAL_SECRET, subject: 'cred-federated' },
+    });
+    expect(fed.status, fed.text).toBe(201);
+    const member = await getMember('cred-federated');
+    expect(member).toMatchObject({ source: 'federated', userType: 'visitor', status: 'active' });
+  });
+
   it('the logs of the whole flow hold no face bytes, app secrets, tokens or PINs', async () => {
     const face = image(JPEG_MAGIC, 4096);
     await putMember('cred-logs', { firstName: 'Log', lastName: 'Check', email: 'log.check@example.com' });
