@@ -130,6 +130,7 @@ export async function createServices(config: Config, storage: Storage, realClock
   sandboxClock.onAdvance(async (_from, to) => {
     await jobs.replay(to);
   });
+  const credentials = new CredentialService({ db: storage.db, engine: storage.engine, repo: new CredentialRepository(storage.db), secretBox, clock: serviceClock });
   return {
     config,
     storage,
@@ -148,8 +149,8 @@ export async function createServices(config: Config, storage: Storage, realClock
     bookings: bookingChanges,
     lifecycle,
     deliveryRepo,
-    members: new MemberService({ db: storage.db, engine: storage.engine, repo: new MembersRepository(storage.db, storage.engine), clock: serviceClock }),
-    credentials: new CredentialService({ db: storage.db, engine: storage.engine, repo: new CredentialRepository(storage.db), secretBox, clock: serviceClock }),
+    members: new MemberService({ db: storage.db, engine: storage.engine, repo: new MembersRepository(storage.db, storage.engine), credentials, clock: serviceClock }),
+    credentials,
     partnerRateLimit: new RateLimiter(new RateLimitRepository(storage.db), realClock, 30, 60_000),
     jobs,
     startWorkers: () => jobs.start(),

@@ -28,7 +28,7 @@ import type { PartnerMember, PutMemberBody, PutMemberResult, UnitView } from '..
 import type { MembersRepository, ResidentRow, UserRow } from './members-repository.js';
 import { normalizePhone } from './rules/phone.js';
 import { pickUnit, residentRole, resolveMember, type IdentityKey } from './rules/resolution.js';
-import { cardView } from './credential-service.js';
+import type { CredentialService } from './credential-service.js';
 
 export interface PartnerContext {
   appId: string;
@@ -77,6 +77,8 @@ export interface MemberServiceDeps {
   db: Kysely<Database>;
   engine: Engine;
   repo: MembersRepository;
+  /** The member's cards and face, as the credentials route keeps them. */
+  credentials: CredentialService;
   clock: Clock;
 }
 
@@ -101,11 +103,10 @@ export class MemberService {
     if (!userId) throw notManaged();
     const [user, membership] = await Promise.all([repo.user(userId), repo.membership(userId, ctx.projectId)]);
     if (!user || !membership) throw notManaged();
-    const [groups, residence, cards, face] = await Promise.all([
+    const [groups, residence, credentials] = await Promise.all([
       repo.memberGroupIds(userId, ctx.projectId),
       repo.residence(ctx.projectId, userId),
-      repo.activeCards(userId, ctx.projectId),
-      repo.hasFace(userId, ctx.projectId),
+      this.deps.credentials.current(ctx.projectId, userId),
     ]);
     return {
       memberId: userId,
@@ -118,10 +119,7 @@ export class MemberService {
       employeeId: membership.employee_id,
       unit: unitView(residence),
       profile: { firstName: user.first_name, lastName: user.last_name, profileName: user.profile_name, email: user.email, phone: user.phone },
-      credentials: {
-        cards: cards.map(cardView),
-        face: { present: face },
-      },
+      credentials,
     };
   }
 

@@ -13,14 +13,6 @@ export type MembershipRow = MembershipTable;
 export type RoomRef = Pick<RoomTable, 'id' | 'address_no' | 'unit_id' | 'zone_id'>;
 export type ResidentRow = UnitResidentTable & { address_no: string | null; unit_id: string | null };
 
-export interface CardRow {
-  id: string;
-  uid: string;
-  label: string;
-  type: string;
-  generated: number;
-}
-
 export class MembersRepository {
   constructor(private readonly db: Kysely<Database>, private readonly engine: Engine) {}
 
@@ -184,23 +176,6 @@ export class MembersRepository {
       .executeTakeFirst();
     if (!next) return;
     await db.updateTable('unit_residents').set({ role: 'owner' }).where('project_id', '=', next.project_id).where('user_id', '=', next.user_id).execute();
-  }
-
-  async activeCards(userId: string, projectId: string, db: Db = this.db): Promise<CardRow[]> {
-    return db
-      .selectFrom('cards')
-      .select(['id', 'uid', 'label', 'type', 'generated'])
-      .where('user_id', '=', userId)
-      .where('project_id', '=', projectId)
-      .where('status', '=', 'active')
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-  }
-
-  async hasFace(userId: string, projectId: string, db: Db = this.db): Promise<boolean> {
-    const row = await db.selectFrom('faces').select('user_id').where('user_id', '=', userId).where('project_id', '=', projectId).executeTakeFirst();
-    return row !== undefined;
   }
 
   /** Revokes every active card (physical and virtual); the number revoked. */
