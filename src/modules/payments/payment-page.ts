@@ -52,6 +52,8 @@ const TEXT = {
     voidedBody: 'This booking was cancelled or changed, so nothing is due on this payment.',
     refundedTitle: 'Payment refunded',
     refundedBody: 'This payment arrived after the time to pay had run out and has been refunded. The booking is not confirmed.',
+    unavailableTitle: 'Online payment is not available',
+    unavailableBody: 'This service has no payment provider set up for online payment. Please contact the property to pay.',
     notFoundTitle: 'Payment not found',
     notFoundBody: 'This payment link is not valid. Please open the link from your booking again.',
     errorTitle: 'Something went wrong',
@@ -89,6 +91,8 @@ const TEXT = {
     voidedBody: 'การจองนี้ถูกยกเลิกหรือเปลี่ยนแปลงแล้ว จึงไม่ต้องชำระเงินรายการนี้',
     refundedTitle: 'คืนเงินแล้ว',
     refundedBody: 'ได้รับการชำระเงินหลังหมดเวลาชำระ จึงคืนเงินให้แล้ว และการจองไม่ได้รับการยืนยัน',
+    unavailableTitle: 'ยังไม่เปิดให้ชำระเงินออนไลน์',
+    unavailableBody: 'ระบบนี้ยังไม่ได้ตั้งค่าผู้ให้บริการชำระเงินออนไลน์ กรุณาติดต่ออาคารเพื่อชำระเงิน',
     notFoundTitle: 'ไม่พบรายการชำระเงิน',
     notFoundBody: 'ลิงก์ชำระเงินนี้ไม่ถูกต้อง กรุณาเปิดลิงก์จากการจองของคุณอีกครั้ง',
     errorTitle: 'เกิดข้อผิดพลาด',
@@ -248,13 +252,16 @@ export interface PaymentPageOptions {
   qrSvg?: string;
   /** Show the sandbox note (no money moves). */
   sandbox: boolean;
+  /** Whether the Pay button may settle here (the sandbox provider only in development and uat). Default true. */
+  canPay?: boolean;
 }
 
-const STATE_TEXT: Record<Exclude<PaymentPageView['state'], 'payable'>, { title: keyof Texts; body: keyof Texts; icon: string }> = {
+const STATE_TEXT: Record<Exclude<PaymentPageView['state'], 'payable'> | 'unavailable', { title: keyof Texts; body: keyof Texts; icon: string }> = {
   settled: { title: 'settledTitle', body: 'settledBody', icon: '✓' },
   expired: { title: 'expiredTitle', body: 'expiredBody', icon: '!' },
   voided: { title: 'voidedTitle', body: 'voidedBody', icon: '✕' },
   refunded: { title: 'refundedTitle', body: 'refundedBody', icon: '↺' },
+  unavailable: { title: 'unavailableTitle', body: 'unavailableBody', icon: '!' },
 };
 
 function stateBlock(state: keyof typeof STATE_TEXT, t: Texts, attrs = '', extra = ''): string {
@@ -282,11 +289,13 @@ export function renderPaymentPage(view: PaymentPageView, o: PaymentPageOptions):
         </dl>`
     : '';
   const remaining = Math.max(0, view.expiresAt - view.now);
-  const payable = view.state === 'payable';
+  const payable = view.state === 'payable' && o.canPay !== false;
 
   const state = view.state;
   let action: string;
-  if (state === 'payable') {
+  if (state === 'payable' && !payable) {
+    action = stateBlock('unavailable', t);
+  } else if (state === 'payable') {
     action = `<section class="timer" id="timer">
       <span class="timer-label">${esc(t.timeLeft)}</span>
       <span class="countdown" id="countdown" role="timer" data-remaining-ms="${remaining}">${countdownText(remaining)}</span>

@@ -105,11 +105,13 @@ export async function paymentPageRoutes(app: App, services: Services): Promise<v
     const view = loaded.view;
     if (!view) return notFound(reply, lang);
     const nonce = newNonce();
-    const payable = view.state === 'payable';
+    // The sandbox provider settles for free: its Pay button exists only where the sandbox does (development, uat).
+    const canPay = services.sandboxClock.enabled;
+    const payable = view.state === 'payable' && canPay;
     const qrSvg = payable
       ? await QRCode.toString(payments.pageUrl(view.paymentId), { type: 'svg', errorCorrectionLevel: 'M', margin: 1 })
       : undefined;
-    const page = renderPaymentPage(view, { lang, nonce, token, sandbox: services.sandboxClock.enabled, ...(qrSvg ? { qrSvg } : {}) });
+    const page = renderPaymentPage(view, { lang, nonce, token, sandbox: services.sandboxClock.enabled, canPay, ...(qrSvg ? { qrSvg } : {}) });
     const origin = payable ? redirectOrigin(view.redirectUrl) : undefined;
     return html(reply, 200, nonce, page, origin ? [origin] : []);
   });
@@ -122,8 +124,8 @@ export async function paymentPageRoutes(app: App, services: Services): Promise<v
     const view = loaded.view;
     if (!view) return notFound(reply, lang);
     const back = pagePath(token, lang);
-    // Expired, voided or refunded: nothing to pay; the page says why.
-    if (view.state !== 'payable' && view.state !== 'settled') return seeOther(reply, back);
+    // Expired, voided or refunded, or no provider that can take the money here: nothing to pay; the page says why.
+    if ((view.state !== 'payable' && view.state !== 'settled') || !services.sandboxClock.enabled) return seeOther(reply, back);
     let outcome: string;
     try {
       // One notification per payment from the page: pressing Pay twice is a replay.
