@@ -130,7 +130,8 @@ export async function createServices(config: Config, storage: Storage, realClock
   sandboxClock.onAdvance(async (_from, to) => {
     await jobs.replay(to);
   });
-  const credentials = new CredentialService({ db: storage.db, engine: storage.engine, repo: new CredentialRepository(storage.db), secretBox, clock: serviceClock });
+  const membersRepo = new MembersRepository(storage.db, storage.engine);
+  const credentials = new CredentialService({ db: storage.db, engine: storage.engine, repo: new CredentialRepository(storage.db), members: membersRepo, secretBox, clock: serviceClock });
   return {
     config,
     storage,
@@ -149,7 +150,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     bookings: bookingChanges,
     lifecycle,
     deliveryRepo,
-    members: new MemberService({ db: storage.db, engine: storage.engine, repo: new MembersRepository(storage.db, storage.engine), credentials, clock: serviceClock }),
+    members: new MemberService({ db: storage.db, engine: storage.engine, repo: membersRepo, credentials, clock: serviceClock }),
     credentials,
     partnerRateLimit: new RateLimiter(new RateLimitRepository(storage.db), realClock, 30, 60_000),
     jobs,

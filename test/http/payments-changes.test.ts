@@ -85,6 +85,19 @@ describe('paid bookings that change, and late payments', () => {
     expect(actions(after)).toEqual(['create', 'pay', 'update', 'pay']);
   });
 
+  it('shortening a paid booking refunds nothing and needs no payment: it stays active with its payment settled', async () => {
+    const m = await book('paid2', '10:00', '12:00');
+    expect(m.payment.amount).toBe(400);
+    await settle(m.payment.paymentId);
+    const res = await svc.request('PATCH', `/meetings/${m._id}`, { token, body: { endDateTime: at(D, '11:00') } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.status).toBe('active');
+    expect(res.body.data.payment.paymentId).toBe(m.payment.paymentId);
+    expect(res.body.data.billingSummaries.map((b: { kind: string; status: string }) => [b.kind, b.status])).toEqual([['checkout', 'paid']]);
+    const state = await svc.ops('POST', `/ops/v1/payments/${m.payment.paymentId}/settle`);
+    expect(state.body.data).toMatchObject({ status: 'settled', outcome: 'already-settled' });
+  });
+
   it('an extension left unpaid is undone: old times and status back, history cancel-updating, the extra time free again', async () => {
     const m = await book('paid2', '13:00', '14:00');
     await settle(m.payment.paymentId);

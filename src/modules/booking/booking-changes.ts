@@ -8,8 +8,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/db/schema.js';
 import type { Engine } from '../../platform/db/database.js';
 import { assetTable, withAssetLock } from '../../platform/db/transactions.js';
-import { cleanupFor, type AssetInContext, type CatalogueService } from '../catalogue/catalogue-service.js';
-import { findConflict } from './rules/availability.js';
+import { MAX_CLEANUP_MS, cleanupFor, type AssetInContext, type CatalogueService } from '../catalogue/catalogue-service.js';
+import { findConflict, type BusyInterval } from './rules/availability.js';
 import type { AssetConfig } from './rules/asset-config.js';
 import { type BookingChange, type BookingChangeWriter, type BookingScope } from './booking-change.js';
 import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
@@ -68,15 +68,24 @@ export class BookingChanges {
         current = await this.deps.writer.apply(trx, scope, current, change);
         return current;
       };
-      const windowIsFree = async () => {
-        const cleanupMinutes = cleanupFor(ctx.project, ctx.asset, kind === 'desk');
-        const margin = 60 * 60_000; // longest cleaning time either side
-        const holds = await this.deps.catalogue.holdsUnderLock(ctx.asset.id, ctx.project.id, meeting.start_at - margin, meeting.end_at + margin, trx);
-        const bookings = holds.map((h) => ({ id: h.meeting_id, start: h.start_at, end: h.end_at }));
-        return findConflict({ start: meeting.start_at, end: meeting.end_at, cleanupMinutes, bookings, excludeBookingId: meeting.id }) === null;
-      };
+      const windowIsFree = async () =>
+        (await this.clashes(trx, kind, ctx, [{ start: meeting.start_at, end: meeting.end_at }], meeting.id))[0] === null;
       return work({ trx, meeting, scope, write, windowIsFree });
     });
+  }
+
+  /**
+   * The slot-and-cleaning clash of each window on the asset (null where it is free),
+   * read inside the asset lock, ignoring the booking `excludeMeetingId`. The one
+   * place a booking's window is checked against the others.
+   */
+  async clashes(trx: Kysely<Database>, kind: 'room' | 'desk', ctx: AssetInContext, windows: { start: number; end: number }[], excludeMeetingId: string | null): Promise<(BusyInterval | null)[]> {
+    const cleanupMinutes = cleanupFor(ctx.project, ctx.asset, kind === 'desk');
+    const from = Math.min(...windows.map((w) => w.start)) - MAX_CLEANUP_MS;
+    const to = Math.max(...windows.map((w) => w.end)) + MAX_CLEANUP_MS;
+    const holds = await this.deps.catalogue.holdsUnderLock(ctx.asset.id, ctx.project.id, from, to, trx);
+    const bookings = holds.map((h) => ({ id: h.meeting_id, start: h.start_at, end: h.end_at }));
+    return windows.map((w) => findConflict({ start: w.start, end: w.end, cleanupMinutes, bookings, excludeBookingId: excludeMeetingId ?? undefined }));
   }
 
   /** A booking and what it is booked on, without a lock (pages and reads of other modules). */

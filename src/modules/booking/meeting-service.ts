@@ -15,10 +15,10 @@ import { safeEqual, type SecretBox } from '../../platform/crypto/secrets.js';
 import { ServiceError, errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Database } from '../../platform/db/schema.js';
-import { cleanupFor, type AssetInContext, type CatalogueService, type DeskRow, type ProjectRow, type RoomRow } from '../catalogue/catalogue-service.js';
+import { MAX_CLEANUP_MS, cleanupFor, type AssetInContext, type CatalogueService, type DeskRow, type ProjectRow, type RoomRow } from '../catalogue/catalogue-service.js';
 import type { MeetingRepository, MeetingRow, NewSlot } from './meeting-repository.js';
 import type { PeopleRepository, UserRow } from './people-repository.js';
-import { checkBookingWindow, checkConfigRules, findConflict, resolveTimePeriod, truncateToMinute } from './rules/availability.js';
+import { checkBookingWindow, checkConfigRules, resolveTimePeriod, truncateToMinute } from './rules/availability.js';
 import { isClosedStatus, resolveMeetingConfig, type AssetConfig } from './rules/asset-config.js';
 import { expandRecurrence, parseRecurrence } from './rules/recurrence.js';
 import { conflictMessage, ruleViolationMessage } from './rules/window-refusals.js';
@@ -278,45 +278,49 @@ export class MeetingService {
   }
 
   /**
-   * The price of a window on this asset (null when it is free and no promo code
-   * was given). A promo code is the asset project's, judged now; a refused one is
-   * 400 KS001. A total of zero books like a free asset.
+   * Prices windows of this asset for one request: the project's currency and zone,
+   * the asset's charge rate and, when the request names one, the project's promo
+   * code judged now. A refused code is 400 KS001. The one place bookings are priced.
    */
-  private async price(input: CreateMeetingInput, asset: Asset, project: ProjectRow, w: Window, now: number): Promise<Priced | null> {
+  private async pricer(input: { promoCode?: string }, asset: Asset, project: ProjectRow, allDay: boolean, now: number) {
     const chargeRate = JSON.parse(asset.row.charge_rate) as ChargeRate;
     const code = input.promoCode;
-    // A free asset without a promo code: nothing to price.
-    if (code === undefined && !chargeRate.perHour && !chargeRate.perDay && !chargeRate.amount) return null;
     const promo = code !== undefined ? await this.deps.payments.findPromo(project.id, code) : undefined;
-    const r = priceBooking({
-      chargeRate, currency: project.currency, start: w.start, end: w.end, timeZone: project.timezone, allDay: input.timePeriod === 'allDay', now,
-      ...(code !== undefined ? { promo: { code, terms: promo ?? null } } : {}),
-    });
-    if (!r.ok) throw errors.validation([`body.promoCode: ${r.refusal.message}`]);
-    return { price: r.price, promoCodeId: promo?.id ?? null };
+    return {
+      /** A free asset without a promo code: nothing to price. */
+      free: code === undefined && !chargeRate.perHour && !chargeRate.perDay && !chargeRate.amount,
+      promoCodeId: promo?.id ?? null,
+      at: (w: Window): Price => {
+        const r = priceBooking({
+          chargeRate, currency: project.currency, start: w.start, end: w.end, timeZone: project.timezone, allDay, now,
+          ...(code !== undefined ? { promo: { code, terms: promo ?? null } } : {}),
+        });
+        if (!r.ok) throw errors.validation([`body.promoCode: ${r.refusal.message}`]);
+        return r.price;
+      },
+    };
+  }
+
+  /** The price of a new booking's window (null for a free asset without a promo code). A total of zero books like a free asset. */
+  private async price(input: CreateMeetingInput, asset: Asset, project: ProjectRow, w: Window, now: number): Promise<Priced | null> {
+    const pricer = await this.pricer(input, asset, project, input.timePeriod === 'allDay', now);
+    return pricer.free ? null : { price: pricer.at(w), promoCodeId: pricer.promoCodeId };
   }
 
   /** What moving a booking to `to` costs on top of its current window (null when nothing; shortening refunds nothing). */
-  private extensionCharge(asset: Asset, project: ProjectRow, m: MeetingRow, to: Window, now: number): { minor: number; amount: number } | null {
-    const chargeRate = JSON.parse(asset.row.charge_rate) as ChargeRate;
-    const at = (w: Window) => {
-      const r = priceBooking({ chargeRate, currency: project.currency, start: w.start, end: w.end, timeZone: project.timezone, allDay: m.all_day === 1, now });
-      return r.ok ? r.price.minor.subtotal : 0;
-    };
-    const minor = at(to) - at({ start: m.start_at, end: m.end_at });
+  private async extensionCharge(asset: Asset, project: ProjectRow, m: MeetingRow, to: Window, now: number): Promise<{ minor: number; amount: number } | null> {
+    const pricer = await this.pricer({}, asset, project, m.all_day === 1, now);
+    if (pricer.free) return null;
+    const minor = pricer.at(to).minor.subtotal - pricer.at({ start: m.start_at, end: m.end_at }).minor.subtotal;
     return minor > 0 ? { minor, amount: fromMinor(minor, project.currency) } : null;
   }
 
   /** Slot and cleaning conflicts for every window, read inside the asset lock; 409 KS012 naming each clash. */
   private async checkConflicts(trx: Kysely<Database>, windows: Window[], asset: Asset, project: ProjectRow, excludeMeetingId: string | null): Promise<void> {
-    const cleanup = cleanupFor(project, asset.row, asset.kind === 'desk');
-    const from = Math.min(...windows.map((w) => w.start)) - MAX_CLEANUP_MS_NEAR;
-    const to = Math.max(...windows.map((w) => w.end)) + MAX_CLEANUP_MS_NEAR;
-    const slots = await this.deps.catalogue.holdsUnderLock(asset.row.id, project.id, from, to, trx);
-    const bookings = slots.map((s) => ({ id: s.meeting_id, start: s.start_at, end: s.end_at }));
+    const found = await this.deps.changes.clashes(trx, asset.kind, asset.ctx, windows, excludeMeetingId);
     const clashes: string[] = [];
     windows.forEach((w, i) => {
-      const c = findConflict({ start: w.start, end: w.end, cleanupMinutes: cleanup, bookings, excludeBookingId: excludeMeetingId ?? undefined });
+      const c = found[i];
       if (!c) return;
       const msg = conflictMessage(c, project.timezone, asset.kind);
       clashes.push(windows.length > 1 ? `occurrence ${i + 1} (${new Date(w.start).toISOString()}): ${msg}` : msg);
@@ -326,21 +330,15 @@ export class MeetingService {
 
   private async draft(input: CreateMeetingInput, asset: Asset, config: AssetConfig, project: ProjectRow, first: Window, now: number) {
     const ends = [first.end, ...(input.draftEndDateTimes ?? []).map((e) => truncateToMinute(Date.parse(e)))];
-    const chargeRate = JSON.parse(asset.row.charge_rate) as ChargeRate;
-    const code = input.promoCode;
-    const promo = code !== undefined ? await this.deps.payments.findPromo(project.id, code) : undefined;
+    const pricer = await this.pricer(input, asset, project, input.timePeriod === 'allDay', now);
     const priceOf = (end: number) => {
       if (end <= first.start) return {};
-      const r = priceBooking({
-        chargeRate, currency: project.currency, start: first.start, end, timeZone: project.timezone, allDay: input.timePeriod === 'allDay', now,
-        ...(code !== undefined ? { promo: { code, terms: promo ?? null } } : {}),
-      });
-      if (!r.ok) throw errors.validation([`body.promoCode: ${r.refusal.message}`]);
-      return { amount: r.price.summary.total, currency: r.price.currency, summary: r.price.summary };
+      const price = pricer.at({ start: first.start, end });
+      return { amount: price.summary.total, currency: price.currency, summary: price.summary };
     };
     const cleanup = cleanupFor(project, asset.row, asset.kind === 'desk');
     const latest = Math.max(...ends);
-    const slots = await this.deps.catalogue.holdsNear(asset.row.id, first.start - MAX_CLEANUP_MS_NEAR, latest + MAX_CLEANUP_MS_NEAR, project.max_hold_ms);
+    const slots = await this.deps.catalogue.holdsNear(asset.row.id, first.start - MAX_CLEANUP_MS, latest + MAX_CLEANUP_MS, project.max_hold_ms);
     const bookings = slots.map((s) => ({ id: s.meeting_id, start: s.start_at, end: s.end_at }));
     const draftInfo = ends.map((end): DraftView['draftInfo'][number] => {
       const window = { startDateTime: new Date(first.start).toISOString(), endDateTime: new Date(end).toISOString() };
@@ -529,7 +527,7 @@ export class MeetingService {
         change.slots = { replace: { start: newStart, end: newEnd } };
         change.history = { action: 'update', actor: who, oldStart: m.start_at, oldEnd: m.end_at, newStart, newEnd };
         change.timers = { window: { start: newStart, end: newEnd } };
-        const extra = this.extensionCharge(asset, project, m, { start: newStart, end: newEnd }, now);
+        const extra = await this.extensionCharge(asset, project, m, { start: newStart, end: newEnd }, now);
         if (extra) {
           // The new window costs more: the booking waits unpaid for the difference, holding both windows,
           // and a lapse puts the old times and status back (payments module).
@@ -659,5 +657,3 @@ function forCaller(p: Principal, m: MeetingRow, view: MeetingView): MeetingView 
   return { ...view, payment };
 }
 
-/** Longest cleaning time an asset can have; widens the hold look-ups around a window. */
-const MAX_CLEANUP_MS_NEAR = 60 * 60_000;

@@ -18,6 +18,7 @@ import { RoomSnapshots, filterRooms, withUnavailableReason } from './room-snapsh
 import type { CalendarQuery, DeskQuery, RoomQuery } from '../../contract/catalogue.js';
 
 export type { AssetInContext, DeskRow, ProjectRow, RoomRow, SlotRow } from './catalogue-repository.js';
+export { MAX_CLEANUP_MS } from './catalogue-repository.js';
 
 const DAY_MS = 86_400_000;
 /** Default span of the calendar on single reads, and the longest span accepted. */

@@ -18,9 +18,11 @@ import type { CredentialsBody, CredentialsResult, MemberCard } from '../../contr
 import { cardNoOf, decodeCard, defaultCardLabel } from './rules/card-codec.js';
 import { decodeFace, needsVirtualCard, newVirtualUid, planCards } from './rules/credentials.js';
 import type { CardRow, CredentialRepository } from './credential-repository.js';
+import type { MembersRepository } from './members-repository.js';
 
 /** The member a partner call reaches (access rules already applied). */
 export interface ReachedMember {
+  appId: string;
   projectId: string;
   userId: string;
   status: string;
@@ -30,6 +32,8 @@ export interface CredentialServiceDeps {
   db: Kysely<Database>;
   engine: Engine;
   repo: CredentialRepository;
+  /** Partner writes of one app are serialized (the same lock the member PUT and DELETE take). */
+  members: MembersRepository;
   secretBox: SecretBox;
   clock: Clock;
 }
@@ -63,14 +67,16 @@ export class CredentialService {
       else face = decoded;
     }
     if (problems.length) throw errors.validation(problems);
-    if (member.status !== 'active') {
-      throw errors.conflict('This member is offboarded; PUT the member first to reactivate it', { conflictKey: 'status' });
-    }
+    const offboarded = () => errors.conflict('This member is offboarded; PUT the member first to reactivate it', { conflictKey: 'status' });
+    if (member.status !== 'active') throw offboarded();
 
     const now = this.deps.clock.now();
     const { projectId, userId } = member;
     const { repo } = this.deps;
     await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
+      // Under the app's lock, so a concurrent credentials PUT or DELETE cannot interleave with this one.
+      await this.deps.members.lockApp(member.appId, trx);
+      if ((await this.deps.members.membership(userId, projectId, trx))?.status !== 'active') throw offboarded();
       const changed = new Set<string>();
       const current = await repo.activeCards(projectId, userId, trx);
       if (body.cards !== undefined) {

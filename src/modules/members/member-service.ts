@@ -124,11 +124,11 @@ export class MemberService {
   }
 
   /** The member this app manages under `externalUserId` (403 KS221 otherwise); never creates. */
-  async reach(ctx: PartnerContext, externalUserId: string): Promise<{ projectId: string; userId: string; status: string }> {
+  async reach(ctx: PartnerContext, externalUserId: string): Promise<{ appId: string; projectId: string; userId: string; status: string }> {
     const userId = await this.deps.repo.linkedUser(ctx.appId, externalUserId);
     const membership = userId ? await this.deps.repo.membership(userId, ctx.projectId) : undefined;
     if (!userId || !membership) throw notManaged();
-    return { projectId: ctx.projectId, userId, status: membership.status };
+    return { appId: ctx.appId, projectId: ctx.projectId, userId, status: membership.status };
   }
 
   /** Offboards the member: deactivated, cards revoked, out of the app's groups; the link stays. Idempotent. */

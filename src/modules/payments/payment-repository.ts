@@ -34,26 +34,22 @@ export class PaymentRepository {
   }
 
   /** Pending payments whose deadline has passed by `now`, earliest first. */
-  async lapsed(now: number, limit: number, db: Db = this.db): Promise<PaymentRow[]> {
-    return (await db
-      .selectFrom('payments')
-      .selectAll()
-      .where('status', '=', 'pending')
-      .where('expires_at', '<=', now)
-      .orderBy('expires_at')
-      .orderBy('id')
-      .limit(limit)
-      .execute()) as PaymentRow[];
+  lapsed(now: number, limit: number, db: Db = this.db): Promise<PaymentRow[]> {
+    return this.pendingDueBy('expires_at', now, limit, db);
   }
 
   /** Pending back-office holds whose reminder is due by `now`, earliest first. */
-  async nudgesDue(now: number, limit: number, db: Db = this.db): Promise<PaymentRow[]> {
+  nudgesDue(now: number, limit: number, db: Db = this.db): Promise<PaymentRow[]> {
+    return this.pendingDueBy('nudge_at', now, limit, db);
+  }
+
+  private async pendingDueBy(column: 'expires_at' | 'nudge_at', now: number, limit: number, db: Db): Promise<PaymentRow[]> {
     return (await db
       .selectFrom('payments')
       .selectAll()
       .where('status', '=', 'pending')
-      .where('nudge_at', '<=', now)
-      .orderBy('nudge_at')
+      .where(column, '<=', now)
+      .orderBy(column)
       .orderBy('id')
       .limit(limit)
       .execute()) as PaymentRow[];
