@@ -141,6 +141,74 @@ export type EndingSoonEventData = Static<typeof EndingSoonEventData>;
 export type PaymentDueEventData = Static<typeof PaymentDueEventData>;
 export type BookingEventData = Static<typeof BookingEventData>;
 
+// ---------------------------------------------------------------------------
+// Visitor (VMS) events. `userId` is the host who invited the visitor.
+// ---------------------------------------------------------------------------
+
+const vmsBase = {
+  projectId: Type.String(),
+  userId: Type.String({ description: 'The host' }),
+  timestamp: DateTime('When the event occurred'),
+};
+const Display = (description: string) =>
+  Type.String({ description: `${description}: display text in the property's time zone, e.g. "25 Nov 2026 09:00"` });
+const NullableDisplay = (description: string) =>
+  Type.Union([Display(description), Type.Null()], { description: `${description}; null when the invite has no end time (valid the whole start day)` });
+export const Bilingual = Type.Object({ en: Type.String(), th: Type.String() }, { description: 'English and Thai text' });
+export const VMS_ENTRY_TYPES = ['card', 'license-plate'] as const;
+const EntryType = Type.Union(VMS_ENTRY_TYPES.map((t) => Type.Literal(t)), { description: 'card (QR code shown at a reader) or license-plate (camera)' });
+
+export const VmsInviteSentData = Type.Object(
+  {
+    ...vmsBase,
+    visitorName: Type.String(),
+    visitorEmail: Type.Union([Type.String(), Type.Null()], { description: 'null when the invite has none' }),
+    hostName: Type.String(),
+    hostEmail: Type.Union([Type.String(), Type.Null()], { description: 'null when the host has none' }),
+    visitDate: DateTime('Start of the visit'),
+    startDateTime: Display('Start of the visit'),
+    endDateTime: NullableDisplay('End of the visit'),
+    qrCardCode: Type.String({ description: 'The visitor\'s entry code; relay it to the visitor over TLS only' }),
+    licensePlate: Type.Optional(Type.String()),
+    visitPurpose: Type.Optional(Type.String()),
+  },
+  { description: 'VMS_INVITE_SENT' },
+);
+
+export const VmsVisitorCheckedInData = Type.Object(
+  {
+    ...vmsBase,
+    visitorName: Type.String(),
+    hostAssetTitle: Type.String({ description: "The host's unit, or the project when the host has none" }),
+    checkInTime: Bilingual,
+    vmsEntryType: Type.Object({ entryType: EntryType, en: Type.String(), th: Type.String() }),
+    licensePlateNumber: Type.String({ description: 'The plate read by the camera; empty for a card entry' }),
+    location: Type.Optional(Type.Object({ entryType: EntryType, en: Type.String(), th: Type.String() }, { description: 'Where the visitor entered (the device)' })),
+    webViewUrl: Type.Optional(Type.String()),
+  },
+  { description: 'VMS_VISITOR_CHECKED_IN' },
+);
+
+export const VmsHostCancelledData = Type.Object(
+  {
+    ...vmsBase,
+    visitorName: Type.String(),
+    hostName: Type.String(),
+    hostEmail: Type.Union([Type.String(), Type.Null()]),
+    startDateTime: Display('Start of the visit'),
+    endDateTime: NullableDisplay('End of the visit'),
+    licensePlate: Type.Optional(Type.String()),
+  },
+  { description: 'VMS_HOST_CANCELLED' },
+);
+export type VmsInviteSentData = Static<typeof VmsInviteSentData>;
+export type VmsVisitorCheckedInData = Static<typeof VmsVisitorCheckedInData>;
+export type VmsHostCancelledData = Static<typeof VmsHostCancelledData>;
+export type VmsEntryType = (typeof VMS_ENTRY_TYPES)[number];
+
+/** Reserved by the specification; this service never emits them. */
+export const RESERVED_EVENT_TYPES = ['VMS_VISITOR_CHECKED_OUT', 'VMS_HOST_NOTIFICATION'] as const;
+
 /** The body POSTed to a listener; these exact bytes are signed. */
 export const EventDelivery = Type.Object(
   {
@@ -149,7 +217,7 @@ export const EventDelivery = Type.Object(
     version: Type.Literal(EVENT_ENVELOPE_VERSION),
     occurredAt: DateTime('When the event occurred; order by this, retries may arrive out of order'),
     projectId: Type.String(),
-    data: BookingEventData,
+    data: Type.Union([BookingEventData, VmsInviteSentData, VmsVisitorCheckedInData, VmsHostCancelledData]),
   },
   { description: 'A webhook delivery' },
 );

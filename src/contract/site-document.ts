@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { AssetConfig } from './asset-config.js';
 import { EVENT_TYPES } from './events.js';
+import { CARD_FORMAT_VALUES } from './member-credentials.js';
 
 // ---------------------------------------------------------------------------
 // Building blocks
@@ -191,7 +192,16 @@ export const DeviceDoc = Type.Object(
   {
     key: Key('device'),
     name: Name('device'),
-    kind: Type.String({ minLength: 1, maxLength: 64, description: 'Device kind, e.g. face-card-reader' }),
+    kind: Type.String({ minLength: 1, maxLength: 64, description: 'Device kind, e.g. face-card-reader, card-reader, lpr-camera' }),
+    location: Type.Optional(
+      Type.Object(
+        { en: Type.String({ minLength: 1, maxLength: 200 }), th: Type.String({ minLength: 1, maxLength: 200 }) },
+        { additionalProperties: false, description: 'Where the device is, in English and Thai (visitor check-in events name it)' },
+      ),
+    ),
+    cardFormat: Type.Optional(
+      Type.Union(CARD_FORMAT_VALUES.map((f) => Type.Literal(f)), { description: 'The card format its readers expect; default decimal-reversed' }),
+    ),
   },
   { additionalProperties: false, description: 'An access-control device' },
 );

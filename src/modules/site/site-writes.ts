@@ -134,7 +134,10 @@ export async function writePlan(
   for (const g of plan.accessGroups) {
     await upsert('access_groups', g.id, g.stored, { key: g.doc.key, project_id: g.projectId, name: g.doc.name });
     for (const d of g.devices) {
-      await upsert('devices', d.id, d.stored, { key: d.doc.key, access_group_id: g.id, name: d.doc.name, kind: d.doc.kind });
+      await upsert('devices', d.id, d.stored, {
+        key: d.doc.key, access_group_id: g.id, name: d.doc.name, kind: d.doc.kind,
+        location_en: d.doc.location?.en ?? null, location_th: d.doc.location?.th ?? null, card_format: d.doc.cardFormat ?? null,
+      });
     }
   }
 

@@ -152,6 +152,10 @@ export interface DeviceTable extends Timestamps {
   access_group_id: string;
   name: string;
   kind: string;
+  location_en: string | null;
+  location_th: string | null;
+  /** The card format the device's readers expect; null is decimal-reversed. */
+  card_format: string | null;
 }
 
 export interface WebhookTable extends Timestamps {
@@ -249,6 +253,12 @@ export interface Database {
   cards: CardTable;
   faces: FaceTable;
   access_changes: AccessChangeTable;
+  device_state: DeviceStateTable;
+  device_targets: DeviceSubjectStateTable;
+  device_commands: DeviceCommandTable;
+  device_enrollments: DeviceEnrollmentTable;
+  visitor_invites: VisitorInviteTable;
+  visitor_entries: VisitorEntryTable;
   rate_limits: RateLimitTable;
   deliveries: DeliveryTable;
 }
@@ -345,10 +355,13 @@ export interface FaceTable {
   updated_at: Millis;
 }
 
-/** Device-enrollment outbox: a member's access changed (written with the change). */
+/** Device-enrollment outbox: a subject's access changed (written with the change). */
 export interface AccessChangeTable {
   id: string;
   project_id: string;
+  /** member | visitor (default member). */
+  subject_kind: Generated<string>;
+  /** The member's user id, or the visitor invite's id. */
   user_id: string;
   reason: string;
   created_at: Millis;
@@ -464,4 +477,74 @@ export interface MeetingHistoryTable {
   old_end_at: Millis | null;
   new_start_at: Millis | null;
   new_end_at: Millis | null;
+}
+
+/** Per device: sync cursor, retry schedule, lease, reachability. */
+export interface DeviceStateTable {
+  device_id: string;
+  online: Bool;
+  next_seq: number;
+  attempts: number;
+  next_attempt_at: Millis;
+  claimed_until: Millis | null;
+  last_synced_at: Millis | null;
+  last_error: string | null;
+  updated_at: Millis;
+}
+
+/** A subject's credential set on one device: the planned target, or what the device holds. */
+export interface DeviceSubjectStateTable {
+  device_id: string;
+  subject_kind: string;
+  subject_id: string;
+  /** JSON of a SubjectState (modules/devices/rules). */
+  state: string;
+  updated_at: Millis;
+}
+
+export interface DeviceEnrollmentTable extends DeviceSubjectStateTable {
+  /** Sequence number of the command whose acknowledgement wrote this row. */
+  seq: number;
+}
+
+export interface DeviceCommandTable {
+  id: string;
+  device_id: string;
+  seq: number;
+  subject_kind: string;
+  subject_id: string;
+  op: string; // upsert | remove
+  state: string | null;
+  status: string; // pending | done | failed
+  attempts: number;
+  last_error: string | null;
+  created_at: Millis;
+  done_at: Millis | null;
+}
+
+export interface VisitorInviteTable {
+  id: string;
+  project_id: string;
+  host_user_id: string;
+  visitor_name: string;
+  visitor_email: string | null;
+  start_at: Millis;
+  end_at: Millis;
+  end_given: Bool;
+  license_plate: string | null;
+  plate_key: string | null;
+  visit_purpose: string | null;
+  qr_enc: string;
+  qr_tag: string;
+  cancelled_at: Millis | null;
+  withdrawn_at: Millis | null;
+  created_at: Millis;
+}
+
+export interface VisitorEntryTable {
+  id: string;
+  invite_id: string;
+  device_id: string;
+  entry_type: string; // card | license-plate
+  at: Millis;
 }

@@ -7,6 +7,7 @@ import * as m004 from './004-promo-code-limits.js';
 import * as m005 from './005-payments.js';
 import * as m006 from './006-payment-inbox.js';
 import * as m007 from './007-members.js';
+import * as m008 from './008-devices-visitors.js';
 
 const migrations: Record<string, Migration> = {
   '001-initial-schema': m001,
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '005-payments': m005,
   '006-payment-inbox': m006,
   '007-members': m007,
+  '008-devices-visitors': m008,
 };
 
 export const migrationProvider: MigrationProvider = {
