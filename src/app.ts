@@ -20,6 +20,7 @@ import { catalogueRoutes } from './modules/catalogue/routes.js';
 import { meetingRoutes } from './modules/booking/routes.js';
 import { memberRoutes } from './modules/members/routes.js';
 import { opsWebhookRoutes } from './modules/webhooks/routes.js';
+import { opsDeviceRoutes } from './modules/devices/routes.js';
 import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
 
 export const API_VERSION = '1.15.0';
@@ -94,6 +95,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsApplyRoutes(ops, services);
     await opsWebhookRoutes(ops, services);
     await opsPaymentRoutes(ops, services);
+    await opsDeviceRoutes(ops, services);
   });
 
   return app;

@@ -40,6 +40,13 @@ import { CredentialService } from './modules/members/credential-service.js';
 import { CredentialRepository } from './modules/members/credential-repository.js';
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
 import { RateLimiter } from './platform/rate-limit.js';
+import { DeviceRepository } from './modules/devices/device-repository.js';
+import { DeviceSync } from './modules/devices/device-sync.js';
+import { DeviceService } from './modules/devices/device-service.js';
+import { SandboxTransport } from './modules/devices/sandbox-transport.js';
+import type { DeviceTransport } from './modules/devices/transport.js';
+import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, deviceSyncJob, ReconcileSchedule } from './modules/devices/jobs.js';
+import { MemberAccessSource } from './modules/members/member-access.js';
 
 export interface Services {
   config: Config;
@@ -69,7 +76,12 @@ export interface Services {
   credentials: CredentialService;
   /** 30 requests per 60 s per app across the partner member routes (real time). */
   partnerRateLimit: RateLimiter;
-  /** All background work: lifecycle steps, webhook deliveries, token purge. */
+  /** Building devices: the enrollment log members and visitors write to, the device view, the sandbox switches. */
+  devices: DeviceService;
+  /** Device sync (plan, deliver, repair); tests drive it directly. */
+  deviceSync: DeviceSync;
+  deviceTransport: DeviceTransport;
+  /** All background work: lifecycle steps, webhook deliveries, token purge, device sync. */
   jobs: JobRunner;
   /** Starts the background work (the job runner). */
   startWorkers(): void;
@@ -131,7 +143,30 @@ export async function createServices(config: Config, storage: Storage, realClock
     await jobs.replay(to);
   });
   const membersRepo = new MembersRepository(storage.db, storage.engine);
-  const credentials = new CredentialService({ db: storage.db, engine: storage.engine, repo: new CredentialRepository(storage.db), members: membersRepo, secretBox, clock: serviceClock });
+  const credentialRepo = new CredentialRepository(storage.db);
+
+  // Building devices: members (and visitors) tell the devices module what changed; the sync job delivers.
+  const deviceTransport = await createTransport(config);
+  const deviceRepo = new DeviceRepository(storage.db);
+  const deviceSync = new DeviceSync({
+    db: storage.db, engine: storage.engine, repo: deviceRepo, transport: deviceTransport, clock: serviceClock,
+    sources: [new MemberAccessSource(membersRepo, credentialRepo, secretBox)],
+    onQueued: () => jobs.poke(DEVICE_SYNC_JOB), onError,
+  });
+  const devices = new DeviceService({
+    repo: deviceRepo, sync: deviceSync, clock: serviceClock, transport: deviceTransport.name, sandbox: isSandbox(config.env),
+    poke: () => jobs.poke(DEVICE_SYNC_JOB),
+  });
+  jobs.register(deviceSyncJob(deviceSync, { leaseMs: config.devices.ackTimeoutMs + 30_000 }));
+  const reconcile = new ReconcileSchedule(() => realClock.now(), config.devices.reconcileMs);
+  jobs.register(reconcile.job(deviceSync));
+  const site = new SiteService(new SiteRepository(storage.db));
+  site.onApplied(() => {
+    reconcile.soon();
+    jobs.poke(DEVICE_RECONCILE_JOB);
+  });
+
+  const credentials = new CredentialService({ db: storage.db, engine: storage.engine, repo: credentialRepo, members: membersRepo, secretBox, access: devices, clock: serviceClock });
   return {
     config,
     storage,
@@ -141,7 +176,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     secretBox,
     settings,
     catalogue,
-    site: new SiteService(new SiteRepository(storage.db)),
+    site,
     outbox,
     payments,
     meetings: new MeetingService({
@@ -150,14 +185,27 @@ export async function createServices(config: Config, storage: Storage, realClock
     bookings: bookingChanges,
     lifecycle,
     deliveryRepo,
-    members: new MemberService({ db: storage.db, engine: storage.engine, repo: membersRepo, credentials, clock: serviceClock }),
+    members: new MemberService({ db: storage.db, engine: storage.engine, repo: membersRepo, credentials, access: devices, clock: serviceClock }),
+    devices,
+    deviceSync,
+    deviceTransport,
     credentials,
     partnerRateLimit: new RateLimiter(new RateLimitRepository(storage.db), realClock, 30, 60_000),
     jobs,
-    startWorkers: () => jobs.start(),
+    startWorkers: () => {
+      void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));
+      jobs.start();
+    },
     stop: async () => {
       sandboxClock.stop();
       await jobs.stop();
+      await deviceTransport.stop();
     },
   };
+}
+
+/** The device transport DEVICE_TRANSPORT selects. */
+async function createTransport(config: Config): Promise<DeviceTransport> {
+  if (config.devices.transport === 'sandbox') return new SandboxTransport();
+  throw new Error('DEVICE_TRANSPORT=mqtt: the MQTT transport is not wired yet'); // TODO(mqtt): replaced when the MQTT transport lands
 }

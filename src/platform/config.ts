@@ -32,6 +32,16 @@ export interface Config {
   bodyLimitBytes: number;
   /** How long a webhook receiver has to answer. */
   webhookTimeoutMs: number;
+  /** How device changes reach devices (operator-api.md "Access devices"). */
+  devices: {
+    transport: 'sandbox' | 'mqtt';
+    mqttUrl: string;
+    topicPrefix: string;
+    /** How long the gateway has to acknowledge a batch of commands. */
+    ackTimeoutMs: number;
+    /** How often every device is compared with what it must hold. */
+    reconcileMs: number;
+  };
 }
 
 const LIFETIMES: Record<BookingEnv, TokenLifetimes> = {
@@ -88,6 +98,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     refreshReuseGraceSeconds: intVar(env, 'REFRESH_REUSE_GRACE_SECONDS', base.refreshReuseGraceSeconds, 0),
   };
 
+  const transport = env.DEVICE_TRANSPORT || 'sandbox';
+  if (transport !== 'sandbox' && transport !== 'mqtt') throw new ConfigError(`DEVICE_TRANSPORT must be sandbox or mqtt, got "${transport}"`);
+
   const demoDefault = bookingEnv === 'development' ? '1' : '0';
   return {
     port,
@@ -104,6 +117,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES', 15 * 1024 * 1024, 1024),
     webhookTimeoutMs: intVar(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
+    devices: {
+      transport,
+      mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',
+      topicPrefix: (env.MQTT_TOPIC_PREFIX || 'booking').replace(/\/+$/, ''),
+      ackTimeoutMs: intVar(env, 'DEVICE_ACK_TIMEOUT_MS', 5_000, 100),
+      reconcileMs: intVar(env, 'DEVICE_RECONCILE_SECONDS', 300, 1) * 1000,
+    },
   };
 }
 

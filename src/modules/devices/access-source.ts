@@ -36,6 +36,8 @@ export interface AccessSource {
 /** What the members and visitors modules call in their own transaction when a subject's access changes. */
 export interface AccessChangeLog {
   record(trx: Db, change: { projectId: string; subject: { kind: SubjectKind; id: string }; reason: string; at: number }): Promise<void>;
+  /** Call after the transaction that recorded changes commits: delivery starts at once. */
+  poke(): void;
 }
 
 export type { SubjectState };

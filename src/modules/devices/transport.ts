@@ -8,41 +8,10 @@
  * first command the device could not take for a passing reason (offline,
  * temporary). A command refused for bad input is reported and the next one goes on.
  */
+import type { WireCommand } from '../../contract/device-wire.js';
 import type { SubjectKind } from './rules/subject-state.js';
 
-/** A command as a device receives it (JSON on the wire). */
-export interface WireCommand {
-  v: 1;
-  deviceId: string;
-  /** Per-device sequence number, strictly increasing; a device applies each once, in order. */
-  seq: number;
-  op: 'upsert' | 'remove';
-  subject: { kind: SubjectKind; id: string };
-  /** Hash of the subject's state after this command (reported back in an inventory). */
-  stateHash: string;
-  /** upsert: the cards, each in the device's own format. */
-  cards?: { uid: string; cardNo: string; format: string }[];
-  /** upsert: the face image (base64), or null for none. Only ever sent to devices. */
-  face?: { mime: string; sha256: string; data: string } | null;
-  /** upsert, visitors: the QR card code the reader must accept, or null. */
-  qrCode?: string | null;
-  /** upsert, visitors: licence plates (normalized) an LPR camera must accept. */
-  plates?: string[];
-  /** upsert: validity window (ISO 8601 instants), null for unbounded. */
-  validFrom?: string | null;
-  validUntil?: string | null;
-}
-
-export type FailureKind = 'offline' | 'temporary' | 'bad-input';
-
-/** A device's answer to one command. */
-export interface WireAck {
-  v: 1;
-  deviceId: string;
-  seq: number;
-  ok: boolean;
-  error?: { kind: FailureKind; message: string };
-}
+export type { FailureKind, WireAck, WireCommand } from '../../contract/device-wire.js';
 
 /** The device a delivery is for. */
 export interface DeviceTarget {

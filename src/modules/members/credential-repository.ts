@@ -54,7 +54,14 @@ export class CredentialRepository {
     return Number(res.numDeletedRows) > 0;
   }
 
-  async recordAccessChange(row: { id: string; project_id: string; user_id: string; reason: string; created_at: number }, db: Db = this.db): Promise<void> {
-    await db.insertInto('access_changes').values({ ...row, processed_at: null }).execute();
+
+  /** SHA-256 of the member's face image, or null. */
+  async faceDigest(projectId: string, userId: string, db: Db = this.db): Promise<string | null> {
+    const row = await db.selectFrom('faces').select('sha256').where('project_id', '=', projectId).where('user_id', '=', userId).executeTakeFirst();
+    return row?.sha256 ?? null;
+  }
+
+  async sealedFace(projectId: string, userId: string, db: Db = this.db): Promise<Pick<FaceTable, 'image_enc' | 'mime' | 'sha256'> | undefined> {
+    return db.selectFrom('faces').select(['image_enc', 'mime', 'sha256']).where('project_id', '=', projectId).where('user_id', '=', userId).executeTakeFirst();
   }
 }

@@ -19,6 +19,7 @@ import { cardNoOf, decodeCard, defaultCardLabel } from './rules/card-codec.js';
 import { decodeFace, needsVirtualCard, newVirtualUid, planCards } from './rules/credentials.js';
 import type { CardRow, CredentialRepository } from './credential-repository.js';
 import type { MembersRepository } from './members-repository.js';
+import type { AccessChangeLog } from '../devices/access-source.js';
 
 /** The member a partner call reaches (access rules already applied). */
 export interface ReachedMember {
@@ -35,6 +36,8 @@ export interface CredentialServiceDeps {
   /** Partner writes of one app are serialized (the same lock the member PUT and DELETE take). */
   members: MembersRepository;
   secretBox: SecretBox;
+  /** Where access changes go (the devices module): recorded in the same transaction. */
+  access: AccessChangeLog;
   clock: Clock;
 }
 
@@ -122,8 +125,9 @@ export class CredentialService {
           break;
         }
       }
-      for (const reason of changed) await repo.recordAccessChange({ id: newId(now), project_id: projectId, user_id: userId, reason, created_at: now }, trx);
+      for (const reason of changed) await this.deps.access.record(trx, { projectId, subject: { kind: 'member', id: userId }, reason, at: now });
     });
+    this.deps.access.poke();
     const result = await this.current(projectId, userId);
     return { memberId: userId, ...result };
   }

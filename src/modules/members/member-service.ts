@@ -29,6 +29,7 @@ import type { MembersRepository, ResidentRow, UserRow } from './members-reposito
 import { normalizePhone } from './rules/phone.js';
 import { pickUnit, residentRole, resolveMember, type IdentityKey } from './rules/resolution.js';
 import type { CredentialService } from './credential-service.js';
+import type { AccessChangeLog } from '../devices/access-source.js';
 
 export interface PartnerContext {
   appId: string;
@@ -79,6 +80,8 @@ export interface MemberServiceDeps {
   repo: MembersRepository;
   /** The member's cards and face, as the credentials route keeps them. */
   credentials: CredentialService;
+  /** Where access changes go (the devices module): recorded in the same transaction. */
+  access: AccessChangeLog;
   clock: Clock;
 }
 
@@ -89,7 +92,9 @@ export class MemberService {
     const input = this.checkBody(body);
     for (let attempt = 0; ; attempt++) {
       try {
-        return await writeTransaction(this.deps.db, this.deps.engine, (trx) => this.putIn(trx, ctx, externalUserId, input));
+        const result = await writeTransaction(this.deps.db, this.deps.engine, (trx) => this.putIn(trx, ctx, externalUserId, input));
+        this.deps.access.poke();
+        return result;
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
         if (attempt >= 2) throw errors.partnerConflict('A concurrent change took one of this member\'s keys', { conflictKey: violatedKey(err) });
@@ -148,9 +153,10 @@ export class MemberService {
       const deactivating = membership.status !== 'deactivated';
       if (deactivating) await repo.updateMembership(membership.id, { status: 'deactivated', updated_at: now }, trx);
       if (deactivating || revoked > 0 || leaving.length > 0) {
-        await repo.insertAccessChange({ id: newId(now), project_id: ctx.projectId, user_id: userId, reason: 'offboarded', created_at: now }, trx);
+        await this.deps.access.record(trx, { projectId: ctx.projectId, subject: { kind: 'member', id: userId }, reason: 'offboarded', at: now });
       }
     });
+    this.deps.access.poke();
   }
 
   private checkBody(body: PutMemberBody): PutMemberBody {
@@ -253,7 +259,7 @@ export class MemberService {
     const granted = (await repo.appGroupIds(appId, projectId, trx)).filter((g) => !held.includes(g));
     await repo.addMemberGroups(userId, projectId, granted, now, trx);
     if (reactivated || granted.length) {
-      await repo.insertAccessChange({ id: newId(now), project_id: projectId, user_id: userId, reason: reactivated ? 'reactivated' : 'groups', created_at: now }, trx);
+      await this.deps.access.record(trx, { projectId, subject: { kind: 'member', id: userId }, reason: reactivated ? 'reactivated' : 'groups', at: now });
     }
 
     let residence = creating ? undefined : await repo.residence(projectId, userId, trx);

@@ -107,6 +107,12 @@ export class MembersRepository {
     return rows.map((r) => r.access_group_id);
   }
 
+  /** Members holding any access group of the project. */
+  async groupedMembers(projectId: string, db: Db = this.db): Promise<string[]> {
+    const rows = await db.selectFrom('member_groups').select('user_id').distinct().where('project_id', '=', projectId).execute();
+    return rows.map((r) => r.user_id);
+  }
+
   async addMemberGroups(userId: string, projectId: string, groupIds: string[], now: number, db: Db = this.db): Promise<void> {
     if (!groupIds.length) return;
     await db
@@ -118,11 +124,6 @@ export class MembersRepository {
   async removeMemberGroups(userId: string, groupIds: string[], db: Db = this.db): Promise<void> {
     if (!groupIds.length) return;
     await db.deleteFrom('member_groups').where('user_id', '=', userId).where('access_group_id', 'in', groupIds).execute();
-  }
-
-  /** One row of the device-enrollment outbox. */
-  async insertAccessChange(row: { id: string; project_id: string; user_id: string; reason: string; created_at: number }, db: Db = this.db): Promise<void> {
-    await db.insertInto('access_changes').values({ ...row, processed_at: null }).execute();
   }
 
   /** Rooms of the project a unit binding names. */

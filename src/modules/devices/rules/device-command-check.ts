@@ -7,7 +7,7 @@
  * a larger or undecodable picture is refused. Card numbers must fit the device's
  * format, and a visitor pass needs a QR code or a plate.
  */
-import type { WireCommand } from '../transport.js';
+import type { WireCommand } from '../../../contract/device-wire.js';
 
 export const DEVICE_FACE_MAX_BYTES = 200 * 1024;
 

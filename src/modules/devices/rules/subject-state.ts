@@ -5,7 +5,6 @@
  * a state: a face is named by its SHA-256 and a visitor's QR code by its keyed
  * tag; the bytes and the code travel only inside the command sent to the device.
  */
-import { createHash } from 'node:crypto';
 
 export type SubjectKind = 'member' | 'visitor';
 
@@ -50,10 +49,6 @@ export function parseState(json: string): SubjectState {
   return canonicalState({ ...EMPTY_STATE, ...(JSON.parse(json) as Partial<SubjectState>) });
 }
 
-/** Short hash of a state: what a gateway reports back in its inventory. */
-export function stateHash(s: SubjectState): string {
-  return createHash('sha256').update(stateJson(s)).digest('hex').slice(0, 32);
-}
 
 export function subjectKey(s: SubjectRef): string {
   return `${s.kind}:${s.id}`;

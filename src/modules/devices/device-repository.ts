@@ -1,0 +1,238 @@
+/**
+ * The devices module's tables: the enrollment outbox (access_changes), per-device
+ * sync state, planned targets, the command queue and what devices acknowledged.
+ * Devices themselves are written by the site module; this reads them.
+ */
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Db } from '../../platform/db/db.js';
+import type { Database, DeviceCommandTable, DeviceStateTable } from '../../platform/db/schema.js';
+import type { SubjectKind } from './rules/subject-state.js';
+
+export type CommandRow = Selectable<DeviceCommandTable>;
+export type DeviceStateRow = Selectable<DeviceStateTable>;
+
+export interface DeviceRow {
+  id: string;
+  projectId: string;
+  accessGroupId: string;
+  name: string;
+  kind: string;
+  locationEn: string | null;
+  locationTh: string | null;
+  cardFormat: string | null;
+}
+
+export interface SubjectStateRow {
+  device_id: string;
+  subject_kind: string;
+  subject_id: string;
+  state: string;
+}
+
+export class DeviceRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  private devicesQuery(db: Db) {
+    return db
+      .selectFrom('devices')
+      .innerJoin('access_groups', 'access_groups.id', 'devices.access_group_id')
+      .select([
+        'devices.id as id', 'access_groups.project_id as projectId', 'devices.access_group_id as accessGroupId', 'devices.name as name',
+        'devices.kind as kind', 'devices.location_en as locationEn', 'devices.location_th as locationTh', 'devices.card_format as cardFormat',
+      ]);
+  }
+
+  async device(id: string, db: Db = this.db): Promise<DeviceRow | undefined> {
+    return this.devicesQuery(db).where('devices.id', '=', id).executeTakeFirst();
+  }
+
+  async projectDevices(projectId: string, db: Db = this.db): Promise<DeviceRow[]> {
+    return this.devicesQuery(db).where('access_groups.project_id', '=', projectId).orderBy('devices.id').execute();
+  }
+
+  async projectIdsWithDevices(db: Db = this.db): Promise<string[]> {
+    const rows = await db
+      .selectFrom('devices')
+      .innerJoin('access_groups', 'access_groups.id', 'devices.access_group_id')
+      .select('access_groups.project_id as projectId')
+      .distinct()
+      .execute();
+    return rows.map((r) => r.projectId);
+  }
+
+  // ----- the enrollment outbox -------------------------------------------------
+
+  async insertAccessChange(
+    row: { id: string; project_id: string; subject_kind: SubjectKind; user_id: string; reason: string; created_at: number; processed_at: number | null },
+    db: Db = this.db,
+  ): Promise<void> {
+    await db.insertInto('access_changes').values(row).execute();
+  }
+
+  // ----- targets (what the service decided each device must hold) ---------------
+
+  async subjectTargets(kind: SubjectKind, subjectId: string, db: Db = this.db): Promise<SubjectStateRow[]> {
+    return db.selectFrom('device_targets').select(['device_id', 'subject_kind', 'subject_id', 'state'])
+      .where('subject_kind', '=', kind).where('subject_id', '=', subjectId).execute();
+  }
+
+  async deviceTargets(deviceId: string, db: Db = this.db): Promise<SubjectStateRow[]> {
+    return db.selectFrom('device_targets').select(['device_id', 'subject_kind', 'subject_id', 'state']).where('device_id', '=', deviceId).execute();
+  }
+
+  /** Subjects of a kind with a target on any of the devices. */
+  async targetedSubjects(kind: SubjectKind, deviceIds: string[], db: Db = this.db): Promise<string[]> {
+    if (!deviceIds.length) return [];
+    const rows = await db.selectFrom('device_targets').select('subject_id').distinct()
+      .where('subject_kind', '=', kind).where('device_id', 'in', deviceIds).execute();
+    return rows.map((r) => r.subject_id);
+  }
+
+  async putTarget(row: SubjectStateRow, now: number, db: Db = this.db): Promise<void> {
+    await db.insertInto('device_targets').values({ ...row, updated_at: now })
+      .onConflict((oc) => oc.columns(['device_id', 'subject_kind', 'subject_id']).doUpdateSet({ state: row.state, updated_at: now }))
+      .execute();
+  }
+
+  async deleteTarget(deviceId: string, kind: string, subjectId: string, db: Db = this.db): Promise<void> {
+    await db.deleteFrom('device_targets').where('device_id', '=', deviceId).where('subject_kind', '=', kind).where('subject_id', '=', subjectId).execute();
+  }
+
+  // ----- the per-device queue ----------------------------------------------------
+
+  /** Creates the devices' sync rows when missing. */
+  async ensureStates(deviceIds: string[], now: number, db: Db = this.db): Promise<void> {
+    if (!deviceIds.length) return;
+    await db.insertInto('device_state')
+      .values(deviceIds.map((id) => ({
+        device_id: id, online: 1, next_seq: 1, attempts: 0, next_attempt_at: 0, claimed_until: null, last_synced_at: null, last_error: null, updated_at: now,
+      })))
+      .onConflict((oc) => oc.column('device_id').doNothing())
+      .execute();
+  }
+
+  async state(deviceId: string, db: Db = this.db): Promise<DeviceStateRow | undefined> {
+    return db.selectFrom('device_state').selectAll().where('device_id', '=', deviceId).executeTakeFirst();
+  }
+
+  /** Takes the device's next sequence number (on PostgreSQL this locks the device's row until commit, so commits come in sequence order). */
+  async takeSeq(deviceId: string, db: Db): Promise<number> {
+    const row = await db.updateTable('device_state').set({ next_seq: sql<number>`next_seq + 1` })
+      .where('device_id', '=', deviceId).returning('next_seq').executeTakeFirstOrThrow();
+    return Number(row.next_seq) - 1;
+  }
+
+  /** Drops the subject's unsent commands on a device: a newer command carries its whole state. */
+  async supersede(deviceId: string, kind: string, subjectId: string, db: Db): Promise<void> {
+    await db.deleteFrom('device_commands').where('device_id', '=', deviceId).where('subject_kind', '=', kind)
+      .where('subject_id', '=', subjectId).where('status', '=', 'pending').execute();
+  }
+
+  async insertCommand(row: Omit<CommandRow, 'done_at' | 'last_error' | 'attempts' | 'status'>, db: Db): Promise<void> {
+    await db.insertInto('device_commands').values({ ...row, status: 'pending', attempts: 0, last_error: null, done_at: null }).execute();
+  }
+
+  /** Devices with pending commands due by `now` and not leased by another worker. */
+  async dueDevices(now: number, realNow: number, limit: number, skip: readonly string[], db: Db = this.db): Promise<DeviceStateRow[]> {
+    let q = db.selectFrom('device_state').selectAll()
+      .where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', realNow)]))
+      .where((eb) => eb.exists(eb.selectFrom('device_commands').select('device_commands.id')
+        .whereRef('device_commands.device_id', '=', 'device_state.device_id').where('device_commands.status', '=', 'pending')));
+    if (skip.length) q = q.where('device_id', 'not in', [...skip]);
+    return q.orderBy('next_attempt_at').orderBy('device_id').limit(limit).execute();
+  }
+
+  async lease(deviceId: string, realNow: number, leaseMs: number, db: Db = this.db): Promise<boolean> {
+    const res = await db.updateTable('device_state').set({ claimed_until: realNow + leaseMs })
+      .where('device_id', '=', deviceId)
+      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', realNow)]))
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  async pendingCommands(deviceId: string, limit: number, db: Db = this.db): Promise<CommandRow[]> {
+    return db.selectFrom('device_commands').selectAll().where('device_id', '=', deviceId).where('status', '=', 'pending')
+      .orderBy('seq').limit(limit).execute();
+  }
+
+  async pendingCount(deviceId: string, db: Db = this.db): Promise<number> {
+    const row = await db.selectFrom('device_commands').select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('device_id', '=', deviceId).where('status', '=', 'pending').executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Subjects with an unsent command on the device. */
+  async pendingSubjects(deviceId: string, db: Db = this.db): Promise<Set<string>> {
+    const rows = await db.selectFrom('device_commands').select(['subject_kind', 'subject_id']).distinct()
+      .where('device_id', '=', deviceId).where('status', '=', 'pending').execute();
+    return new Set(rows.map((r) => `${r.subject_kind}:${r.subject_id}`));
+  }
+
+  /** The newest command per subject on the device that the device refused (bad input). */
+  async refusedStates(deviceId: string, db: Db = this.db): Promise<Map<string, string | null>> {
+    const rows = await db.selectFrom('device_commands').select(['subject_kind', 'subject_id', 'state', 'seq', 'status'])
+      .where('device_id', '=', deviceId).where('status', '!=', 'pending').orderBy('seq').execute();
+    const latest = new Map<string, { status: string; state: string | null }>();
+    for (const r of rows) latest.set(`${r.subject_kind}:${r.subject_id}`, { status: r.status, state: r.state });
+    const out = new Map<string, string | null>();
+    for (const [k, v] of latest) if (v.status === 'failed') out.set(k, v.state);
+    return out;
+  }
+
+  async problems(deviceId: string, limit: number, db: Db = this.db): Promise<CommandRow[]> {
+    return db.selectFrom('device_commands').selectAll().where('device_id', '=', deviceId).where('status', '=', 'failed')
+      .orderBy('seq', 'desc').limit(limit).execute();
+  }
+
+  /** A command the device applied: done, and what it now holds for the subject. */
+  async applied(cmd: CommandRow, now: number, db: Db): Promise<void> {
+    const res = await db.updateTable('device_commands').set({ status: 'done', done_at: now, attempts: cmd.attempts + 1 })
+      .where('id', '=', cmd.id).where('status', '=', 'pending').executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) return; // superseded meanwhile: a newer command follows
+    if (cmd.op === 'remove') {
+      await this.deleteEnrollment(cmd.device_id, cmd.subject_kind, cmd.subject_id, db);
+    } else {
+      await db.insertInto('device_enrollments')
+        .values({ device_id: cmd.device_id, subject_kind: cmd.subject_kind, subject_id: cmd.subject_id, state: cmd.state!, seq: cmd.seq, updated_at: now })
+        .onConflict((oc) => oc.columns(['device_id', 'subject_kind', 'subject_id']).doUpdateSet({ state: cmd.state!, seq: cmd.seq, updated_at: now }))
+        .execute();
+    }
+  }
+
+  async refused(cmd: CommandRow, message: string, now: number, db: Db): Promise<void> {
+    await db.updateTable('device_commands').set({ status: 'failed', done_at: now, attempts: cmd.attempts + 1, last_error: message })
+      .where('id', '=', cmd.id).where('status', '=', 'pending').execute();
+  }
+
+  /** The device answered: it is reachable and in sync up to what it acknowledged; the lease ends. */
+  async synced(deviceId: string, answered: boolean, now: number, db: Db): Promise<void> {
+    await db.updateTable('device_state')
+      .set({ attempts: 0, next_attempt_at: now, claimed_until: null, last_error: null, updated_at: now, ...(answered ? { last_synced_at: now } : {}) })
+      .where('device_id', '=', deviceId).execute();
+  }
+
+  /** Delivery stopped (offline, no answer): try again at `retryAt`; the lease ends. */
+  async stopped(deviceId: string, message: string, retryAt: number, now: number, db: Db = this.db): Promise<void> {
+    await db.updateTable('device_state')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1), next_attempt_at: retryAt, claimed_until: null, last_error: message, updated_at: now }))
+      .where('device_id', '=', deviceId).execute();
+  }
+
+  async setOnline(deviceId: string, online: boolean, now: number, db: Db = this.db): Promise<void> {
+    await db.updateTable('device_state')
+      .set(online ? { online: 1, attempts: 0, next_attempt_at: now, updated_at: now } : { online: 0, updated_at: now })
+      .where('device_id', '=', deviceId).execute();
+  }
+
+  // ----- what devices hold ----------------------------------------------------------
+
+  async enrollments(deviceId: string, db: Db = this.db): Promise<SubjectStateRow[]> {
+    return db.selectFrom('device_enrollments').select(['device_id', 'subject_kind', 'subject_id', 'state'])
+      .where('device_id', '=', deviceId).orderBy('subject_kind').orderBy('subject_id').execute();
+  }
+
+  async deleteEnrollment(deviceId: string, kind: string, subjectId: string, db: Db = this.db): Promise<void> {
+    await db.deleteFrom('device_enrollments').where('device_id', '=', deviceId).where('subject_kind', '=', kind).where('subject_id', '=', subjectId).execute();
+  }
+}

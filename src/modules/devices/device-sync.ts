@@ -1,0 +1,274 @@
+/**
+ * Device sync: from "a subject's access changed" to "every device holds what it
+ * must", durably and in order.
+ *
+ * 1. **Plan** (in the caller's transaction, with the change that caused it): the
+ *    subject's source says what each of the project's devices must hold; where that
+ *    differs from the device's target, the target is updated and a command is
+ *    queued with the device's next sequence number. An unsent older command for the
+ *    same subject on that device is dropped: the new one carries the whole state.
+ * 2. **Deliver** (the `device-sync` job, one device at a time per device): the
+ *    device's pending commands go to the transport in sequence order; what the
+ *    device acknowledged becomes what it holds; a refusal for bad input is recorded
+ *    and not retried; an unreachable device is tried again with backoff.
+ * 3. **Repair** (the `device-reconcile` job and gateway inventories): targets are
+ *    planned again from the sources, and a device whose acknowledged holdings differ
+ *    from its targets with nothing pending gets the difference queued.
+ */
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Db } from '../../platform/db/db.js';
+import type { Engine } from '../../platform/db/database.js';
+import type { Database } from '../../platform/db/schema.js';
+import { writeTransaction } from '../../platform/db/transactions.js';
+import { newId } from '../../platform/ids.js';
+import { encodeCard, fitsFormat, isCardCodeFormat, DEFAULT_CARD_CODE_FORMAT } from '../members/rules/card-codec.js';
+import type { AccessSource, DeviceInfo } from './access-source.js';
+import type { CommandRow, DeviceRepository, DeviceRow, DeviceStateRow } from './device-repository.js';
+import { retryDelayMs } from './rules/device-kinds.js';
+import { stateHash } from './state-hash.js';
+import { parseState, stateJson, subjectKey, type SubjectKind, type SubjectRef, type SubjectState } from './rules/subject-state.js';
+import type { DeviceTransport, TransportEvents, WireCommand } from './transport.js';
+
+/** Commands per delivery round. */
+export const DELIVERY_BATCH = 200;
+
+export interface DeviceSyncDeps {
+  db: Kysely<Database>;
+  engine: Engine;
+  repo: DeviceRepository;
+  transport: DeviceTransport;
+  sources: AccessSource[];
+  /** Service time. */
+  clock: Clock;
+  /** Called after a commit that queued commands (wakes the delivery job). */
+  onQueued?: () => void;
+  onError?: (err: unknown, context: { job: string }) => void;
+}
+
+export function deviceInfo(d: DeviceRow): DeviceInfo {
+  return { id: d.id, projectId: d.projectId, accessGroupId: d.accessGroupId, kind: d.kind };
+}
+
+export function cardFormatOf(d: Pick<DeviceRow, 'cardFormat'>): string {
+  return d.cardFormat && isCardCodeFormat(d.cardFormat) ? d.cardFormat : DEFAULT_CARD_CODE_FORMAT;
+}
+
+export class DeviceSync implements TransportEvents {
+  private readonly sources = new Map<SubjectKind, AccessSource>();
+
+  constructor(private readonly deps: DeviceSyncDeps) {
+    for (const s of deps.sources) this.sources.set(s.kind, s);
+  }
+
+  addSource(source: AccessSource): void {
+    this.sources.set(source.kind, source);
+  }
+
+  private source(kind: SubjectKind): AccessSource {
+    const s = this.sources.get(kind);
+    if (!s) throw new Error(`no access source for ${kind}`);
+    return s;
+  }
+
+  // ----- 1. plan ---------------------------------------------------------------
+
+  /**
+   * Plans one subject on every device of its project, in `trx`. Returns how many
+   * commands were queued.
+   */
+  async plan(trx: Db, projectId: string, subject: SubjectRef, now: number, devices?: DeviceRow[]): Promise<number> {
+    const { repo } = this.deps;
+    const all = devices ?? (await repo.projectDevices(projectId, trx));
+    const desired = await this.source(subject.kind).desired(projectId, subject.id, all.map(deviceInfo), trx);
+    const targets = new Map((await repo.subjectTargets(subject.kind, subject.id, trx)).map((t) => [t.device_id, t.state]));
+    const work: { deviceId: string; state: SubjectState | null }[] = [];
+    for (const d of all) {
+      const want = desired.get(d.id) ?? null;
+      const have = targets.get(d.id) ?? null;
+      if (want ? stateJson(want) !== have : have !== null) work.push({ deviceId: d.id, state: want });
+    }
+    // Targets on devices no longer in the project (a device moved): withdraw there too.
+    for (const [deviceId] of targets) if (!all.some((d) => d.id === deviceId)) work.push({ deviceId, state: null });
+    if (!work.length) return 0;
+    work.sort((a, b) => (a.deviceId < b.deviceId ? -1 : 1)); // one lock order for every planner
+    await repo.ensureStates(work.map((w) => w.deviceId), now, trx);
+    for (const w of work) {
+      if (w.state) await repo.putTarget({ device_id: w.deviceId, subject_kind: subject.kind, subject_id: subject.id, state: stateJson(w.state) }, now, trx);
+      else await repo.deleteTarget(w.deviceId, subject.kind, subject.id, trx);
+      await this.enqueue(trx, w.deviceId, subject, w.state, now);
+    }
+    return work.length;
+  }
+
+  private async enqueue(trx: Db, deviceId: string, subject: SubjectRef, state: SubjectState | null, now: number): Promise<void> {
+    const { repo } = this.deps;
+    await repo.supersede(deviceId, subject.kind, subject.id, trx);
+    const seq = await repo.takeSeq(deviceId, trx);
+    await repo.insertCommand({
+      id: newId(now), device_id: deviceId, seq, subject_kind: subject.kind, subject_id: subject.id,
+      op: state ? 'upsert' : 'remove', state: state ? stateJson(state) : null, created_at: now,
+    }, trx);
+  }
+
+  // ----- 2. deliver --------------------------------------------------------------
+
+  async dueDevices(now: number, realNow: number, limit: number, skip: readonly string[]): Promise<DeviceStateRow[]> {
+    return this.deps.repo.dueDevices(now, realNow, limit, skip);
+  }
+
+  async lease(deviceId: string, realNow: number, leaseMs: number): Promise<boolean> {
+    return this.deps.repo.lease(deviceId, realNow, leaseMs);
+  }
+
+  /** One delivery round for a leased device. */
+  async deliver(deviceId: string): Promise<void> {
+    const { repo, transport, clock } = this.deps;
+    const device = await repo.device(deviceId);
+    const commands = await repo.pendingCommands(deviceId, DELIVERY_BATCH);
+    const state = await repo.state(deviceId);
+    if (!device || !state) {
+      // The device left the site: its queue has nowhere to go.
+      await writeTransaction(this.deps.db, this.deps.engine, (trx) => repo.synced(deviceId, false, clock.now(), trx));
+      return;
+    }
+    if (!commands.length) return;
+    const wires = await Promise.all(commands.map((c) => this.wire(device, c)));
+    const report = await transport.deliver({ id: deviceId, kind: device.kind, online: state.online === 1 }, wires);
+    const now = clock.now();
+    const bySeq = new Map(commands.map((c) => [Number(c.seq), c]));
+    await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
+      for (const a of report.answered) {
+        const cmd = bySeq.get(a.seq);
+        if (!cmd) continue;
+        if (a.ok) await repo.applied(cmd, now, trx);
+        else await repo.refused(cmd, a.message ?? 'refused by the device', now, trx);
+      }
+      if (report.stopped) {
+        const attempts = state.attempts + 1;
+        await repo.stopped(deviceId, `${report.stopped.kind}: ${report.stopped.message}`, now + retryDelayMs(attempts), now, trx);
+        if (report.stopped.kind === 'offline' && state.online === 1 && transport.name === 'mqtt') await repo.setOnline(deviceId, false, now, trx);
+      } else {
+        await repo.synced(deviceId, report.answered.length > 0, now, trx);
+      }
+    });
+  }
+
+  /** The command as the device receives it: cards in its format, the face bytes and QR code resolved now. */
+  private async wire(device: DeviceRow, c: CommandRow): Promise<WireCommand> {
+    const subject = { kind: c.subject_kind as SubjectKind, id: c.subject_id };
+    if (c.op === 'remove' || !c.state) {
+      return { v: 1, deviceId: device.id, seq: Number(c.seq), op: 'remove', subject, stateHash: '' };
+    }
+    const state = parseState(c.state);
+    const format = cardFormatOf(device);
+    const needsSecrets = state.face !== null || state.qr !== null;
+    const secrets = needsSecrets ? await this.source(subject.kind).secrets(device.projectId, subject.id) : { face: null, qrCode: null };
+    return {
+      v: 1, deviceId: device.id, seq: Number(c.seq), op: 'upsert', subject, stateHash: stateHash(state),
+      cards: state.cards.map((uid) => ({
+        uid, format, cardNo: fitsFormat(uid, format as never) ? encodeCard(uid, format as never) : '',
+      })),
+      face: state.face && secrets.face ? { mime: secrets.face.mime, sha256: secrets.face.sha256, data: secrets.face.bytes.toString('base64') } : null,
+      qrCode: state.qr ? secrets.qrCode : null,
+      plates: state.plates,
+      validFrom: state.validFrom === null ? null : new Date(state.validFrom).toISOString(),
+      validUntil: state.validUntil === null ? null : new Date(state.validUntil).toISOString(),
+    };
+  }
+
+  // ----- 3. repair -----------------------------------------------------------------
+
+  /** Plans every subject of every project again, then queues what devices lack. Returns commands queued. */
+  async reconcileAll(): Promise<number> {
+    let queued = 0;
+    for (const projectId of await this.deps.repo.projectIdsWithDevices()) queued += await this.reconcileProject(projectId);
+    return queued;
+  }
+
+  async reconcileProject(projectId: string): Promise<number> {
+    const { repo, clock } = this.deps;
+    const devices = await repo.projectDevices(projectId);
+    let queued = 0;
+    for (const source of this.sources.values()) {
+      const ids = new Set([...(await source.subjects(projectId)), ...(await repo.targetedSubjects(source.kind, devices.map((d) => d.id)))]);
+      for (const id of ids) {
+        queued += await writeTransaction(this.deps.db, this.deps.engine, (trx) => this.plan(trx, projectId, { kind: source.kind, id }, clock.now(), devices));
+      }
+    }
+    for (const d of devices) queued += await this.repairDevice(d.id);
+    if (queued) this.deps.onQueued?.();
+    return queued;
+  }
+
+  /** Queues, for each subject with nothing pending, the difference between the device's target and what it acknowledged. */
+  async repairDevice(deviceId: string, unknownHeld: SubjectRef[] = []): Promise<number> {
+    const { repo, clock } = this.deps;
+    return writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
+      const now = clock.now();
+      const [targets, held, pending, refused] = await Promise.all([
+        repo.deviceTargets(deviceId, trx), repo.enrollments(deviceId, trx), repo.pendingSubjects(deviceId, trx), repo.refusedStates(deviceId, trx),
+      ]);
+      const heldBy = new Map(held.map((h) => [`${h.subject_kind}:${h.subject_id}`, h.state]));
+      const targetBy = new Map(targets.map((t) => [`${t.subject_kind}:${t.subject_id}`, t.state]));
+      const work: { subject: SubjectRef; state: SubjectState | null }[] = [];
+      for (const t of targets) {
+        const key = `${t.subject_kind}:${t.subject_id}`;
+        if (pending.has(key) || heldBy.get(key) === t.state) continue;
+        if (refused.has(key) && refused.get(key) === t.state) continue; // refused as bad input: sending it again cannot help
+        work.push({ subject: { kind: t.subject_kind as SubjectKind, id: t.subject_id }, state: parseState(t.state) });
+      }
+      for (const h of held) {
+        const key = `${h.subject_kind}:${h.subject_id}`;
+        if (!targetBy.has(key) && !pending.has(key)) work.push({ subject: { kind: h.subject_kind as SubjectKind, id: h.subject_id }, state: null });
+      }
+      for (const s of unknownHeld) {
+        const key = subjectKey(s);
+        if (!targetBy.has(key) && !heldBy.has(key) && !pending.has(key)) work.push({ subject: s, state: null });
+      }
+      if (!work.length) return 0;
+      await repo.ensureStates([deviceId], now, trx);
+      for (const w of work) await this.enqueue(trx, deviceId, w.subject, w.state, now);
+      return work.length;
+    });
+  }
+
+  // ----- what the transport reports -------------------------------------------------
+
+  reachability(deviceId: string, online: boolean): void {
+    void this.setOnline(deviceId, online).catch((err) => this.deps.onError?.(err, { job: 'device-reachability' }));
+  }
+
+  async setOnline(deviceId: string, online: boolean): Promise<void> {
+    const now = this.deps.clock.now();
+    await this.deps.repo.ensureStates([deviceId], now);
+    await this.deps.repo.setOnline(deviceId, online, now);
+    if (online) this.deps.onQueued?.();
+  }
+
+  /** A device's full memory (after a gateway reconnects): what it holds replaces what we recorded; the difference is queued. */
+  inventory(deviceId: string, report: { lastSeq: number; holds: { subject: SubjectRef; stateHash: string }[] }): void {
+    void this.applyInventory(deviceId, report).catch((err) => this.deps.onError?.(err, { job: 'device-inventory' }));
+  }
+
+  async applyInventory(deviceId: string, report: { lastSeq: number; holds: { subject: SubjectRef; stateHash: string }[] }): Promise<number> {
+    const { repo } = this.deps;
+    if (!(await repo.device(deviceId))) return 0;
+    const reported = new Map(report.holds.map((h) => [subjectKey(h.subject), h.stateHash]));
+    const unknown: SubjectRef[] = [];
+    await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
+      for (const e of await repo.enrollments(deviceId, trx)) {
+        const key = `${e.subject_kind}:${e.subject_id}`;
+        if (reported.get(key) === stateHash(parseState(e.state))) reported.delete(key);
+        else await repo.deleteEnrollment(deviceId, e.subject_kind, e.subject_id, trx);
+      }
+    });
+    for (const key of reported.keys()) {
+      const [kind, ...rest] = key.split(':');
+      unknown.push({ kind: kind as SubjectKind, id: rest.join(':') });
+    }
+    const queued = await this.repairDevice(deviceId, unknown);
+    if (queued) this.deps.onQueued?.();
+    return queued;
+  }
+}

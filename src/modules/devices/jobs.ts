@@ -1,0 +1,59 @@
+/**
+ * The devices module's background work, as handlers of the one job runner:
+ * - `device-sync`: a device with pending commands gets them delivered in sequence
+ *   order; one delivery per device at a time (per-device budget 1), several devices
+ *   at once; leased so two instances never deliver to one device together.
+ * - `device-reconcile`: every few minutes (and soon after start), plan every
+ *   subject again and queue what devices lack (repairs drift).
+ */
+import type { JobHandler } from '../../platform/jobs/handler.js';
+import type { DeviceStateRow } from './device-repository.js';
+import type { DeviceSync } from './device-sync.js';
+
+export const DEVICE_SYNC_JOB = 'device-sync';
+export const DEVICE_RECONCILE_JOB = 'device-reconcile';
+/** Devices delivered to at once. */
+export const DEVICE_CONCURRENCY = 8;
+
+export function deviceSyncJob(sync: DeviceSync, opts: { leaseMs: number; intervalMs?: number }): JobHandler<DeviceStateRow> {
+  return {
+    name: DEVICE_SYNC_JOB,
+    intervalMs: opts.intervalMs ?? 500,
+    concurrency: DEVICE_CONCURRENCY,
+    perKey: { key: (d) => d.device_id, limit: 1 },
+    id: (d) => d.device_id,
+    dueAt: (d) => d.next_attempt_at,
+    due: ({ now, realNow, limit, fullKeys }) => sync.dueDevices(now, realNow, limit, fullKeys),
+    page: { size: 50, max: 4 },
+    cascades: true,
+    claim: (d, { realNow, leaseMs }) => sync.lease(d.device_id, realNow, leaseMs),
+    leaseMs: opts.leaseMs,
+    run: (d) => sync.deliver(d.device_id),
+  };
+}
+
+/** Reconcile every `everyMs` (real time) and whenever `soon()` asked for it (after a site apply, after start). */
+export class ReconcileSchedule {
+  private next: number;
+  constructor(private readonly realNow: () => number, private readonly everyMs: number, firstAfterMs = 5_000) {
+    this.next = realNow() + Math.min(firstAfterMs, everyMs);
+  }
+
+  soon(): void {
+    this.next = Math.min(this.next, this.realNow());
+  }
+
+  job(sync: DeviceSync): JobHandler<{ at: number }> {
+    return {
+      name: DEVICE_RECONCILE_JOB,
+      intervalMs: Math.min(1_000, this.everyMs),
+      id: (t) => `${DEVICE_RECONCILE_JOB}@${t.at}`,
+      dueAt: (t) => t.at,
+      due: async () => (this.realNow() >= this.next ? [{ at: this.next }] : []),
+      run: async () => {
+        this.next = this.realNow() + this.everyMs;
+        await sync.reconcileAll();
+      },
+    };
+  }
+}

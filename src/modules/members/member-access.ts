@@ -1,0 +1,45 @@
+/**
+ * The members module's answer to the devices module (its `AccessSource`): an
+ * active member holds, on every device of the access groups they are in, their
+ * active cards (physical and virtual) and, where the device takes faces, their
+ * face. Face bytes leave the module only inside a command sent to a device.
+ */
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import type { Db } from '../../platform/db/db.js';
+import type { AccessSource, DeviceInfo, SubjectSecrets } from '../devices/access-source.js';
+import { holdsFaces } from '../devices/rules/device-kinds.js';
+import type { SubjectState } from '../devices/rules/subject-state.js';
+import type { CredentialRepository } from './credential-repository.js';
+import type { MembersRepository } from './members-repository.js';
+
+export class MemberAccessSource implements AccessSource {
+  readonly kind = 'member' as const;
+
+  constructor(private readonly members: MembersRepository, private readonly credentials: CredentialRepository, private readonly secretBox: SecretBox) {}
+
+  async desired(projectId: string, userId: string, devices: DeviceInfo[], trx?: Db): Promise<Map<string, SubjectState>> {
+    const out = new Map<string, SubjectState>();
+    const membership = await this.members.membership(userId, projectId, trx);
+    if (membership?.status !== 'active') return out;
+    const groups = new Set(await this.members.memberGroupIds(userId, projectId, trx));
+    const mine = devices.filter((d) => groups.has(d.accessGroupId));
+    if (!mine.length) return out;
+    const [cards, face] = await Promise.all([this.credentials.activeCards(projectId, userId, trx), this.credentials.faceDigest(projectId, userId, trx)]);
+    for (const d of mine) {
+      out.set(d.id, { cards: cards.map((c) => c.uid), face: holdsFaces(d.kind) ? face : null, qr: null, plates: [], validFrom: null, validUntil: null });
+    }
+    return out;
+  }
+
+  subjects(projectId: string, trx?: Db): Promise<string[]> {
+    return this.members.groupedMembers(projectId, trx);
+  }
+
+  async secrets(projectId: string, userId: string): Promise<SubjectSecrets> {
+    const face = await this.credentials.sealedFace(projectId, userId);
+    return {
+      face: face ? { mime: face.mime, sha256: face.sha256, bytes: Buffer.from(this.secretBox.open(face.image_enc), 'base64') } : null,
+      qrCode: null,
+    };
+  }
+}
