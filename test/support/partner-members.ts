@@ -65,6 +65,9 @@ export class PartnerClient {
   get(ext: string): Promise<HttpResult> {
     return this.svc.request('GET', memberPath(ext), { token: this.token });
   }
+  credentials(ext: string, body: unknown): Promise<HttpResult> {
+    return this.svc.request('PUT', `${memberPath(ext)}/credentials`, { body, token: this.token });
+  }
   del(ext: string): Promise<HttpResult> {
     return this.svc.request('DELETE', memberPath(ext), { token: this.token });
   }

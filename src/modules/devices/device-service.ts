@@ -71,7 +71,12 @@ export class DeviceService implements AccessChangeLog {
     const { repo } = this.deps;
     const d = await repo.device(id);
     if (!d) throw errors.notFound('Device not found');
-    const [state, pending, held, problems] = await Promise.all([repo.state(id), repo.pendingCount(id), repo.enrollments(id), repo.problems(id, PROBLEMS_SHOWN)]);
+    // Read in this order, one after another: a view that counts no pending change then sees every
+    // acknowledgement that emptied the queue (on PostgreSQL the reads may use different connections).
+    const pending = await repo.pendingCount(id);
+    const state = await repo.state(id);
+    const held = await repo.enrollments(id);
+    const problems = await repo.problems(id, PROBLEMS_SHOWN);
     const enrollments: DeviceView['enrollments'] = [];
     const visitorPasses: DeviceView['visitorPasses'] = [];
     for (const h of held) {

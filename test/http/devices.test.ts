@@ -1,0 +1,200 @@
+/**
+ * Access devices over HTTP (operator-api.md "Access devices"; api-spec partner
+ * member rules): enrollment after a credentials PUT on every device of the app's
+ * groups and none elsewhere, card removal, offboarding, offline → pending → online
+ * catch-up in order, coalescing, a restart mid-queue, bad input recorded and not
+ * retried, repair of drift, devices added by a site apply.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/test-service.js';
+import { appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
+import { PartnerClient, PARTNER_APP_ID, PARTNER_SECRET } from '../support/partner-members.js';
+import { deviceSite, deviceView, face, settled, waitForDevice } from '../support/devices.js';
+import { cardNoOf, decodeCard } from '../../src/modules/members/rules/card-codec.js';
+import { createTestDatabase } from '../support/test-database.js';
+
+let svc: TestService;
+let ids: SiteIds;
+let api: PartnerClient;
+const dev = (key: string) => idOf(ids, key);
+const CONSENT = '2026-01-01T00:00:00Z';
+
+beforeAll(async () => {
+  svc = await startTestService();
+  ids = await applySite(svc, deviceSite());
+  api = new PartnerClient(svc, (await appToken(svc, PARTNER_APP_ID, PARTNER_SECRET)).access_token);
+});
+
+afterAll(async () => {
+  await svc?.close();
+});
+
+const uidOf = (cardNo: string) => {
+  const d = decodeCard(cardNo);
+  if (!d.ok) throw new Error(d.reason);
+  return d.uid;
+};
+
+async function member(ext: string, cards: string[], withFace = true): Promise<string> {
+  const m = await api.putOk(ext, { firstName: ext, lastName: 'Member' });
+  const res = await api.credentials(ext, { cards: cards.map((cardNo) => ({ cardNo })), ...(withFace ? { face: face(ext.length), faceConsentAt: CONSENT } : {}) });
+  expect(res.status, res.text).toBe(200);
+  return m.memberId;
+}
+
+const enrollmentOf = (view: any, memberId: string) => view.enrollments.find((e: any) => e.memberId === memberId);
+
+describe('enrollment', () => {
+  it('a credentials PUT reaches every device of the app\'s groups, and no other', async () => {
+    const id = await member('dev-1', ['0001234567', '3000000001']);
+    for (const key of ['t1', 't2', 'g1']) {
+      const view = await waitForDevice(svc, dev(key), (v) => settled(v) && !!enrollmentOf(v, id)?.cardNos.length);
+      expect(view).toMatchObject({ _id: dev(key), online: true, pendingChanges: 0 });
+      expect(Date.parse(view.lastSyncedAt)).toBeGreaterThan(0);
+      expect(enrollmentOf(view, id).cardNos.sort()).toEqual(['0001234567', '3000000001']);
+    }
+    expect(enrollmentOf(await deviceView(svc, dev('t1')), id).face).toBe(true);
+    // A plain card reader takes no face.
+    expect(enrollmentOf(await deviceView(svc, dev('t2')), id).face).toBe(false);
+    for (const key of ['s1', 'a1']) expect(enrollmentOf(await deviceView(svc, dev(key)), id)).toBeUndefined();
+  });
+
+  it('the device view shows the contract fields, never face bytes', async () => {
+    const view = await deviceView(svc, dev('g1'));
+    expect(Object.keys(view)).toEqual(expect.arrayContaining(['_id', 'name', 'kind', 'online', 'pendingChanges', 'lastSyncedAt', 'enrollments']));
+    expect(view).toMatchObject({ name: 'Gym reader', kind: 'face-card-reader', location: { en: 'Gym, 5th floor', th: 'ฟิตเนส ชั้น 5' } });
+    for (const e of view.enrollments) {
+      expect(Object.keys(e).sort()).toEqual(['cardNos', 'face', 'memberId']);
+      for (const c of e.cardNos) expect(c).toMatch(/^\d{10}$/);
+    }
+    expect(JSON.stringify(view)).not.toContain(face('dev-1'.length).slice(0, 40));
+  });
+
+  it('one card in two formats is one card on the device', async () => {
+    const uid = uidOf('0007654321');
+    const m = await api.putOk('dev-fmt', { firstName: 'F', lastName: 'Mt' });
+    const res = await api.credentials('dev-fmt', { cards: [{ cardNo: '0007654321' }, { cardNo: uid, cardCodeFormat: 'hex' }] });
+    expect(res.status, res.text).toBe(200);
+    const view = await waitForDevice(svc, dev('t1'), (v) => settled(v) && enrollmentOf(v, m.memberId)?.cardNos.length === 1);
+    expect(enrollmentOf(view, m.memberId).cardNos).toEqual([cardNoOf(uid)]);
+  });
+
+  it('removing a card withdraws it from the devices; offboarding withdraws the member', async () => {
+    const id = await member('dev-2', ['0000000101', '0000000102']);
+    await waitForDevice(svc, dev('t1'), (v) => settled(v) && enrollmentOf(v, id)?.cardNos.length === 2);
+    const res = await api.credentials('dev-2', { cards: [{ cardNo: '0000000102' }] });
+    expect(res.status).toBe(200);
+    const view = await waitForDevice(svc, dev('t1'), (v) => settled(v) && enrollmentOf(v, id)?.cardNos.length === 1);
+    expect(enrollmentOf(view, id).cardNos).toEqual(['0000000102']);
+
+    expect((await api.del('dev-2')).status).toBe(204);
+    for (const key of ['t1', 't2', 'g1']) {
+      await waitForDevice(svc, dev(key), (v) => settled(v) && !enrollmentOf(v, id));
+    }
+  });
+});
+
+describe('an unreachable device', () => {
+  it('keeps changes pending while offline and catches up in order when back; superseded changes are coalesced', async () => {
+    const t1 = dev('t1');
+    expect((await svc.ops('POST', `/ops/v1/devices/${t1}/offline`)).body.data.online).toBe(false);
+    const a = await member('dev-off-a', ['0000000201']);
+    const b = await member('dev-off-b', ['0000000301']);
+    for (const cards of [['0000000202'], ['0000000203'], ['0000000204']]) {
+      const res = await api.credentials('dev-off-a', { cards: cards.map((cardNo) => ({ cardNo })) });
+      expect(res.status).toBe(200);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    const offline = await deviceView(svc, t1);
+    expect(offline.online).toBe(false);
+    expect(enrollmentOf(offline, a)).toBeUndefined();
+    expect(enrollmentOf(offline, b)).toBeUndefined();
+    // One pending command per member: a's four changes collapsed into its latest state.
+    expect(offline.pendingChanges).toBe(2);
+    expect(offline.lastError).toMatch(/offline/);
+    // Other devices were not held up.
+    await waitForDevice(svc, dev('g1'), (v) => settled(v) && enrollmentOf(v, a)?.cardNos[0] === '0000000204');
+
+    expect((await svc.ops('POST', `/ops/v1/devices/${t1}/online`)).body.data.online).toBe(true);
+    const back = await waitForDevice(svc, t1, settled);
+    expect(enrollmentOf(back, a).cardNos).toEqual(['0000000204']);
+    expect(enrollmentOf(back, b).cardNos).toEqual(['0000000301']);
+    const done = await svc.services.storage.db.selectFrom('device_commands').select(['seq', 'subject_id', 'done_at'])
+      .where('device_id', '=', t1).where('subject_id', 'in', [a, b]).where('status', '=', 'done').orderBy('seq').execute();
+    expect(done.map((d) => d.subject_id)).toEqual([b, a]);
+    for (let i = 1; i < done.length; i++) expect(Number(done[i]!.done_at)).toBeGreaterThanOrEqual(Number(done[i - 1]!.done_at));
+  });
+
+  it('unknown devices are 404', async () => {
+    for (const path of ['/ops/v1/devices/ffffffffffffffffffffffff', '/ops/v1/devices/nope']) {
+      const res = await svc.ops('GET', path);
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ code: 'KS005', success: false });
+    }
+    expect((await svc.ops('POST', '/ops/v1/devices/ffffffffffffffffffffffff/offline')).status).toBe(404);
+  });
+});
+
+describe('bad input and repair', () => {
+  it('a face the device cannot take is recorded on the device view and not retried', async () => {
+    const m = await api.putOk('dev-bigface', { firstName: 'Big', lastName: 'Face' });
+    const res = await api.credentials('dev-bigface', { cards: [{ cardNo: '0000000401' }], face: face(9, 300 * 1024), faceConsentAt: CONSENT });
+    expect(res.status, res.text).toBe(200);
+    const view = await waitForDevice(svc, dev('t1'), (v) => settled(v) && v.problems.some((p: any) => p.subject.id === m.memberId));
+    // The device keeps what it held before the refused change (the member, enrolled by the member PUT, with nothing yet).
+    expect(enrollmentOf(view, m.memberId)).toEqual({ memberId: m.memberId, cardNos: [], face: false });
+    expect(view.problems.find((p: any) => p.subject.id === m.memberId).message).toMatch(/200 KB/);
+    // The card reader takes no face, so it holds the member.
+    const cardOnly = await waitForDevice(svc, dev('t2'), (v) => settled(v) && !!enrollmentOf(v, m.memberId));
+    expect(enrollmentOf(cardOnly, m.memberId).cardNos).toEqual(['0000000401']);
+    // A repair pass does not send it again.
+    await svc.services.deviceSync.reconcileAll();
+    expect((await deviceView(svc, dev('t1'))).pendingChanges).toBe(0);
+  });
+
+  it('a device that lost an enrollment gets it back on the next repair', async () => {
+    const id = await member('dev-drift', ['0000000501']);
+    await waitForDevice(svc, dev('g1'), (v) => settled(v) && !!enrollmentOf(v, id));
+    await svc.services.storage.db.deleteFrom('device_enrollments').where('device_id', '=', dev('g1')).where('subject_id', '=', id).execute();
+    expect(enrollmentOf(await deviceView(svc, dev('g1')), id)).toBeUndefined();
+    expect(await svc.services.deviceSync.reconcileAll()).toBeGreaterThan(0);
+    const view = await waitForDevice(svc, dev('g1'), (v) => settled(v) && !!enrollmentOf(v, id));
+    expect(enrollmentOf(view, id).cardNos).toEqual(['0000000501']);
+    expect(await svc.services.deviceSync.reconcileAll()).toBe(0);
+  });
+
+  it('a device added to a group by a site apply receives the group\'s members', async () => {
+    const id = await member('dev-newdev', ['0000000601']);
+    const doc = deviceSite();
+    doc.accessGroups[0].devices.push({ key: 't3', name: 'Turnstile 3', kind: 'face-card-reader' });
+    ids = await applySite(svc, doc);
+    const view = await waitForDevice(svc, dev('t3'), (v) => settled(v) && !!enrollmentOf(v, id), 10_000);
+    expect(enrollmentOf(view, id)).toMatchObject({ cardNos: ['0000000601'], face: true });
+  });
+});
+
+describe('durability', () => {
+  it('a restart mid-queue loses nothing: the queue is delivered by the next run', async () => {
+    const database = await createTestDatabase();
+    const first = await startTestService({ database, keepDatabase: true });
+    const siteIds = await applySite(first, deviceSite());
+    const t1 = idOf(siteIds, 't1');
+    const token = (await appToken(first, PARTNER_APP_ID, PARTNER_SECRET)).access_token;
+    expect((await first.ops('POST', `/ops/v1/devices/${t1}/offline`)).status).toBe(200);
+    const put = await first.request('PUT', '/partner/members/restart-1', { token, body: { firstName: 'Re', lastName: 'Start' } });
+    const memberId = put.body.data.memberId;
+    await first.request('PUT', '/partner/members/restart-1/credentials', { token, body: { cards: [{ cardNo: '0000000701' }] } });
+    expect((await deviceView(first, t1)).pendingChanges).toBe(1);
+    await first.close();
+
+    const second = await startTestService({ database });
+    try {
+      expect((await deviceView(second, t1)).pendingChanges).toBe(1);
+      await second.ops('POST', `/ops/v1/devices/${t1}/online`);
+      const view = await waitForDevice(second, t1, settled);
+      expect(enrollmentOf(view, memberId)?.cardNos, JSON.stringify(view)).toEqual(['0000000701']);
+    } finally {
+      await second.close();
+    }
+  });
+});
