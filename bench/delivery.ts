@@ -3,13 +3,8 @@
  * minute on SQLite):
  *
  *   A. delivery throughput to a loopback receiver: N events are emitted through
-<<<<<<< HEAD
- *      the outbox (Outbox.emit, in one transaction, as a state change would),
- *      then the delivery worker (default 250 ms poll) runs until the receiver has
-=======
  *      the outbox (Outbox.emit, in one transaction, as a state change would),
  *      then the job runner's delivery handler (250 ms poll) runs until the receiver has
->>>>>>> jobs
  *      every delivery id. A1: one listener; A2: four listeners on each event;
  *      A3: a hanging listener with a backlog plus a healthy one (does the
  *      healthy listener still get its deliveries?).

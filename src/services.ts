@@ -190,7 +190,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     deviceSync,
     deviceTransport,
     credentials,
-    partnerRateLimit: new RateLimiter(new RateLimitRepository(storage.db), realClock, 30, 60_000),
+    partnerRateLimit: new RateLimiter(new RateLimitRepository(storage.db), realClock, config.partnerRateLimitPerMinute, 60_000),
     jobs,
     startWorkers: () => {
       void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));
