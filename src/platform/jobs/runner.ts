@@ -90,9 +90,15 @@ export class JobRunner {
     }
   }
 
-  /** Runs a pass over one handler now (or joins the one running); resolves once its items are started. */
+  /**
+   * Runs a pass over one handler now; when one is running (it may have read before
+   * the work that prompted the poke was committed), another follows it. Resolves once
+   * the current pass has started its items.
+   */
   poke(name: string): Promise<void> {
-    return this.tick(this.slot(name));
+    const s = this.slot(name);
+    if (s.current) s.again = true;
+    return this.tick(s);
   }
 
   /**
