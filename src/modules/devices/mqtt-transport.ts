@@ -176,6 +176,7 @@ export class MqttTransport implements DeviceTransport {
     this.onReady?.();
     await client.endAsync();
     client.removeAllListeners();
+    client.on('error', () => {}); // a late error from the ended client must not crash the process
     this.events = null;
   }
 
