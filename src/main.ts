@@ -24,7 +24,10 @@ async function main(): Promise<void> {
   }
   const logger = pino({ level: config.logLevel });
   const storage = await openStorage(config.databaseUrl);
-  const services = await createServices(config, storage, undefined, { onError: (err) => logger.error({ err }, 'background worker failed') });
+  const services = await createServices(config, storage, undefined, {
+    onError: (err) => logger.error({ err }, 'background worker failed'),
+    logger,
+  });
   const demo = config.demo ? await applyDemoSiteIfEmpty(services) : null;
   const app = await buildApp(services, { loggerInstance: logger });
   await app.listen({ host: config.host, port: config.port });

@@ -44,6 +44,7 @@ import { DeviceRepository } from './modules/devices/device-repository.js';
 import { DeviceSync } from './modules/devices/device-sync.js';
 import { DeviceService } from './modules/devices/device-service.js';
 import { SandboxTransport } from './modules/devices/sandbox-transport.js';
+import { MqttTransport, type TransportLogger } from './modules/devices/mqtt-transport.js';
 import type { DeviceTransport } from './modules/devices/transport.js';
 import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, deviceSyncJob, ReconcileSchedule } from './modules/devices/jobs.js';
 import { MemberAccessSource } from './modules/members/member-access.js';
@@ -99,6 +100,8 @@ async function secretsKey(config: Config, settings: SettingsRepository): Promise
 export interface ServiceOptions {
   /** Where background workers report failures (the logger in production). */
   onError?: (err: unknown, context?: { job: string }) => void;
+  /** Where the MQTT device transport logs connection changes (never payloads). */
+  logger?: TransportLogger;
 }
 
 export async function createServices(config: Config, storage: Storage, realClock: Clock = systemClock, options: ServiceOptions = {}): Promise<Services> {
@@ -146,7 +149,7 @@ export async function createServices(config: Config, storage: Storage, realClock
   const credentialRepo = new CredentialRepository(storage.db);
 
   // Building devices: members (and visitors) tell the devices module what changed; the sync job delivers.
-  const deviceTransport = await createTransport(config);
+  const deviceTransport = createTransport(config, options.logger);
   const deviceRepo = new DeviceRepository(storage.db);
   const deviceSync = new DeviceSync({
     db: storage.db, engine: storage.engine, repo: deviceRepo, transport: deviceTransport, clock: serviceClock,
@@ -205,7 +208,8 @@ export async function createServices(config: Config, storage: Storage, realClock
 }
 
 /** The device transport DEVICE_TRANSPORT selects. */
-async function createTransport(config: Config): Promise<DeviceTransport> {
-  if (config.devices.transport === 'sandbox') return new SandboxTransport();
-  throw new Error('DEVICE_TRANSPORT=mqtt: the MQTT transport is not wired yet'); // TODO(mqtt): replaced when the MQTT transport lands
+function createTransport(config: Config, logger?: TransportLogger): DeviceTransport {
+  const d = config.devices;
+  if (d.transport === 'sandbox') return new SandboxTransport();
+  return new MqttTransport({ url: d.mqttUrl, topicPrefix: d.topicPrefix, ackTimeoutMs: d.ackTimeoutMs, logger });
 }

@@ -32,7 +32,7 @@ export const WireAck = Type.Object({
   deviceId: Type.String(),
   seq: Type.Integer(),
   ok: Type.Boolean(),
-  error: Type.Optional(Type.Object({ kind: Type.Union(FAILURE_KINDS.map((k) => Type.Literal(k))), message: Type.String() })),
+  error: Type.Optional(Type.Object({ kind: Type.Union([Type.Literal('offline'), Type.Literal('temporary'), Type.Literal('bad-input')]), message: Type.String() })),
 });
 export type WireAck = Static<typeof WireAck>;
 

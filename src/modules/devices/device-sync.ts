@@ -254,6 +254,8 @@ export class DeviceSync implements TransportEvents {
   async applyInventory(deviceId: string, report: { lastSeq: number; holds: { subject: SubjectRef; stateHash: string }[] }): Promise<number> {
     const { repo } = this.deps;
     if (!(await repo.device(deviceId))) return 0;
+    // A device that reports its memory is reachable: what it lacks goes out now, not after a backoff.
+    await this.setOnline(deviceId, true);
     const reported = new Map(report.holds.map((h) => [subjectKey(h.subject), h.stateHash]));
     const unknown: SubjectRef[] = [];
     await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {

@@ -1,0 +1,180 @@
+/**
+ * The MQTT wire between the service and a building gateway (pure): topic names and
+ * the payload checks both ends use. docs/devices.md describes each topic.
+ *
+ *   {prefix}/devices/{deviceId}/commands   service → gateway  QoS 1, not retained  WireCommand
+ *   {prefix}/devices/{deviceId}/acks       gateway → service  QoS 1, not retained  WireAck
+ *   {prefix}/devices/{deviceId}/status     gateway → service  QoS 1, retained      {v:1, online}
+ *   {prefix}/devices/{deviceId}/inventory  gateway → service  QoS 1, not retained  {v:1, deviceId, lastSeq, holds}
+ *   {prefix}/gateway/status                gateway → service  QoS 1, retained      {v:1, online} (last will: online false)
+ *   {prefix}/gateway/sync                  service → gateway  QoS 1, not retained  {v:1}: publish every inventory
+ *
+ * A parser answers the payload, or a short reason it was refused (never the payload
+ * itself: a command carries a face and a QR code, which must not reach a log).
+ */
+import type { FailureKind, WireAck, WireCommand } from './transport.js';
+import type { SubjectKind } from './rules/subject-state.js';
+
+export interface StatusMessage {
+  v: 1;
+  online: boolean;
+}
+
+export interface InventoryMessage {
+  v: 1;
+  deviceId: string;
+  lastSeq: number;
+  holds: { subject: { kind: SubjectKind; id: string }; stateHash: string }[];
+}
+
+export interface SyncMessage {
+  v: 1;
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+export interface MqttTopics {
+  prefix: string;
+  commands(deviceId: string): string;
+  acks(deviceId: string): string;
+  status(deviceId: string): string;
+  inventory(deviceId: string): string;
+  gatewayStatus: string;
+  gatewaySync: string;
+  /** Subscription filters (`+` for the device id). */
+  wildcard: { commands: string; acks: string; status: string; inventory: string };
+  /** What a received topic is about, or null for a topic outside this wire. */
+  parse(topic: string): { kind: 'commands' | 'acks' | 'status' | 'inventory'; deviceId: string } | { kind: 'gateway-status' | 'gateway-sync' } | null;
+}
+
+/** A topic level may not be empty or hold `/`, `+`, `#` (or NUL). */
+export function isTopicLevel(s: string): boolean {
+  return s.length > 0 && !/[/+#\u0000]/.test(s);
+}
+
+export function mqttTopics(topicPrefix: string): MqttTopics {
+  const prefix = topicPrefix.replace(/\/+$/, '');
+  if (!prefix || /[+#\u0000]/.test(prefix) || prefix.split('/').some((l) => !l)) {
+    throw new Error(`invalid MQTT topic prefix ${JSON.stringify(topicPrefix)}`);
+  }
+  const device = (leaf: string) => (deviceId: string) => {
+    if (!isTopicLevel(deviceId)) throw new Error(`device id ${JSON.stringify(deviceId)} cannot be an MQTT topic level`);
+    return `${prefix}/devices/${deviceId}/${leaf}`;
+  };
+  const depth = prefix.split('/').length;
+  return {
+    prefix,
+    commands: device('commands'),
+    acks: device('acks'),
+    status: device('status'),
+    inventory: device('inventory'),
+    gatewayStatus: `${prefix}/gateway/status`,
+    gatewaySync: `${prefix}/gateway/sync`,
+    wildcard: {
+      commands: `${prefix}/devices/+/commands`,
+      acks: `${prefix}/devices/+/acks`,
+      status: `${prefix}/devices/+/status`,
+      inventory: `${prefix}/devices/+/inventory`,
+    },
+    parse(topic) {
+      if (!topic.startsWith(`${prefix}/`)) return null;
+      const rest = topic.split('/').slice(depth);
+      if (rest.length === 2 && rest[0] === 'gateway') {
+        if (rest[1] === 'status') return { kind: 'gateway-status' };
+        if (rest[1] === 'sync') return { kind: 'gateway-sync' };
+        return null;
+      }
+      if (rest.length === 3 && rest[0] === 'devices' && isTopicLevel(rest[1])) {
+        const leaf = rest[2];
+        if (leaf === 'commands' || leaf === 'acks' || leaf === 'status' || leaf === 'inventory') return { kind: leaf, deviceId: rest[1] };
+      }
+      return null;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Payload checks
+
+type Obj = Record<string, unknown>;
+const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isSeq = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
+const isStr = (x: unknown): x is string => typeof x === 'string';
+const isSubjectKind = (x: unknown): x is SubjectKind => x === 'member' || x === 'visitor';
+const isFailureKind = (x: unknown): x is FailureKind => x === 'offline' || x === 'temporary' || x === 'bad-input';
+const isInstantOrNull = (x: unknown) => x === null || x === undefined || (isStr(x) && !Number.isNaN(Date.parse(x)));
+
+function json(payload: Buffer | string): Parsed<Obj> {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload.toString());
+  } catch {
+    return { ok: false, reason: 'not JSON' };
+  }
+  if (!isObj(value)) return { ok: false, reason: 'not a JSON object' };
+  if (value.v !== 1) return { ok: false, reason: `unknown version ${JSON.stringify(value.v)}` };
+  return { ok: true, value };
+}
+
+function isSubject(x: unknown): x is { kind: SubjectKind; id: string } {
+  return isObj(x) && isSubjectKind(x.kind) && isStr(x.id) && x.id.length > 0;
+}
+
+export function parseAck(payload: Buffer | string): Parsed<WireAck> {
+  const j = json(payload);
+  if (!j.ok) return j;
+  const a = j.value;
+  if (!isStr(a.deviceId) || !isSeq(a.seq) || typeof a.ok !== 'boolean') return { ok: false, reason: 'ack without deviceId, seq or ok' };
+  if (a.ok) return { ok: true, value: { v: 1, deviceId: a.deviceId, seq: a.seq, ok: true } };
+  const e = a.error;
+  if (!isObj(e) || !isFailureKind(e.kind)) return { ok: false, reason: 'refusing ack without a known error kind' };
+  return { ok: true, value: { v: 1, deviceId: a.deviceId, seq: a.seq, ok: false, error: { kind: e.kind, message: isStr(e.message) ? e.message : e.kind } } };
+}
+
+export function parseStatus(payload: Buffer | string): Parsed<StatusMessage> {
+  const j = json(payload);
+  if (!j.ok) return j;
+  if (typeof j.value.online !== 'boolean') return { ok: false, reason: 'status without online' };
+  return { ok: true, value: { v: 1, online: j.value.online } };
+}
+
+export function parseInventory(payload: Buffer | string): Parsed<InventoryMessage> {
+  const j = json(payload);
+  if (!j.ok) return j;
+  const r = j.value;
+  if (!isStr(r.deviceId) || !isSeq(r.lastSeq) || !Array.isArray(r.holds)) return { ok: false, reason: 'inventory without deviceId, lastSeq or holds' };
+  const holds: InventoryMessage['holds'] = [];
+  for (const h of r.holds) {
+    if (!isObj(h) || !isSubject(h.subject) || !isStr(h.stateHash)) return { ok: false, reason: 'inventory entry without subject or stateHash' };
+    holds.push({ subject: { kind: h.subject.kind, id: h.subject.id }, stateHash: h.stateHash });
+  }
+  return { ok: true, value: { v: 1, deviceId: r.deviceId, lastSeq: r.lastSeq, holds } };
+}
+
+export function parseSync(payload: Buffer | string): Parsed<SyncMessage> {
+  const j = json(payload);
+  return j.ok ? { ok: true, value: { v: 1 } } : j;
+}
+
+/**
+ * A command's shape (what a gateway needs to read it at all). Whether the device can
+ * take it is `checkCommand`'s question, answered with a bad-input ack.
+ */
+export function parseCommand(payload: Buffer | string): Parsed<WireCommand> {
+  const j = json(payload);
+  if (!j.ok) return j;
+  const c = j.value;
+  if (!isStr(c.deviceId) || !isSeq(c.seq)) return { ok: false, reason: 'command without deviceId or seq' };
+  if (c.op !== 'upsert' && c.op !== 'remove') return { ok: false, reason: 'command with an unknown op' };
+  if (!isSubject(c.subject) || !isStr(c.stateHash)) return { ok: false, reason: 'command without subject or stateHash' };
+  if (c.cards !== undefined && !(Array.isArray(c.cards) && c.cards.every((k) => isObj(k) && isStr(k.uid) && isStr(k.cardNo) && isStr(k.format)))) {
+    return { ok: false, reason: 'command with malformed cards' };
+  }
+  if (c.face !== undefined && c.face !== null && !(isObj(c.face) && isStr(c.face.mime) && isStr(c.face.sha256) && isStr(c.face.data))) {
+    return { ok: false, reason: 'command with a malformed face' };
+  }
+  if (c.qrCode !== undefined && c.qrCode !== null && !isStr(c.qrCode)) return { ok: false, reason: 'command with a malformed qrCode' };
+  if (c.plates !== undefined && !(Array.isArray(c.plates) && c.plates.every(isStr))) return { ok: false, reason: 'command with malformed plates' };
+  if (!isInstantOrNull(c.validFrom) || !isInstantOrNull(c.validUntil)) return { ok: false, reason: 'command with a malformed validity window' };
+  return { ok: true, value: c as unknown as WireCommand };
+}
