@@ -8,7 +8,9 @@
  *      device reports pendingChanges 0 and holds every member (MEMBERS × DEVICES
  *      enrollments planned, queued, delivered and acknowledged).
  *   B. Latency: ROUNDS credentials PUTs, one at a time; each is timed from the PUT
- *      until the last of the DEVICES devices holds the new card (device views
+ *      until the last of the DEVICES devices holds the new card. With MQTT the
+ *      driver watches the broker: the last device's acknowledgement of the member's
+ *      command ends the round. With the sandbox it polls the device views (
  *      polled every 10 ms; the polling itself loads the service). Median and p95.
  *
  *   npm run bench:devices                          (sandbox transport)
@@ -20,6 +22,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { connectAsync, type MqttClient } from 'mqtt';
 
 const MEMBERS = Number(process.env.BENCH_MEMBERS || 1000);
 const DEVICES = Number(process.env.BENCH_DEVICES || 10);
@@ -100,7 +103,7 @@ async function main(): Promise<void> {
   const procs: ChildProcess[] = [];
   try {
     if (TRANSPORT === 'mqtt') {
-      const gw = await start(['scripts/gateway-sim.ts'], { MQTT_URL, MQTT_TOPIC_PREFIX: prefix }, /ready|listening|connected/i);
+      const gw = await start(['scripts/gateway-sim.ts'], { MQTT_URL, MQTT_TOPIC_PREFIX: prefix, LOG_LEVEL: 'info' }, /gateway-sim: online/);
       procs.push(gw.child);
     }
     const svc = await start(['src/main.ts'], {
@@ -135,24 +138,48 @@ async function main(): Promise<void> {
 
     // B. latency of one change to the last device
     const latencies: number[] = [];
+    let watcher: MqttClient | null = null;
+    /** Per round: the member, and per device the seq of its command and when its ack came. */
+    let round: { memberId: string | null; seqs: Map<string, number>; acked: Map<string, number>; done: () => void } | null = null;
+    if (TRANSPORT === 'mqtt') {
+      watcher = await connectAsync(MQTT_URL);
+      await watcher.subscribeAsync({ [`${prefix}/devices/+/commands`]: { qos: 1 }, [`${prefix}/devices/+/acks`]: { qos: 1 } });
+      watcher.on('message', (topic, payload) => {
+        if (!round) return;
+        const msg = JSON.parse(payload.toString()) as { deviceId: string; seq: number; subject?: { id: string }; ok?: boolean };
+        if (topic.endsWith('/commands') && msg.subject?.id === round.memberId) round.seqs.set(msg.deviceId, msg.seq);
+        if (topic.endsWith('/acks') && msg.ok && round.seqs.get(msg.deviceId) === msg.seq && !round.acked.has(msg.deviceId)) {
+          round.acked.set(msg.deviceId, performance.now());
+          if (round.acked.size === DEVICES) round.done();
+        }
+      });
+    }
     for (let r = 0; r < ROUNDS; r++) {
       const i = r % MEMBERS;
       const cardNo = card(3_000_000_000 + r);
-      const want = cardNo;
+      const memberId = (await call('GET', `/partner/members/m${i}`, undefined, token)).data.memberId as string;
       const t0 = performance.now();
-      const put = await call('PUT', `/partner/members/m${i}/credentials`, { cards: [{ cardNo }] }, token);
-      const memberId = put.data.memberId as string;
+      if (watcher) {
+        const acked = new Promise<void>((done) => (round = { memberId, seqs: new Map(), acked: new Map(), done }));
+        await call('PUT', `/partner/members/m${i}/credentials`, { cards: [{ cardNo }] }, token);
+        await acked;
+        latencies.push(Math.max(...round!.acked.values()) - t0);
+        round = null;
+        continue;
+      }
+      await call('PUT', `/partner/members/m${i}/credentials`, { cards: [{ cardNo }] }, token);
       const pendingDevices = new Set(deviceIds);
       while (pendingDevices.size) {
         await Promise.all([...pendingDevices].map(async (id) => {
           const v = await call('GET', `/ops/v1/devices/${id}`);
           const e = v.data.enrollments.find((x: any) => x.memberId === memberId);
-          if (e && e.cardNos.length === 1 && e.cardNos[0] === want) pendingDevices.delete(id);
+          if (e && e.cardNos.length === 1 && e.cardNos[0] === cardNo) pendingDevices.delete(id);
         }));
         if (pendingDevices.size) await new Promise((r) => setTimeout(r, 10));
       }
       latencies.push(performance.now() - t0);
     }
+    await watcher?.endAsync();
 
     const enrollments = MEMBERS * DEVICES;
     console.log(`device sync, ${TRANSPORT} transport, ${MEMBERS} members × ${DEVICES} devices`);

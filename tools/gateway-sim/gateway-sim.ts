@@ -24,7 +24,7 @@ import { connect, type MqttClient } from 'mqtt';
 import { checkCommand } from '../../src/modules/devices/rules/device-command-check.js';
 import { subjectKey, type SubjectKind } from '../../src/modules/devices/rules/subject-state.js';
 import type { FailureKind, WireAck, WireCommand } from '../../src/modules/devices/transport.js';
-import { mqttTopics, parseCommand, parseSync, type InventoryMessage, type MqttTopics } from '../../src/modules/devices/mqtt-topics.js';
+import { mqttTopics, parseCommand, sendImmediately, parseSync, type InventoryMessage, type MqttTopics } from '../../src/modules/devices/mqtt-topics.js';
 
 export interface HeldSubject {
   subject: { kind: SubjectKind; id: string };
@@ -97,6 +97,7 @@ export class GatewaySimulator {
     client.on('error', (err) => this.log.warn({ err: err.message }, 'gateway-sim: client error'));
     const ready = new Promise<void>((resolve) => {
       client.on('connect', () => {
+        sendImmediately(client);
         void this.onConnect(client).then(resolve, (err: Error) => this.log.warn({ err: err.message }, 'gateway-sim: announcing failed'));
       });
     });

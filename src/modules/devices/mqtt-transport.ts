@@ -24,7 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type MqttClient } from 'mqtt';
 import type { DeliveryReport, DeviceTarget, DeviceTransport, TransportEvents, WireAck, WireCommand } from './transport.js';
-import { isTopicLevel, mqttTopics, parseAck, parseInventory, parseStatus, type MqttTopics } from './mqtt-topics.js';
+import { isTopicLevel, mqttTopics, sendImmediately, parseAck, parseInventory, parseStatus, type MqttTopics } from './mqtt-topics.js';
 
 /** pino-compatible. */
 export interface TransportLogger {
@@ -142,7 +142,10 @@ export class MqttTransport implements DeviceTransport {
       keepalive: 30,
     });
     this.client = client;
-    client.on('connect', () => void this.onConnect(client));
+    client.on('connect', () => {
+      sendImmediately(client);
+      void this.onConnect(client);
+    });
     client.on('message', (topic, payload) => this.onMessage(topic, payload));
     client.on('error', (err) => this.log.error({ err: err.message, url: this.opts.url }, 'mqtt transport: client error'));
     client.on('close', () => {
