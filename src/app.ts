@@ -21,6 +21,7 @@ import { meetingRoutes } from './modules/booking/routes.js';
 import { memberRoutes } from './modules/members/routes.js';
 import { opsWebhookRoutes } from './modules/webhooks/routes.js';
 import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
+import { opsVisitorRoutes } from './modules/visitors/routes.js';
 
 export const API_VERSION = '1.15.0';
 
@@ -94,6 +95,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsApplyRoutes(ops, services);
     await opsWebhookRoutes(ops, services);
     await opsPaymentRoutes(ops, services);
+    await opsVisitorRoutes(ops, services);
   });
 
   return app;

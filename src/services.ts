@@ -40,6 +40,11 @@ import { CredentialService } from './modules/members/credential-service.js';
 import { CredentialRepository } from './modules/members/credential-repository.js';
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
 import { RateLimiter } from './platform/rate-limit.js';
+import { VisitorRepository } from './modules/visitors/visitor-repository.js';
+import { VisitorService, type DeviceDirectory } from './modules/visitors/visitor-service.js';
+import { VisitorAccessSource } from './modules/visitors/visitor-access.js';
+import type { AccessChangeLog } from './modules/devices/access-source.js';
+import { newId } from './platform/ids.js';
 
 export interface Services {
   config: Config;
@@ -69,6 +74,10 @@ export interface Services {
   credentials: CredentialService;
   /** 30 requests per 60 s per app across the partner member routes (real time). */
   partnerRateLimit: RateLimiter;
+  /** Visitor invites, scans at devices, and the withdrawal of codes whose window is over (a job). */
+  visitors: VisitorService;
+  /** What devices must hold for visitor invites (the devices module's AccessSource for kind `visitor`). */
+  visitorAccess: VisitorAccessSource;
   /** All background work: lifecycle steps, webhook deliveries, token purge. */
   jobs: JobRunner;
   /** Starts the background work (the job runner). */
@@ -132,6 +141,21 @@ export async function createServices(config: Config, storage: Storage, realClock
   });
   const membersRepo = new MembersRepository(storage.db, storage.engine);
   const credentials = new CredentialService({ db: storage.db, engine: storage.engine, repo: new CredentialRepository(storage.db), members: membersRepo, secretBox, clock: serviceClock });
+  const members = new MemberService({ db: storage.db, engine: storage.engine, repo: membersRepo, credentials, clock: serviceClock });
+  const site = new SiteService(new SiteRepository(storage.db));
+
+  // TODO(devices): temporary stand-ins until DeviceService (modules/devices/device-service.ts) lands; it provides
+  // device(id), record(trx, change) (the AccessChangeLog) and poke(). Replace both objects with the DeviceService.
+  const visitorDevices: DeviceDirectory = { device: (id) => site.device(id), poke: () => {} };
+  const accessLog: AccessChangeLog = {
+    record: (trx, c) =>
+      membersRepo.insertAccessChange({ id: newId(c.at), project_id: c.projectId, user_id: c.subject.id, subject_kind: c.subject.kind, reason: c.reason, created_at: c.at }, trx),
+  };
+  const visitorRepo = new VisitorRepository(storage.db);
+  const visitors = new VisitorService({
+    db: storage.db, engine: storage.engine, repo: visitorRepo, site, units: members, devices: visitorDevices, accessLog, outbox, secretBox, clock: serviceClock,
+  });
+  jobs.register(visitors.expiryJob());
   return {
     config,
     storage,
@@ -141,7 +165,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     secretBox,
     settings,
     catalogue,
-    site: new SiteService(new SiteRepository(storage.db)),
+    site,
     outbox,
     payments,
     meetings: new MeetingService({
@@ -150,9 +174,11 @@ export async function createServices(config: Config, storage: Storage, realClock
     bookings: bookingChanges,
     lifecycle,
     deliveryRepo,
-    members: new MemberService({ db: storage.db, engine: storage.engine, repo: membersRepo, credentials, clock: serviceClock }),
+    members,
     credentials,
     partnerRateLimit: new RateLimiter(new RateLimitRepository(storage.db), realClock, 30, 60_000),
+    visitors,
+    visitorAccess: new VisitorAccessSource({ repo: visitorRepo, clock: serviceClock, secretBox }),
     jobs,
     startWorkers: () => jobs.start(),
     stop: async () => {

@@ -121,7 +121,10 @@ export class MembersRepository {
   }
 
   /** One row of the device-enrollment outbox. */
-  async insertAccessChange(row: { id: string; project_id: string; user_id: string; reason: string; created_at: number }, db: Db = this.db): Promise<void> {
+  async insertAccessChange(
+    row: { id: string; project_id: string; user_id: string; reason: string; created_at: number; subject_kind?: string },
+    db: Db = this.db,
+  ): Promise<void> {
     await db.insertInto('access_changes').values({ ...row, processed_at: null }).execute();
   }
 
@@ -143,6 +146,18 @@ export class MembersRepository {
       .where('unit_residents.project_id', '=', projectId)
       .where('unit_residents.user_id', '=', userId)
       .executeTakeFirst();
+  }
+
+  /** The name of the unit (room) the user lives in within the project, if any. */
+  async unitName(projectId: string, userId: string, db: Db = this.db): Promise<string | undefined> {
+    const row = await db
+      .selectFrom('unit_residents')
+      .innerJoin('rooms', 'rooms.id', 'unit_residents.room_id')
+      .select('rooms.name')
+      .where('unit_residents.project_id', '=', projectId)
+      .where('unit_residents.user_id', '=', userId)
+      .executeTakeFirst();
+    return row?.name;
   }
 
   async residentCount(roomId: string, exceptUserId: string, db: Db = this.db): Promise<number> {
