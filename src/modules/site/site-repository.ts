@@ -144,6 +144,11 @@ export class SiteRepository {
     return db.selectFrom('projects').select(['id', 'name', 'timezone']).where('id', '=', id).executeTakeFirst();
   }
 
+  /** A user's name and email. */
+  async userContact(id: string, db: Db = this.db): Promise<{ id: string; name: string; email: string | null } | undefined> {
+    return db.selectFrom('users').select(['id', 'name', 'email']).where('id', '=', id).executeTakeFirst();
+  }
+
   /** A user with an active membership in the project (name and email), or undefined. */
   async projectMember(projectId: string, userId: string, db: Db = this.db): Promise<{ id: string; name: string; email: string | null } | undefined> {
     return db

@@ -43,6 +43,11 @@ export class SiteService {
     return this.repo.project(id);
   }
 
+  /** A user's name and email, whatever their memberships. */
+  user(id: string): Promise<ProjectMember | undefined> {
+    return this.repo.userContact(id);
+  }
+
   /** A user who holds an active membership in the project, with name and email; undefined otherwise. */
   projectMember(projectId: string, userId: string): Promise<ProjectMember | undefined> {
     return this.repo.projectMember(projectId, userId);

@@ -61,6 +61,8 @@ export interface DeviceDirectory {
 export interface VisitorSite {
   project(id: string): Promise<{ id: string; name: string; timezone: string } | undefined>;
   projectMember(projectId: string, userId: string): Promise<Host | undefined>;
+  /** A user's name and email, whatever their memberships (a host who has left still names the invite). */
+  user(id: string): Promise<Host | undefined>;
 }
 
 /** Residential units (the members module). */
@@ -144,7 +146,7 @@ export class VisitorService {
     const found = isObjectId(inviteId) ? await repo.invite(inviteId) : undefined;
     if (!found) throw notFound();
     if (found.cancelled_at === null) {
-      const [project, host] = await Promise.all([site.project(found.project_id), site.projectMember(found.project_id, found.host_user_id)]);
+      const [project, host] = await Promise.all([site.project(found.project_id), site.user(found.host_user_id)]);
       if (!project) throw notFound();
       const now = clock.now();
       const changed = await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
