@@ -22,6 +22,7 @@ import { memberRoutes } from './modules/members/routes.js';
 import { opsWebhookRoutes } from './modules/webhooks/routes.js';
 import { opsDeviceRoutes } from './modules/devices/routes.js';
 import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
+import { opsVisitorRoutes } from './modules/visitors/routes.js';
 
 export const API_VERSION = '1.15.0';
 
@@ -96,6 +97,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsWebhookRoutes(ops, services);
     await opsPaymentRoutes(ops, services);
     await opsDeviceRoutes(ops, services);
+    await opsVisitorRoutes(ops, services);
   });
 
   return app;

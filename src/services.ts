@@ -48,6 +48,9 @@ import { MqttTransport, type TransportLogger } from './modules/devices/mqtt-tran
 import type { DeviceTransport } from './modules/devices/transport.js';
 import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, deviceSyncJob, ReconcileSchedule } from './modules/devices/jobs.js';
 import { MemberAccessSource } from './modules/members/member-access.js';
+import { VisitorRepository } from './modules/visitors/visitor-repository.js';
+import { VisitorService } from './modules/visitors/visitor-service.js';
+import { VisitorAccessSource } from './modules/visitors/visitor-access.js';
 
 export interface Services {
   config: Config;
@@ -82,7 +85,11 @@ export interface Services {
   /** Device sync (plan, deliver, repair); tests drive it directly. */
   deviceSync: DeviceSync;
   deviceTransport: DeviceTransport;
-  /** All background work: lifecycle steps, webhook deliveries, token purge, device sync. */
+  /** Visitor invites, scans at devices, and the withdrawal of codes whose window is over (a job). */
+  visitors: VisitorService;
+  /** What devices must hold for visitor invites (the devices module's AccessSource for kind `visitor`). */
+  visitorAccess: VisitorAccessSource;
+  /** All background work: lifecycle steps, webhook deliveries, token purge, device sync, visitor expiry. */
   jobs: JobRunner;
   /** Starts the background work (the job runner). */
   startWorkers(): void;
@@ -170,6 +177,16 @@ export async function createServices(config: Config, storage: Storage, realClock
   });
 
   const credentials = new CredentialService({ db: storage.db, engine: storage.engine, repo: credentialRepo, members: membersRepo, secretBox, access: devices, clock: serviceClock });
+  const members = new MemberService({ db: storage.db, engine: storage.engine, repo: membersRepo, credentials, access: devices, clock: serviceClock });
+
+  // Visitors: invites enroll their code on the project's devices through the same sync.
+  const visitorRepo = new VisitorRepository(storage.db);
+  const visitorAccess = new VisitorAccessSource({ repo: visitorRepo, clock: serviceClock, secretBox });
+  deviceSync.addSource(visitorAccess);
+  const visitors = new VisitorService({
+    db: storage.db, engine: storage.engine, repo: visitorRepo, site, units: members, devices, accessLog: devices, outbox, secretBox, clock: serviceClock,
+  });
+  jobs.register(visitors.expiryJob());
   return {
     config,
     storage,
@@ -188,12 +205,14 @@ export async function createServices(config: Config, storage: Storage, realClock
     bookings: bookingChanges,
     lifecycle,
     deliveryRepo,
-    members: new MemberService({ db: storage.db, engine: storage.engine, repo: membersRepo, credentials, access: devices, clock: serviceClock }),
+    members,
     devices,
     deviceSync,
     deviceTransport,
     credentials,
     partnerRateLimit: new RateLimiter(new RateLimitRepository(storage.db), realClock, config.partnerRateLimitPerMinute, 60_000),
+    visitors,
+    visitorAccess,
     jobs,
     startWorkers: () => {
       void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));

@@ -156,7 +156,7 @@ const NullableDisplay = (description: string) =>
   Type.Union([Display(description), Type.Null()], { description: `${description}; null when the invite has no end time (valid the whole start day)` });
 export const Bilingual = Type.Object({ en: Type.String(), th: Type.String() }, { description: 'English and Thai text' });
 export const VMS_ENTRY_TYPES = ['card', 'license-plate'] as const;
-const EntryType = Type.Union(VMS_ENTRY_TYPES.map((t) => Type.Literal(t)), { description: 'card (QR code shown at a reader) or license-plate (camera)' });
+const EntryType = Type.Enum([...VMS_ENTRY_TYPES], { description: 'card (QR code shown at a reader) or license-plate (camera)' });
 
 export const VmsInviteSentData = Type.Object(
   {

@@ -3,6 +3,7 @@ import { Type, type Static } from 'typebox';
 import { DateTime, ObjectId } from './common.js';
 
 export const INVITE_STATUSES = ['invited', 'checked-in', 'cancelled', 'expired'] as const;
+export type InviteStatus = (typeof INVITE_STATUSES)[number];
 
 const Text = (max: number, description: string) => Type.String({ minLength: 1, maxLength: max, description });
 
@@ -29,12 +30,13 @@ export const VisitorEntry = Type.Object({
   entryType: Type.Union([Type.Literal('card'), Type.Literal('license-plate')]),
   licensePlate: Type.Union([Type.String(), Type.Null()], { description: 'The plate read; null for a card entry' }),
 });
+export type VisitorEntry = Static<typeof VisitorEntry>;
 
 export const InviteView = Type.Object({
   _id: Type.String(),
   projectId: Type.String(),
   hostUserId: Type.String(),
-  status: Type.Union(INVITE_STATUSES.map((s) => Type.Literal(s))),
+  status: Type.Enum([...INVITE_STATUSES]),
   visitorName: Type.String(),
   visitorEmail: Type.Union([Type.String(), Type.Null()]),
   startDateTime: DateTime(),
@@ -59,10 +61,11 @@ export const ScanBody = Type.Object(
 export type ScanBody = Static<typeof ScanBody>;
 
 export const SCAN_REFUSALS = ['unknown', 'cancelled', 'expired', 'not-yet-valid'] as const;
+export type ScanRefusal = (typeof SCAN_REFUSALS)[number];
 
 export const ScanResult = Type.Object({
   granted: Type.Boolean(),
   inviteId: Type.Optional(Type.String()),
-  reason: Type.Optional(Type.Union(SCAN_REFUSALS.map((r) => Type.Literal(r)), { description: 'Why entry was refused' })),
+  reason: Type.Optional(Type.Enum([...SCAN_REFUSALS], { description: 'Why entry was refused' })),
 });
 export type ScanResult = Static<typeof ScanResult>;

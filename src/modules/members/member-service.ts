@@ -128,6 +128,11 @@ export class MemberService {
     };
   }
 
+  /** The name of the unit the user lives in within the project (a room bound as their unit), or undefined. */
+  unitName(projectId: string, userId: string): Promise<string | undefined> {
+    return this.deps.repo.unitName(projectId, userId);
+  }
+
   /** The member this app manages under `externalUserId` (403 KS221 otherwise); never creates. */
   async reach(ctx: PartnerContext, externalUserId: string): Promise<{ appId: string; projectId: string; userId: string; status: string }> {
     const userId = await this.deps.repo.linkedUser(ctx.appId, externalUserId);

@@ -146,6 +146,18 @@ export class MembersRepository {
       .executeTakeFirst();
   }
 
+  /** The name of the unit (room) the user lives in within the project, if any. */
+  async unitName(projectId: string, userId: string, db: Db = this.db): Promise<string | undefined> {
+    const row = await db
+      .selectFrom('unit_residents')
+      .innerJoin('rooms', 'rooms.id', 'unit_residents.room_id')
+      .select('rooms.name')
+      .where('unit_residents.project_id', '=', projectId)
+      .where('unit_residents.user_id', '=', userId)
+      .executeTakeFirst();
+    return row?.name;
+  }
+
   async residentCount(roomId: string, exceptUserId: string, db: Db = this.db): Promise<number> {
     const row = await db
       .selectFrom('unit_residents')

@@ -139,6 +139,29 @@ export class SiteRepository {
     return (await db.selectFrom('projects').select('id').limit(1).executeTakeFirst()) !== undefined;
   }
 
+  /** A project's name and IANA time zone. */
+  async project(id: string, db: Db = this.db): Promise<{ id: string; name: string; timezone: string } | undefined> {
+    return db.selectFrom('projects').select(['id', 'name', 'timezone']).where('id', '=', id).executeTakeFirst();
+  }
+
+  /** A user's name and email. */
+  async userContact(id: string, db: Db = this.db): Promise<{ id: string; name: string; email: string | null } | undefined> {
+    return db.selectFrom('users').select(['id', 'name', 'email']).where('id', '=', id).executeTakeFirst();
+  }
+
+  /** A user with an active membership in the project (name and email), or undefined. */
+  async projectMember(projectId: string, userId: string, db: Db = this.db): Promise<{ id: string; name: string; email: string | null } | undefined> {
+    return db
+      .selectFrom('users')
+      .innerJoin('memberships', 'memberships.user_id', 'users.id')
+      .select(['users.id', 'users.name', 'users.email'])
+      .where('users.id', '=', userId)
+      .where('memberships.project_id', '=', projectId)
+      .where('memberships.status', '=', 'active')
+      .executeTakeFirst();
+  }
+
+
   // -------------------------------------------------------------------------
   // Writes
   // -------------------------------------------------------------------------

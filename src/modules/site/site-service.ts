@@ -4,6 +4,19 @@ import type { ApplyResult } from '../../contract/ops.js';
 import { applySite, type ApplyOptions } from './apply-site.js';
 import type { SiteRepository } from './site-repository.js';
 
+export interface SiteProject {
+  id: string;
+  name: string;
+  /** IANA time zone, e.g. Asia/Bangkok. */
+  timezone: string;
+}
+
+export interface ProjectMember {
+  id: string;
+  name: string;
+  email: string | null;
+}
+
 export class SiteService {
   private readonly applied: (() => void)[] = [];
 
@@ -25,4 +38,20 @@ export class SiteService {
   hasAnyProject(): Promise<boolean> {
     return this.repo.hasAnyProject();
   }
+
+  /** A project's name and IANA time zone (other modules read projects through this). */
+  project(id: string): Promise<SiteProject | undefined> {
+    return this.repo.project(id);
+  }
+
+  /** A user's name and email, whatever their memberships. */
+  user(id: string): Promise<ProjectMember | undefined> {
+    return this.repo.userContact(id);
+  }
+
+  /** A user who holds an active membership in the project, with name and email; undefined otherwise. */
+  projectMember(projectId: string, userId: string): Promise<ProjectMember | undefined> {
+    return this.repo.projectMember(projectId, userId);
+  }
+
 }

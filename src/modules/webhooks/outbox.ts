@@ -1,8 +1,12 @@
 /**
- * The transactional outbox: a booking event is written in the same transaction
- * as the state change that causes it — one `events` row, plus one `deliveries`
- * row (with the exact body to sign and send) per enabled listener of the project
- * subscribed to its type. The delivery job sends them later.
+ * The transactional outbox: an event is written in the same transaction as the
+ * state change that causes it — one `events` row, plus one `deliveries` row (with
+ * the exact body to sign and send) per enabled listener of the project subscribed
+ * to its type. The delivery job sends them later.
+ *
+ * `emit` records a booking event (its type and data follow from the booking's
+ * facts); `emitEvent` records any other event of the catalogue (visitor events)
+ * whose data the caller has built.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../platform/db/db.js';
@@ -18,24 +22,42 @@ export interface BookingEvent {
   at: number;
 }
 
+/** Any event of the catalogue, with its `data` already built. */
+export interface OutboxEvent {
+  projectId: string;
+  /** One of the catalogue's event types (contract/events.ts EVENT_TYPES). */
+  type: string;
+  data: unknown;
+  /** When it occurred (service time). */
+  at: number;
+  /** The booking it is about; null (or absent) for events about something else. */
+  meetingId?: string | null;
+}
+
 export class Outbox {
   constructor(private readonly repo: OutboxRepository) {}
 
   /** Records one booking event and queues its deliveries, in `trx`. */
   async emit(trx: Db, e: BookingEvent): Promise<void> {
     const { facts, detail, at } = e;
-    const type = eventType(facts.assetKind, detail.kind);
-    const data = bookingEventData(facts, detail, at);
+    await this.emitEvent(trx, {
+      projectId: facts.projectId, type: eventType(facts.assetKind, detail.kind), data: bookingEventData(facts, detail, at), at, meetingId: e.meetingId,
+    });
+  }
+
+  /** Records one event and queues one delivery per enabled listener subscribed to its type, in `trx`. */
+  async emitEvent(trx: Db, e: OutboxEvent): Promise<void> {
+    const { projectId, type, data, at } = e;
     const eventId = newId(at);
-    await this.repo.insertEvent({ id: eventId, project_id: facts.projectId, meeting_id: e.meetingId, type, occurred_at: at, data: JSON.stringify(data) }, trx);
-    const listeners = await this.repo.enabledListeners(facts.projectId, trx);
+    await this.repo.insertEvent({ id: eventId, project_id: projectId, meeting_id: e.meetingId ?? null, type, occurred_at: at, data: JSON.stringify(data) }, trx);
+    const listeners = await this.repo.enabledListeners(projectId, trx);
     const subscribed = listeners.filter((l) => (JSON.parse(l.events) as string[]).includes(type));
     await this.repo.insertDeliveries(
       subscribed.map((l) => {
         const id = `whk_${randomUUID()}`;
         return {
           id, event_id: eventId, webhook_id: l.id, type,
-          body: deliveryBody({ deliveryId: id, type, occurredAt: at, projectId: facts.projectId, data }),
+          body: deliveryBody({ deliveryId: id, type, occurredAt: at, projectId, data }),
           status: 'pending', attempts: 0, next_attempt_at: at, claimed_until: null, last_status: null, last_error: null,
           created_at: at, updated_at: at, delivered_at: null,
         };

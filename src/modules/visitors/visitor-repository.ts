@@ -1,0 +1,85 @@
+/** The visitors module's tables: visitor_invites and visitor_entries. */
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Db } from '../../platform/db/db.js';
+import type { Database, VisitorEntryTable, VisitorInviteTable } from '../../platform/db/schema.js';
+
+export type InviteRow = Selectable<VisitorInviteTable>;
+export type EntryRow = Selectable<VisitorEntryTable>;
+
+export class VisitorRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insertInvite(row: Insertable<VisitorInviteTable>, db: Db = this.db): Promise<void> {
+    await db.insertInto('visitor_invites').values(row).execute();
+  }
+
+  async invite(id: string, db: Db = this.db): Promise<InviteRow | undefined> {
+    return db.selectFrom('visitor_invites').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Whether an invite of the project holding this code tag is still in use: not cancelled and its window not over. */
+  async tagInUse(projectId: string, qrTag: string, now: number, db: Db = this.db): Promise<boolean> {
+    const row = await db
+      .selectFrom('visitor_invites')
+      .select('id')
+      .where('project_id', '=', projectId)
+      .where('qr_tag', '=', qrTag)
+      .where('cancelled_at', 'is', null)
+      .where('end_at', '>', now)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** The project's invites with this code tag (normally one). */
+  async byTag(projectId: string, qrTag: string, db: Db = this.db): Promise<InviteRow[]> {
+    return db.selectFrom('visitor_invites').selectAll().where('project_id', '=', projectId).where('qr_tag', '=', qrTag).orderBy('id').execute();
+  }
+
+  /** The project's invites for this normalized plate (a plate may come back on several visits). */
+  async byPlate(projectId: string, plateKey: string, db: Db = this.db): Promise<InviteRow[]> {
+    return db.selectFrom('visitor_invites').selectAll().where('project_id', '=', projectId).where('plate_key', '=', plateKey).orderBy('id').execute();
+  }
+
+  /** Marks the invite cancelled (and withdrawn, unless it already is); false when it was already cancelled. */
+  async cancel(id: string, at: number, db: Db = this.db): Promise<boolean> {
+    const res = await db.updateTable('visitor_invites').set({ cancelled_at: at }).where('id', '=', id).where('cancelled_at', 'is', null).executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) return false;
+    await db.updateTable('visitor_invites').set({ withdrawn_at: at }).where('id', '=', id).where('withdrawn_at', 'is', null).execute();
+    return true;
+  }
+
+  /** Marks the invite's code withdrawn from the devices; false when it already was. */
+  async withdraw(id: string, at: number, db: Db = this.db): Promise<boolean> {
+    const res = await db.updateTable('visitor_invites').set({ withdrawn_at: at }).where('id', '=', id).where('withdrawn_at', 'is', null).executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  /** Invites whose window is over and whose code is still on the devices, earliest end first. */
+  async withdrawalsDue(now: number, limit: number, db: Db = this.db): Promise<InviteRow[]> {
+    return db
+      .selectFrom('visitor_invites')
+      .selectAll()
+      .where('withdrawn_at', 'is', null)
+      .where('end_at', '<=', now)
+      .orderBy('end_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Ids of the project's invites whose code may still be on some device. */
+  async unwithdrawn(projectId: string, db: Db = this.db): Promise<string[]> {
+    const rows = await db.selectFrom('visitor_invites').select('id').where('project_id', '=', projectId).where('withdrawn_at', 'is', null).orderBy('id').execute();
+    return rows.map((r) => r.id);
+  }
+
+  async insertEntry(row: Insertable<VisitorEntryTable>, db: Db = this.db): Promise<void> {
+    await db.insertInto('visitor_entries').values(row).execute();
+  }
+
+  /** The invite's entries, oldest first. */
+  async entries(inviteId: string, db: Db = this.db): Promise<EntryRow[]> {
+    return db.selectFrom('visitor_entries').selectAll().where('invite_id', '=', inviteId).orderBy('at').orderBy('id').execute();
+  }
+}
