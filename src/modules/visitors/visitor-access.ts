@@ -1,8 +1,8 @@
 /**
  * The visitors module's answer to the devices module (`AccessSource` for subjects
  * of kind `visitor`, one per invite): while an invite is neither cancelled nor
- * withdrawn and its window is not over, licence-plate cameras (a device kind
- * containing `lpr`) hold its plate, when it has one, and every other device its QR
+ * withdrawn and its window is not over, licence-plate cameras (see devices'
+ * `isPlateCamera`) hold its plate, when it has one, and every other device its QR
  * code's keyed tag, both limited to the window. Otherwise no device holds anything.
  */
 import type { Clock } from '../../platform/clock/clock.js';
@@ -10,9 +10,9 @@ import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Db } from '../../platform/db/db.js';
 import type { AccessSource, DeviceInfo, SubjectSecrets } from '../devices/access-source.js';
 import type { SubjectState } from '../devices/rules/subject-state.js';
+import { isPlateCamera } from '../devices/rules/device-kinds.js';
 import type { VisitorRepository } from './visitor-repository.js';
 
-export const isPlateReader = (kind: string) => kind.toLowerCase().includes('lpr');
 
 export class VisitorAccessSource implements AccessSource {
   readonly kind = 'visitor' as const;
@@ -27,7 +27,7 @@ export class VisitorAccessSource implements AccessSource {
     const window = { validFrom: invite.start_at, validUntil: invite.end_at };
     for (const d of devices) {
       if (d.projectId !== projectId) continue;
-      if (isPlateReader(d.kind)) {
+      if (isPlateCamera(d.kind)) {
         if (invite.plate_key) out.set(d.id, { cards: [], face: null, qr: null, plates: [invite.plate_key], ...window });
       } else {
         out.set(d.id, { cards: [], face: null, qr: invite.qr_tag, plates: [], ...window });
