@@ -1,7 +1,7 @@
 /** TypeBox schema (and static types) of the site document accepted by POST /ops/v1/apply. */
 import { Type, type Static } from 'typebox';
 import { AssetConfig } from './asset-config.js';
-import { EVENT_TYPES } from './events.js';
+import { EVENT_TYPES, RESERVED_EVENT_TYPES } from './events.js';
 import { CARD_FORMAT_VALUES } from './member-credentials.js';
 
 // ---------------------------------------------------------------------------
@@ -216,8 +216,8 @@ export const AccessGroupDoc = Type.Object(
   { additionalProperties: false, description: 'A group of access-control devices members can be enrolled on' },
 );
 
-/** The event types a listener may subscribe to (the event catalogue). */
-export const WEBHOOK_EVENT_TYPES = EVENT_TYPES;
+/** The event types a listener may subscribe to (the event catalogue). Reserved types may be listed (an integrator subscribing ahead of time) but are never sent. */
+export const WEBHOOK_EVENT_TYPES: readonly string[] = [...EVENT_TYPES, ...RESERVED_EVENT_TYPES];
 
 export const WebhookAuthDoc = Type.Object(
   {

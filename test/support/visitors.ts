@@ -35,7 +35,8 @@ export function visitorSite(receiver: WebhookReceiver) {
     { key: 'annexGate', project: 'annex', name: 'Annex gate', devices: [{ key: 'ax1', name: 'Annex reader', kind: 'card-reader' }] },
   ];
   doc.webhooks = [
-    { key: 'vms', project: 'tower', url: receiver.url('/vms'), secret: secretFor('vms'), events: VMS_EVENTS },
+    // Also subscribed to the two reserved types, which the service accepts but never sends.
+    { key: 'vms', project: 'tower', url: receiver.url('/vms'), secret: secretFor('vms'), events: [...VMS_EVENTS, 'VMS_VISITOR_CHECKED_OUT', 'VMS_HOST_NOTIFICATION'] },
     { key: 'bookings', project: 'tower', url: receiver.url('/bookings'), secret: secretFor('bookings'), events: ALL_BOOKING_EVENTS },
   ];
   return doc;
