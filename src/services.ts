@@ -157,7 +157,7 @@ export async function createServices(config: Config, storage: Storage, realClock
 
   // Building devices: members (and visitors) tell the devices module what changed; the sync job delivers.
   const deviceTransport = createTransport(config, options.logger);
-  const deviceRepo = new DeviceRepository(storage.db);
+  const deviceRepo = new DeviceRepository(storage.db, storage.engine);
   const deviceSync = new DeviceSync({
     db: storage.db, engine: storage.engine, repo: deviceRepo, transport: deviceTransport, clock: serviceClock,
     sources: [new MemberAccessSource(membersRepo, credentialRepo, secretBox)],

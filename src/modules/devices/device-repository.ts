@@ -5,6 +5,7 @@
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
+import type { Engine } from '../../platform/db/database.js';
 import type { Database, DeviceCommandTable, DeviceStateTable } from '../../platform/db/schema.js';
 import type { SubjectKind } from './rules/subject-state.js';
 
@@ -30,7 +31,7 @@ export interface SubjectStateRow {
 }
 
 export class DeviceRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<Database>, private readonly engine: Engine) {}
 
   private devicesQuery(db: Db) {
     return db
@@ -109,6 +110,17 @@ export class DeviceRepository {
       })))
       .onConflict((oc) => oc.column('device_id').doNothing())
       .execute();
+  }
+
+  /**
+   * Serializes planners of these devices until the transaction ends: PostgreSQL
+   * locks their sync rows (in id order, so planners never deadlock); on SQLite the
+   * write transaction already holds the database. Call it before reading what a
+   * subject must hold, so no planner queues a state read before another's commit.
+   */
+  async lockDevices(deviceIds: string[], db: Db): Promise<void> {
+    if (this.engine !== 'postgres' || !deviceIds.length) return;
+    await db.selectFrom('device_state').select('device_id').where('device_id', 'in', deviceIds).orderBy('device_id').forUpdate().execute();
   }
 
   async state(deviceId: string, db: Db = this.db): Promise<DeviceStateRow | undefined> {

@@ -46,6 +46,12 @@ export interface DeviceSyncDeps {
   onError?: (err: unknown, context: { job: string }) => void;
 }
 
+/**
+ * Lets pending I/O (requests) run: on SQLite every statement completes at once, so
+ * a long pass of awaits would otherwise hold the event loop until it ends.
+ */
+const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export function deviceInfo(d: DeviceRow): DeviceInfo {
   return { id: d.id, projectId: d.projectId, accessGroupId: d.accessGroupId, kind: d.kind };
 }
@@ -80,6 +86,9 @@ export class DeviceSync implements TransportEvents {
   async plan(trx: Db, projectId: string, subject: SubjectRef, now: number, devices?: DeviceRow[]): Promise<number> {
     const { repo } = this.deps;
     const all = devices ?? (await repo.projectDevices(projectId, trx));
+    const ids = all.map((d) => d.id).sort();
+    await repo.ensureStates(ids, now, trx);
+    await repo.lockDevices(ids, trx);
     const desired = await this.source(subject.kind).desired(projectId, subject.id, all.map(deviceInfo), trx);
     const targets = new Map((await repo.subjectTargets(subject.kind, subject.id, trx)).map((t) => [t.device_id, t.state]));
     const work: { deviceId: string; state: SubjectState | null }[] = [];
@@ -91,8 +100,8 @@ export class DeviceSync implements TransportEvents {
     // Targets on devices no longer in the project (a device moved): withdraw there too.
     for (const [deviceId] of targets) if (!all.some((d) => d.id === deviceId)) work.push({ deviceId, state: null });
     if (!work.length) return 0;
-    work.sort((a, b) => (a.deviceId < b.deviceId ? -1 : 1)); // one lock order for every planner
-    await repo.ensureStates(work.map((w) => w.deviceId), now, trx);
+    work.sort((a, b) => (a.deviceId < b.deviceId ? -1 : 1));
+    await repo.ensureStates(work.map((w) => w.deviceId), now, trx); // a device that left the project
     for (const w of work) {
       if (w.state) await repo.putTarget({ device_id: w.deviceId, subject_kind: subject.kind, subject_id: subject.id, state: stateJson(w.state) }, now, trx);
       else await repo.deleteTarget(w.deviceId, subject.kind, subject.id, trx);
@@ -138,6 +147,8 @@ export class DeviceSync implements TransportEvents {
     const now = clock.now();
     const bySeq = new Map(commands.map((c) => [Number(c.seq), c]));
     await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
+      // The device's row first, as planners take it: a planner and this write never wait on each other crosswise.
+      await repo.lockDevices([deviceId], trx);
       for (const a of report.answered) {
         const cmd = bySeq.get(a.seq);
         if (!cmd) continue;
@@ -194,9 +205,13 @@ export class DeviceSync implements TransportEvents {
       const ids = new Set([...(await source.subjects(projectId)), ...(await repo.targetedSubjects(source.kind, devices.map((d) => d.id)))]);
       for (const id of ids) {
         queued += await writeTransaction(this.deps.db, this.deps.engine, (trx) => this.plan(trx, projectId, { kind: source.kind, id }, clock.now(), devices));
+        await yieldToRequests();
       }
     }
-    for (const d of devices) queued += await this.repairDevice(d.id);
+    for (const d of devices) {
+      queued += await this.repairDevice(d.id);
+      await yieldToRequests();
+    }
     if (queued) this.deps.onQueued?.();
     return queued;
   }
@@ -206,6 +221,8 @@ export class DeviceSync implements TransportEvents {
     const { repo, clock } = this.deps;
     return writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
       const now = clock.now();
+      await repo.ensureStates([deviceId], now, trx);
+      await repo.lockDevices([deviceId], trx);
       const [targets, held, pending, refused] = await Promise.all([
         repo.deviceTargets(deviceId, trx), repo.enrollments(deviceId, trx), repo.pendingSubjects(deviceId, trx), repo.refusedStates(deviceId, trx),
       ]);
@@ -227,7 +244,6 @@ export class DeviceSync implements TransportEvents {
         if (!targetBy.has(key) && !heldBy.has(key) && !pending.has(key)) work.push({ subject: s, state: null });
       }
       if (!work.length) return 0;
-      await repo.ensureStates([deviceId], now, trx);
       for (const w of work) await this.enqueue(trx, deviceId, w.subject, w.state, now);
       return work.length;
     });
