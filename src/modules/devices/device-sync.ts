@@ -32,6 +32,8 @@ import type { DeviceTransport, TransportEvents, WireCommand } from './transport.
 
 /** Commands per delivery round. */
 export const DELIVERY_BATCH = 200;
+/** Subjects planned per transaction by a repair pass. */
+const RECONCILE_CHUNK = 25;
 
 export interface DeviceSyncDeps {
   db: Kysely<Database>;
@@ -203,8 +205,16 @@ export class DeviceSync implements TransportEvents {
     let queued = 0;
     for (const source of this.sources.values()) {
       const ids = new Set([...(await source.subjects(projectId)), ...(await repo.targetedSubjects(source.kind, devices.map((d) => d.id)))]);
-      for (const id of ids) {
-        queued += await writeTransaction(this.deps.db, this.deps.engine, (trx) => this.plan(trx, projectId, { kind: source.kind, id }, clock.now(), devices));
+      const all = [...ids];
+      for (let i = 0; i < all.length; i += RECONCILE_CHUNK) {
+        const chunk = all.slice(i, i + RECONCILE_CHUNK);
+        const n = await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
+          let planned = 0;
+          for (const id of chunk) planned += await this.plan(trx, projectId, { kind: source.kind, id }, clock.now(), devices);
+          return planned;
+        });
+        if (n) this.deps.onQueued?.(); // deliveries start while the pass goes on
+        queued += n;
         await yieldToRequests();
       }
     }
