@@ -259,6 +259,8 @@ export interface Database {
   device_enrollments: DeviceEnrollmentTable;
   visitor_invites: VisitorInviteTable;
   visitor_entries: VisitorEntryTable;
+  calendar_events: CalendarEventTable;
+  room_feeds: RoomFeedTable;
   rate_limits: RateLimitTable;
   deliveries: DeliveryTable;
 }
@@ -547,4 +549,26 @@ export interface VisitorEntryTable {
   device_id: string;
   entry_type: string; // card | license-plate
   at: Millis;
+}
+
+/** One calendar invitation (provider, room, UID) and what the service did with it. */
+export interface CalendarEventTable {
+  provider: string;
+  room_id: string;
+  uid: string;
+  meeting_id: string | null;
+  sequence: number;
+  dtstamp: Millis | null;
+  last_hash: string;
+  last_reply: string;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** A room's secret feed address (the token sealed, and its keyed tag for lookups). */
+export interface RoomFeedTable {
+  room_id: string;
+  token_enc: string;
+  token_tag: string;
+  created_at: Millis;
 }

@@ -8,6 +8,7 @@ import * as m005 from './005-payments.js';
 import * as m006 from './006-payment-inbox.js';
 import * as m007 from './007-members.js';
 import * as m008 from './008-devices-visitors.js';
+import * as m009 from './009-calendar-sync.js';
 
 const migrations: Record<string, Migration> = {
   '001-initial-schema': m001,
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '006-payment-inbox': m006,
   '007-members': m007,
   '008-devices-visitors': m008,
+  '009-calendar-sync': m009,
 };
 
 export const migrationProvider: MigrationProvider = {
