@@ -21,6 +21,7 @@ import { meetingRoutes } from './modules/booking/routes.js';
 import { memberRoutes } from './modules/members/routes.js';
 import { opsWebhookRoutes } from './modules/webhooks/routes.js';
 import { opsDeviceRoutes } from './modules/devices/routes.js';
+import { opsCalendarRoutes } from './modules/calendar-sync/routes.js';
 import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
 import { opsVisitorRoutes } from './modules/visitors/routes.js';
 
@@ -97,6 +98,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsWebhookRoutes(ops, services);
     await opsPaymentRoutes(ops, services);
     await opsDeviceRoutes(ops, services);
+    await opsCalendarRoutes(ops, services);
     await opsVisitorRoutes(ops, services);
   });
 

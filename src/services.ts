@@ -49,6 +49,8 @@ import type { DeviceTransport } from './modules/devices/transport.js';
 import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, deviceSyncJob, ReconcileSchedule } from './modules/devices/jobs.js';
 import { MemberAccessSource } from './modules/members/member-access.js';
 import { VisitorRepository } from './modules/visitors/visitor-repository.js';
+import { CalendarSync } from './modules/calendar-sync/calendar-service.js';
+import { CalendarRepository } from './modules/calendar-sync/calendar-repository.js';
 import { VisitorService } from './modules/visitors/visitor-service.js';
 import { VisitorAccessSource } from './modules/visitors/visitor-access.js';
 
@@ -85,6 +87,8 @@ export interface Services {
   /** Device sync (plan, deliver, repair); tests drive it directly. */
   deviceSync: DeviceSync;
   deviceTransport: DeviceTransport;
+  /** Calendar sync: iTIP messages from synced rooms' mailboxes, applied as bookings. */
+  calendarSync: CalendarSync;
   /** Visitor invites, scans at devices, and the withdrawal of codes whose window is over (a job). */
   visitors: VisitorService;
   /** What devices must hold for visitor invites (the devices module's AccessSource for kind `visitor`). */
@@ -213,6 +217,9 @@ export async function createServices(config: Config, storage: Storage, realClock
     partnerRateLimit: new RateLimiter(new RateLimitRepository(storage.db), realClock, config.partnerRateLimitPerMinute, 60_000),
     visitors,
     visitorAccess,
+    calendarSync: new CalendarSync({
+      changes: bookingChanges, catalogue, organizers: site, repo: new CalendarRepository(storage.db), secretBox, clock: serviceClock,
+    }),
     jobs,
     startWorkers: () => {
       void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));

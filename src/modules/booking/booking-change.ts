@@ -61,7 +61,9 @@ export type SlotChange =
   /** One held slot ends earlier (check-out). */
   | { endSlot: { id: string; end: number } }
   /** One occurrence's slot is let go (a series occurrence cancelled). */
-  | { dropSlot: string };
+  | { dropSlot: string }
+  /** One occurrence's slot moves (a series occurrence moved in a calendar). */
+  | { moveSlot: { id: string; start: number; end: number } };
 
 export interface BookingChange {
   /** When it happened (service time): history time, event time, timer planning. */
@@ -82,7 +84,8 @@ export interface NewBooking {
   histories: HistoryEntry[];
   /** The event of the new booking (`*_BOOK`; `*_PAYMENT_DUE` for a back-office hold; none while a checkout is unpaid). */
   event?: { window: Window; detail: EventDetail };
-  timersFor: Window;
+  /** The window whose lifecycle steps are planned; null plans none (a declined invitation). */
+  timersFor: Window | null;
 }
 
 /** Port: records a booking event in the outbox (same transaction). */
@@ -165,6 +168,10 @@ export class BookingChangeWriter {
       await meetings.updateSlotEnd(slots.endSlot.id, slots.endSlot.end, trx);
     } else if (slots && 'dropSlot' in slots) {
       await meetings.deleteSlot(slots.dropSlot, trx);
+    } else if (slots && 'moveSlot' in slots) {
+      const { id, start, end } = slots.moveSlot;
+      await meetings.moveSlot(id, start, end, trx);
+      await this.keepLongestHold(trx, scope, [{ start_at: start, end_at: end }]);
     }
     if (change.attendees) {
       after.attendees = JSON.stringify(change.attendees);

@@ -88,6 +88,11 @@ export class BookingChanges {
     return windows.map((w) => findConflict({ start: w.start, end: w.end, cleanupMinutes, bookings, excludeBookingId: excludeMeetingId ?? undefined }));
   }
 
+  /** A booking as read inside a transaction the caller holds (e.g. under `withLock` of its asset). */
+  async meetingIn(trx: Kysely<Database>, meetingId: string): Promise<MeetingRow | undefined> {
+    return this.deps.meetings.byId(meetingId, trx);
+  }
+
   /** A booking and what it is booked on, without a lock (pages and reads of other modules). */
   async read(meetingId: string): Promise<{ meeting: MeetingRow; scope: BookingScope } | undefined> {
     const meeting = await this.deps.meetings.byId(meetingId);

@@ -152,6 +152,10 @@ export class MeetingRepository {
     await db.updateTable('meeting_slots').set({ end_at: end }).where('id', '=', slotId).execute();
   }
 
+  async moveSlot(id: string, start: number, end: number, db: Db = this.db): Promise<void> {
+    await db.updateTable('meeting_slots').set({ start_at: start, end_at: end }).where('id', '=', id).execute();
+  }
+
   async deleteSlot(slotId: string, db: Db = this.db): Promise<void> {
     await db.deleteFrom('meeting_slots').where('id', '=', slotId).execute();
   }

@@ -151,6 +151,14 @@ export class CatalogueRepository {
    * An asset with its project and its floor's name, in one read (what a booking
    * change is written against).
    */
+  /** Ids of the rooms with one of these emails (case-insensitive), with their lower-cased email. */
+  async roomIdsByEmail(emails: string[], db: Db = this.db): Promise<{ id: string; email: string }[]> {
+    if (!emails.length) return [];
+    const rows = await db.selectFrom('rooms').select(['id', 'email'])
+      .where((eb) => eb(eb.fn('lower', ['email']), 'in', emails.map((e) => e.toLowerCase()))).execute();
+    return rows.map((r) => ({ id: r.id, email: (r.email ?? '').toLowerCase() }));
+  }
+
   async assetInContext(kind: 'room' | 'desk', id: string, db: Db = this.db): Promise<AssetInContext | undefined> {
     const table = assetTable(kind);
     const row = await (db as Kysely<any>)

@@ -50,6 +50,19 @@ export class CatalogueService {
     this.roomSnapshots = new RoomSnapshots(repo);
   }
   /** An asset with its project and floor name, as a booking is written against it. */
+  /** The rooms whose email is one of `emails` (case-insensitive), each with its context, in the order of `emails`. */
+  async roomsByEmail(emails: string[]): Promise<(AssetInContext & { email: string })[]> {
+    const found = await this.repo.roomIdsByEmail(emails);
+    const out: (AssetInContext & { email: string })[] = [];
+    for (const e of emails.map((x) => x.toLowerCase())) {
+      for (const r of found.filter((f) => f.email === e)) {
+        const ctx = await this.repo.assetInContext('room', r.id);
+        if (ctx && !out.some((o) => o.asset.id === r.id)) out.push({ ...ctx, email: e });
+      }
+    }
+    return out;
+  }
+
   assetInContext(kind: 'room' | 'desk', id: string): Promise<AssetInContext | undefined> {
     return this.repo.assetInContext(kind, id);
   }

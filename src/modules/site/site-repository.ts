@@ -144,6 +144,16 @@ export class SiteRepository {
     return db.selectFrom('projects').select(['id', 'name', 'timezone']).where('id', '=', id).executeTakeFirst();
   }
 
+  /** A user found by email (case-insensitive), with what booking for them depends on in one project. */
+  async organizerByEmail(projectId: string, email: string, db: Db = this.db) {
+    const user = await db.selectFrom('users').select(['id', 'name', 'email', 'profile_name', 'blocked_from_booking', 'brand_staff'])
+      .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
+    if (!user) return undefined;
+    const membership = await db.selectFrom('memberships').select(['status', 'user_type'])
+      .where('user_id', '=', user.id).where('project_id', '=', projectId).executeTakeFirst();
+    return { user, membership };
+  }
+
   /** A user's name and email. */
   async userContact(id: string, db: Db = this.db): Promise<{ id: string; name: string; email: string | null } | undefined> {
     return db.selectFrom('users').select(['id', 'name', 'email']).where('id', '=', id).executeTakeFirst();

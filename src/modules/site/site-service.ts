@@ -17,6 +17,17 @@ export interface ProjectMember {
   email: string | null;
 }
 
+export interface CalendarOrganizer {
+  userId: string;
+  name: string;
+  email: string | null;
+  displayName: string;
+  blocked: boolean;
+  /** Their active membership of the project: a member, a visitor, or none. */
+  member: 'member' | 'visitor' | null;
+  brandStaff: boolean;
+}
+
 export class SiteService {
   private readonly applied: (() => void)[] = [];
 
@@ -42,6 +53,23 @@ export class SiteService {
   /** A project's name and IANA time zone (other modules read projects through this). */
   project(id: string): Promise<SiteProject | undefined> {
     return this.repo.project(id);
+  }
+
+  /**
+   * The user an email names, as an organizer in one project: their names, whether
+   * an administrator blocked them from booking, their membership there (active or
+   * not, member or visitor) and whether they are staff of the project's brand.
+   */
+  async organizerByEmail(projectId: string, brandId: string, email: string): Promise<CalendarOrganizer | undefined> {
+    const found = await this.repo.organizerByEmail(projectId, email);
+    if (!found) return undefined;
+    const { user, membership } = found;
+    return {
+      userId: user.id, name: user.name, email: user.email, displayName: user.profile_name || user.name,
+      blocked: user.blocked_from_booking === 1,
+      member: membership?.status === 'active' ? (membership.user_type === 'visitor' ? 'visitor' : 'member') : null,
+      brandStaff: (JSON.parse(user.brand_staff) as string[]).includes(brandId),
+    };
   }
 
   /** A user's name and email, whatever their memberships. */

@@ -1,0 +1,490 @@
+/**
+ * Calendar sync (operator-api.md "Calendar sync"): the room's mailbox hands every
+ * iTIP message it receives to the service, which stays the one source of truth.
+ * This module is an actor of the booking-change writer, like the API and the clock:
+ * it reads under the room's lock, decides with the booking rules, and writes the
+ * booking and the calendar record in one transaction.
+ *
+ * - REQUEST, new UID: booked under every rule, or stored `rejected` and declined.
+ * - REQUEST, known UID: a move (before check-in: moved, or cancelled with the rule
+ *   as reason; checked-in: only the end moves, when the room is free); the room no
+ *   longer among the attendees cancels with an explicit reason.
+ * - REPLY with the room declining: cancelled with an explicit reason.
+ * - CANCEL: active → cancelled; checked-in → done, ending now. With a
+ *   RECURRENCE-ID only that occurrence of a series goes.
+ * - Older SEQUENCEs change nothing; the same message twice gets the same answer.
+ */
+import { randomInt } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import type { Database } from '../../platform/db/schema.js';
+import { errors } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import type { CalendarMessageResult, CalendarProvider } from '../../contract/calendar-sync.js';
+import type { AssetInContext, CatalogueService } from '../catalogue/catalogue-service.js';
+import type { CalendarOrganizer } from '../site/site-service.js';
+import { scopeOf, type BookingChanges, type MeetingRow } from '../booking/booking-changes.js';
+import type { Actor, BookingChange, BookingScope, HistoryEntry, NewBooking, Window } from '../booking/booking-change.js';
+import { parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee } from '../booking/meeting-view.js';
+import { checkConfigRules, truncateToMinute } from '../booking/rules/availability.js';
+import { isClosedStatus, resolveMeetingConfig, type AssetConfig } from '../booking/rules/asset-config.js';
+import { expandRecurrence, parseRecurrence } from '../booking/rules/recurrence.js';
+import { conflictMessage, ruleViolationMessage } from '../booking/rules/window-refusals.js';
+import { checkOutEnd } from '../booking/rules/meeting-rules.js';
+import { buildReply, messageHash, parseItip, type ItipEvent, type ItipMessage } from './itip.js';
+import type { CalendarEventRow, CalendarRepository } from './calendar-repository.js';
+import { describeWindow, eventWindow, REASONS, verdict } from './rules/sync-rules.js';
+
+export interface CalendarOrganizers {
+  organizerByEmail(projectId: string, brandId: string, email: string): Promise<CalendarOrganizer | undefined>;
+}
+
+export interface CalendarSyncDeps {
+  changes: BookingChanges;
+  catalogue: CatalogueService;
+  organizers: CalendarOrganizers;
+  repo: CalendarRepository;
+  secretBox: SecretBox;
+  clock: Clock;
+}
+
+export type Outcome = 'booked' | 'rejected' | 'moved' | 'unchanged' | 'refused' | 'cancelled' | 'ended' | 'stale' | 'duplicate' | 'ignored';
+
+export interface RoomResult extends CalendarMessageResult {
+  roomId: string;
+}
+
+/** What one message decided for one room (before the reply is written). */
+interface Decision {
+  outcome: Outcome;
+  meeting: MeetingRow | null;
+  accepted: boolean;
+  reason: string | null;
+  window?: Window;
+}
+
+type Room = AssetInContext & { email: string };
+type Trx = Kysely<Database>;
+
+const TERMINAL = new Set(['done', 'cancelled', 'rejected']);
+const newPin = () => String(randomInt(0, 1_000_000)).padStart(6, '0');
+
+export class CalendarSync {
+  constructor(private readonly deps: CalendarSyncDeps) {}
+
+  /**
+   * Applies one iTIP message for every room of the service it concerns (`roomHint`,
+   * an email or id, narrows it to one). The first room's result leads.
+   */
+  async receive(provider: CalendarProvider, text: string, roomHint?: string): Promise<CalendarMessageResult & { rooms: RoomResult[] }> {
+    const parsed = parseItip(text);
+    if (!parsed.ok) throw errors.validation(parsed.errors.map((e) => `body: ${e}`));
+    const message = parsed.message;
+    if (!['REQUEST', 'CANCEL', 'REPLY'].includes(message.method)) {
+      throw errors.validation([`body: METHOD ${message.method || '(none)'} is not handled; the room's mailbox forwards REQUEST, CANCEL and REPLY messages`]);
+    }
+    const uid = message.events[0]!.uid;
+    const rooms = await this.roomsOf(provider, message, roomHint);
+    if (!rooms.length) throw errors.notFound('No room of this service is invited by this message');
+    const hash = messageHash(text);
+    const results: RoomResult[] = [];
+    for (const room of rooms) results.push(await this.forRoom(provider, room, message, hash));
+    const { roomId: _first, ...lead } = results[0]!;
+    return { ...lead, uid, rooms: results };
+  }
+
+  /** The rooms among the attendees, plus rooms that already hold this UID (a room removed from the invitation). */
+  private async roomsOf(provider: string, message: ItipMessage, hint?: string): Promise<Room[]> {
+    const emails = [...new Set(message.events.flatMap((e) => e.attendees.map((a) => a.email)))];
+    const rooms = await this.deps.catalogue.roomsByEmail(emails);
+    for (const roomId of await this.deps.repo.roomsOf(provider, message.events[0]!.uid)) {
+      if (rooms.some((r) => r.asset.id === roomId)) continue;
+      const ctx = await this.deps.catalogue.assetInContext('room', roomId);
+      if (ctx) rooms.push({ ...ctx, email: (ctx.asset.email ?? '').toLowerCase() });
+    }
+    if (hint === undefined) return rooms;
+    const h = hint.toLowerCase();
+    return rooms.filter((r) => r.asset.id === hint || r.email === h);
+  }
+
+  private async forRoom(provider: CalendarProvider, room: Room, message: ItipMessage, hash: string): Promise<RoomResult> {
+    const { changes, repo, clock } = this.deps;
+    const master = message.events.find((e) => e.recurrenceId === null) ?? message.events[0]!;
+    const uid = master.uid;
+    const sequence = Math.max(...message.events.map((e) => e.sequence));
+    const dtstamp = master.dtstamp;
+    // Read before the lock: the organizer's account (outside any transaction).
+    const organizer = master.organizer
+      ? await this.deps.organizers.organizerByEmail(room.project.id, room.project.brand_id, master.organizer.email)
+      : undefined;
+
+    return changes.withLock('room', room.asset.id, async (trx) => {
+      const now = clock.now();
+      const stored = (await repo.event(provider, room.asset.id, uid, trx)) ?? null;
+      const v = verdict(stored && { sequence: stored.sequence, dtstamp: stored.dtstamp, lastHash: stored.last_hash }, { sequence, dtstamp, hash });
+      if (v !== 'apply') {
+        const meeting = stored?.meeting_id ? ((await changes.meetingIn(trx, stored.meeting_id)) ?? null) : null;
+        return this.result(room, uid, v, meeting, stored!.last_reply, null);
+      }
+      const actor: Actor = { by: organizer?.userId ?? 'calendar', source: provider, sourceDetail: uid };
+      const current = stored?.meeting_id ? ((await changes.meetingIn(trx, stored.meeting_id)) ?? null) : null;
+      const ctx: Ctx = { trx, room, scope: scopeOf('room', room), now, actor, organizer: organizer ?? null, message, master };
+      const decision = await this.decide(ctx, current);
+
+      const w = decision.window ?? (decision.meeting ? { start: decision.meeting.start_at, end: decision.meeting.end_at } : eventWindowOf(master, room));
+      const reply = buildReply({
+        uid, recurrenceId: message.events.find((e) => e.recurrenceId !== null && message.method !== 'REQUEST' && e === message.events[0])?.recurrenceId ?? null,
+        sequence, summary: master.summary, start: w.start, end: w.end, roomEmail: room.email, roomName: room.asset.name,
+        organizer: master.organizer, partstat: decision.accepted ? 'ACCEPTED' : 'DECLINED',
+        comment: decision.reason ?? `Accepted: ${room.asset.name} is booked ${describeWindow(w, room.project.timezone)}`, now,
+      });
+      const row: CalendarEventRow = {
+        provider, room_id: room.asset.id, uid, meeting_id: decision.meeting?.id ?? stored?.meeting_id ?? null,
+        sequence: Math.max(sequence, stored?.sequence ?? 0), dtstamp: dtstamp ?? stored?.dtstamp ?? null,
+        last_hash: hash, last_reply: reply, created_at: stored?.created_at ?? now, updated_at: now,
+      };
+      await repo.put(row, trx);
+      return this.result(room, uid, decision.outcome, decision.meeting, reply, decision.accepted ? null : decision.reason);
+    });
+  }
+
+  private result(room: Room, uid: string, outcome: Outcome, meeting: MeetingRow | null, reply: string, reason: string | null): RoomResult {
+    const partstat = /PARTSTAT=ACCEPTED/i.test(reply.replace(/\r?\n[ \t]/g, '')) ? 'ACCEPTED' : 'DECLINED';
+    return {
+      roomId: room.asset.id, uid, meetingId: meeting?.id ?? null, status: meeting?.status ?? (outcome === 'rejected' ? 'rejected' : null),
+      reply, partstat, reason: partstat === 'DECLINED' ? (reason ?? commentOf(reply)) : null, outcome,
+    };
+  }
+
+  // -------------------------------------------------------------------------
+
+  private async decide(c: Ctx, meeting: MeetingRow | null): Promise<Decision> {
+    const { message, master } = c;
+    const roomAttendee = (e: ItipEvent) => e.attendees.find((a) => a.email === c.room.email);
+    switch (message.method) {
+      case 'REQUEST': {
+        const override = message.events.find((e) => e.recurrenceId !== null);
+        if (!meeting || meeting.status === 'rejected' || meeting.status === 'cancelled') {
+          if (!roomAttendee(master)) return { outcome: 'ignored', meeting, accepted: false, reason: REASONS.removed };
+          return this.book(c);
+        }
+        if (!roomAttendee(master)) return this.withdraw(c, meeting, REASONS.removed);
+        if (master.status === 'CANCELLED') return this.withdraw(c, meeting, null);
+        if (meeting.status === 'done') return { outcome: 'unchanged', meeting, accepted: false, reason: REASONS.ended };
+        if (override && meeting.recurrence) return this.moveOccurrence(c, meeting, override);
+        return this.move(c, meeting);
+      }
+      case 'CANCEL': {
+        if (!meeting || TERMINAL.has(meeting.status)) return { outcome: 'unchanged', meeting, accepted: false, reason: REASONS.deleted };
+        const instance = message.events.find((e) => e.recurrenceId !== null);
+        if (instance && meeting.recurrence) return this.dropOccurrence(c, meeting, instance.recurrenceId!);
+        return this.withdraw(c, meeting, null);
+      }
+      default: {
+        // REPLY: only the room declining its own copy changes anything.
+        const own = message.events.map(roomAttendee).find((a) => a !== undefined);
+        if (own?.partstat === 'DECLINED' && meeting && !TERMINAL.has(meeting.status)) return this.withdraw(c, meeting, REASONS.roomDeclined);
+        return { outcome: 'ignored', meeting, accepted: meeting !== null && !TERMINAL.has(meeting.status), reason: meeting ? null : REASONS.deleted };
+      }
+    }
+  }
+
+  /** Why the organizer may not book this room, or null. */
+  private organizerRefusal(c: Ctx): string | null {
+    const o = c.organizer;
+    const project = c.room.project.name;
+    if (!c.master.organizer) return REASONS.noOrganizer;
+    if (!o) return `${c.master.organizer.email} is not a user of ${project}`;
+    if (!o.member && !o.brandStaff) return `${o.email ?? c.master.organizer.email} is not a member of ${project}`;
+    if (c.room.asset.is_public !== 1 && o.member !== 'member' && !o.brandStaff) return `${c.room.asset.name} is private to the members of ${project}`;
+    if (o.blocked) return 'The organizer has been blocked from booking by an administrator';
+    return null;
+  }
+
+  /** The windows of a new invitation (a series expanded), or the reason it cannot be booked. */
+  private requested(c: Ctx): { windows: Window[]; rule: string | null } | { reason: string } {
+    const tz = c.room.project.timezone;
+    const w = eventWindowOf(c.master, c.room);
+    const first = { start: truncateToMinute(w.start), end: truncateToMinute(w.end) };
+    if (first.end <= first.start) return { reason: 'The event ends before it starts' };
+    if (!c.master.rrule) return { windows: [first], rule: null };
+    const parsed = parseRecurrence(c.master.rrule, tz);
+    if (!parsed.ok) return { reason: `The repeat rule is not supported (${parsed.errors.join('; ')}); invite the room to each meeting instead` };
+    const expanded = expandRecurrence(parsed.rule, first, tz);
+    if (!expanded.ok) return { reason: `The repeat rule is not supported (${expanded.errors.join('; ')}); invite the room to each meeting instead` };
+    const skipped = new Set(c.master.exdates.map(truncateToMinute));
+    const windows = expanded.occurrences.map((o) => ({ start: o.start, end: o.end })).filter((o) => !skipped.has(o.start));
+    if (!windows.length) return { reason: 'Every occurrence of the series is excluded' };
+    return { windows, rule: c.master.rrule.replace(/^RRULE:/i, '') };
+  }
+
+  /** The first broken rule or clash among `windows` (null when all can be booked). */
+  private async windowRefusal(c: Ctx, windows: Window[], excludeId: string | null, opts: { allDay: boolean; ignoreLeadTime?: boolean }): Promise<string | null> {
+    const { room, now } = c;
+    const tz = room.project.timezone;
+    const config = c.scope.asset.config;
+    for (const [i, w] of windows.entries()) {
+      const r = checkConfigRules({ start: w.start, end: w.end, now, timeZone: tz, config, allDay: opts.allDay });
+      if (r.ok || (opts.ignoreLeadTime && (r.reason === 'LEAD_TIME' || r.reason === 'ADVANCE_DAYS'))) continue;
+      const msg = ruleViolationMessage(r, tz, 'room');
+      const prefix = opts.allDay ? 'All-day events book the whole day, and ' : '';
+      return `${prefix}${windows.length > 1 ? `occurrence ${i + 1}: ` : ''}${prefix ? msg.charAt(0).toLowerCase() + msg.slice(1) : msg}`;
+    }
+    const clashes = await this.deps.changes.clashes(c.trx, 'room', room, windows, excludeId);
+    const at = clashes.findIndex((x) => x !== null);
+    if (at >= 0) return `${windows.length > 1 ? `occurrence ${at + 1}: ` : ''}${conflictMessage(clashes[at]!, tz, 'room')}`;
+    return null;
+  }
+
+  /** A new invitation: booked under every rule, or stored as `rejected` (when there is an organizer to hold it). */
+  private async book(c: Ctx): Promise<Decision> {
+    const { room, now, master } = c;
+    const asset = room.asset;
+    let reason = this.organizerRefusal(c);
+    if (!reason && isClosedStatus('room', asset.status)) reason = `${asset.name} is ${asset.status} and cannot be booked`;
+    const rate = JSON.parse(asset.charge_rate) as { perHour?: number; perDay?: number; amount?: number };
+    if (!reason && (rate.perHour || rate.perDay || rate.amount)) reason = `${asset.name} is a paid room: book it in the app, where it can be paid`;
+    const requested = this.requested(c);
+    if (!reason && 'reason' in requested) reason = requested.reason;
+    const windows = 'windows' in requested ? requested.windows : [eventWindowOf(master, room)];
+    if (!reason) reason = await this.windowRefusal(c, windows, null, { allDay: master.allDay });
+
+    if (reason && !c.organizer) return { outcome: 'rejected', meeting: null, accepted: false, reason, window: windows[0] };
+    const id = newId(now);
+    const config = c.scope.asset.config;
+    const meetingConfig = resolveMeetingConfig(config);
+    const startsCheckedIn = !reason && meetingConfig.postStartExpireMinutes === 0 && meetingConfig.preStartMinutes >= 0
+      && now >= windows[0]!.start - meetingConfig.preStartMinutes * 60_000;
+    const rule = 'windows' in requested ? requested.rule : null;
+    const series = !reason && rule && windows.length > 1 ? { rule, occurrences: windows.map((w, i) => ({ id: i === 0 ? id : newId(now), ...w })) } : null;
+    const o = c.organizer!;
+    const histories: HistoryEntry[] = reason
+      ? [{ action: 'rejected', actor: c.actor, statusBefore: null, reason, newStart: windows[0]!.start, newEnd: windows[0]!.end }]
+      : [{ action: 'create', actor: c.actor, statusBefore: null, newStart: windows[0]!.start, newEnd: windows[0]!.end }];
+    if (startsCheckedIn) histories.push({ action: 'check-in', actor: { by: 'system', source: 'system', sourceDetail: 'check-in not required' }, statusBefore: 'active' });
+    const attendees = attendeesOf(master, room.email);
+    const booking: NewBooking = {
+      meeting: {
+        id, project_id: room.project.id, asset_kind: 'room', asset_id: asset.id, room_id: asset.id, desk_id: null,
+        title: master.summary, body: master.description,
+        start_at: windows[0]!.start, end_at: windows[0]!.end, booked_end_at: windows[0]!.end, span_end_at: windows[windows.length - 1]!.end,
+        all_day: master.allDay ? 1 : 0, time_period: null,
+        status: reason ? 'rejected' : startsCheckedIn ? 'checked-in' : 'active', pin_enc: this.deps.secretBox.seal(newPin()), pin_failures: 0,
+        organizer_user_id: o.userId,
+        organizer: JSON.stringify({ email: o.email, name: o.name, displayName: o.displayName, checkInAt: startsCheckedIn ? now : null, checkOutAt: null }),
+        attendees: JSON.stringify(attendees), app_id: null, booked_via: null, booked_by_user_id: null,
+        payment: null, payment_due_at: null, billing_summaries: '[]',
+        recurrence: series ? JSON.stringify(series) : null, cancel_reason: reason, created_at: now, updated_at: now,
+      },
+      slots: reason ? [] : (series?.occurrences ?? [{ id, ...windows[0]! }]).map((occ, i) => ({
+        id: occ.id, meeting_id: id, project_id: room.project.id, asset_id: asset.id, occurrence_index: i, start_at: occ.start, end_at: occ.end,
+      })),
+      attendees,
+      histories,
+      event: reason ? undefined : { window: windows[0]!, detail: { kind: 'BOOK' } },
+      timersFor: reason ? null : windows[0]!,
+    };
+    const { meeting } = await this.deps.changes.writer.create(c.trx, c.scope, booking);
+    return reason
+      ? { outcome: 'rejected', meeting, accepted: false, reason, window: windows[0] }
+      : { outcome: 'booked', meeting, accepted: true, reason: null, window: windows[0] };
+  }
+
+  private write(c: Ctx, meeting: MeetingRow, change: BookingChange): Promise<MeetingRow> {
+    return this.deps.changes.writer.apply(c.trx, c.scope, meeting, change);
+  }
+
+  /** Details that change no time: the title, the description, the guests. */
+  private details(c: Ctx, meeting: MeetingRow): BookingChange['set'] & object {
+    const set: Record<string, unknown> = {};
+    if (c.master.summary !== meeting.title) set.title = c.master.summary;
+    if (c.master.description !== meeting.body) set.body = c.master.description;
+    return set;
+  }
+
+  /** A known invitation with (maybe) new times. */
+  private async move(c: Ctx, meeting: MeetingRow): Promise<Decision> {
+    const { now } = c;
+    const tz = c.room.project.timezone;
+    const series = storedSeries(meeting);
+    const w = eventWindowOf(c.master, c.room);
+    const to = { start: truncateToMinute(w.start), end: truncateToMinute(w.end) };
+    const details = this.details(c, meeting);
+    const attendees = attendeesOf(c.master, c.room.email);
+    const attendeesChanged = JSON.stringify(attendees) !== meeting.attendees;
+    const sameTimes = series ? to.start === series.occurrences[0]!.start && to.end === series.occurrences[0]!.end && (c.master.rrule ?? '').replace(/^RRULE:/i, '') === series.rule
+      : to.start === meeting.start_at && to.end === meeting.end_at;
+    const touchDetails = async (m: MeetingRow): Promise<MeetingRow> => {
+      if (!Object.keys(details).length && !attendeesChanged) return m;
+      return this.write(c, m, {
+        at: now, set: { ...details, updated_at: now }, ...(attendeesChanged ? { attendees } : {}), history: { action: 'update', actor: c.actor },
+      });
+    };
+    if (sameTimes) return { outcome: 'unchanged', meeting: await touchDetails(meeting), accepted: true, reason: null };
+    if (series) {
+      return { outcome: 'refused', meeting, accepted: false, reason: REASONS.seriesChange };
+    }
+    if (to.end <= to.start) return this.cancelFor(c, meeting, 'The event ends before it starts');
+
+    if (meeting.status === 'checked-in') {
+      // The start cannot move once people are in; only the end follows the calendar.
+      const end = Math.max(to.end, meeting.start_at + 60_000);
+      if (end === meeting.end_at) return { outcome: 'unchanged', meeting: await touchDetails(meeting), accepted: true, reason: null };
+      if (end > meeting.end_at) {
+        const refusal = await this.windowRefusal(c, [{ start: meeting.start_at, end }], meeting.id, { allDay: false, ignoreLeadTime: true });
+        if (refusal) return { outcome: 'refused', meeting, accepted: false, reason: `The end cannot move to ${describeWindow({ start: meeting.start_at, end }, tz)}: ${refusal}` };
+      }
+      const moved = await this.write(c, meeting, {
+        at: now, set: { ...details, end_at: end, booked_end_at: end, span_end_at: end, updated_at: now },
+        ...(attendeesChanged ? { attendees } : {}),
+        slots: { replace: { start: meeting.start_at, end } },
+        history: { action: 'update', actor: c.actor, oldStart: meeting.start_at, oldEnd: meeting.end_at, newStart: meeting.start_at, newEnd: end },
+        event: { window: { start: meeting.start_at, end }, detail: { kind: 'MODIFY', oldStart: meeting.start_at, oldEnd: meeting.end_at } },
+        timers: { window: { start: meeting.start_at, end } },
+      });
+      return { outcome: 'moved', meeting: moved, accepted: true, reason: null };
+    }
+
+    const refusal = await this.windowRefusal(c, [to], meeting.id, { allDay: c.master.allDay, ignoreLeadTime: to.start === meeting.start_at });
+    if (refusal) return this.cancelFor(c, meeting, refusal);
+    const moved = await this.write(c, meeting, {
+      at: now, set: { ...details, start_at: to.start, end_at: to.end, booked_end_at: to.end, span_end_at: to.end, updated_at: now },
+      ...(attendeesChanged ? { attendees } : {}),
+      slots: { replace: to },
+      history: { action: 'update', actor: c.actor, oldStart: meeting.start_at, oldEnd: meeting.end_at, newStart: to.start, newEnd: to.end },
+      event: { window: to, detail: { kind: 'MODIFY', oldStart: meeting.start_at, oldEnd: meeting.end_at } },
+      timers: { window: to },
+    });
+    return { outcome: 'moved', meeting: moved, accepted: true, reason: null, window: to };
+  }
+
+  /** A rule-breaking move: the booking is cancelled with the rule as its reason, and its PIN stops working. */
+  private async cancelFor(c: Ctx, meeting: MeetingRow, reason: string): Promise<Decision> {
+    const cancelled = await this.write(c, meeting, {
+      at: c.now,
+      set: { status: 'cancelled', cancel_reason: reason, pin_enc: this.deps.secretBox.seal(newPin()), updated_at: c.now },
+      slots: { release: true },
+      history: { action: 'cancel', actor: c.actor, reason },
+      event: { window: { start: meeting.start_at, end: meeting.end_at }, detail: { kind: 'CANCEL', cancelReason: reason } },
+      timers: { window: null },
+    });
+    return { outcome: 'cancelled', meeting: cancelled, accepted: false, reason };
+  }
+
+  /**
+   * The invitation is gone for the room: deleted by the organizer (`reason` null),
+   * the room removed from it, or declined in the room's calendar. Before check-in the
+   * booking is cancelled; once checked in it ends now.
+   */
+  private async withdraw(c: Ctx, meeting: MeetingRow, reason: string | null): Promise<Decision> {
+    const { now } = c;
+    const why = reason ?? REASONS.deleted;
+    if (meeting.status === 'checked-in') {
+      const series = storedSeries(meeting);
+      const current = series ? series.occurrences.find((o) => o.end > now) ?? series.occurrences[series.occurrences.length - 1]! : { id: meeting.id, start: meeting.start_at, end: meeting.end_at };
+      const end = checkOutEnd({ start: current.start, end: current.end }, now);
+      const organizer = { ...parseOrganizer(meeting), checkOutAt: now };
+      const ended = await this.write(c, meeting, {
+        at: now,
+        set: { status: 'done', end_at: series ? meeting.end_at : end, span_end_at: end, organizer: JSON.stringify(organizer), updated_at: now },
+        slots: series ? { release: true } : { endSlot: { id: meeting.id, end } },
+        history: { action: 'check-out', actor: c.actor, reason: why, oldEnd: current.end, newEnd: end },
+        timers: { window: null },
+      });
+      return { outcome: 'ended', meeting: ended, accepted: false, reason: why };
+    }
+    const cancelled = await this.write(c, meeting, {
+      at: now,
+      set: { status: 'cancelled', cancel_reason: reason, pin_enc: this.deps.secretBox.seal(newPin()), updated_at: now },
+      slots: { release: true },
+      history: { action: 'cancel', actor: c.actor, reason: why },
+      event: { window: { start: meeting.start_at, end: meeting.end_at }, detail: reason ? { kind: 'CANCEL', cancelReason: reason } : { kind: 'CANCEL' } },
+      timers: { window: null },
+    });
+    return { outcome: 'cancelled', meeting: cancelled, accepted: false, reason: why };
+  }
+
+  /** One occurrence of a series deleted in the calendar: only it goes; the series rolls on. */
+  private async dropOccurrence(c: Ctx, meeting: MeetingRow, originalStart: number): Promise<Decision> {
+    const series = storedSeries(meeting)!;
+    const occ = series.occurrences.find((o) => o.start === truncateToMinute(originalStart));
+    if (!occ) return { outcome: 'unchanged', meeting, accepted: true, reason: null };
+    const remaining = series.occurrences.filter((o) => o.id !== occ.id);
+    if (!remaining.length) return this.withdraw(c, meeting, null);
+    const current = series.occurrences.find((o) => o.end > c.now);
+    const isCurrent = current?.id === occ.id;
+    if (isCurrent && meeting.status === 'checked-in') return { outcome: 'refused', meeting, accepted: false, reason: 'The occurrence is in progress; end it at the room' };
+    const next = remaining.find((o) => o.end > c.now);
+    const updated = await this.write(c, meeting, {
+      at: c.now,
+      set: { recurrence: JSON.stringify({ ...series, occurrences: remaining }), span_end_at: remaining[remaining.length - 1]!.end, updated_at: c.now },
+      slots: { dropSlot: occ.id },
+      history: { action: 'update', actor: c.actor, reason: `Occurrence of ${describeWindow(occ, c.room.project.timezone)} deleted in the calendar`, oldStart: occ.start, oldEnd: occ.end },
+      event: { window: occ, detail: { kind: 'CANCEL' } },
+      ...(isCurrent ? { timers: { window: next ?? null } } : {}),
+    });
+    return { outcome: 'cancelled', meeting: updated, accepted: true, reason: null, window: occ };
+  }
+
+  /** One occurrence of a series moved in the calendar (RECURRENCE-ID): that occurrence alone moves when the room allows it. */
+  private async moveOccurrence(c: Ctx, meeting: MeetingRow, override: ItipEvent): Promise<Decision> {
+    const series = storedSeries(meeting)!;
+    const occ = series.occurrences.find((o) => o.start === truncateToMinute(override.recurrenceId!));
+    if (!occ) return { outcome: 'refused', meeting, accepted: false, reason: 'That occurrence is not part of the booked series' };
+    if (override.status === 'CANCELLED') return this.dropOccurrence(c, meeting, override.recurrenceId!);
+    const w = eventWindowOf(override, c.room);
+    const to = { start: truncateToMinute(w.start), end: truncateToMinute(w.end) };
+    if (to.start === occ.start && to.end === occ.end) return { outcome: 'unchanged', meeting, accepted: true, reason: null, window: occ };
+    const current = series.occurrences.find((o) => o.end > c.now);
+    if (current?.id === occ.id && meeting.status === 'checked-in') return { outcome: 'refused', meeting, accepted: false, reason: 'The occurrence is in progress; its start cannot move' };
+    const others = series.occurrences.filter((o) => o.id !== occ.id);
+    const overlapsOwn = others.some((o) => o.start < to.end && to.start < o.end);
+    const refusal = overlapsOwn ? 'The moved occurrence would overlap another occurrence of the series' : await this.windowRefusal(c, [to], meeting.id, { allDay: override.allDay });
+    if (refusal) return { outcome: 'refused', meeting, accepted: false, reason: refusal, window: to };
+    const occurrences = [...others, { ...occ, ...to }].sort((a, b) => a.start - b.start);
+    const isCurrent = current?.id === occ.id;
+    const updated = await this.write(c, meeting, {
+      at: c.now,
+      set: { recurrence: JSON.stringify({ ...series, occurrences }), span_end_at: occurrences[occurrences.length - 1]!.end, updated_at: c.now },
+      slots: { moveSlot: { id: occ.id, start: to.start, end: to.end } },
+      history: { action: 'update', actor: c.actor, oldStart: occ.start, oldEnd: occ.end, newStart: to.start, newEnd: to.end },
+      event: { window: to, detail: { kind: 'MODIFY', oldStart: occ.start, oldEnd: occ.end } },
+      ...(isCurrent || (current && to.start < current.start) ? { timers: { window: occurrences.find((o) => o.end > c.now) ?? null } } : {}),
+    });
+    return { outcome: 'moved', meeting: updated, accepted: true, reason: null, window: to };
+  }
+}
+
+interface Ctx {
+  trx: Trx;
+  room: Room;
+  scope: BookingScope;
+  now: number;
+  actor: Actor;
+  organizer: CalendarOrganizer | null;
+  message: ItipMessage;
+  master: ItipEvent;
+}
+
+function eventWindowOf(e: ItipEvent, room: Room): Window {
+  return eventWindow(e, room.project.timezone);
+}
+
+/** The invitation's guests as the booking's attendees (the room and the organizer left out). */
+function attendeesOf(e: ItipEvent, roomEmail: string): StoredAttendee[] {
+  const out: StoredAttendee[] = [];
+  for (const a of e.attendees) {
+    if (a.email === roomEmail || a.email === e.organizer?.email || a.cutype === 'ROOM' || a.cutype === 'RESOURCE') continue;
+    if (out.some((x) => x.email === a.email)) continue;
+    out.push({ userId: null, email: a.email, name: a.name ?? a.email, type: 'required', responseStatus: 'accepted', checkInAt: null });
+  }
+  return out;
+}
+
+function commentOf(reply: string): string | null {
+  const m = reply.replace(/\r?\n[ \t]/g, '').match(/^COMMENT[^:]*:(.*)$/m);
+  return m ? m[1]!.replace(/\\,/g, ',').replace(/\\;/g, ';').replace(/\\n/gi, '\n').replace(/\\\\/g, '\\').trim() : null;
+}
+
+export type { AssetConfig };

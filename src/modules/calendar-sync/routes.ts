@@ -1,0 +1,34 @@
+/** POST /ops/v1/calendar-sync/{provider}/messages: the room mailbox bridge hands over one iTIP message (operator-api.md "Calendar sync"). */
+import { Type } from 'typebox';
+import type { App } from '../../platform/http/types.js';
+import type { Services } from '../../services.js';
+import { ok } from '../../platform/http/envelope.js';
+import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
+import { CalendarMessageResult, ProviderParams } from '../../contract/calendar-sync.js';
+
+const MessageQuery = Type.Object({
+  room: Type.Optional(Type.String({ description: "Only this room (its email or _id): the mailbox that received the message, when the invitation names several of the service's rooms" })),
+});
+
+const RoomResult = Type.Intersect([CalendarMessageResult, Type.Object({ roomId: Type.String() })]);
+
+export async function opsCalendarRoutes(app: App, services: Services): Promise<void> {
+  // iTIP messages arrive as text/calendar; the body is kept as the exact text.
+  app.addContentTypeParser('text/calendar', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  app.post('/ops/v1/calendar-sync/:provider/messages', {
+    schema: {
+      tags: ['ops'],
+      summary: 'Apply one iTIP message a synced room received (REQUEST, CANCEL or REPLY); answers with the room\'s REPLY',
+      security: [{ opsToken: [] }],
+      params: ProviderParams,
+      querystring: MessageQuery,
+      consumes: ['text/calendar'],
+      body: Type.String({ description: 'One iCalendar object (RFC 5545) carrying an iTIP method (RFC 5546)' }),
+      response: {
+        200: Envelope(Type.Intersect([CalendarMessageResult, Type.Object({ rooms: Type.Array(RoomResult, { description: 'Every room of the service the message concerned' }) })])),
+        400: ErrorEnvelope, 404: ErrorEnvelope, 415: ErrorEnvelope,
+      },
+    },
+  }, async (req) => ok(await services.calendarSync.receive(req.params.provider, req.body, req.query.room)));
+}
