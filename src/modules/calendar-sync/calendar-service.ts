@@ -134,7 +134,8 @@ export class CalendarSync {
 
       const w = decision.window ?? (decision.meeting ? { start: decision.meeting.start_at, end: decision.meeting.end_at } : eventWindowOf(master, room));
       const reply = buildReply({
-        uid, recurrenceId: message.events.find((e) => e.recurrenceId !== null && message.method !== 'REQUEST' && e === message.events[0])?.recurrenceId ?? null,
+        // A message about one occurrence (RECURRENCE-ID only) is answered for that occurrence.
+        uid, recurrenceId: message.events.length === 1 ? message.events[0]!.recurrenceId : null,
         sequence, summary: master.summary, start: w.start, end: w.end, roomEmail: room.email, roomName: room.asset.name,
         organizer: master.organizer, partstat: decision.accepted ? 'ACCEPTED' : 'DECLINED',
         comment: decision.reason ?? `Accepted: ${room.asset.name} is booked ${describeWindow(w, room.project.timezone)}`, now,
