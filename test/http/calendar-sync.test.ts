@@ -46,6 +46,9 @@ describe('REQUEST with a new UID', () => {
     });
     expect(m.organizer).toMatchObject({ userId: c.id('alice'), email: 'alice@example.com' });
     expect(m.attendees.map((a: any) => a.email).sort()).toEqual(['carol@example.com', 'guest@partner.example']);
+    // A guest with an account is linked to it; an external guest is kept by email.
+    expect(m.attendees.find((a: any) => a.email === 'carol@example.com').userId).toBe(c.id('carol'));
+    expect(m.attendees.find((a: any) => a.email === 'guest@partner.example').userId).toBeNull();
     expect(m.histories[0]).toMatchObject({ action: 'create', source: 'google', sourceDetail: uid });
     expect(m.pinCode).toMatch(/^\d{6}$/);
     const events = await c.events(data.meetingId);

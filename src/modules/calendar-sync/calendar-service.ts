@@ -38,6 +38,7 @@ import { describeWindow, eventWindow, REASONS, verdict } from './rules/sync-rule
 
 export interface CalendarOrganizers {
   organizerByEmail(projectId: string, brandId: string, email: string): Promise<CalendarOrganizer | undefined>;
+  accountsByEmail(emails: string[]): Promise<Map<string, { id: string; name: string }>>;
 }
 
 export interface CalendarSyncDeps {
@@ -118,6 +119,7 @@ export class CalendarSync {
     const organizer = master.organizer
       ? await this.deps.organizers.organizerByEmail(room.project.id, room.project.brand_id, master.organizer.email)
       : undefined;
+    const accounts = await this.deps.organizers.accountsByEmail(master.attendees.map((a) => a.email));
 
     return changes.withLock('room', room.asset.id, async (trx) => {
       const now = clock.now();
@@ -129,7 +131,7 @@ export class CalendarSync {
       }
       const actor: Actor = { by: organizer?.userId ?? 'calendar', source: provider, sourceDetail: uid };
       const current = stored?.meeting_id ? ((await changes.meetingIn(trx, stored.meeting_id)) ?? null) : null;
-      const ctx: Ctx = { trx, room, scope: scopeOf('room', room), now, actor, organizer: organizer ?? null, message, master };
+      const ctx: Ctx = { trx, room, scope: scopeOf('room', room), now, actor, organizer: organizer ?? null, message, master, accounts };
       const decision = await this.decide(ctx, current);
 
       const w = decision.window ?? (decision.meeting ? { start: decision.meeting.start_at, end: decision.meeting.end_at } : eventWindowOf(master, room));
@@ -264,7 +266,7 @@ export class CalendarSync {
       ? [{ action: 'rejected', actor: c.actor, statusBefore: null, reason, newStart: windows[0]!.start, newEnd: windows[0]!.end }]
       : [{ action: 'create', actor: c.actor, statusBefore: null, newStart: windows[0]!.start, newEnd: windows[0]!.end }];
     if (startsCheckedIn) histories.push({ action: 'check-in', actor: { by: 'system', source: 'system', sourceDetail: 'check-in not required' }, statusBefore: 'active' });
-    const attendees = attendeesOf(master, room.email);
+    const attendees = attendeesOf(master, room.email, c.accounts);
     const booking: NewBooking = {
       meeting: {
         id, project_id: room.project.id, asset_kind: 'room', asset_id: asset.id, room_id: asset.id, desk_id: null,
@@ -312,7 +314,7 @@ export class CalendarSync {
     const w = eventWindowOf(c.master, c.room);
     const to = { start: truncateToMinute(w.start), end: truncateToMinute(w.end) };
     const details = this.details(c, meeting);
-    const attendees = attendeesOf(c.master, c.room.email);
+    const attendees = attendeesOf(c.master, c.room.email, c.accounts);
     const attendeesChanged = JSON.stringify(attendees) !== meeting.attendees;
     const sameTimes = series ? to.start === series.occurrences[0]!.start && to.end === series.occurrences[0]!.end && (c.master.rrule ?? '').replace(/^RRULE:/i, '') === series.rule
       : to.start === meeting.start_at && to.end === meeting.end_at;
@@ -466,19 +468,26 @@ interface Ctx {
   organizer: CalendarOrganizer | null;
   message: ItipMessage;
   master: ItipEvent;
+  /** Accounts of the invitation's attendees, by email (guests without one are not in it). */
+  accounts: Map<string, { id: string; name: string }>;
 }
 
 function eventWindowOf(e: ItipEvent, room: Room): Window {
   return eventWindow(e, room.project.timezone);
 }
 
-/** The invitation's guests as the booking's attendees (the room and the organizer left out). */
-function attendeesOf(e: ItipEvent, roomEmail: string): StoredAttendee[] {
+/**
+ * The invitation's guests as the booking's attendees (the room, other rooms and the
+ * organizer left out); a guest with an account is linked to it, an external guest
+ * is kept by email.
+ */
+function attendeesOf(e: ItipEvent, roomEmail: string, accounts: Map<string, { id: string; name: string }>): StoredAttendee[] {
   const out: StoredAttendee[] = [];
   for (const a of e.attendees) {
     if (a.email === roomEmail || a.email === e.organizer?.email || a.cutype === 'ROOM' || a.cutype === 'RESOURCE') continue;
     if (out.some((x) => x.email === a.email)) continue;
-    out.push({ userId: null, email: a.email, name: a.name ?? a.email, type: 'required', responseStatus: 'accepted', checkInAt: null });
+    const account = accounts.get(a.email);
+    out.push({ userId: account?.id ?? null, email: a.email, name: account?.name ?? a.name ?? a.email, type: 'required', responseStatus: 'accepted', checkInAt: null });
   }
   return out;
 }

@@ -154,6 +154,13 @@ export class SiteRepository {
     return { user, membership };
   }
 
+  /** Users with one of these emails (case-insensitive). */
+  async usersByEmails(emails: string[], db: Db = this.db): Promise<{ id: string; name: string; email: string | null }[]> {
+    if (!emails.length) return [];
+    return db.selectFrom('users').select(['id', 'name', 'email'])
+      .where((eb) => eb(eb.fn('lower', ['email']), 'in', emails.map((e) => e.toLowerCase()))).execute();
+  }
+
   /** A user's name and email. */
   async userContact(id: string, db: Db = this.db): Promise<{ id: string; name: string; email: string | null } | undefined> {
     return db.selectFrom('users').select(['id', 'name', 'email']).where('id', '=', id).executeTakeFirst();

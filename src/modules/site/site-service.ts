@@ -72,6 +72,12 @@ export class SiteService {
     };
   }
 
+  /** The accounts these emails belong to, by lower-cased email (guests without one are left out). */
+  async accountsByEmail(emails: string[]): Promise<Map<string, { id: string; name: string }>> {
+    const rows = await this.repo.usersByEmails(emails);
+    return new Map(rows.filter((r) => r.email).map((r) => [r.email!.toLowerCase(), { id: r.id, name: r.name }]));
+  }
+
   /** A user's name and email, whatever their memberships. */
   user(id: string): Promise<ProjectMember | undefined> {
     return this.repo.userContact(id);
