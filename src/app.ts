@@ -23,6 +23,7 @@ import { opsWebhookRoutes } from './modules/webhooks/routes.js';
 import { opsDeviceRoutes } from './modules/devices/routes.js';
 import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
 import { opsVisitorRoutes } from './modules/visitors/routes.js';
+import { opsFeedRoutes, publicFeedRoutes } from './modules/calendar-sync/feed-routes.js';
 
 export const API_VERSION = '1.15.0';
 
@@ -80,6 +81,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await tokenRoutes(app, services);
   // The web payment page: public, its unguessable token is the capability.
   await paymentPageRoutes(app, services);
+  // Room feeds (iCalendar): public, the unguessable token in the address is the capability.
+  await publicFeedRoutes(app, services);
 
   // Public API: every route in this scope needs a valid bearer token.
   await app.register(async (api: App) => {
@@ -98,6 +101,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsPaymentRoutes(ops, services);
     await opsDeviceRoutes(ops, services);
     await opsVisitorRoutes(ops, services);
+    await opsFeedRoutes(ops, services);
   });
 
   return app;
