@@ -24,6 +24,7 @@ import { opsDeviceRoutes } from './modules/devices/routes.js';
 import { opsCalendarRoutes } from './modules/calendar-sync/routes.js';
 import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
 import { opsVisitorRoutes } from './modules/visitors/routes.js';
+import { opsFeedRoutes, publicFeedRoutes } from './modules/calendar-sync/feed-routes.js';
 
 export const API_VERSION = '1.15.0';
 
@@ -81,6 +82,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await tokenRoutes(app, services);
   // The web payment page: public, its unguessable token is the capability.
   await paymentPageRoutes(app, services);
+  // Room feeds (iCalendar): public, the unguessable token in the address is the capability.
+  await publicFeedRoutes(app, services);
 
   // Public API: every route in this scope needs a valid bearer token.
   await app.register(async (api: App) => {
@@ -100,6 +103,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsDeviceRoutes(ops, services);
     await opsCalendarRoutes(ops, services);
     await opsVisitorRoutes(ops, services);
+    await opsFeedRoutes(ops, services);
   });
 
   return app;

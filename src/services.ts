@@ -53,6 +53,8 @@ import { CalendarSync } from './modules/calendar-sync/calendar-service.js';
 import { CalendarRepository } from './modules/calendar-sync/calendar-repository.js';
 import { VisitorService } from './modules/visitors/visitor-service.js';
 import { VisitorAccessSource } from './modules/visitors/visitor-access.js';
+import { FeedRepository } from './modules/calendar-sync/feed-repository.js';
+import { RoomFeedService } from './modules/calendar-sync/feed-service.js';
 
 export interface Services {
   config: Config;
@@ -93,6 +95,8 @@ export interface Services {
   visitors: VisitorService;
   /** What devices must hold for visitor invites (the devices module's AccessSource for kind `visitor`). */
   visitorAccess: VisitorAccessSource;
+  /** Room feeds: each room's bookings as an iCalendar feed at a secret, revocable address. */
+  roomFeeds: RoomFeedService;
   /** All background work: lifecycle steps, webhook deliveries, token purge, device sync, visitor expiry. */
   jobs: JobRunner;
   /** Starts the background work (the job runner). */
@@ -191,6 +195,10 @@ export async function createServices(config: Config, storage: Storage, realClock
     db: storage.db, engine: storage.engine, repo: visitorRepo, site, units: members, devices, accessLog: devices, outbox, secretBox, clock: serviceClock,
   });
   jobs.register(visitors.expiryJob());
+  const roomFeeds = new RoomFeedService({
+    repo: new FeedRepository(storage.db), catalogue, bookings: bookingChanges, secretBox, clock: serviceClock,
+    publicBaseUrl: () => config.publicBaseUrl,
+  });
   return {
     config,
     storage,
@@ -220,6 +228,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     calendarSync: new CalendarSync({
       changes: bookingChanges, catalogue, organizers: site, repo: new CalendarRepository(storage.db), secretBox, clock: serviceClock,
     }),
+    roomFeeds,
     jobs,
     startWorkers: () => {
       void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));

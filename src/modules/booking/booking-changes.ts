@@ -13,6 +13,7 @@ import { findConflict, type BusyInterval } from './rules/availability.js';
 import type { AssetConfig } from './rules/asset-config.js';
 import { type BookingChange, type BookingChangeWriter, type BookingScope } from './booking-change.js';
 import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
+import type { StoredRecurrence } from './meeting-view.js';
 
 export type { MeetingRow } from './meeting-repository.js';
 
@@ -25,6 +26,24 @@ export interface LockedBooking {
   windowIsFree(): Promise<boolean>;
   /** Applies a change to `meeting` through the writer; returns the booking after it. */
   write(change: BookingChange): Promise<MeetingRow>;
+}
+
+/**
+ * A room's booking as a published calendar feed may show it: times, title, status
+ * and change counters only (no PIN, organizer, attendees or payment).
+ */
+export interface FeedBooking {
+  meetingId: string;
+  title: string;
+  status: string;
+  /** The booking's last change (DTSTAMP). */
+  updatedAt: number;
+  /** History entries after the first that moved it or changed its status; only grows. */
+  changes: number;
+  /** Whether it is a recurring series (then `windows` are its remaining occurrences). */
+  series: boolean;
+  /** A single booking's one window (id = the meeting id), or a series' occurrences by their stable ids. */
+  windows: { id: string; start: number; end: number }[];
 }
 
 export function scopeOf(kind: 'room' | 'desk', ctx: AssetInContext): BookingScope {
@@ -100,6 +119,21 @@ export class BookingChanges {
     const kind = meeting.asset_kind as 'room' | 'desk';
     const ctx = await this.deps.catalogue.assetInContext(kind, meeting.asset_id);
     return ctx ? { meeting, scope: scopeOf(kind, ctx) } : undefined;
+  }
+
+  /**
+   * The bookings of a room (in project `projectId`) overlapping [from, to) for its
+   * calendar feed: `statuses`, plus bookings cancelled at or after `cancelledSince`.
+   * Occurrences of a series outside [from, to) are left out.
+   */
+  async roomFeedBookings(room: { id: string; projectId: string }, from: number, to: number, o: { statuses: string[]; cancelledSince: number }): Promise<FeedBooking[]> {
+    const rows = await this.deps.meetings.roomFeed(room.id, { projectId: room.projectId, from, to, statuses: o.statuses, cancelledSince: o.cancelledSince });
+    return rows.flatMap((r) => {
+      const series = r.recurrence ? (JSON.parse(r.recurrence) as StoredRecurrence) : null;
+      const windows = (series ? series.occurrences : [{ id: r.id, start: r.start_at, end: r.end_at }]).filter((w) => w.start < to && w.end > from);
+      if (!windows.length) return [];
+      return [{ meetingId: r.id, title: r.title, status: r.status, updatedAt: r.updated_at, changes: r.changes, series: series !== null, windows }];
+    });
   }
 
   /** Loads a booking and its asset, then runs `work` under the lock; undefined when the booking or its asset is gone. */

@@ -30,6 +30,22 @@ export interface MeetingListFilter {
   statuses?: string[];
 }
 
+/** A room's booking as the calendar feed reads it: no PIN, organizer or attendees. */
+export interface FeedBookingRow {
+  id: string;
+  title: string;
+  status: string;
+  start_at: number;
+  end_at: number;
+  recurrence: string | null;
+  updated_at: number;
+  /** History entries that moved the booking or changed its status (the iCalendar SEQUENCE). */
+  changes: number;
+}
+
+/** History actions that change a booking's status (moves are recognized by their old and new times). */
+export const STATUS_CHANGING_ACTIONS = ['cancel', 'cancel-updating', 'check-in', 'check-out', 'end', 'pay', 'payment-timeout'] as const;
+
 export class MeetingRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -87,6 +103,47 @@ export class MeetingRepository {
     }
     if (f.statuses?.length) q = q.where('status', 'in', f.statuses);
     return (await q.orderBy('start_at').orderBy('id').execute()) as MeetingRow[];
+  }
+
+  /**
+   * One room's bookings (in its project) whose span overlaps [from, to): `statuses`, plus cancelled
+   * ones last updated (cancelled) at or after `cancelledSince`. Each row counts the
+   * history entries after the first that moved it or changed its status.
+   */
+  async roomFeed(roomId: string, f: { projectId: string; from: number; to: number; statuses: string[]; cancelledSince: number }, db: Db = this.db): Promise<FeedBookingRow[]> {
+    const rows = await db
+      .selectFrom('meetings as m')
+      .select(['m.id', 'm.title', 'm.status', 'm.start_at', 'm.end_at', 'm.recurrence', 'm.updated_at'])
+      .select((eb) =>
+        eb
+          .selectFrom('meeting_histories as h')
+          .select(sql<number>`count(*)`.as('n'))
+          .whereRef('h.meeting_id', '=', 'm.id')
+          .where('h.seq', '>', 1)
+          .where((w) =>
+            w.or([
+              w('h.action', 'in', [...STATUS_CHANGING_ACTIONS]),
+              w.and([w('h.old_start_at', 'is not', null), w('h.new_start_at', 'is not', null), w('h.old_start_at', '<>', w.ref('h.new_start_at'))]),
+              w.and([w('h.old_end_at', 'is not', null), w('h.new_end_at', 'is not', null), w('h.old_end_at', '<>', w.ref('h.new_end_at'))]),
+            ]),
+          )
+          .as('changes'),
+      )
+      // project_id + start_at: the meetings_project_start_idx index bounds the read.
+      .where('m.project_id', '=', f.projectId)
+      .where('m.room_id', '=', roomId)
+      .where('m.start_at', '<', f.to)
+      .where('m.span_end_at', '>', f.from)
+      .where((eb) =>
+        eb.or([
+          ...(f.statuses.length ? [eb('m.status', 'in', f.statuses)] : []),
+          eb.and([eb('m.status', '=', 'cancelled'), eb('m.updated_at', '>=', f.cancelledSince)]),
+        ]),
+      )
+      .orderBy('m.start_at')
+      .orderBy('m.id')
+      .execute();
+    return rows.map((r) => ({ ...r, start_at: Number(r.start_at), end_at: Number(r.end_at), updated_at: Number(r.updated_at), changes: Number(r.changes ?? 0) }));
   }
 
   async insert(meeting: NewMeeting, db: Db = this.db): Promise<void> {
