@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import ICAL from 'ical.js';
 import { DateTime, IANAZone } from 'luxon';
+import type { EventTimes } from './rules/sync-rules.js';
 
 export interface ItipAttendee {
   /** Lower-cased, without "mailto:". */
@@ -21,7 +22,7 @@ export interface ItipAttendee {
   cutype: string | null;
 }
 
-export interface ItipEvent {
+export interface ItipEvent extends EventTimes {
   uid: string;
   /** For an override (RECURRENCE-ID): the original start of the occurrence it replaces, epoch ms; null for the master / a single event. */
   recurrenceId: number | null;
@@ -34,20 +35,6 @@ export interface ItipEvent {
   /** '' when absent. */
   description: string;
   location: string | null;
-  /** Epoch ms (see floating below). */
-  start: number;
-  /** DTEND, or DTSTART + DURATION; timed event with neither: = start; all-day with neither: start + 1 day. */
-  end: number;
-  /** DTSTART;VALUE=DATE. */
-  allDay: boolean;
-  /** All-day only: 'YYYY-MM-DD' of DTSTART and of DTEND (exclusive). */
-  startDate: string | null;
-  endDate: string | null;
-  /** True when DTSTART has neither a UTC 'Z' nor a TZID (floating local time); start/end were then computed as if UTC. */
-  floating: boolean;
-  /** Floating or all-day: the wall-clock DTSTART / DTEND as 'YYYY-MM-DDTHH:mm:ss' so the caller can place it in the property's zone. */
-  startLocal: string | null;
-  endLocal: string | null;
   /** The IANA zone of DTSTART when it had a TZID that resolves to one (IANA name as-is; a Windows zone name mapped to IANA; otherwise the VTIMEZONE's X-LIC-LOCATION if present); null for UTC, floating or unresolved. */
   timeZone: string | null;
   organizer: { email: string; name: string | null } | null;

@@ -23,13 +23,20 @@ export function verdict(
   return 'apply';
 }
 
+/** When an iTIP event happens, as parsed (itip.ts's ItipEvent carries these). */
 export interface EventTimes {
+  /** Epoch ms (see floating below). */
   start: number;
+  /** DTEND, or DTSTART + DURATION; timed event with neither: = start; all-day with neither: start + 1 day. */
   end: number;
+  /** DTSTART;VALUE=DATE. */
   allDay: boolean;
+  /** All-day only: 'YYYY-MM-DD' of DTSTART and of DTEND (exclusive). */
   startDate: string | null;
   endDate: string | null;
+  /** True when DTSTART has neither a UTC 'Z' nor a TZID (floating local time); start/end were then computed as if UTC. */
   floating: boolean;
+  /** Floating or all-day: the wall-clock DTSTART / DTEND as 'YYYY-MM-DDTHH:mm:ss' so the caller can place it in the property's zone. */
   startLocal: string | null;
   endLocal: string | null;
 }
