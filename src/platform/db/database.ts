@@ -47,7 +47,38 @@ function openSqlite(path: string, options: StorageOptions): Kysely<Database> {
   conn.pragma('busy_timeout = 5000');
   conn.pragma('foreign_keys = ON');
   conn.pragma('synchronous = NORMAL');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }), log: logOf(options) });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }), log: logOf(options) });
+}
+
+/** Prepared statements kept per connection, by SQL text (most recently used first out when full). */
+export const STATEMENT_CACHE_SIZE = 1000;
+
+/**
+ * Kysely's SQLite driver prepares every statement on every execution; preparing is
+ * a real share of a request's CPU. This hands it the connection with `prepare`
+ * answered from a cache keyed by the SQL text. Statements run to completion
+ * synchronously (nothing here streams), so one statement is never in use twice at
+ * once, and SQLite re-prepares a cached statement itself after a schema change.
+ */
+export function withStatementCache(conn: SqliteDatabase.Database, max = STATEMENT_CACHE_SIZE) {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    prepare(sqlText: string): SqliteDatabase.Statement {
+      let stmt = cache.get(sqlText);
+      if (stmt) {
+        cache.delete(sqlText); // most recently used moves to the back
+      } else {
+        stmt = conn.prepare(sqlText);
+        if (cache.size >= max) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sqlText, stmt);
+      return stmt;
+    },
+    close(): void {
+      cache.clear();
+      conn.close();
+    },
+  };
 }
 
 function openPostgres(url: string, options: StorageOptions): Kysely<Database> {
