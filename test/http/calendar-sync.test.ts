@@ -6,7 +6,7 @@
 import ICAL from 'ical.js';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ORCHID, IRIS, LOTUS, ROSE, newUid, startCalendarService, type CalendarCtx } from '../support/calendar.js';
+import { ORCHID, IRIS, LILY, LOTUS, ROSE, newUid, startCalendarService, type CalendarCtx } from '../support/calendar.js';
 
 let c: CalendarCtx;
 
@@ -105,6 +105,13 @@ describe('REQUEST with a new UID', () => {
     const data = await c.sendOk({ uid: newUid('allday'), start: c.t('00:00', 3), end: c.t('00:00', 4), allDay: true, rooms: [ROSE] });
     expect(data).toMatchObject({ status: 'rejected', partstat: 'DECLINED' });
     expect(data.reason).toMatch(/^All-day events/);
+  });
+
+  it('an all-day event books the property-local day on a room open around the clock', async () => {
+    const data = await c.sendOk({ uid: newUid('allday-ok'), start: c.t('00:00', 3), end: c.t('00:00', 4), allDay: true, rooms: [LILY] });
+    expect(data.status, data.reason).toBe('active');
+    const m = await c.meeting(data.meetingId);
+    expect(m).toMatchObject({ startDateTime: new Date(c.t('00:00', 3)).toISOString(), endDateTime: new Date(c.t('00:00', 4)).toISOString() });
   });
 
   it('a message that invites none of the service\'s rooms is 404; a body that is not iCalendar is 400 KS001', async () => {

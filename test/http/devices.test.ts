@@ -173,6 +173,24 @@ describe('bad input and repair', () => {
   });
 });
 
+describe('the sandbox switches outside the sandbox', () => {
+  it('are 404 in production; the device view is still served', async () => {
+    const prod = await startTestService({ env: { BOOKING_ENV: 'production', SECRETS_KEY: 'ab'.repeat(32) } });
+    try {
+      const prodIds = await applySite(prod, deviceSite());
+      const t1 = idOf(prodIds, 't1');
+      for (const path of ['offline', 'online']) {
+        const res = await prod.ops('POST', `/ops/v1/devices/${t1}/${path}`);
+        expect(res.status).toBe(404);
+        expect(res.body.code).toBe('KS005');
+      }
+      expect((await deviceView(prod, t1)).online).toBe(true);
+    } finally {
+      await prod.close();
+    }
+  });
+});
+
 describe('durability', () => {
   it('a restart mid-queue loses nothing: the queue is delivered by the next run', async () => {
     const database = await createTestDatabase();

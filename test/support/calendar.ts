@@ -7,7 +7,7 @@ import { DateTime } from 'luxon';
 import { expect } from 'vitest';
 import { OPS_TOKEN, startTestService, type HttpResult, type TestService } from './test-service.js';
 import { actAsToken, appToken, applySite, idOf, type SiteIds } from './fixtures.js';
-import { at, dayAhead, setClock } from './catalogue.js';
+import { at, dayAhead, everyDay, setClock } from './catalogue.js';
 import { ROOM_EVENTS, webhookSite } from './webhook-site.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 
@@ -16,20 +16,27 @@ export const ORCHID = 'orchid@rooms.example';
 export const LOTUS = 'lotus@rooms.example';
 export const IRIS = 'iris@rooms.example';
 export const ROSE = 'rose@rooms.example';
+export const LILY = 'lily@rooms.example';
 
 /**
  * webhookSite rooms (06:00–23:00 every day, cleaning 15 min) with mailboxes: orchid,
- * rose (free), lotus (paid), iris (private); plus ben (member, blocked from booking),
+ * rose (free), lotus (paid), iris (private), lily (open around the clock); plus ben (member, blocked from booking),
  * and a listener of every room event.
  */
 export function calendarSite(receiver: WebhookReceiver) {
   const doc = webhookSite({
-    rooms: [{ key: 'orchid', name: 'Orchid' }, { key: 'rose', name: 'Rose' }, { key: 'lotus', name: 'Lotus', chargeRate: { perHour: 100, perDay: 0 } }, { key: 'iris', name: 'Iris' }],
+    rooms: [
+      { key: 'orchid', name: 'Orchid' }, { key: 'rose', name: 'Rose' }, { key: 'lotus', name: 'Lotus', chargeRate: { perHour: 100, perDay: 0 } },
+      { key: 'iris', name: 'Iris' }, { key: 'lily', name: 'Lily' },
+    ],
     hooks: [{ key: 'rooms', url: receiver.url('/rooms'), events: ROOM_EVENTS }],
   }) as any;
-  const emails: Record<string, string> = { orchid: ORCHID, rose: ROSE, lotus: LOTUS, iris: IRIS };
+  const emails: Record<string, string> = { orchid: ORCHID, rose: ROSE, lotus: LOTUS, iris: IRIS, lily: LILY };
   for (const r of doc.rooms) r.email = emails[r.key];
   doc.rooms.find((r: any) => r.key === 'iris').isPublic = false;
+  // Lily is open around the clock and takes whole days (all-day invitations).
+  const lily = doc.rooms.find((r: any) => r.key === 'lily');
+  lily.config = { ...lily.config, ...everyDay('00:00:00', '24:00:00'), maxDurationMinutes: 1440 };
   // Rose takes bookings a year ahead (the time-zone test books across the next US DST change).
   doc.rooms.find((r: any) => r.key === 'rose').config.maxAdvanceBookingDays = 400;
   doc.users.push({ key: 'ben', email: 'ben@example.com', name: 'Ben Blocked', memberships: [{ project: 'tower', role: 'member' }], blockedFromBooking: true });

@@ -18,6 +18,7 @@ import {
   type HistoryRow, type MeetingChanges, type MeetingRepository, type MeetingRow, type NewHistory, type NewMeeting, type NewSlot,
 } from './meeting-repository.js';
 import { parseAttendees, parseOrganizer, type StoredAttendee } from './meeting-view.js';
+import { randomInt } from 'node:crypto';
 
 export interface Window {
   start: number;
@@ -35,6 +36,11 @@ export interface Actor {
   by: string;
   source: string;
   sourceDetail: string | null;
+}
+
+/** A new booking's PIN: six random digits (crypto). Every actor that creates or voids a PIN takes it from here. */
+export function newPinCode(): string {
+  return String(randomInt(0, 1_000_000)).padStart(6, '0');
 }
 
 export const SYSTEM_ACTOR: Actor = { by: 'system', source: 'system', sourceDetail: null };

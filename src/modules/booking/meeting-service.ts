@@ -7,7 +7,6 @@
  * pure functions, and writes. Conflict check and write happen under a per-asset
  * lock, and each change appends its history entry in the same transaction.
  */
-import { randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Principal } from '../auth/principal.js';
@@ -18,15 +17,15 @@ import type { Database } from '../../platform/db/schema.js';
 import { MAX_CLEANUP_MS, cleanupFor, type AssetInContext, type CatalogueService, type DeskRow, type ProjectRow, type RoomRow } from '../catalogue/catalogue-service.js';
 import type { MeetingRepository, MeetingRow, NewSlot } from './meeting-repository.js';
 import type { PeopleRepository, UserRow } from './people-repository.js';
-import { checkBookingWindow, checkConfigRules, resolveTimePeriod, truncateToMinute } from './rules/availability.js';
-import { isClosedStatus, resolveMeetingConfig, type AssetConfig } from './rules/asset-config.js';
+import { checkBookingWindow, resolveTimePeriod, truncateToMinute } from './rules/availability.js';
+import { checkedInAtCreate, isClosedStatus, resolveMeetingConfig, type AssetConfig } from './rules/asset-config.js';
 import { expandRecurrence, parseRecurrence } from './rules/recurrence.js';
-import { conflictMessage, ruleViolationMessage } from './rules/window-refusals.js';
+import { configProblems, conflictMessage, ruleViolationMessage } from './rules/window-refusals.js';
 import { cancelRefusal, checkInRefusal, checkOutEnd, checkOutRefusal, updateRefusal } from './rules/meeting-rules.js';
 import { MEETING_UPDATE, actor, callerOf, canSee, mayReadPin } from './meeting-access.js';
 import { currentOccurrence, meetingView, type MeetingView, parseAttendees, parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee, type StoredOccurrence, type StoredOrganizer } from './meeting-view.js';
 import { hasPermission } from '../auth/principal.js';
-import { type BookingChange, type HistoryEntry } from './booking-change.js';
+import { newPinCode, type BookingChange, type HistoryEntry } from './booking-change.js';
 import { scopeOf, type BookingChanges, type LockedBooking } from './booking-changes.js';
 import { billingWithStatus, type PaymentDesk } from './payment-port.js';
 import { fromMinor, priceBooking, type ChargeRate, type Price } from '../payments/rules/pricing.js';
@@ -111,12 +110,10 @@ export class MeetingService {
     const priced = quote && quote.price.minor.total > 0 ? quote : null;
     if (priced && windows.length > 1) throw errors.validation(['body.recurrence: a recurring series cannot be booked on a paid asset; book each occurrence']);
     const attendees = this.attendeesOf(input.attendees ?? [], usersByEmail);
-    const pin = String(randomInt(0, 1_000_000)).padStart(6, '0');
-    const meetingConfig = resolveMeetingConfig(config);
+    const pin = newPinCode();
     const id = newId(now);
     const who = actor(p, appUser);
-    const startsCheckedIn = !priced && meetingConfig.postStartExpireMinutes === 0 && meetingConfig.preStartMinutes >= 0
-      && now >= windows[0].start - meetingConfig.preStartMinutes * 60_000;
+    const startsCheckedIn = !priced && checkedInAtCreate(config, now, windows[0].start);
     const backoffice = input.organizerId !== undefined;
     const paymentDueAt = priced && backoffice
       ? holdDeadline({ now, start: windows[0].start, requestedMinutes: input.paymentDueMinutes, projectMinutes: project.backoffice_payment_due_minutes })
@@ -267,13 +264,7 @@ export class MeetingService {
 
   /** Configuration rules for every window; 400 KS001 naming each refused one. */
   private checkRules(windows: Window[], config: AssetConfig, project: ProjectRow, kind: string, now: number, allDay: boolean, ignoreLeadTime = false): void {
-    const problems: string[] = [];
-    windows.forEach((w, i) => {
-      const r = checkConfigRules({ start: w.start, end: w.end, now, timeZone: project.timezone, config, allDay });
-      if (r.ok || (ignoreLeadTime && (r.reason === 'LEAD_TIME' || r.reason === 'ADVANCE_DAYS'))) return;
-      const msg = ruleViolationMessage(r, project.timezone, kind);
-      problems.push(windows.length > 1 ? `occurrence ${i + 1}: ${msg}` : msg);
-    });
+    const problems = configProblems(windows, { config, timeZone: project.timezone, asset: kind, now, allDay, ignoreLeadTime });
     if (problems.length) throw errors.validation(problems);
   }
 

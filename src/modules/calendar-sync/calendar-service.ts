@@ -14,7 +14,6 @@
  *   RECURRENCE-ID only that occurrence of a series goes.
  * - Older SEQUENCEs change nothing; the same message twice gets the same answer.
  */
-import { randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
@@ -25,12 +24,12 @@ import type { CalendarMessageResult, CalendarProvider } from '../../contract/cal
 import type { AssetInContext, CatalogueService } from '../catalogue/catalogue-service.js';
 import type { CalendarOrganizer } from '../site/site-service.js';
 import { scopeOf, type BookingChanges, type MeetingRow } from '../booking/booking-changes.js';
-import type { Actor, BookingChange, BookingScope, HistoryEntry, NewBooking, Window } from '../booking/booking-change.js';
+import { newPinCode, type Actor, type BookingChange, type BookingScope, type HistoryEntry, type NewBooking, type Window } from '../booking/booking-change.js';
 import { parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee } from '../booking/meeting-view.js';
-import { checkConfigRules, truncateToMinute } from '../booking/rules/availability.js';
-import { isClosedStatus, resolveMeetingConfig, type AssetConfig } from '../booking/rules/asset-config.js';
+import { truncateToMinute } from '../booking/rules/availability.js';
+import { checkedInAtCreate, isClosedStatus } from '../booking/rules/asset-config.js';
 import { expandRecurrence, parseRecurrence } from '../booking/rules/recurrence.js';
-import { conflictMessage, ruleViolationMessage } from '../booking/rules/window-refusals.js';
+import { configProblems, conflictMessage } from '../booking/rules/window-refusals.js';
 import { checkOutEnd } from '../booking/rules/meeting-rules.js';
 import { buildReply, messageHash, parseItip, type ItipEvent, type ItipMessage } from './itip.js';
 import type { CalendarEventRow, CalendarRepository } from './calendar-repository.js';
@@ -69,7 +68,6 @@ type Room = AssetInContext & { email: string };
 type Trx = Kysely<Database>;
 
 const TERMINAL = new Set(['done', 'cancelled', 'rejected']);
-const newPin = () => String(randomInt(0, 1_000_000)).padStart(6, '0');
 
 export class CalendarSync {
   constructor(private readonly deps: CalendarSyncDeps) {}
@@ -127,7 +125,7 @@ export class CalendarSync {
       const v = verdict(stored && { sequence: stored.sequence, dtstamp: stored.dtstamp, lastHash: stored.last_hash }, { sequence, dtstamp, hash });
       if (v !== 'apply') {
         const meeting = stored?.meeting_id ? ((await changes.meetingIn(trx, stored.meeting_id)) ?? null) : null;
-        return this.result(room, uid, v, meeting, stored!.last_reply, null);
+        return this.result(room, uid, v, meeting, stored!.last_reply, answerOf(stored!.last_reply));
       }
       const actor: Actor = { by: organizer?.userId ?? 'calendar', source: provider, sourceDetail: uid };
       const current = stored?.meeting_id ? ((await changes.meetingIn(trx, stored.meeting_id)) ?? null) : null;
@@ -148,17 +146,17 @@ export class CalendarSync {
         last_hash: hash, last_reply: reply, created_at: stored?.created_at ?? now, updated_at: now,
       };
       await repo.put(row, trx);
-      return this.result(room, uid, decision.outcome, decision.meeting, reply, decision.accepted ? null : decision.reason);
+      return this.result(room, uid, decision.outcome, decision.meeting, reply, { accepted: decision.accepted, reason: decision.reason });
     });
   }
 
-  private result(room: Room, uid: string, outcome: Outcome, meeting: MeetingRow | null, reply: string, reason: string | null): RoomResult {
-    const partstat = /PARTSTAT=ACCEPTED/i.test(reply.replace(/\r?\n[ \t]/g, '')) ? 'ACCEPTED' : 'DECLINED';
+  private result(room: Room, uid: string, outcome: Outcome, meeting: MeetingRow | null, reply: string, answer: { accepted: boolean; reason: string | null }): RoomResult {
     return {
       roomId: room.asset.id, uid, meetingId: meeting?.id ?? null, status: meeting?.status ?? (outcome === 'rejected' ? 'rejected' : null),
-      reply, partstat, reason: partstat === 'DECLINED' ? (reason ?? commentOf(reply)) : null, outcome,
+      reply, partstat: answer.accepted ? 'ACCEPTED' : 'DECLINED', reason: answer.accepted ? null : answer.reason, outcome,
     };
   }
+
 
   // -------------------------------------------------------------------------
 
@@ -227,13 +225,8 @@ export class CalendarSync {
     const { room, now } = c;
     const tz = room.project.timezone;
     const config = c.scope.asset.config;
-    for (const [i, w] of windows.entries()) {
-      const r = checkConfigRules({ start: w.start, end: w.end, now, timeZone: tz, config, allDay: opts.allDay });
-      if (r.ok || (opts.ignoreLeadTime && (r.reason === 'LEAD_TIME' || r.reason === 'ADVANCE_DAYS'))) continue;
-      const msg = ruleViolationMessage(r, tz, 'room');
-      const prefix = opts.allDay ? 'All-day events book the whole day, and ' : '';
-      return `${prefix}${windows.length > 1 ? `occurrence ${i + 1}: ` : ''}${prefix ? msg.charAt(0).toLowerCase() + msg.slice(1) : msg}`;
-    }
+    const [problem] = configProblems(windows, { config, timeZone: tz, asset: 'room', now, allDay: opts.allDay, ignoreLeadTime: opts.ignoreLeadTime });
+    if (problem) return opts.allDay ? `All-day events book the whole day, and ${problem.charAt(0).toLowerCase()}${problem.slice(1)}` : problem;
     const clashes = await this.deps.changes.clashes(c.trx, 'room', room, windows, excludeId);
     const at = clashes.findIndex((x) => x !== null);
     if (at >= 0) return `${windows.length > 1 ? `occurrence ${at + 1}: ` : ''}${conflictMessage(clashes[at]!, tz, 'room')}`;
@@ -255,10 +248,7 @@ export class CalendarSync {
 
     if (reason && !c.organizer) return { outcome: 'rejected', meeting: null, accepted: false, reason, window: windows[0] };
     const id = newId(now);
-    const config = c.scope.asset.config;
-    const meetingConfig = resolveMeetingConfig(config);
-    const startsCheckedIn = !reason && meetingConfig.postStartExpireMinutes === 0 && meetingConfig.preStartMinutes >= 0
-      && now >= windows[0]!.start - meetingConfig.preStartMinutes * 60_000;
+    const startsCheckedIn = !reason && checkedInAtCreate(c.scope.asset.config, now, windows[0]!.start);
     const rule = 'windows' in requested ? requested.rule : null;
     const series = !reason && rule && windows.length > 1 ? { rule, occurrences: windows.map((w, i) => ({ id: i === 0 ? id : newId(now), ...w })) } : null;
     const o = c.organizer!;
@@ -273,7 +263,7 @@ export class CalendarSync {
         title: master.summary, body: master.description,
         start_at: windows[0]!.start, end_at: windows[0]!.end, booked_end_at: windows[0]!.end, span_end_at: windows[windows.length - 1]!.end,
         all_day: master.allDay ? 1 : 0, time_period: null,
-        status: reason ? 'rejected' : startsCheckedIn ? 'checked-in' : 'active', pin_enc: this.deps.secretBox.seal(newPin()), pin_failures: 0,
+        status: reason ? 'rejected' : startsCheckedIn ? 'checked-in' : 'active', pin_enc: this.deps.secretBox.seal(newPinCode()), pin_failures: 0,
         organizer_user_id: o.userId,
         organizer: JSON.stringify({ email: o.email, name: o.name, displayName: o.displayName, checkInAt: startsCheckedIn ? now : null, checkOutAt: null }),
         attendees: JSON.stringify(attendees), app_id: null, booked_via: null, booked_by_user_id: null,
@@ -366,7 +356,7 @@ export class CalendarSync {
   private async cancelFor(c: Ctx, meeting: MeetingRow, reason: string): Promise<Decision> {
     const cancelled = await this.write(c, meeting, {
       at: c.now,
-      set: { status: 'cancelled', cancel_reason: reason, pin_enc: this.deps.secretBox.seal(newPin()), updated_at: c.now },
+      set: { status: 'cancelled', cancel_reason: reason, pin_enc: this.deps.secretBox.seal(newPinCode()), updated_at: c.now },
       slots: { release: true },
       history: { action: 'cancel', actor: c.actor, reason },
       event: { window: { start: meeting.start_at, end: meeting.end_at }, detail: { kind: 'CANCEL', cancelReason: reason } },
@@ -399,7 +389,7 @@ export class CalendarSync {
     }
     const cancelled = await this.write(c, meeting, {
       at: now,
-      set: { status: 'cancelled', cancel_reason: reason, pin_enc: this.deps.secretBox.seal(newPin()), updated_at: now },
+      set: { status: 'cancelled', cancel_reason: reason, pin_enc: this.deps.secretBox.seal(newPinCode()), updated_at: now },
       slots: { release: true },
       history: { action: 'cancel', actor: c.actor, reason: why },
       event: { window: { start: meeting.start_at, end: meeting.end_at }, detail: reason ? { kind: 'CANCEL', cancelReason: reason } : { kind: 'CANCEL' } },
@@ -492,9 +482,14 @@ function attendeesOf(e: ItipEvent, roomEmail: string, accounts: Map<string, { id
   return out;
 }
 
+/** The answer a stored reply gave (a stale or repeated message is answered with it again). */
+function answerOf(reply: string): { accepted: boolean; reason: string | null } {
+  const accepted = /PARTSTAT=ACCEPTED/i.test(reply.replace(/\r?\n[ \t]/g, ''));
+  return { accepted, reason: accepted ? null : commentOf(reply) };
+}
+
 function commentOf(reply: string): string | null {
   const m = reply.replace(/\r?\n[ \t]/g, '').match(/^COMMENT[^:]*:(.*)$/m);
   return m ? m[1]!.replace(/\\,/g, ',').replace(/\\;/g, ';').replace(/\\n/gi, '\n').replace(/\\\\/g, '\\').trim() : null;
 }
 
-export type { AssetConfig };

@@ -147,3 +147,12 @@ export function dayHours(cfg: AssetConfig | null | undefined, weekday: Weekday):
   }
   return { open: 0, close: MINUTES_PER_DAY, breaks: [] };
 }
+
+/**
+ * Whether a new booking starts checked in: its asset needs no check-in
+ * (postStartExpireMinutes 0) and it is made inside the check-in window.
+ */
+export function checkedInAtCreate(cfg: AssetConfig | null | undefined, now: number, start: number): boolean {
+  const m = resolveMeetingConfig(cfg);
+  return m.postStartExpireMinutes === 0 && m.preStartMinutes >= 0 && now >= start - m.preStartMinutes * 60_000;
+}

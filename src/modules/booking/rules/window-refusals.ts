@@ -3,7 +3,8 @@
  * time. The HTTP status and code are chosen by the caller; these are messages.
  */
 import { DateTime } from 'luxon';
-import type { BusyInterval, RuleViolation } from './availability.js';
+import { checkConfigRules, type BusyInterval, type RuleViolation } from './availability.js';
+import type { AssetConfig } from './asset-config.js';
 
 const hm = (ms: number, zone: string) => DateTime.fromMillis(ms, { zone }).toFormat('HH:mm');
 const dayTime = (ms: number, zone: string) => DateTime.fromMillis(ms, { zone }).toFormat('yyyy-MM-dd HH:mm');
@@ -33,4 +34,23 @@ export function conflictMessage(c: BusyInterval, timeZone: string, asset: string
   return c.cleaningEndsAt > c.end
     ? `The ${asset} is booked ${booked} and held for cleaning until ${hm(c.cleaningEndsAt, timeZone)} (${timeZone})`
     : `The ${asset} is booked ${booked} (${timeZone})`;
+}
+
+/**
+ * One message per window that breaks the asset's configuration rules, prefixed
+ * with its occurrence number in a series. Lead time and advance days concern the
+ * start only, so `ignoreLeadTime` skips them when the start does not move.
+ */
+export function configProblems(
+  windows: readonly { start: number; end: number }[],
+  o: { config: AssetConfig; timeZone: string; asset: string; now: number; allDay: boolean; ignoreLeadTime?: boolean },
+): string[] {
+  const problems: string[] = [];
+  windows.forEach((w, i) => {
+    const r = checkConfigRules({ start: w.start, end: w.end, now: o.now, timeZone: o.timeZone, config: o.config, allDay: o.allDay });
+    if (r.ok || (o.ignoreLeadTime && (r.reason === 'LEAD_TIME' || r.reason === 'ADVANCE_DAYS'))) return;
+    const msg = ruleViolationMessage(r, o.timeZone, o.asset);
+    problems.push(windows.length > 1 ? `occurrence ${i + 1}: ${msg}` : msg);
+  });
+  return problems;
 }
