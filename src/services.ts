@@ -131,6 +131,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     env: config.env,
     lifetimes: config.tokens,
     clock: realClock,
+    callerCacheMs: config.callerCacheMs,
   });
 
   const catalogueRepo = new CatalogueRepository(storage.db);
@@ -180,12 +181,15 @@ export async function createServices(config: Config, storage: Storage, realClock
   jobs.register(reconcile.job(deviceSync));
   const site = new SiteService(new SiteRepository(storage.db));
   site.onApplied(() => {
+    tokens.forgetCallers();
     reconcile.soon();
     jobs.poke(DEVICE_RECONCILE_JOB);
   });
 
   const credentials = new CredentialService({ db: storage.db, engine: storage.engine, repo: credentialRepo, members: membersRepo, secretBox, access: devices, clock: serviceClock });
-  const members = new MemberService({ db: storage.db, engine: storage.engine, repo: membersRepo, credentials, access: devices, clock: serviceClock });
+  const members = new MemberService({ db: storage.db, engine: storage.engine, repo: membersRepo, credentials, access: devices, clock: serviceClock,
+    onMembershipsChanged: () => tokens.forgetCallers(),
+  });
 
   // Visitors: invites enroll their code on the project's devices through the same sync.
   const visitorRepo = new VisitorRepository(storage.db);

@@ -34,6 +34,8 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Partner member requests per app per 60 s (the specification's 30; raise it only for load tests). */
   partnerRateLimitPerMinute: number;
+  /** How long a resolved bearer token is reused without reading the token store (0: never). */
+  callerCacheMs: number;
   /** How device changes reach devices (operator-api.md "Access devices"). */
   devices: {
     transport: 'sandbox' | 'mqtt';
@@ -100,6 +102,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     refreshReuseGraceSeconds: intVar(env, 'REFRESH_REUSE_GRACE_SECONDS', base.refreshReuseGraceSeconds, 0),
   };
 
+  // It bounds how long another instance's revocation can go unseen, so it stays short.
+  const callerCacheMs = intVar(env, 'CALLER_CACHE_MS', 2000, 0);
+  if (callerCacheMs > 60_000) throw new ConfigError('CALLER_CACHE_MS must be at most 60000');
+
   const transport = env.DEVICE_TRANSPORT || 'sandbox';
   if (transport !== 'sandbox' && transport !== 'mqtt') throw new ConfigError(`DEVICE_TRANSPORT must be sandbox or mqtt, got "${transport}"`);
 
@@ -120,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES', 15 * 1024 * 1024, 1024),
     webhookTimeoutMs: intVar(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
     partnerRateLimitPerMinute: intVar(env, 'PARTNER_RATE_LIMIT_PER_MINUTE', 30, 1),
+    callerCacheMs,
     devices: {
       transport,
       mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',

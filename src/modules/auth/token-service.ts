@@ -17,6 +17,7 @@ import { ServiceError, errors } from '../../platform/errors.js';
 import { isObjectId, newId } from '../../platform/ids.js';
 import { ALL_PERMISSIONS, intersectPermissions, type Principal, type ProjectScope } from './principal.js';
 import { randomSecret, safeEqual, sha256Hex, verifyPassword } from '../../platform/crypto/secrets.js';
+import { CallerCache } from './caller-cache.js';
 import type { AppRecord, NewToken, TokenRecord, TokenRepository } from './token-repository.js';
 import {
   GRANT_ACT_AS,
@@ -35,6 +36,9 @@ const ACCESS_PREFIX = 'kat';
 const REFRESH_PREFIX = 'krt';
 const TOKEN_RE = /^(kat|krt)_([0-9a-f]{24})_([A-Za-z0-9_-]{43})$/;
 
+/** How long a resolved caller is reused by default (real time): the bound on unseen revocations across instances. */
+export const DEFAULT_CALLER_CACHE_MS = 2000;
+
 /** How long a token-store call may take before we answer KS234. */
 const STORE_TIMEOUT_MS = 5000;
 
@@ -44,6 +48,8 @@ export interface TokenServiceDeps {
   lifetimes: TokenLifetimes;
   /** Real time; token lifetimes do not follow the sandbox clock. */
   clock: Clock;
+  /** How long a resolved caller is reused without reading the store (CALLER_CACHE_MS); 0 turns the cache off. */
+  callerCacheMs?: number;
 }
 
 class StoreTimeout extends Error {}
@@ -52,8 +58,19 @@ export class TokenService {
   /** Replaceable so tests can inject a failing store. */
   repo: TokenRepository;
 
+  private readonly callers: CallerCache;
+
   constructor(private readonly deps: TokenServiceDeps) {
     this.repo = deps.repo;
+    this.callers = new CallerCache(deps.callerCacheMs ?? DEFAULT_CALLER_CACHE_MS);
+  }
+
+  /**
+   * Scopes may have changed (a site apply, a membership change): callers are
+   * resolved from the store again on their next request in this instance.
+   */
+  forgetCallers(): void {
+    this.callers.clear();
   }
 
   /** Runs a token-store operation; a failure or timeout becomes 503 KS234. */
@@ -131,6 +148,7 @@ export class TokenService {
       throw errors.authUnavailable('This refresh token was just rotated; retry shortly or use the newest refresh token');
     }
     await this.store((r) => r.revokeFamily(token.familyId, now, 'refresh token reuse'));
+    this.callers.forgetFamily(token.familyId);
     throw errors.unauthorized('Refresh token was already used; the token family has been revoked');
   }
 
@@ -222,19 +240,36 @@ export class TokenService {
   private async lookup(value: string, prefix: string): Promise<TokenRecord> {
     const m = TOKEN_RE.exec(value);
     if (!m || m[1] !== prefix) throw errors.unauthorized();
-    const token = await this.store((r) => r.findToken(m[2]));
-    if (!token || !safeEqual(token.secretHash, sha256Hex(m[3]))) throw errors.unauthorized();
+    return this.lookupParsed(m[2], sha256Hex(m[3]));
+  }
+
+  private async lookupParsed(tokenId: string, secretHash: string): Promise<TokenRecord> {
+    const token = await this.store((r) => r.findToken(tokenId));
+    if (!token || !safeEqual(token.secretHash, secretHash)) throw errors.unauthorized();
     if (token.env !== this.deps.env) throw errors.unauthorized('This token was issued for another environment');
     if (token.revokedAt !== null || token.familyRevokedAt !== null) throw errors.unauthorized('Token has been revoked');
     if (token.expiresAt <= this.deps.clock.now()) throw errors.unauthorized('Token has expired');
     return token;
   }
 
-  /** Resolves `Authorization: Bearer …` to a Principal. */
+  /** Resolves `Authorization: Bearer …` to a Principal (from the caller cache when fresh). */
   async authenticate(authorization: string | undefined): Promise<Principal> {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!m) throw errors.unauthorized('Missing bearer token');
-    const token = await this.lookup(m[1], ACCESS_PREFIX);
+    const t = TOKEN_RE.exec(m[1]);
+    if (!t || t[1] !== ACCESS_PREFIX) throw errors.unauthorized();
+    const secretHash = sha256Hex(t[3]);
+    const now = this.deps.clock.now();
+    const cached = this.callers.get(t[2], secretHash, now);
+    if (cached) return cached;
+    const mark = this.callers.mark();
+    const token = await this.lookupParsed(t[2], secretHash);
+    const principal = await this.resolvePrincipal(token);
+    this.callers.set(token.id, { principal, secretHash, expiresAt: token.expiresAt }, now, mark);
+    return principal;
+  }
+
+  private async resolvePrincipal(token: TokenRecord): Promise<Principal> {
     const projects = token.userId ? await this.delegatedScope(token.appId, token.userId) : await this.appScope(token.appId);
     return {
       kind: token.userId ? 'member' : 'app',
@@ -296,6 +331,7 @@ export class TokenService {
   /** Revokes every token of the family the principal's token belongs to. */
   async revoke(principal: Principal): Promise<void> {
     await this.store((r) => r.revokeFamily(principal.familyId, this.deps.clock.now(), 'revoked by holder'));
+    this.callers.forgetFamily(principal.familyId);
   }
 }
 

@@ -83,6 +83,8 @@ export interface MemberServiceDeps {
   /** Where access changes go (the devices module): recorded in the same transaction. */
   access: AccessChangeLog;
   clock: Clock;
+  /** Told after a member's memberships changed (callers resolved earlier may carry an old scope). */
+  onMembershipsChanged?: () => void;
 }
 
 export class MemberService {
@@ -93,6 +95,7 @@ export class MemberService {
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await writeTransaction(this.deps.db, this.deps.engine, (trx) => this.putIn(trx, ctx, externalUserId, input));
+        this.deps.onMembershipsChanged?.();
         this.deps.access.poke();
         return result;
       } catch (err) {
@@ -161,6 +164,7 @@ export class MemberService {
         await this.deps.access.record(trx, { projectId: ctx.projectId, subject: { kind: 'member', id: userId }, reason: 'offboarded', at: now });
       }
     });
+    this.deps.onMembershipsChanged?.();
     this.deps.access.poke();
   }
 
