@@ -47,6 +47,8 @@ export interface StartOptions {
   noWorkers?: boolean;
   /** Sees the SQL text of every statement the service executes. */
   onQuery?: (sql: string) => void;
+  /** PostgreSQL: sees every round trip actually sent (waiting inserts go out together). */
+  onRoundTrip?: (sql: string) => void;
   /** Request and error logs go here (none by default), as `npm start` logs them. */
   logger?: FastifyBaseLogger;
 }
@@ -82,7 +84,7 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     PORT: '0',
     ...options.env,
   });
-  const storage = await openStorage(config.databaseUrl, { onQuery: options.onQuery });
+  const storage = await openStorage(config.databaseUrl, { onQuery: options.onQuery, onRoundTrip: options.onRoundTrip });
   const services = await createServices(config, storage, undefined, options.logger ? { onError: (err) => options.logger!.error({ err }, 'background worker failed') } : {});
   const app = await buildApp(services, options.logger ? { loggerInstance: options.logger } : {});
   await app.listen({ host: '127.0.0.1', port: 0 });

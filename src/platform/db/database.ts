@@ -6,7 +6,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type KyselyConfig, type LogEvent } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, sql, type KyselyConfig, type LogEvent } from 'kysely';
+import { BatchingPostgresDialect, nameStatements } from './pg-driver.js';
 import type { Database } from './schema.js';
 import { migrationProvider } from './migrations/index.js';
 
@@ -32,6 +33,8 @@ export function isPostgresUrl(url: string): boolean {
 export interface StorageOptions {
   /** Called with the SQL text of every statement executed (a statement counter in tests). */
   onQuery?: (sql: string) => void;
+  /** PostgreSQL: called with the SQL of every round trip sent (waiting inserts go out together). */
+  onRoundTrip?: (sql: string) => void;
 }
 
 function logOf(options: StorageOptions): KyselyConfig['log'] {
@@ -91,7 +94,8 @@ function openPostgres(url: string, options: StorageOptions): Kysely<Database> {
   });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: logOf(options) });
+  pool.on('connect', (client) => nameStatements(client));
+  return new Kysely<Database>({ dialect: new BatchingPostgresDialect({ pool }, { onRoundTrip: options.onRoundTrip }), log: logOf(options) });
 }
 
 export async function migrate(db: Kysely<Database>): Promise<void> {
