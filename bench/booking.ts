@@ -28,7 +28,7 @@ import type { Child } from './lib/children.js';
 import { benchEngines } from './lib/databases.js';
 import {
   SETTINGS, environmentLine, fmtStatuses, interleavedRounds, loadAverageNow, measure, printRatios, printRuns, printSummary, ratio, runBench,
-  summarize, type Measured, type Ratio, type Subject,
+  summarize, type CpuSource, type Measured, type Ratio, type Subject,
 } from './lib/harness.js';
 import type { LoadSpec } from './lib/load-main.js';
 import { slotBodies, type SlotPlan } from './lib/slots.js';
@@ -76,7 +76,7 @@ const site = {
 interface Booker {
   key: string;
   label: string;
-  server: Child<{ url: string }>;
+  server: Child<{ url: string }> & CpuSource;
   url: string;
   token: string;
   roomIds: string[];
@@ -189,7 +189,10 @@ await runBench(async (ctx) => {
   ratios.push(ratio('reference server / bare Fastify POST', get('reference'), get('bare')));
   if (engines.includes('postgres') && engines.includes('sqlite')) ratios.push(ratio('service PostgreSQL / service SQLite', get('service:postgres'), get('service:sqlite'), 0.7));
   printRatios('(a) ratios of the medians', ratios);
-  if (engines.includes('postgres')) console.log('(PostgreSQL: server CPU counts the service process only, not the PostgreSQL server\'s own processes.)');
+  if (engines.includes('postgres')) {
+    console.log('(PostgreSQL: server CPU is the service process; PostgreSQL CPU is the database\'s backend processes, read from /proc; ' +
+      'the shared WAL writer and checkpointer are not counted.)');
+  }
 
   let ok = true;
   const failedRuns = rows.filter((r) => r.subject !== 'bare' && (r.errors > 0 || Object.keys(r.statuses).some((s) => s !== '201')));

@@ -7,7 +7,7 @@
  * BENCH_DATABASE_URL names an existing, empty database to use instead for its
  * engine (it is left in place).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -20,7 +20,45 @@ export interface BenchDatabase {
   url: string;
   /** Where it lives, for the report (no credentials). */
   where: string;
+  /**
+   * PostgreSQL on this machine: the CPU time (ms) used so far by the server
+   * processes connected to this database (its backends, from /proc), or undefined
+   * where it cannot be read. Background processes shared by every database (WAL
+   * writer, checkpointer) are not counted.
+   */
+  serverCpuMs?(): Promise<number | undefined>;
   drop(): Promise<void>;
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** utime + stime of a process, in ms (Linux /proc; clock ticks of 10 ms). */
+function processCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+async function backendsCpuMs(adminUrl: string, database: string): Promise<number | undefined> {
+  if (process.platform !== 'linux') return undefined;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [database]);
+    let total = 0;
+    for (const r of rows) {
+      const ms = processCpuMs(r.pid);
+      if (ms === undefined) return undefined;
+      total += ms;
+    }
+    return total;
+  } finally {
+    await client.end();
+  }
 }
 
 const ADMIN_URL = process.env.BENCH_PG_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -53,7 +91,11 @@ export function tempDir(prefix: string): { dir: string; remove(): void } {
 export async function createBenchDatabase(engine: Engine): Promise<BenchDatabase> {
   const given = process.env.BENCH_DATABASE_URL;
   if (given && isPostgres(given) === (engine === 'postgres')) {
-    return { engine, url: given, where: `${engine === 'postgres' ? new URL(given).pathname.slice(1) : given} (BENCH_DATABASE_URL, kept)`, drop: async () => undefined };
+    const name = engine === 'postgres' ? new URL(given).pathname.slice(1) : given;
+    return {
+      engine, url: given, where: `${name} (BENCH_DATABASE_URL, kept)`, drop: async () => undefined,
+      ...(engine === 'postgres' ? { serverCpuMs: () => backendsCpuMs(given, name) } : {}),
+    };
   }
   if (engine === 'postgres') {
     const name = `booking_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
@@ -63,6 +105,7 @@ export async function createBenchDatabase(engine: Engine): Promise<BenchDatabase
     let dropped = false;
     return {
       engine, url: url.toString(), where: `throwaway database ${name} on ${url.host}`,
+      serverCpuMs: () => backendsCpuMs(ADMIN_URL, name),
       drop: async () => {
         if (dropped) return;
         dropped = true;

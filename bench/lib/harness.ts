@@ -98,6 +98,14 @@ export interface Measured extends LoadResult {
   round: number;
   /** CPU time of the subject's process per request it was sent (ms): user + system. */
   serverCpuMsPerRequest: number;
+  /** PostgreSQL: CPU time of the database's backend processes per request (ms). */
+  dbCpuMsPerRequest?: number;
+}
+
+/** A subject's process: its CPU is read around each run (and its PostgreSQL backends' CPU where it has them). */
+export interface CpuSource {
+  cpu(): Promise<NodeJS.CpuUsage>;
+  dbCpuMs?(): Promise<number | undefined>;
 }
 
 /** How long the subject gets to finish the requests in flight when a timed run stops, before its CPU is read again. */
@@ -108,13 +116,16 @@ const SETTLE_MS = 300;
  * requests still in flight when a timed run stops are served after it, so the
  * CPU is read once they are done and divided by the requests sent.
  */
-export async function measure(load: Child<unknown>, server: Pick<Child<unknown>, 'cpu'>, spec: LoadSpec, subject: string, round: number): Promise<Measured> {
+export async function measure(load: Child<unknown>, server: CpuSource, spec: LoadSpec, subject: string, round: number): Promise<Measured> {
+  const db0 = await server.dbCpuMs?.();
   const before = await server.cpu();
   const r = await load.call<LoadResult>('run', { spec }, 0);
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   const after = await server.cpu();
+  const db1 = await server.dbCpuMs?.();
   const cpuMs = (after.user - before.user + after.system - before.system) / 1000;
-  return { ...r, subject, round, serverCpuMsPerRequest: r.sent ? round3(cpuMs / r.sent) : NaN };
+  const dbCpu = db0 !== undefined && db1 !== undefined && r.sent ? { dbCpuMsPerRequest: round3((db1 - db0) / r.sent) } : {};
+  return { ...r, subject, round, serverCpuMsPerRequest: r.sent ? round3(cpuMs / r.sent) : NaN, ...dbCpu };
 }
 
 export interface Subject {
@@ -122,7 +133,7 @@ export interface Subject {
   key: string;
   label: string;
   /** The subject's process (its CPU is read around each run). */
-  server: Pick<Child<unknown>, 'cpu'>;
+  server: CpuSource;
   /** The load of one run (called anew for each run: distinct-slot plans move on). */
   spec(seconds: number): LoadSpec;
   /** Sees each run's result (e.g. to move a slot plan's index on). */
@@ -173,11 +184,12 @@ export const fmtStatuses = (s: Record<string, number>) => Object.entries(s).map(
 
 export function printRuns(title: string, rows: Measured[], labelOf: (key: string) => string): void {
   console.log(`\n${title}\n`);
-  console.log('| round | subject | responses | req/s | p50 ms | p95 ms | p99 ms | max ms | server CPU ms/req | load-gen CPU ms/req | bytes/resp | statuses | errors |');
-  console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|');
+  const db = rows.some((r) => r.dbCpuMsPerRequest !== undefined);
+  console.log(`| round | subject | responses | req/s | p50 ms | p95 ms | p99 ms | max ms | server CPU ms/req |${db ? ' PostgreSQL CPU ms/req |' : ''} load-gen CPU ms/req | bytes/resp | statuses | errors |`);
+  console.log(`|---:|---|---:|---:|---:|---:|---:|---:|---:|${db ? '---:|' : ''}---:|---:|---|---:|`);
   for (const r of rows) {
     console.log(`| ${r.round} | ${labelOf(r.subject)} | ${r.requests} | ${r.requestsPerSec} | ${r.p50} | ${r.p95} | ${r.p99} | ${r.max} | ` +
-      `${r.serverCpuMsPerRequest} | ${r.clientCpuMsPerRequest} | ${r.bytesPerResponse} | ${fmtStatuses(r.statuses)} | ${r.errors} |`);
+      `${r.serverCpuMsPerRequest} |${db ? ` ${r.dbCpuMsPerRequest ?? '—'} |` : ''} ${r.clientCpuMsPerRequest} | ${r.bytesPerResponse} | ${fmtStatuses(r.statuses)} | ${r.errors} |`);
   }
 }
 
@@ -188,6 +200,7 @@ export interface Summary {
   p50: number;
   p95: number;
   serverCpuMsPerRequest: number;
+  dbCpuMsPerRequest?: number;
   perRound: number[];
 }
 
@@ -202,6 +215,7 @@ export function summarize(subjects: Pick<Subject, 'key' | 'label'>[], rows: Meas
       p50: round2(median(mine.map((r) => r.p50))),
       p95: round2(median(mine.map((r) => r.p95))),
       serverCpuMsPerRequest: round3(median(mine.map((r) => r.serverCpuMsPerRequest))),
+      ...(mine.some((r) => r.dbCpuMsPerRequest !== undefined) ? { dbCpuMsPerRequest: round3(median(mine.map((r) => r.dbCpuMsPerRequest ?? NaN))) } : {}),
       perRound: mine.map((r) => r.requestsPerSec),
     });
   }
@@ -210,10 +224,11 @@ export function summarize(subjects: Pick<Subject, 'key' | 'label'>[], rows: Meas
 
 export function printSummary(title: string, summaries: Map<string, Summary>): void {
   console.log(`\n${title}\n`);
-  console.log('| subject | median req/s | median p50 ms | median p95 ms | median server CPU ms/req | req/s per round |');
-  console.log('|---|---:|---:|---:|---:|---|');
+  const db = [...summaries.values()].some((s) => s.dbCpuMsPerRequest !== undefined);
+  console.log(`| subject | median req/s | median p50 ms | median p95 ms | median server CPU ms/req |${db ? ' median PostgreSQL CPU ms/req |' : ''} req/s per round |`);
+  console.log(`|---|---:|---:|---:|---:|${db ? '---:|' : ''}---|`);
   for (const s of summaries.values()) {
-    console.log(`| ${s.label} | ${s.requestsPerSec} | ${s.p50} | ${s.p95} | ${s.serverCpuMsPerRequest} | ${s.perRound.join(', ')} |`);
+    console.log(`| ${s.label} | ${s.requestsPerSec} | ${s.p50} | ${s.p95} | ${s.serverCpuMsPerRequest} |${db ? ` ${s.dbCpuMsPerRequest ?? '—'} |` : ''} ${s.perRound.join(', ')} |`);
   }
 }
 
@@ -221,7 +236,7 @@ export interface Ratio {
   label: string;
   /** Median req/s of `a` over median req/s of `b`. */
   throughput: number;
-  /** Median server CPU per request of `b` over that of `a` (above 1: `a` spends less CPU per request). */
+  /** Median CPU per request of `b` over that of `a` (above 1: `a` spends less), PostgreSQL backends included. */
   cpuEfficiency: number;
   /** Median p95 of `a` over that of `b`. */
   p95: number;
@@ -229,11 +244,14 @@ export interface Ratio {
   meets?: boolean;
 }
 
+/** CPU per request of the subject and, on PostgreSQL, its database backends. */
+const totalCpu = (s: Summary) => s.serverCpuMsPerRequest + (s.dbCpuMsPerRequest ?? 0);
+
 export function ratio(label: string, a: Summary, b: Summary, target?: number): Ratio {
   const throughput = round3(a.requestsPerSec / b.requestsPerSec);
   return {
     label, throughput,
-    cpuEfficiency: round3(b.serverCpuMsPerRequest / a.serverCpuMsPerRequest),
+    cpuEfficiency: round3(totalCpu(b) / totalCpu(a)),
     p95: round3(a.p95 / b.p95),
     ...(target !== undefined ? { target, meets: throughput >= target } : {}),
   };
@@ -241,12 +259,12 @@ export function ratio(label: string, a: Summary, b: Summary, target?: number): R
 
 export function printRatios(title: string, ratios: Ratio[]): void {
   console.log(`\n${title}\n`);
-  console.log('| ratio | throughput (median req/s) | server CPU per request (inverse) | p95 | target | |');
+  console.log('| ratio | throughput (median req/s) | CPU per request (inverse) | p95 | target | |');
   console.log('|---|---:|---:|---:|---:|---|');
   for (const r of ratios) {
     console.log(`| ${r.label} | **${r.throughput.toFixed(3)}** | ${r.cpuEfficiency.toFixed(3)} | ${r.p95.toFixed(2)}× | ${r.target !== undefined ? `≥ ${r.target}` : ''} | ` +
       `${r.meets === undefined ? '' : r.meets ? 'meets' : 'BELOW'} |`);
   }
-  console.log('\n(throughput: a/b of median req/s; server CPU per request (inverse): b\'s CPU ms/req over a\'s, the same comparison measured in CPU time, ' +
-    'which depends less on what else runs on the machine; p95: a\'s median p95 over b\'s.)');
+  console.log('\n(throughput: a/b of median req/s; CPU per request (inverse): b\'s CPU ms/req over a\'s (the subject\'s process, plus its PostgreSQL ' +
+    'backends on PostgreSQL), the same comparison in CPU time, which depends less on what else runs on the machine; p95: a\'s median p95 over b\'s.)');
 }

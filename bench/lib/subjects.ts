@@ -22,6 +22,8 @@ export interface ServiceReady {
 export interface ServiceProcess extends Child<ServiceReady> {
   url: string;
   engine: Engine;
+  /** PostgreSQL: CPU ms used so far by the database's backend processes. */
+  dbCpuMs?(): Promise<number | undefined>;
   /** JSON over HTTP to the service. */
   http(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }>;
 }
@@ -58,6 +60,7 @@ export async function startService(ctx: BenchContext, engine: Engine, o: { seed?
     ...child,
     url,
     engine,
+    ...(db.serverCpuMs ? { dbCpuMs: db.serverCpuMs } : {}),
     async http(method, path, body, token) {
       const res = await fetch(url + path, {
         method,
