@@ -19,11 +19,17 @@ export interface Child<Ready = Record<string, unknown>> {
   ready: Ready;
   /** Sends `{type, ...payload}` and resolves with the child's answer (rejects on its error or its exit). */
   call<T = unknown>(type: string, payload?: Record<string, unknown>, timeoutMs?: number): Promise<T>;
-  /** The child's `process.cpuUsage()` (microseconds). */
-  cpu(): Promise<NodeJS.CpuUsage>;
+  /** The child's `process.cpuUsage()` (microseconds), and its monotonic clock (µs, the clock of CPU profiles). */
+  cpu(): Promise<CpuReading>;
+  /** Monotonic-clock windows (µs) of the measured runs against this child (a CPU profile is cut to them). */
+  measured: [number, number][];
   /** Asks the child to stop (it closes what it holds and exits), SIGKILL after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
   exited: Promise<number | null>;
+}
+
+export interface CpuReading extends NodeJS.CpuUsage {
+  monoUs: number;
 }
 
 interface Pending {
@@ -149,7 +155,8 @@ export async function startChild<Ready = Record<string, unknown>>(o: StartOption
     pid: child.pid!,
     ready: readyPayload,
     call,
-    cpu: () => call<NodeJS.CpuUsage>('cpu', {}, 10_000),
+    cpu: () => call<CpuReading>('cpu', {}, 10_000),
+    measured: [],
     stop,
     exited,
   };

@@ -15,7 +15,7 @@
  *   BENCH_CONNECTIONS  concurrent connections of the load generator (20)
  */
 import os from 'node:os';
-import type { Child } from './children.js';
+import type { Child, CpuReading } from './children.js';
 import type { LoadResult, LoadSpec } from './load-main.js';
 
 const num = (name: string, dflt: number) => {
@@ -104,8 +104,10 @@ export interface Measured extends LoadResult {
 
 /** A subject's process: its CPU is read around each run (and its PostgreSQL backends' CPU where it has them). */
 export interface CpuSource {
-  cpu(): Promise<NodeJS.CpuUsage>;
+  cpu(): Promise<CpuReading>;
   dbCpuMs?(): Promise<number | undefined>;
+  /** Where measured runs (not warm-ups) are recorded, to cut a CPU profile to them. */
+  measured?: [number, number][];
 }
 
 /** How long the subject gets to finish the requests in flight when a timed run stops, before its CPU is read again. */
@@ -124,6 +126,7 @@ export async function measure(load: Child<unknown>, server: CpuSource, spec: Loa
   const after = await server.cpu();
   const db1 = await server.dbCpuMs?.();
   const cpuMs = (after.user - before.user + after.system - before.system) / 1000;
+  if (round > 0) server.measured?.push([before.monoUs, after.monoUs]);
   const dbCpu = db0 !== undefined && db1 !== undefined && r.sent ? { dbCpuMsPerRequest: round3((db1 - db0) / r.sent) } : {};
   return { ...r, subject, round, serverCpuMsPerRequest: r.sent ? round3(cpuMs / r.sent) : NaN, ...dbCpu };
 }

@@ -34,11 +34,21 @@ function placeOf(url: string, fn: string): string {
 
 const shortUrl = (url: string) => url.replace(/^file:\/\//, '').replace(/^.*?\/(node_modules|src|bench|test)\//, '$1/');
 
-export function profileTop(file: string, rows = 20): { total: number; functions: [string, number][]; places: [string, number][] } {
+/**
+ * Self time per function and per place. With `windows` (monotonic µs, the
+ * profile's clock), only the samples taken inside them count.
+ */
+export function profileTop(file: string, rows = 20, windows?: [number, number][]): { total: number; functions: [string, number][]; places: [string, number][] } {
   const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
-  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  let t = p.startTime;
+  p.samples.forEach((id, i) => {
+    const dt = p.timeDeltas[i] ?? 0;
+    t += dt;
+    if (windows && !windows.some(([a, b]) => t >= a && t <= b)) return;
+    self.set(id, (self.get(id) ?? 0) + dt);
+  });
   const fns = new Map<string, number>();
   const places = new Map<string, number>();
   let total = 0;
@@ -58,11 +68,12 @@ export function profileTop(file: string, rows = 20): { total: number; functions:
   return { total, functions: top(fns), places: top(places) };
 }
 
-export function printProfileTop(file: string, rows = 20): void {
-  const { total, functions, places } = profileTop(file, rows);
+export function printProfileTop(file: string, rows = 20, windows?: [number, number][]): void {
+  const { total, functions, places } = profileTop(file, rows, windows);
   const pct = (us: number) => `${((100 * us) / total).toFixed(1)} %`;
   const ms = (us: number) => (us / 1000).toFixed(0);
-  console.log(`\n${ms(total)} ms of CPU sampled (idle left out); top ${rows} functions by self time:\n`);
+  const span = windows ? `during the ${windows.length} measured runs` : 'over the whole process life';
+  console.log(`\n${ms(total)} ms of CPU sampled ${span} (idle left out); top ${rows} functions by self time:\n`);
   console.log('| self ms | share | function — file:line |');
   console.log('|---:|---:|---|');
   for (const [k, us] of functions) console.log(`| ${ms(us)} | ${pct(us)} | ${k.replace(/\|/g, '\\|')} |`);

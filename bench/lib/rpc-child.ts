@@ -30,7 +30,8 @@ export function serve(handlers: Record<string, Handler>, shutdown: () => Promise
   process.on('message', (raw) => {
     const msg = raw as Record<string, any> & { type: string; id: number };
     if (msg.type === 'stop') return void stop(0);
-    if (msg.type === 'cpu') return send({ id: msg.id, ok: true, result: process.cpuUsage() });
+    // With the monotonic clock in µs, the clock of V8's CPU profiles (to cut a profile to the measured runs).
+    if (msg.type === 'cpu') return send({ id: msg.id, ok: true, result: { ...process.cpuUsage(), monoUs: Number(process.hrtime.bigint() / 1000n) } });
     const h = handlers[msg.type];
     if (!h) return send({ id: msg.id, ok: false, error: `unknown request ${msg.type}` });
     Promise.resolve()

@@ -81,8 +81,12 @@ async function stopAndReport(child: Child<any>, prof: string | undefined): Promi
   // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread, the others are tsx's loader thread.
   const main = files.filter((f) => f.split('.')[4] === '0');
   for (const f of main) {
-    console.log(`\n${child.name} CPU profile (--cpu-prof: the whole life of the process, start-up and set-up included): ${join(prof, f)}`);
-    printProfileTop(join(prof, f), 25);
+    console.log(`\n${child.name} CPU profile (--cpu-prof, the whole life of the process): ${join(prof, f)}`);
+    if (child.measured.length) {
+      console.log('(the tables count only the samples taken during the measured runs against it, warm-ups, start-up and set-up left out;');
+      console.log(` npm run bench:profile-top -- ${join(prof, f)} shows the whole profile)`);
+    }
+    printProfileTop(join(prof, f), 25, child.measured.length ? child.measured : undefined);
   }
   const others = files.filter((f) => !main.includes(f));
   if (others.length) console.log(`\n(other threads of ${child.name}, e.g. the tsx loader: ${others.map((f) => join(prof, f)).join(', ')})`);
