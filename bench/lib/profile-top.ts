@@ -58,7 +58,7 @@ export function profileTop(file: string, rows = 20, windows?: [number, number][]
     if (functionName === '(idle)') continue;
     // TypeScript run through tsx: the line is the transpiled code's, so only the file is shown.
     const where = url.endsWith('.ts') ? shortUrl(url) : `${shortUrl(url)}:${lineNumber + 1}`;
-    const key = url ? `${functionName || '(anonymous)'} — ${where}` : functionName;
+    const key = url ? `${functionName || '(anonymous)'} — ${where}` : functionName || '(unnamed native code)';
     fns.set(key, (fns.get(key) ?? 0) + us);
     const place = placeOf(url, functionName);
     places.set(place, (places.get(place) ?? 0) + us);
