@@ -4,11 +4,16 @@
  * inserted through MeetingRepository.insertHeld in a few big transactions.
  */
 import { sql } from 'kysely';
-import { BENCH_OPS_TOKEN, type startBenchService } from './support.js';
+import { BENCH_OPS_TOKEN } from './support.js';
 import { MeetingRepository, type NewMeeting, type NewSlot } from '../src/modules/booking/meeting-repository.js';
 import { newId } from '../src/platform/ids.js';
+import type { Services } from '../src/services.js';
 
-type BenchService = Awaited<ReturnType<typeof startBenchService>>;
+/** What seeding needs of a running service: its services (in this process) and HTTP calls to it. */
+export interface SeedTarget {
+  services: Services;
+  call(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }>;
+}
 
 const ROOMS = Number(process.env.BENCH_ROOMS || 1000);
 const DESKS = Number(process.env.BENCH_DESKS || 2000);
@@ -192,10 +197,11 @@ export interface SearchSite {
 }
 
 /**
- * The request mix: 64 windows of 30-120 minutes between 08:00 and 20:00 local on
+ * The request mix (exported so a process that did not seed can rebuild it from
+ * the project id and day): 64 windows of 30-120 minutes between 08:00 and 20:00 local on
  * each of the next 7 days (some overlap a room's lunch break, as real searches do).
  */
-function requestMix(projectId: string, today: number) {
+export function requestMix(projectId: string, today: number) {
   const windows = Array.from({ length: 64 }, (_, i) => {
     const day = today + 1 + (i % 7);
     const from = (8 + ((i * 5) % 12)) * 60 + (i % 2) * 30;
@@ -212,7 +218,7 @@ function requestMix(projectId: string, today: number) {
 
 const fmtMs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-export async function seedSearchSite(svc: BenchService, log: (line: string) => void = console.log): Promise<SearchSite> {
+export async function seedSearchSite(svc: SeedTarget, log: (line: string) => void = console.log): Promise<SearchSite> {
   const engine = svc.services.storage.engine;
   const db = svc.services.storage.db;
   log(`engine: ${engine}; ${ROOMS} rooms, ${DESKS} desks, ${BOOKINGS} bookings`);

@@ -1,62 +1,80 @@
 /**
  * Search latency on a generated site: 1 project (Asia/Bangkok), 1,000 rooms and
  * 2,000 desks applied through POST /ops/v1/apply, and 100,000 bookings inserted
- * through MeetingRepository.insertHeld, spread over ±45 days around the service's now.
- * Measures, in one run, the windowed room search, a windowed desk page and a bare
- * Fastify route (sequential p50/p95/p99 after a warm-up), then autocannon
- * throughput of the room search.
+ * through MeetingRepository.insertHeld, spread over ±45 days around now
+ * (bench/search-site.ts; the service process seeds itself before it listens).
+ *
+ * The service, a bare Fastify baseline and autocannon each run in their own
+ * process; this process is the sequential sampling client. Measured:
+ *   1. sequential latency (one request at a time, exact percentiles) of the
+ *      windowed room search, a windowed desk page (limit 50) and the bare route,
+ *      in rounds that alternate the order of the three, with the service's CPU
+ *      per request;
+ *   2. where the room search time goes: the full route against the same
+ *      CatalogueService.searchRooms call made inside the service process (no HTTP),
+ *      interleaved;
+ *   3. throughput (autocannon) of the room search against the bare route,
+ *      interleaved rounds, medians and ratio.
  *
  *   npm run bench:search
- *   BENCH_SAMPLES=500 BENCH_SECONDS=10 npm run bench:search
- *   BENCH_DATABASE_URL=postgres://…/empty_db npm run bench:search   (an empty database)
+ *   BENCH_SAMPLES=300 BENCH_ROUNDS=5 BENCH_SECONDS=10 npm run bench:search
+ *   BENCH_ENGINES=postgres npm run bench:search        (a throwaway PostgreSQL database)
+ *   BENCH_ROOMS=200 BENCH_DESKS=400 BENCH_BOOKINGS=20000 npm run bench:search   (a smaller site)
  *
  * Target: p95 of the room search under 20 ms on SQLite.
  */
-import { cpus, loadavg } from 'node:os';
-import { load, printTable, sampleLatency, startBareFastify, startBenchService } from './support.js';
-import { seedSearchSite } from './search-site.js';
+import { requestMix } from './search-site.js';
+import { benchEngines } from './lib/databases.js';
+import {
+  SETTINGS, environmentLine, interleavedRounds, loadAverageNow, median, printRatios, printRuns, printSummary, ratio, round2, round3, runBench,
+  summarize, type Subject,
+} from './lib/harness.js';
+import { startBare, startLoad, startService } from './lib/subjects.js';
 
-const SAMPLES = Number(process.env.BENCH_SAMPLES || 300);
-const WARMUP = Number(process.env.BENCH_WARMUP || 50);
+const SAMPLES = Number(process.env.BENCH_SAMPLES || 200);
+const WARMUP = Number(process.env.BENCH_WARMUP_REQUESTS || 50);
+const TARGET_P95_MS = 20;
 
-const fmtMs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-
-/** Like sampleLatency, for several senders taking turns (round i calls each with i). */
-async function sampleInterleaved(n: number, warmup: number, senders: Record<string, (i: number) => Promise<unknown>>) {
-  const samples = Object.fromEntries(Object.keys(senders).map((k) => [k, [] as number[]]));
-  for (let i = 0; i < warmup + n; i++) {
-    for (const [k, send] of Object.entries(senders)) {
-      const t = performance.now();
-      await send(i);
-      if (i >= warmup) samples[k].push(performance.now() - t);
-    }
-  }
-  const at = (xs: number[], q: number) => Number(xs[Math.min(xs.length - 1, Math.floor(q * xs.length))].toFixed(2));
-  return Object.fromEntries(
-    Object.entries(samples).map(([k, xs]) => {
-      xs.sort((a, b) => a - b);
-      return [k, { min: Number(xs[0].toFixed(2)), p50: at(xs, 0.5), p95: at(xs, 0.95) }];
-    }),
-  );
+interface Percentiles {
+  min: number;
+  p50: number;
+  p95: number;
+  p99: number;
 }
-const t0 = performance.now();
-const svc = await startBenchService();
-const bare = await startBareFastify();
-try {
-  const load1 = () => loadavg().map((x) => x.toFixed(1)).join(' ');
-  console.log(`machine: ${cpus().length} CPUs, load average ${load1()} (latencies below scale with it)`);
-  const site = await seedSearchSite(svc);
-  const { headers, roomPath, deskPath } = site;
-  const engine = svc.services.storage.engine;
 
-  const stats = { rooms: 0, unbookable: 0, requests: 0, desksTotal: 0, roomBytes: 0 };
+function percentiles(xs: number[]): Percentiles {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => round2(s[Math.min(s.length - 1, Math.floor(q * s.length))]);
+  return { min: round2(s[0]), p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+}
+
+await runBench(async (ctx) => {
+  const started = performance.now();
+  const engines = benchEngines();
+  if (engines.length !== 1) throw new Error('bench:search runs one engine at a time (BENCH_ENGINES=sqlite or postgres)');
+  const engine = engines[0];
+  console.log(environmentLine(engine));
+  console.log('(each party in its own process; the service without background workers; this process samples sequential latency)\n');
+
+  const load = await startLoad(ctx);
+  const bare = await startBare(ctx);
+  const tSeed = performance.now();
+  const svc = await startService(ctx, engine, { seed: 'search' });
+  const site = svc.ready.site;
+  if (!site) throw new Error('the service did not report its seeded site');
+  console.log(`site seeded and service ready in ${((performance.now() - tSeed) / 1000).toFixed(1)} s: ${JSON.stringify(site.counts)}`);
+  const { roomPath, deskPath, windowCount } = requestMix(site.projectId, site.today);
+  const headers = site.headers;
+
   const get = async (url: string, h: Record<string, string> = headers) => {
     const res = await fetch(url, { headers: h });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`${url} -> ${res.status}: ${text.slice(0, 500)}`);
     return text;
   };
+
   // Sanity and warm-up of all three routes.
+  const stats = { rooms: 0, unbookable: 0, requests: 0, desksTotal: 0, roomBytes: 0 };
   for (let i = 0; i < WARMUP; i++) {
     const text = await get(svc.url + roomPath(i));
     const body = JSON.parse(text);
@@ -65,7 +83,7 @@ try {
     stats.rooms += body.data.length;
     stats.unbookable += body.data.filter((r: { unavailableReason?: string }) => r.unavailableReason).length;
     stats.desksTotal += JSON.parse(await get(svc.url + deskPath(i))).meta.total;
-    await get(`${bare.url}/bare`, {});
+    await get(`${bare.ready.url}/bare`, {});
   }
   console.log(
     `room search returns on average ${Math.round(stats.rooms / stats.requests)} rooms (${Math.round(stats.unbookable / stats.requests)} of them flagged unbookable); ` +
@@ -73,49 +91,88 @@ try {
     `room search response ${(stats.roomBytes / stats.requests / 1e6).toFixed(2)} MB`,
   );
 
+  // 1. Sequential latency, in rounds alternating the order of the routes.
+  const routes = [
+    { key: 'bare', label: 'bare Fastify GET /bare', server: bare, send: () => get(`${bare.ready.url}/bare`, {}) },
+    { key: 'rooms', label: 'GET /meeting-rooms (windowed)', server: svc, send: (i: number) => get(svc.url + roomPath(i)) },
+    { key: 'desks', label: 'GET /desks (windowed, limit=50)', server: svc, send: (i: number) => get(svc.url + deskPath(i)) },
+  ];
+  const samples = new Map(routes.map((r) => [r.key, [] as number[]]));
+  const perRound: { round: number; key: string; p: Percentiles; cpu: number }[] = [];
   let n = 0;
-  const roomLat = await sampleLatency(SAMPLES, () => get(svc.url + roomPath(n++)));
-  n = 0;
-  const deskLat = await sampleLatency(SAMPLES, () => get(svc.url + deskPath(n++)));
-  const bareLat = await sampleLatency(SAMPLES, () => get(`${bare.url}/bare`, {}));
-
-  console.log(`\nsequential latency, ${SAMPLES} requests each after ${WARMUP} warm-up (${engine}; load average now ${load1()})`);
-  console.log('| scenario | p50 ms | p95 ms | p99 ms | p50 / bare | p95 / bare |');
-  console.log('|---|---:|---:|---:|---:|---:|');
-  for (const [label, l] of [
-    ['bare Fastify GET /bare', bareLat],
-    ['GET /meeting-rooms (windowed)', roomLat],
-    ['GET /desks (windowed, limit=50)', deskLat],
-  ] as const) {
-    console.log(`| ${label} | ${l.p50} | ${l.p95} | ${l.p99} | ${(l.p50 / bareLat.p50).toFixed(1)} | ${(l.p95 / bareLat.p95).toFixed(1)} |`);
+  for (let round = 1; round <= SETTINGS.rounds; round++) {
+    const order = routes.map((_, i) => routes[(i + round - 1) % routes.length]);
+    for (const r of order) {
+      const xs: number[] = [];
+      const cpu0 = await r.server.cpu();
+      for (let i = 0; i < SAMPLES; i++) {
+        const t0 = performance.now();
+        await r.send(n++);
+        xs.push(performance.now() - t0);
+      }
+      const cpu1 = await r.server.cpu();
+      samples.get(r.key)!.push(...xs);
+      perRound.push({ round, key: r.key, p: percentiles(xs), cpu: round3((cpu1.user - cpu0.user + cpu1.system - cpu0.system) / 1000 / SAMPLES) });
+    }
   }
-  const target = 20;
-  console.log(`\nroom search p95 ${roomLat.p95} ms: ${roomLat.p95 < target ? 'meets' : 'MISSES'} the ${target} ms target (${engine})`);
+  const labelOf = (key: string) => routes.find((r) => r.key === key)?.label ?? key;
+  console.log(`\n1. sequential latency, ${SAMPLES} requests per route and round, ${SETTINGS.rounds} rounds (${engine})\n`);
+  console.log('| round | route | min ms | p50 ms | p95 ms | p99 ms | server CPU ms/req |');
+  console.log('|---:|---|---:|---:|---:|---:|---:|');
+  for (const r of perRound) console.log(`| ${r.round} | ${labelOf(r.key)} | ${r.p.min} | ${r.p.p50} | ${r.p.p95} | ${r.p.p99} | ${r.cpu} |`);
+  console.log(`\nall rounds together (${SAMPLES * SETTINGS.rounds} requests per route), and the median of the rounds' p95\n`);
+  console.log('| route | p50 ms | p95 ms | p99 ms | median p95 of the rounds | median server CPU ms/req | p50 / bare | p95 / bare |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  const pooled = new Map(routes.map((r) => [r.key, percentiles(samples.get(r.key)!)]));
+  const bareP = pooled.get('bare')!;
+  for (const r of routes) {
+    const p = pooled.get(r.key)!;
+    const mine = perRound.filter((x) => x.key === r.key);
+    console.log(`| ${r.label} | ${p.p50} | ${p.p95} | ${p.p99} | ${round2(median(mine.map((x) => x.p.p95)))} | ${round3(median(mine.map((x) => x.cpu)))} | ` +
+      `${(p.p50 / bareP.p50).toFixed(1)} | ${(p.p95 / bareP.p95).toFixed(1)} |`);
+  }
+  const roomP95 = pooled.get('rooms')!.p95;
+  console.log(`\nroom search p95 ${roomP95} ms: ${roomP95 < TARGET_P95_MS ? 'meets' : 'MISSES'} the ${TARGET_P95_MS} ms target (${engine}; ${loadAverageNow()})`);
 
-  // Where the room search time goes, sampled interleaved (so load swings and GC hit
-  // both alike): the full route and the service call alone (no HTTP).
-  const principal = await svc.services.tokens.authenticate(headers.authorization);
-  type RoomQuery = Parameters<typeof svc.services.catalogue.searchRooms>[1];
-  const roomQuery = (i: number) => Object.fromEntries(new URL(svc.url + roomPath(i)).searchParams) as unknown as RoomQuery;
-  const rounds = Math.min(SAMPLES, 200);
-  const parts = await sampleInterleaved(rounds, 20, {
-    'GET /meeting-rooms (windowed), full route': (i) => get(svc.url + roomPath(i)),
-    'CatalogueService.searchRooms in-process': (i) => svc.services.catalogue.searchRooms(principal, roomQuery(i)),
-  });
-  console.log(`\nroom search breakdown, interleaved, ${rounds} rounds after 20 warm-up`);
+  // 2. Where the room search time goes: the full route and the service call alone, interleaved.
+  const breakdownRounds = Math.min(SAMPLES, 200);
+  const full: number[] = [];
+  const inProcess: number[] = [];
+  for (let i = 0; i < breakdownRounds + 20; i++) {
+    const t0 = performance.now();
+    await get(svc.url + roomPath(i));
+    const t1 = performance.now();
+    const ms = await svc.call<number>('searchRooms', { path: roomPath(i), authorization: headers.authorization }, 60_000);
+    if (i >= 20) {
+      full.push(t1 - t0);
+      inProcess.push(ms);
+    }
+  }
+  console.log(`\n2. room search breakdown, interleaved, ${breakdownRounds} rounds after 20 warm-up\n`);
   console.log('| part | min ms | p50 ms | p95 ms |');
   console.log('|---|---:|---:|---:|');
-  for (const [label, l] of Object.entries(parts)) console.log(`| ${label} | ${l.min} | ${l.p50} | ${l.p95} |`);
+  for (const [label, xs] of [['GET /meeting-rooms (windowed), full route', full], ['CatalogueService.searchRooms in the service process', inProcess]] as const) {
+    const p = percentiles(xs);
+    console.log(`| ${label} | ${p.min} | ${p.p50} | ${p.p95} |`);
+  }
 
-  // Throughput (autocannon) of the room search, cycling through the windows.
-  const seconds = Number(process.env.BENCH_SECONDS || 5);
-  const requests = Array.from({ length: site.windowCount }, (_, i) => ({ method: 'GET' as const, path: roomPath(i) }));
-  const bareLoad = await load('bare Fastify GET', { url: `${bare.url}/bare`, duration: seconds });
-  const roomLoad = await load('GET /meeting-rooms (windowed)', { url: svc.url, headers, requests, duration: seconds });
-  printTable([bareLoad, roomLoad]);
-  console.log(`\nratio room search / bare throughput: ${(roomLoad.requestsPerSec / bareLoad.requestsPerSec).toFixed(3)}`);
-  console.log(`\ntotal run time: ${fmtMs(performance.now() - t0)}`);
-} finally {
-  await bare.close();
-  await svc.close();
-}
+  // 3. Throughput of the room search (cycling through the windows) against the bare route.
+  const subjects: Subject[] = [
+    { key: 'bare', label: 'bare Fastify GET /bare', server: bare, spec: (seconds) => ({ url: bare.ready.url, path: '/bare', connections: SETTINGS.connections, duration: seconds }) },
+    {
+      key: 'rooms', label: 'GET /meeting-rooms (windowed)', server: svc,
+      spec: (seconds) => ({ url: svc.url, paths: Array.from({ length: windowCount }, (_, i) => roomPath(i)), headers, connections: SETTINGS.connections, duration: seconds }),
+    },
+  ];
+  console.log(`\n3. throughput, ${SETTINGS.rounds} interleaved rounds\n`);
+  const rows = await interleavedRounds(load, subjects);
+  printRuns(`3. every measured run (${SETTINGS.connections} connections, ${SETTINGS.seconds} s each)`, rows, (k) => subjects.find((s) => s.key === k)!.label);
+  const sums = summarize(subjects, rows);
+  printSummary('3. medians over the rounds', sums);
+  printRatios('3. ratio of the medians', [ratio('room search / bare Fastify GET', sums.get('rooms')!, sums.get('bare')!)]);
+
+  const ok = rows.every((r) => r.errors === 0 && Object.keys(r.statuses).every((s) => s === '200'));
+  console.log(`\n${environmentLine(engine)}`);
+  console.log(`${loadAverageNow()}; total ${((performance.now() - started) / 1000).toFixed(1)} s — ${ok ? 'every answer was 200' : 'SOME ANSWERS WERE NOT 200'}`);
+  return ok;
+});

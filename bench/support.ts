@@ -1,13 +1,13 @@
 /**
- * Shared pieces of the bench scripts: start the real service on a throwaway
- * SQLite (or BENCH_DATABASE_URL) database, a bare Fastify baseline, and an
- * autocannon runner that prints comparable figures.
+ * Shared pieces of the bench scripts: the ops token of every bench service, and
+ * the real service started inside the calling process on a throwaway SQLite (or
+ * BENCH_DATABASE_URL) database, for the scripts that drive its services directly
+ * (bench:delivery). The throughput and latency benches (bench:auth, bench:booking,
+ * bench:search) run the service in its own process instead: see bench/lib.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Fastify from 'fastify';
-import autocannon from 'autocannon';
 import { loadConfig } from '../src/platform/config.js';
 import { openStorage } from '../src/platform/db/database.js';
 import { createServices } from '../src/services.js';
@@ -44,56 +44,4 @@ export async function startBenchService() {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** A bare Fastify app answering the same envelope shape with no auth and no database. */
-export async function startBareFastify() {
-  const app = Fastify();
-  app.get('/bare', async () => ({ code: 'KS000', success: true, message: 'Success', data: { status: 'ok' } }));
-  app.post('/bare', async (req, reply) => reply.status(201).send({ code: 'KS000', success: true, message: 'Success', data: req.body }));
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  return { url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`, close: () => app.close() };
-}
-
-export interface LoadResult {
-  label: string;
-  requestsPerSec: number;
-  p50: number;
-  p90: number;
-  p97_5: number;
-  p99: number;
-  non2xx: number;
-}
-
-export async function load(label: string, opts: autocannon.Options): Promise<LoadResult> {
-  const r = await autocannon({ connections: 20, duration: Number(process.env.BENCH_SECONDS || 5), ...opts });
-  const lat = r.latency as unknown as Record<string, number>;
-  return {
-    label,
-    requestsPerSec: Math.round(r.requests.average),
-    p50: lat.p50,
-    p90: lat.p90,
-    p97_5: lat.p97_5,
-    p99: lat.p99,
-    non2xx: r.non2xx,
-  };
-}
-
-export function printTable(rows: LoadResult[]): void {
-  console.log('\n| scenario | req/s | p50 ms | p90 ms | p97.5 ms | p99 ms | non-2xx |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
-  for (const r of rows) console.log(`| ${r.label} | ${r.requestsPerSec} | ${r.p50} | ${r.p90} | ${r.p97_5} | ${r.p99} | ${r.non2xx} |`);
-}
-
-/** Exact percentiles of sequential request latencies (ms), for p95 figures. */
-export async function sampleLatency(n: number, send: () => Promise<unknown>): Promise<{ p50: number; p95: number; p99: number }> {
-  const samples: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await send();
-    samples.push(performance.now() - t0);
-  }
-  samples.sort((a, b) => a - b);
-  const at = (q: number) => Number(samples[Math.min(samples.length - 1, Math.floor(q * samples.length))].toFixed(2));
-  return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
 }
