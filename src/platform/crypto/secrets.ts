@@ -6,7 +6,7 @@
 import {
   createCipheriv,
   createDecipheriv,
-  createHash,
+  hash,
   createHmac,
   randomBytes,
   scrypt as scryptCb,
@@ -42,7 +42,7 @@ export async function verifyPassword(secret: string, stored: string): Promise<bo
 
 /** SHA-256 hex; enough for high-entropy random secrets such as tokens. */
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 /** Constant-time string equality (length is not secret). */
