@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { withPgAdmin } from '../../test/support/test-database.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -72,16 +73,6 @@ export function benchEngines(): Engine[] {
   return [...new Set(listed)] as Engine[];
 }
 
-async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /** A temp directory removed by the returned function. */
 export function tempDir(prefix: string): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -99,7 +90,7 @@ export async function createBenchDatabase(engine: Engine): Promise<BenchDatabase
   }
   if (engine === 'postgres') {
     const name = `booking_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-    await withAdmin((c) => c.query(`CREATE DATABASE ${name}`));
+    await withPgAdmin(ADMIN_URL, (c) => c.query(`CREATE DATABASE ${name}`));
     const url = new URL(ADMIN_URL);
     url.pathname = `/${name}`;
     let dropped = false;
@@ -109,7 +100,7 @@ export async function createBenchDatabase(engine: Engine): Promise<BenchDatabase
       drop: async () => {
         if (dropped) return;
         dropped = true;
-        await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+        await withPgAdmin(ADMIN_URL, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
       },
     };
   }

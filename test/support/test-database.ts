@@ -17,8 +17,9 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
+/** Runs `fn` with a client on an administrative database (create and drop databases there). */
+export async function withPgAdmin<T>(adminUrl: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
     return await fn(client);
@@ -30,12 +31,12 @@ async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
 export async function createTestDatabase(): Promise<TestDatabase> {
   if (TEST_ENGINE === 'postgres') {
     const name = `booking_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-    await withAdmin((c) => c.query(`CREATE DATABASE ${name}`));
+    await withPgAdmin(ADMIN_URL, (c) => c.query(`CREATE DATABASE ${name}`));
     const url = new URL(ADMIN_URL);
     url.pathname = `/${name}`;
     return {
       url: url.toString(),
-      drop: () => withAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+      drop: () => withPgAdmin(ADMIN_URL, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
     };
   }
   const dir = mkdtempSync(join(tmpdir(), 'booking-test-'));
