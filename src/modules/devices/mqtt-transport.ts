@@ -22,7 +22,7 @@
  * since commands carry faces and QR codes.
  */
 import { randomUUID } from 'node:crypto';
-import { connect, type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import type { DeliveryReport, DeviceTarget, DeviceTransport, TransportEvents, WireAck, WireCommand } from './transport.js';
 import { isTopicLevel, mqttTopics, sendImmediately, parseAck, parseInventory, parseStatus, type MqttTopics } from './mqtt-topics.js';
 
@@ -133,6 +133,8 @@ export class MqttTransport implements DeviceTransport {
   async start(events: TransportEvents): Promise<void> {
     if (this.client) throw new Error('MqttTransport already started');
     this.events = events;
+    // Loaded on first use: a service on the sandbox transport never holds the MQTT client library.
+    const { connect } = await import('mqtt');
     const client = connect(this.opts.url, {
       clientId: this.opts.clientId ?? `booking-service-${randomUUID()}`,
       clean: true,

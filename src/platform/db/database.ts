@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import pg from 'pg';
+import type pg from 'pg';
 import { Kysely, Migrator, SqliteDialect, sql, type KyselyConfig, type LogEvent } from 'kysely';
 import { BatchingPostgresDialect, nameStatements } from './pg-driver.js';
 import type { Database } from './schema.js';
@@ -21,10 +21,15 @@ export interface Storage {
   close(): Promise<void>;
 }
 
-// int8 (bigint) columns hold epoch milliseconds, well inside the safe-integer range.
-pg.types.setTypeParser(20, (v: string) => Number(v));
-// float8 / numeric
-pg.types.setTypeParser(1700, (v: string) => Number(v));
+/** The PostgreSQL client library, loaded only when a PostgreSQL URL is opened (SQLite never holds it). */
+async function loadPg(): Promise<typeof pg> {
+  const driver = (await import('pg')).default;
+  // int8 (bigint) columns hold epoch milliseconds, well inside the safe-integer range.
+  driver.types.setTypeParser(20, (v: string) => Number(v));
+  // float8 / numeric
+  driver.types.setTypeParser(1700, (v: string) => Number(v));
+  return driver;
+}
 
 export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//.test(url);
@@ -84,8 +89,9 @@ export function withStatementCache(conn: SqliteDatabase.Database, max = STATEMEN
   };
 }
 
-function openPostgres(url: string, options: StorageOptions): Kysely<Database> {
-  const pool = new pg.Pool({
+async function openPostgres(url: string, options: StorageOptions): Promise<Kysely<Database>> {
+  const driver = await loadPg();
+  const pool = new driver.Pool({
     connectionString: url,
     max: 10,
     connectionTimeoutMillis: 5000,
@@ -109,7 +115,7 @@ export async function migrate(db: Kysely<Database>): Promise<void> {
 
 export async function openStorage(databaseUrl: string, options: StorageOptions = {}): Promise<Storage> {
   const engine: Engine = isPostgresUrl(databaseUrl) ? 'postgres' : 'sqlite';
-  const db = engine === 'postgres' ? openPostgres(databaseUrl, options) : openSqlite(databaseUrl, options);
+  const db = engine === 'postgres' ? await openPostgres(databaseUrl, options) : openSqlite(databaseUrl, options);
   await migrate(db);
   let closed = false;
   return {
