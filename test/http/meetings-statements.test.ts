@@ -15,7 +15,7 @@ import { DateTime } from 'luxon';
 /** Statements a room booking may take, the token check included (see docs/architecture.md). */
 const CREATE_BUDGET = 16;
 /** Round trips of the same booking on PostgreSQL, where waiting inserts go out as one statement. */
-const PG_ROUND_TRIPS = 9;
+const PG_ROUND_TRIPS = 6;
 const WRITE = /^\s*(insert|update|delete|replace)\b/i;
 
 describe('SQL per request', () => {

@@ -8,10 +8,10 @@
  * - a failing transaction writes nothing and does not disturb the others.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { openStorage, type Storage } from '../../src/platform/db/database.js';
 import { writeTransaction } from '../../src/platform/db/transactions.js';
-import { combineInserts, plainInsertRows } from '../../src/platform/db/pg-driver.js';
+import { combineInserts, inlineParameters, plainInsertRows } from '../../src/platform/db/pg-driver.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
 
 describe(`write transactions (${TEST_ENGINE})`, () => {
@@ -87,7 +87,7 @@ describe(`write transactions (${TEST_ENGINE})`, () => {
       await trx.insertInto('settings').values({ name: 'p1-a', value: 'x' }).execute();
       await trx.insertInto('settings').values([{ name: 'p1-b', value: 'x' }, { name: 'p1-c', value: 'x' }]).execute();
       // A read in the transaction sees them (they are sent first).
-      const n = (await trx.selectFrom('settings').select('name').where('name', 'like', 'p1-%').execute()).length;
+      const n = (await trx.selectFrom('settings').select('name').where('name', 'in', ['p1-a', 'p1-b', 'p1-c', 'p1-d']).execute()).length;
       await trx.insertInto('settings').values({ name: 'p1-d', value: 'x' }).execute();
       await trx.insertInto('settings').values({ name: 'p1-e', value: 'x' }).execute();
       return n;
@@ -95,7 +95,27 @@ describe(`write transactions (${TEST_ENGINE})`, () => {
     expect(count).toBe(3);
     expect(await names('p1-')).toEqual(['p1-a', 'p1-b', 'p1-c', 'p1-d', 'p1-e']);
     expect(statements.filter((s) => /^insert/.test(s))).toHaveLength(4);
-    expect(trips.map((s) => s.replace(/\(.*$/s, '').trim())).toEqual(['begin', 'with w0 as', 'select "name" from "settings" where "name" like $1', 'with w0 as', 'commit']);
+    // begin and the first inserts ride with the read, the last inserts with the commit: two round trips.
+    expect(trips).toHaveLength(2);
+    expect(trips[0]).toMatch(/^begin;\nwith w0 as \(insert into "settings" \("name", "value"\) values \('p1-a', 'x'\)\), w1 as .*;\nselect "name" from "settings" where "name" in \('p1-a', 'p1-b', 'p1-c', 'p1-d'\)$/s);
+    expect(trips[1]).toMatch(/^with w0 as \(insert .*;\ncommit$/s);
+  });
+
+  it.runIf(TEST_ENGINE === 'postgres')('PostgreSQL: a value that cannot be a literal, or quotes in the text, send each part on its own', async () => {
+    trips.length = 0;
+    await writeTransaction(storage.db, storage.engine, async (trx) => {
+      await trx.insertInto('settings').values({ name: "q1-it's", value: "a'b\\c" }).execute();
+      await trx.selectFrom('settings').select('name').where('name', '=', 'q1-none').execute();
+    });
+    expect(trips[0]).toMatch(/^begin;\nwith w0 as|^begin;\ninsert into/);
+    expect(await other.db.selectFrom('settings').select('value').where('name', '=', "q1-it's").executeTakeFirst()).toEqual({ value: "a'b\\c" });
+    trips.length = 0;
+    await writeTransaction(storage.db, storage.engine, async (trx) => {
+      await trx.insertInto('settings').values({ name: 'q2', value: 'x' }).execute();
+      await sql`select ${'q2'}::text as n where 'a' = 'a'`.execute(trx); // a string literal in the text
+    });
+    expect(trips.map((s) => s.split('\n')[0].replace(/\s.*$/s, ''))).toEqual(['begin', 'insert', 'select', 'commit']);
+    expect(await names('q2')).toEqual(['q2']);
   });
 });
 
@@ -108,6 +128,21 @@ describe('plain inserts that may wait (PostgreSQL)', () => {
     expect(plainInsertRows('insert into "t" ("a") values (default)')).toBeNull();
     expect(plainInsertRows('insert into "t" ("a") select "a" from "u"')).toBeNull();
     expect(plainInsertRows('update "t" set "a" = $1')).toBeNull();
+  });
+
+  it('writes parameters as literals only where that is plainly safe', () => {
+    const esc = (v: string) => `'${v.replace(/'/g, "''")}'`;
+    expect(inlineParameters('select "a" from "t" where "id" = $1 and "n" in ($2, $3) limit $4', ['x', 1, null, 10], esc))
+      .toBe(`select "a" from "t" where "id" = 'x' and "n" in ('1', NULL) limit '10'`);
+    expect(inlineParameters('insert into "t" ("a", "b") values ($1, $2)', ["it's", 1795606918192], esc)).toBe(`insert into "t" ("a", "b") values ('it''s', '1795606918192')`);
+    expect(inlineParameters('select $1 || $2', ['a', 'b'], esc)).toBeNull(); // no column gives the type
+    expect(inlineParameters('select "a" from "t" where "a" like $1', ['x%'], esc)).toBeNull();
+    expect(inlineParameters(`select 'lit' where "a" = $1`, ['x'], esc)).toBeNull(); // a string literal in the text
+    expect(inlineParameters('select 1 -- c\nwhere "a" = $1', ['x'], esc)).toBeNull();
+    expect(inlineParameters('select "a" from "t" where "a" = $1', [true], esc)).toBeNull();
+    expect(inlineParameters('select "a" from "t" where "a" = $1', [1e21], esc)).toBeNull();
+    expect(inlineParameters('select "a" from "t" where "a" = $1', [Buffer.from('x')], esc)).toBeNull();
+    expect(inlineParameters('select "a" from "t" where "a" = $1', ['nul\0'], esc)).toBeNull();
   });
 
   it('combines inserts into one statement with their parameters renumbered', () => {

@@ -101,7 +101,7 @@ async function openPostgres(url: string, options: StorageOptions): Promise<Kysel
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
   pool.on('connect', (client) => nameStatements(client));
-  return new Kysely<Database>({ dialect: new BatchingPostgresDialect({ pool }, { onRoundTrip: options.onRoundTrip }), log: logOf(options) });
+  return new Kysely<Database>({ dialect: new BatchingPostgresDialect(pool, driver.escapeLiteral, { onRoundTrip: options.onRoundTrip }), log: logOf(options) });
 }
 
 export async function migrate(db: Kysely<Database>): Promise<void> {
