@@ -84,8 +84,8 @@ export class CatalogueService {
     return scope;
   }
 
-  /** The matching rooms as MeetingRoom JSON texts, in name order (see room-snapshots.ts). */
-  async searchRooms(principal: Principal, q: RoomQuery): Promise<string[]> {
+  /** The matching rooms as MeetingRoom JSON (UTF-8), in name order (see room-snapshots.ts). */
+  async searchRooms(principal: Principal, q: RoomQuery): Promise<Buffer[]> {
     const scope = this.scope(principal, q.projectId);
     const start = parseInstant(q.startDateTime);
     const end = parseInstant(q.endDateTime);
@@ -111,7 +111,7 @@ export class CatalogueService {
       { start, end, now: this.clock.now(), timeZone: project.timezone },
       holds,
     );
-    const out: string[] = [];
+    const out: Buffer[] = [];
     for (const r of open) {
       const v = verdicts.get(r.row.id)!;
       if (v.status === 'booked') continue;
