@@ -13,7 +13,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/db/schema.js';
 import type { AssetInContext, CatalogueRepository, DeskRow, ProjectRow, RoomRow, SlotRow } from './catalogue-repository.js';
 import { assessAssets, type Hold, type SearchWindow, type Verdict } from './availability-search.js';
-import { deskView, roomView, viewsOf } from './asset-views.js';
+import { deskView, roomView } from './asset-views.js';
+import { DeskSnapshots } from './desk-snapshots.js';
 import { RoomSnapshots, filterRooms, withUnavailableReason } from './room-snapshots.js';
 import type { CalendarQuery, DeskQuery, RoomQuery } from '../../contract/catalogue.js';
 
@@ -42,12 +43,14 @@ export function cleanupFor(project: ProjectRow, asset: RoomRow | DeskRow, isDesk
 
 export class CatalogueService {
   private readonly roomSnapshots: RoomSnapshots;
+  private readonly deskSnapshots: DeskSnapshots;
 
   constructor(
     private readonly repo: CatalogueRepository,
     private readonly clock: Clock,
   ) {
     this.roomSnapshots = new RoomSnapshots(repo);
+    this.deskSnapshots = new DeskSnapshots(repo);
   }
   /** An asset with its project and floor name, as a booking is written against it. */
   /** The rooms whose email is one of `emails` (case-insensitive), each with its context, in the order of `emails`. */
@@ -139,15 +142,17 @@ export class CatalogueService {
     const projectIds = q.projectId ? [q.projectId] : [...principal.projects.keys()];
     const privateProjectIds = projectIds.filter((id) => principal.projects.get(id)?.canBookPrivate);
     const statuses = [...(q.statuses ?? []), ...(q.status ? [q.status] : [])];
-    let rows = await this.repo.desks({
+    const listed = await this.repo.deskVersions({
       projectIds, privateProjectIds, brandId: q.brandId, zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId,
       ids: q.ids, name: q.name, email: q.email, statuses: statuses.length ? statuses : undefined,
     });
+    let rows = await this.deskSnapshots.rows(listed);
     if (start !== undefined) rows = await this.freeDesks(rows, { start, end, timePeriod: q.timePeriod });
 
     const limit = q.limit ?? DEFAULT_DESK_PAGE_SIZE;
     const offset = q.offset ?? 0;
-    return { items: rows.slice(offset, offset + limit).map(viewsOf().desk), meta: { limit, offset, total: rows.length } };
+    const items = rows.slice(offset, offset + limit).map((d) => this.deskSnapshots.view(d));
+    return { items, meta: { limit, offset, total: rows.length } };
   }
 
   /** Desks bookable for the window: free of holds and cleaning, and open by their config. */
@@ -176,7 +181,7 @@ export class CatalogueService {
     if (!projects.length) return [];
     const maxHold = Math.max(...projects.map((p) => p.max_hold_ms));
     const slots = await this.repo.slotsNear(projects.map((p) => p.id), start, end, maxHold);
-    return slots.map((s) => ({ id: s.meeting_id, assetId: s.asset_id, start: s.start_at, end: s.end_at }));
+    return slots.map((s) => ({ assetId: s.asset_id, start: s.start_at, end: s.end_at }));
   }
 
   async getRoom(principal: Principal, id: string, range: CalendarQuery) {
