@@ -112,6 +112,18 @@ export class CatalogueRepository {
     return db.selectFrom('rooms').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  /** Changes whenever a desk of one of the projects is added, changed or moved in or out (apply never deletes). */
+  async desksVersion(projectIds: string[], db: Db = this.db): Promise<string> {
+    if (!projectIds.length) return '';
+    const row = await db
+      .selectFrom('desks')
+      // The sum as text: exact on both engines however many desks (a number would round past 2^53).
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('updated_at').as('latest'), eb.cast<string>(eb.fn.sum('updated_at'), 'text').as('total')])
+      .where('project_id', 'in', projectIds)
+      .executeTakeFirstOrThrow();
+    return `${Number(row.n)}:${Number(row.latest ?? 0)}:${String(row.total ?? 0)}`;
+  }
+
   /**
    * The desks matching the filter, in listing order (project, index, name, id): only
    * their ids and `updated_at`, so a search reads whole rows only when they changed

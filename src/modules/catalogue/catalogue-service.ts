@@ -142,11 +142,10 @@ export class CatalogueService {
     const projectIds = q.projectId ? [q.projectId] : [...principal.projects.keys()];
     const privateProjectIds = projectIds.filter((id) => principal.projects.get(id)?.canBookPrivate);
     const statuses = [...(q.statuses ?? []), ...(q.status ? [q.status] : [])];
-    const listed = await this.repo.deskVersions({
+    let rows = await this.deskSnapshots.listing({
       projectIds, privateProjectIds, brandId: q.brandId, zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId,
       ids: q.ids, name: q.name, email: q.email, statuses: statuses.length ? statuses : undefined,
     });
-    let rows = await this.deskSnapshots.rows(listed);
     if (start !== undefined) rows = await this.freeDesks(rows, { start, end, timePeriod: q.timePeriod });
 
     const limit = q.limit ?? DEFAULT_DESK_PAGE_SIZE;
