@@ -115,8 +115,9 @@ export class CatalogueService {
       holds,
     );
     const out: Buffer[] = [];
-    for (const r of open) {
-      const v = verdicts.get(r.row.id)!;
+    for (let i = 0; i < open.length; i++) {
+      const r = open[i];
+      const v = verdicts[i];
       if (v.status === 'booked') continue;
       out.push(v.status === 'unbookable' ? withUnavailableReason(r.json, v.reason) : r.json);
     }
@@ -161,7 +162,7 @@ export class CatalogueService {
     // A timePeriod never reaches past the start's local day (plus a DST hour).
     const end = w.end ?? w.start + DAY_MS + 2 * 3_600_000;
     const holds = await this.holds(projects, w.start, end);
-    const free = new Set<string>();
+    const free = new Set<DeskRow>();
     const now = this.clock.now();
     for (const project of projects) {
       const desks = open.filter((d) => d.project_id === project.id);
@@ -171,9 +172,9 @@ export class CatalogueService {
         window,
         holds,
       );
-      for (const [id, v] of verdicts) if (v.status === 'free') free.add(id);
+      desks.forEach((d, i) => verdicts[i].status === 'free' && free.add(d));
     }
-    return open.filter((d) => free.has(d.id));
+    return open.filter((d) => free.has(d));
   }
 
   private async holds(projects: ProjectRow[], start: number, end: number): Promise<Hold[]> {
