@@ -99,9 +99,10 @@ export class CatalogueService {
     }
     if (problems.length) throw errors.validation(problems);
 
-    const project = await this.repo.project(q.projectId);
+    // Two independent reads: on PostgreSQL they go out together (SQLite runs them one after the other).
+    const [project, snapshots] = await Promise.all([this.repo.project(q.projectId), this.roomSnapshots.of(q.projectId)]);
     if (!project) throw errors.notFound('Project not found');
-    const rooms = filterRooms(await this.roomSnapshots.of(q.projectId), {
+    const rooms = filterRooms(snapshots, {
       zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId, ids: q.ids,
       name: q.name, statuses: q.status, type: q.type, minCapacity: q.minCapacity, publicOnly: !scope.canBookPrivate,
     });
@@ -143,11 +144,17 @@ export class CatalogueService {
     const projectIds = q.projectId ? [q.projectId] : [...principal.projects.keys()];
     const privateProjectIds = projectIds.filter((id) => principal.projects.get(id)?.canBookPrivate);
     const statuses = [...(q.statuses ?? []), ...(q.status ? [q.status] : [])];
-    let rows = await this.deskSnapshots.listing({
+    const filter = {
       projectIds, privateProjectIds, brandId: q.brandId, zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId,
       ids: q.ids, name: q.name, email: q.email, statuses: statuses.length ? statuses : undefined,
-    });
-    if (start !== undefined) rows = await this.freeDesks(rows, { start, end, timePeriod: q.timePeriod });
+    };
+    let rows: DeskRow[];
+    if (start === undefined) rows = await this.deskSnapshots.listing(filter);
+    else {
+      // The projects (for their zones, cleaning and longest hold) are read alongside the listing.
+      const [listed, projects] = await Promise.all([this.deskSnapshots.listing(filter), this.repo.projects(projectIds)]);
+      rows = await this.freeDesks(listed, projects, { start, end, timePeriod: q.timePeriod });
+    }
 
     const limit = q.limit ?? DEFAULT_DESK_PAGE_SIZE;
     const offset = q.offset ?? 0;
@@ -156,9 +163,14 @@ export class CatalogueService {
   }
 
   /** Desks bookable for the window: free of holds and cleaning, and open by their config. */
-  private async freeDesks(rows: DeskRow[], w: { start: number; end?: number; timePeriod?: TimePeriod }): Promise<DeskRow[]> {
+  private async freeDesks(
+    rows: DeskRow[],
+    candidates: ProjectRow[],
+    w: { start: number; end?: number; timePeriod?: TimePeriod },
+  ): Promise<DeskRow[]> {
     const open = rows.filter((d) => !isClosedStatus('desk', d.status));
-    const projects = await this.repo.projects([...new Set(open.map((d) => d.project_id))]);
+    const used = new Set(open.map((d) => d.project_id));
+    const projects = candidates.filter((p) => used.has(p.id));
     // A timePeriod never reaches past the start's local day (plus a DST hour).
     const end = w.end ?? w.start + DAY_MS + 2 * 3_600_000;
     const holds = await this.holds(projects, w.start, end);
