@@ -157,17 +157,25 @@ export class CatalogueRepository {
 
   /**
    * Holds in the given projects that could conflict with [from, to) once cleaning
-   * (at most MAX_CLEANUP_MS on each side) is counted. `maxHoldMs` is the longest
-   * hold in those projects, so the start-time range stays bounded for the index.
+   * (at most MAX_CLEANUP_MS on each side) is counted. The start-time range is
+   * bounded by the longest hold in those projects, read in the same statement (so
+   * the holds need not wait for the projects to be read first), which keeps it a
+   * range read of the index.
    */
-  async slotsNear(projectIds: string[], from: number, to: number, maxHoldMs: number, db: Db = this.db): Promise<HoldRow[]> {
+  async slotsNear(projectIds: string[], from: number, to: number, db: Db = this.db): Promise<HoldRow[]> {
     if (!projectIds.length) return [];
     return db
       .selectFrom('meeting_slots')
       .select(['asset_id', 'start_at', 'end_at'])
       .where('project_id', 'in', projectIds)
       .where('start_at', '<', to + MAX_CLEANUP_MS)
-      .where('start_at', '>', from - MAX_CLEANUP_MS - maxHoldMs)
+      .where('start_at', '>', (eb) =>
+        eb(
+          eb.val(from - MAX_CLEANUP_MS),
+          '-',
+          eb.selectFrom('projects').select((p) => p.fn.max('max_hold_ms').as('m')).where('id', 'in', projectIds),
+        ),
+      )
       .where('end_at', '>', from - MAX_CLEANUP_MS)
       .execute();
   }

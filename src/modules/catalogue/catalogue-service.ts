@@ -99,8 +99,12 @@ export class CatalogueService {
     }
     if (problems.length) throw errors.validation(problems);
 
-    // Two independent reads: on PostgreSQL they go out together (SQLite runs them one after the other).
-    const [project, snapshots] = await Promise.all([this.repo.project(q.projectId), this.roomSnapshots.of(q.projectId)]);
+    // Independent reads: on PostgreSQL they go out together (SQLite runs them one after the other).
+    const [project, snapshots, holds] = await Promise.all([
+      this.repo.project(q.projectId),
+      this.roomSnapshots.of(q.projectId),
+      start === undefined ? [] : this.holds([q.projectId], start, end!),
+    ]);
     if (!project) throw errors.notFound('Project not found');
     const rooms = filterRooms(snapshots, {
       zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId, ids: q.ids,
@@ -109,7 +113,6 @@ export class CatalogueService {
     if (start === undefined) return rooms.map((r) => r.json);
 
     const open = rooms.filter((r) => !isClosedStatus('room', r.row.status)); // closed assets drop out of windowed searches
-    const holds = await this.holds([project], start, end!);
     const verdicts = assessAssets(
       open.map(({ row: r }) => ({ id: r.id, configJson: r.config, cleanupMinutes: cleanupFor(project, r, false) })),
       { start, end, now: this.clock.now(), timeZone: project.timezone },
@@ -151,9 +154,14 @@ export class CatalogueService {
     let rows: DeskRow[];
     if (start === undefined) rows = await this.deskSnapshots.listing(filter);
     else {
-      // The projects (for their zones, cleaning and longest hold) are read alongside the listing.
-      const [listed, projects] = await Promise.all([this.deskSnapshots.listing(filter), this.repo.projects(projectIds)]);
-      rows = await this.freeDesks(listed, projects, { start, end, timePeriod: q.timePeriod });
+      // The projects (zones, cleaning) and the holds are read alongside the listing. A timePeriod
+      // never reaches past the start's local day (plus a DST hour).
+      const [listed, projects, holds] = await Promise.all([
+        this.deskSnapshots.listing(filter),
+        this.repo.projects(projectIds),
+        this.holds(projectIds, start, end ?? start + DAY_MS + 2 * 3_600_000),
+      ]);
+      rows = this.freeDesks(listed, projects, holds, { start, end, timePeriod: q.timePeriod });
     }
 
     const limit = q.limit ?? DEFAULT_DESK_PAGE_SIZE;
@@ -163,17 +171,10 @@ export class CatalogueService {
   }
 
   /** Desks bookable for the window: free of holds and cleaning, and open by their config. */
-  private async freeDesks(
-    rows: DeskRow[],
-    candidates: ProjectRow[],
-    w: { start: number; end?: number; timePeriod?: TimePeriod },
-  ): Promise<DeskRow[]> {
+  private freeDesks(rows: DeskRow[], candidates: ProjectRow[], holds: Hold[], w: { start: number; end?: number; timePeriod?: TimePeriod }): DeskRow[] {
     const open = rows.filter((d) => !isClosedStatus('desk', d.status));
     const used = new Set(open.map((d) => d.project_id));
     const projects = candidates.filter((p) => used.has(p.id));
-    // A timePeriod never reaches past the start's local day (plus a DST hour).
-    const end = w.end ?? w.start + DAY_MS + 2 * 3_600_000;
-    const holds = await this.holds(projects, w.start, end);
     const free = new Set<DeskRow>();
     const now = this.clock.now();
     for (const project of projects) {
@@ -189,10 +190,9 @@ export class CatalogueService {
     return open.filter((d) => free.has(d));
   }
 
-  private async holds(projects: ProjectRow[], start: number, end: number): Promise<Hold[]> {
-    if (!projects.length) return [];
-    const maxHold = Math.max(...projects.map((p) => p.max_hold_ms));
-    const slots = await this.repo.slotsNear(projects.map((p) => p.id), start, end, maxHold);
+  /** Holds in the projects that could clash with [start, end) once cleaning is counted. */
+  private async holds(projectIds: string[], start: number, end: number): Promise<Hold[]> {
+    const slots = await this.repo.slotsNear(projectIds, start, end);
     return slots.map((s) => ({ assetId: s.asset_id, start: s.start_at, end: s.end_at }));
   }
 
