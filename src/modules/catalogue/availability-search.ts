@@ -43,7 +43,8 @@ export interface Hold extends ExistingBooking {
   assetId: string;
 }
 
-export function assessAssets(assets: readonly SearchAsset[], window: SearchWindow, holds: readonly Hold[]): Map<string, Verdict> {
+/** Each asset's verdict, in the order of `assets`. */
+export function assessAssets(assets: readonly SearchAsset[], window: SearchWindow, holds: readonly Hold[]): Verdict[] {
   const holdsByAsset = new Map<string, ExistingBooking[]>();
   for (const h of holds) {
     const list = holdsByAsset.get(h.assetId);
@@ -51,7 +52,7 @@ export function assessAssets(assets: readonly SearchAsset[], window: SearchWindo
     else holdsByAsset.set(h.assetId, [h]);
   }
   const rulesMemo = new Map<string, RulesOutcome>();
-  const verdicts = new Map<string, Verdict>();
+  const verdicts: Verdict[] = [];
   for (const asset of assets) {
     let rules = rulesMemo.get(asset.configJson);
     if (!rules) {
@@ -65,7 +66,7 @@ export function assessAssets(assets: readonly SearchAsset[], window: SearchWindo
       rules.span && bookings
         ? findConflict({ start: rules.span.start, end: rules.span.end, cleanupMinutes: asset.cleanupMinutes, bookings })
         : null;
-    verdicts.set(asset.id, conflict ? { status: 'booked', conflict } : rules.verdict);
+    verdicts.push(conflict ? { status: 'booked', conflict } : rules.verdict);
   }
   return verdicts;
 }

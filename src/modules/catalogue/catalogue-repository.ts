@@ -19,6 +19,15 @@ export interface SlotRow {
   end_at: number;
 }
 
+/** A hold as a search needs it: which asset, and when. */
+export type HoldRow = Pick<SlotRow, 'asset_id' | 'start_at' | 'end_at'>;
+
+/** A listed desk and the version of its stored row. */
+export interface DeskVersion {
+  id: string;
+  updated_at: number;
+}
+
 export interface DeskFilter {
   /** Projects the caller may see; the listing never leaves them. */
   projectIds: string[];
@@ -44,6 +53,9 @@ const PROJECT_COLUMNS = [
   'id', 'key', 'brand_id', 'name', 'timezone', 'currency', 'default_cleanup_minutes', 'booking_grid_minutes',
   'backoffice_payment_due_minutes', 'max_hold_ms', 'created_at', 'updated_at',
 ] as const satisfies readonly (keyof ProjectTable)[];
+
+/** Ids per `in (…)` list when reading rows by id (well under either engine's bound on parameters). */
+const ID_CHUNK = 500;
 
 /** Longest cleaning time an asset can have (minutes); bounds overlap look-ups. */
 export const MAX_CLEANUP_MS = 60 * 60_000;
@@ -100,9 +112,26 @@ export class CatalogueRepository {
     return db.selectFrom('rooms').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async desks(f: DeskFilter, db: Db = this.db): Promise<DeskRow[]> {
+  /** Changes whenever a desk of one of the projects is added, changed or moved in or out (apply never deletes). */
+  async desksVersion(projectIds: string[], db: Db = this.db): Promise<string> {
+    if (!projectIds.length) return '';
+    const row = await db
+      .selectFrom('desks')
+      // The sum as text: exact on both engines however many desks (a number would round past 2^53).
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('updated_at').as('latest'), eb.cast<string>(eb.fn.sum('updated_at'), 'text').as('total')])
+      .where('project_id', 'in', projectIds)
+      .executeTakeFirstOrThrow();
+    return `${Number(row.n)}:${Number(row.latest ?? 0)}:${String(row.total ?? 0)}`;
+  }
+
+  /**
+   * The desks matching the filter, in listing order (project, index, name, id): only
+   * their ids and `updated_at`, so a search reads whole rows only when they changed
+   * (see desk-snapshots.ts).
+   */
+  async deskVersions(f: DeskFilter, db: Db = this.db): Promise<DeskVersion[]> {
     if (!f.projectIds.length) return [];
-    let q = commonFilters(db.selectFrom('desks').selectAll().where('project_id', 'in', f.projectIds), f);
+    let q = commonFilters(db.selectFrom('desks').select(['id', 'updated_at']).where('project_id', 'in', f.projectIds), f);
     if (f.brandId) q = q.where('brand_id', '=', f.brandId);
     if (f.email) q = q.where((eb) => eb(eb.fn('lower', ['email']), '=', f.email!.toLowerCase()));
     q = q.where((eb) =>
@@ -110,7 +139,16 @@ export class CatalogueRepository {
         ? eb.or([eb('is_public', '=', 1), eb('project_id', 'in', f.privateProjectIds)])
         : eb('is_public', '=', 1),
     );
-    return (await q.orderBy('project_id').orderBy('desk_index').orderBy('name').orderBy('id').execute()) as DeskRow[];
+    return (await q.orderBy('project_id').orderBy('desk_index').orderBy('name').orderBy('id').execute()) as DeskVersion[];
+  }
+
+  /** Whole desk rows by id, in no particular order (ids that do not exist are left out). */
+  async desksByIds(ids: readonly string[], db: Db = this.db): Promise<DeskRow[]> {
+    const out: DeskRow[] = [];
+    for (let i = 0; i < ids.length; i += ID_CHUNK) {
+      out.push(...(await db.selectFrom('desks').selectAll().where('id', 'in', ids.slice(i, i + ID_CHUNK)).execute()));
+    }
+    return out;
   }
 
   async desk(id: string, db: Db = this.db): Promise<DeskRow | undefined> {
@@ -119,17 +157,25 @@ export class CatalogueRepository {
 
   /**
    * Holds in the given projects that could conflict with [from, to) once cleaning
-   * (at most MAX_CLEANUP_MS on each side) is counted. `maxHoldMs` is the longest
-   * hold in those projects, so the start-time range stays bounded for the index.
+   * (at most MAX_CLEANUP_MS on each side) is counted. The start-time range is
+   * bounded by the longest hold in those projects, read in the same statement (so
+   * the holds need not wait for the projects to be read first), which keeps it a
+   * range read of the index.
    */
-  async slotsNear(projectIds: string[], from: number, to: number, maxHoldMs: number, db: Db = this.db): Promise<SlotRow[]> {
+  async slotsNear(projectIds: string[], from: number, to: number, db: Db = this.db): Promise<HoldRow[]> {
     if (!projectIds.length) return [];
     return db
       .selectFrom('meeting_slots')
-      .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
+      .select(['asset_id', 'start_at', 'end_at'])
       .where('project_id', 'in', projectIds)
       .where('start_at', '<', to + MAX_CLEANUP_MS)
-      .where('start_at', '>', from - MAX_CLEANUP_MS - maxHoldMs)
+      .where('start_at', '>', (eb) =>
+        eb(
+          eb.val(from - MAX_CLEANUP_MS),
+          '-',
+          eb.selectFrom('projects').select((p) => p.fn.max('max_hold_ms').as('m')).where('id', 'in', projectIds),
+        ),
+      )
       .where('end_at', '>', from - MAX_CLEANUP_MS)
       .execute();
   }

@@ -13,7 +13,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/db/schema.js';
 import type { AssetInContext, CatalogueRepository, DeskRow, ProjectRow, RoomRow, SlotRow } from './catalogue-repository.js';
 import { assessAssets, type Hold, type SearchWindow, type Verdict } from './availability-search.js';
-import { deskView, roomView, viewsOf } from './asset-views.js';
+import { deskView, roomView } from './asset-views.js';
+import { DeskSnapshots } from './desk-snapshots.js';
 import { RoomSnapshots, filterRooms, withUnavailableReason } from './room-snapshots.js';
 import type { CalendarQuery, DeskQuery, RoomQuery } from '../../contract/catalogue.js';
 
@@ -42,12 +43,14 @@ export function cleanupFor(project: ProjectRow, asset: RoomRow | DeskRow, isDesk
 
 export class CatalogueService {
   private readonly roomSnapshots: RoomSnapshots;
+  private readonly deskSnapshots: DeskSnapshots;
 
   constructor(
     private readonly repo: CatalogueRepository,
     private readonly clock: Clock,
   ) {
     this.roomSnapshots = new RoomSnapshots(repo);
+    this.deskSnapshots = new DeskSnapshots(repo);
   }
   /** An asset with its project and floor name, as a booking is written against it. */
   /** The rooms whose email is one of `emails` (case-insensitive), each with its context, in the order of `emails`. */
@@ -84,8 +87,8 @@ export class CatalogueService {
     return scope;
   }
 
-  /** The matching rooms as MeetingRoom JSON texts, in name order (see room-snapshots.ts). */
-  async searchRooms(principal: Principal, q: RoomQuery): Promise<string[]> {
+  /** The matching rooms as MeetingRoom JSON (UTF-8), in name order (see room-snapshots.ts). */
+  async searchRooms(principal: Principal, q: RoomQuery): Promise<Buffer[]> {
     const scope = this.scope(principal, q.projectId);
     const start = parseInstant(q.startDateTime);
     const end = parseInstant(q.endDateTime);
@@ -96,24 +99,29 @@ export class CatalogueService {
     }
     if (problems.length) throw errors.validation(problems);
 
-    const project = await this.repo.project(q.projectId);
+    // Independent reads: on PostgreSQL they go out together (SQLite runs them one after the other).
+    const [project, snapshots, holds] = await Promise.all([
+      this.repo.project(q.projectId),
+      this.roomSnapshots.of(q.projectId),
+      start === undefined ? [] : this.holds([q.projectId], start, end!),
+    ]);
     if (!project) throw errors.notFound('Project not found');
-    const rooms = filterRooms(await this.roomSnapshots.of(q.projectId), {
+    const rooms = filterRooms(snapshots, {
       zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId, ids: q.ids,
       name: q.name, statuses: q.status, type: q.type, minCapacity: q.minCapacity, publicOnly: !scope.canBookPrivate,
     });
     if (start === undefined) return rooms.map((r) => r.json);
 
     const open = rooms.filter((r) => !isClosedStatus('room', r.row.status)); // closed assets drop out of windowed searches
-    const holds = await this.holds([project], start, end!);
     const verdicts = assessAssets(
       open.map(({ row: r }) => ({ id: r.id, configJson: r.config, cleanupMinutes: cleanupFor(project, r, false) })),
       { start, end, now: this.clock.now(), timeZone: project.timezone },
       holds,
     );
-    const out: string[] = [];
-    for (const r of open) {
-      const v = verdicts.get(r.row.id)!;
+    const out: Buffer[] = [];
+    for (let i = 0; i < open.length; i++) {
+      const r = open[i];
+      const v = verdicts[i];
       if (v.status === 'booked') continue;
       out.push(v.status === 'unbookable' ? withUnavailableReason(r.json, v.reason) : r.json);
     }
@@ -139,25 +147,35 @@ export class CatalogueService {
     const projectIds = q.projectId ? [q.projectId] : [...principal.projects.keys()];
     const privateProjectIds = projectIds.filter((id) => principal.projects.get(id)?.canBookPrivate);
     const statuses = [...(q.statuses ?? []), ...(q.status ? [q.status] : [])];
-    let rows = await this.repo.desks({
+    const filter = {
       projectIds, privateProjectIds, brandId: q.brandId, zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId,
       ids: q.ids, name: q.name, email: q.email, statuses: statuses.length ? statuses : undefined,
-    });
-    if (start !== undefined) rows = await this.freeDesks(rows, { start, end, timePeriod: q.timePeriod });
+    };
+    let rows: DeskRow[];
+    if (start === undefined) rows = await this.deskSnapshots.listing(filter);
+    else {
+      // The projects (zones, cleaning) and the holds are read alongside the listing. A timePeriod
+      // never reaches past the start's local day (plus a DST hour).
+      const [listed, projects, holds] = await Promise.all([
+        this.deskSnapshots.listing(filter),
+        this.repo.projects(projectIds),
+        this.holds(projectIds, start, end ?? start + DAY_MS + 2 * 3_600_000),
+      ]);
+      rows = this.freeDesks(listed, projects, holds, { start, end, timePeriod: q.timePeriod });
+    }
 
     const limit = q.limit ?? DEFAULT_DESK_PAGE_SIZE;
     const offset = q.offset ?? 0;
-    return { items: rows.slice(offset, offset + limit).map(viewsOf().desk), meta: { limit, offset, total: rows.length } };
+    const items = rows.slice(offset, offset + limit).map((d) => this.deskSnapshots.view(d));
+    return { items, meta: { limit, offset, total: rows.length } };
   }
 
   /** Desks bookable for the window: free of holds and cleaning, and open by their config. */
-  private async freeDesks(rows: DeskRow[], w: { start: number; end?: number; timePeriod?: TimePeriod }): Promise<DeskRow[]> {
+  private freeDesks(rows: DeskRow[], candidates: ProjectRow[], holds: Hold[], w: { start: number; end?: number; timePeriod?: TimePeriod }): DeskRow[] {
     const open = rows.filter((d) => !isClosedStatus('desk', d.status));
-    const projects = await this.repo.projects([...new Set(open.map((d) => d.project_id))]);
-    // A timePeriod never reaches past the start's local day (plus a DST hour).
-    const end = w.end ?? w.start + DAY_MS + 2 * 3_600_000;
-    const holds = await this.holds(projects, w.start, end);
-    const free = new Set<string>();
+    const used = new Set(open.map((d) => d.project_id));
+    const projects = candidates.filter((p) => used.has(p.id));
+    const free = new Set<DeskRow>();
     const now = this.clock.now();
     for (const project of projects) {
       const desks = open.filter((d) => d.project_id === project.id);
@@ -167,16 +185,15 @@ export class CatalogueService {
         window,
         holds,
       );
-      for (const [id, v] of verdicts) if (v.status === 'free') free.add(id);
+      desks.forEach((d, i) => verdicts[i].status === 'free' && free.add(d));
     }
-    return open.filter((d) => free.has(d.id));
+    return open.filter((d) => free.has(d));
   }
 
-  private async holds(projects: ProjectRow[], start: number, end: number): Promise<Hold[]> {
-    if (!projects.length) return [];
-    const maxHold = Math.max(...projects.map((p) => p.max_hold_ms));
-    const slots = await this.repo.slotsNear(projects.map((p) => p.id), start, end, maxHold);
-    return slots.map((s) => ({ id: s.meeting_id, assetId: s.asset_id, start: s.start_at, end: s.end_at }));
+  /** Holds in the projects that could clash with [start, end) once cleaning is counted. */
+  private async holds(projectIds: string[], start: number, end: number): Promise<Hold[]> {
+    const slots = await this.repo.slotsNear(projectIds, start, end);
+    return slots.map((s) => ({ assetId: s.asset_id, start: s.start_at, end: s.end_at }));
   }
 
   async getRoom(principal: Principal, id: string, range: CalendarQuery) {

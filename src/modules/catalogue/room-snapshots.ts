@@ -4,14 +4,17 @@
  * probe per search, so every instance sees changes made through any other).
  * Searches filter and assess these in memory and splice the stored JSON into
  * the response, instead of reading, mapping and serializing ~1,000 rows each time.
+ * The JSON is kept UTF-8 encoded, so a ~1 MB answer is a copy of bytes rather than
+ * a string to join, measure and encode again; rooms sharing a config share one
+ * config string (the availability search memoizes per config text).
  */
 import type { CatalogueRepository, RoomRow } from './catalogue-repository.js';
 import { viewsOf } from './asset-views.js';
 
 export interface RoomSnapshot {
   row: RoomRow;
-  /** The MeetingRoom object as JSON (without unavailableReason). */
-  json: string;
+  /** The MeetingRoom object as UTF-8 JSON (without unavailableReason). */
+  json: Buffer;
   nameLower: string;
 }
 
@@ -57,15 +60,28 @@ export class RoomSnapshots {
     const hit = this.cache.get(projectId);
     if (hit && hit.version === version) return hit.rooms;
     const view = viewsOf().room;
+    const configs = new Map<string, string>();
+    const intern = (text: string) => configs.get(text) ?? (configs.set(text, text), text);
     const rooms = (await this.repo.projectRooms(projectId))
-      .map((row) => ({ row, json: JSON.stringify(view(row)), nameLower: row.name.toLowerCase() }))
+      .map((row) => ({
+        row: { ...row, config: intern(row.config) },
+        json: Buffer.from(JSON.stringify(view(row))),
+        nameLower: row.name.toLowerCase(),
+      }))
       .sort(byName);
     this.cache.set(projectId, { version, rooms });
     return rooms;
   }
 }
 
+const reasonTails = new Map<string, Buffer>();
+
 /** The room's JSON with `unavailableReason` added. */
-export function withUnavailableReason(json: string, reason: string): string {
-  return `${json.slice(0, -1)},"unavailableReason":${JSON.stringify(reason)}}`;
+export function withUnavailableReason(json: Buffer, reason: string): Buffer {
+  let tail = reasonTails.get(reason);
+  if (!tail) {
+    tail = Buffer.from(`,"unavailableReason":${JSON.stringify(reason)}}`);
+    reasonTails.set(reason, tail);
+  }
+  return Buffer.concat([json.subarray(0, -1), tail]);
 }

@@ -15,6 +15,18 @@ import {
   RoomQuery,
 } from '../../contract/catalogue.js';
 
+/** The success envelope around a JSON array, split where the items go (see okJsonArray). */
+const [ARRAY_HEAD, ARRAY_TAIL] = okJsonArray(['\u0000']).split('\u0000').map((part) => Buffer.from(part));
+const COMMA = Buffer.from(',');
+
+/** okJsonArray for items that are already UTF-8 JSON: one copy of their bytes, no string in between. */
+function okJsonArrayBytes(items: readonly Buffer[]): Buffer {
+  const parts: Buffer[] = [ARRAY_HEAD];
+  items.forEach((item, i) => (i ? parts.push(COMMA, item) : parts.push(item)));
+  parts.push(ARRAY_TAIL);
+  return Buffer.concat(parts);
+}
+
 const errorResponses = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
 
 export async function catalogueRoutes(app: App, services: Services): Promise<void> {
@@ -31,7 +43,7 @@ export async function catalogueRoutes(app: App, services: Services): Promise<voi
   }, async (req, reply) => {
     // The rooms come pre-serialized (see room-snapshots.ts); the envelope is added around them.
     const rooms = await catalogue.searchRooms(req.principal, req.query);
-    return reply.type('application/json; charset=utf-8').serializer((s) => s as string).send(okJsonArray(rooms) as never);
+    return reply.type('application/json; charset=utf-8').send(okJsonArrayBytes(rooms) as never);
   });
 
   app.get('/meeting-rooms/:id', {

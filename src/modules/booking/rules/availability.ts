@@ -139,8 +139,24 @@ function zoneOf(timeZone: string): IANAZone {
   return zone;
 }
 
+/**
+ * UTC offsets already computed, per zone name and instant. luxon formats the instant
+ * in the zone for every offset it is asked for; a search judges one window under each
+ * distinct config, and every config asks for the offsets of the same few instants.
+ */
+const offsetMemo = new Map<string, Map<number, number>>();
+const OFFSET_MEMO_SIZE = 4096;
+
 function offsetAt(zone: IANAZone, t: number): number {
-  return Math.round(zone.offset(t)) * MINUTE;
+  let memo = offsetMemo.get(zone.name);
+  if (!memo) offsetMemo.set(zone.name, (memo = new Map()));
+  let offset = memo.get(t);
+  if (offset === undefined) {
+    offset = Math.round(zone.offset(t)) * MINUTE;
+    if (memo.size >= OFFSET_MEMO_SIZE) memo.clear();
+    memo.set(t, offset);
+  }
+  return offset;
 }
 
 /** Local calendar date of an instant, as a day number (days since 1970-01-01 on the wall clock). */
