@@ -37,8 +37,8 @@ const noop = () => {};
 export class DeliveryClient {
   private readonly httpAgent = new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' });
   private readonly httpsAgent = new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' });
-  /** Parsed listener addresses, by their text. */
-  private readonly urls = new Map<string, URL>();
+  /** Request options of listener addresses (parsed once), by their text. */
+  private readonly targets = new Map<string, { request: typeof http.request; options: http.RequestOptions }>();
 
   constructor(
     private readonly timeoutMs: number,
@@ -46,21 +46,22 @@ export class DeliveryClient {
   ) {}
 
   /**
-   * POSTs `body` to `url`; resolves with the response status once the answer's head
-   * has arrived (the body is drained in the background within the same deadline).
-   * Rejects with a TransportError when there is no answer.
+   * POSTs `body` to `url` with `headers` (content-length is added to them); resolves
+   * with the response status once the answer's head has arrived (the body is drained
+   * in the background within the same deadline). Rejects with a TransportError when
+   * there is no answer.
    */
   post(url: string, headers: Record<string, string>, body: string): Promise<number> {
-    let target: URL;
+    let target: { request: typeof http.request; options: http.RequestOptions };
     try {
       target = this.target(url);
     } catch (err) {
       return Promise.reject(new TransportError('connection', `connection error: ${(err as Error).message}`));
     }
-    const agent = target.protocol === 'https:' ? this.httpsAgent : this.httpAgent;
-    const request = target.protocol === 'https:' ? https.request : http.request;
+    const { request } = target;
     const payload = Buffer.from(body, 'utf8');
-    const options: http.RequestOptions = { method: 'POST', agent, headers: { ...headers, 'content-length': String(payload.length) } };
+    headers['content-length'] = String(payload.length);
+    const options: http.RequestOptions = { ...target.options, headers };
     const timeoutMs = this.timeoutMs;
     const readLimit = this.readLimit;
 
@@ -89,7 +90,7 @@ export class DeliveryClient {
 
       const send = (retry: boolean) => {
         try {
-          req = request(target, options);
+          req = request(options);
         } catch (err) {
           // e.g. a header value the HTTP stack refuses
           fail(new TransportError('connection', `connection error: ${(err as Error).message}`));
@@ -135,14 +136,23 @@ export class DeliveryClient {
     this.httpsAgent.destroy();
   }
 
-  private target(url: string): URL {
-    let u = this.urls.get(url);
-    if (!u) {
-      u = new URL(url);
+  private target(url: string): { request: typeof http.request; options: http.RequestOptions } {
+    let t = this.targets.get(url);
+    if (!t) {
+      const u = new URL(url);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`unsupported protocol ${u.protocol}`);
-      if (this.urls.size >= 1000) this.urls.clear();
-      this.urls.set(url, u);
+      const secure = u.protocol === 'https:';
+      t = {
+        request: secure ? https.request : http.request,
+        options: {
+          method: 'POST', protocol: u.protocol, hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port || (secure ? 443 : 80),
+          path: `${u.pathname}${u.search}`, agent: secure ? this.httpsAgent : this.httpAgent,
+          ...(u.username || u.password ? { auth: `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` } : {}),
+        },
+      };
+      if (this.targets.size >= 1000) this.targets.clear();
+      this.targets.set(url, t);
     }
-    return u;
+    return t;
   }
 }

@@ -41,6 +41,9 @@ const LISTENERS_WITH_PENDING = sql`with recursive l(wid) as (
   select (select webhook_id from deliveries where status = 'pending' and webhook_id > l.wid order by webhook_id limit 1) from l where l.wid is not null
 )`;
 
+/** Rows one statement records at most (longer lists are split). */
+const MAX_BATCH = 64;
+
 /** The listener's address and secrets, read with the rows a statement leases. */
 const LISTENER_COLUMNS = sql.raw(
   ['project_id', 'url', 'secret_enc', 'auth_enc'].map((c) => `(select ${c} from webhooks where webhooks.id = deliveries.webhook_id) as ${c}`).join(', '),
@@ -188,23 +191,34 @@ export class DeliveryRepository {
   }
 
   /**
-   * Records a delivered attempt in one statement, which also reads the listener's
-   * failure count; only when that is not already 0 does a second statement reset it.
+   * Records delivered attempts, one statement for all that got the same status
+   * (their attempts count one more, their lease ends); it also reads their
+   * listeners' failure counts, and only those not already 0 are reset, by one more
+   * statement.
    */
-  async recordSuccess(d: Pick<DueDelivery, 'id' | 'webhook_id' | 'attempts'>, status: number, now: number, db: Db = this.db): Promise<void> {
-    const res = await this.statements.run<{ failures: number | null }>(db, 'success', (root) =>
-      root
-        .updateTable('deliveries')
-        .set({
-          status: 'delivered', attempts: slot(0), last_status: slot(1), last_error: null, delivered_at: slot(2), next_attempt_at: null,
-          claimed_until: null, updated_at: slot(2),
-        })
-        .where('id', '=', slot(3))
-        .returning((eb) => eb.selectFrom('webhooks').select('consecutive_failures').whereRef('webhooks.id', '=', 'deliveries.webhook_id').as('failures'))
-        .compile(),
-    [d.attempts + 1, status, now, d.id]);
-    if (Number(res.rows[0]?.failures ?? 0) > 0) {
-      await db.updateTable('webhooks').set({ consecutive_failures: 0 }).where('id', '=', d.webhook_id).where('consecutive_failures', '>', 0).execute();
+  async recordSuccesses(done: readonly { d: Pick<DueDelivery, 'id' | 'webhook_id'>; status: number }[], now: number, db: Db = this.db): Promise<void> {
+    const byStatus = new Map<number, string[]>();
+    for (const { d, status } of done) (byStatus.get(status) ?? byStatus.set(status, []).get(status)!).push(d.id);
+    const reset = new Set<string>();
+    for (const [status, all] of byStatus) {
+      for (let i = 0; i < all.length; i += MAX_BATCH) {
+        const ids = all.slice(i, i + MAX_BATCH);
+        const res = await this.statements.run<{ webhook_id: string; failures: number | null }>(db, `delivered/${ids.length}`, (root) =>
+          root
+            .updateTable('deliveries')
+            .set((eb) => ({
+              status: 'delivered', attempts: eb('attempts', '+', 1), last_status: slot(0), last_error: null, delivered_at: slot(1), next_attempt_at: null,
+              claimed_until: null, updated_at: slot(1),
+            }))
+            .where('id', 'in', ids.map((_, k) => slot(2 + k)))
+            .returning((eb) => ['webhook_id', eb.selectFrom('webhooks').select('consecutive_failures').whereRef('webhooks.id', '=', 'deliveries.webhook_id').as('failures')])
+            .compile(),
+        [status, now, ...ids]);
+        for (const r of res.rows) if (Number(r.failures ?? 0) > 0) reset.add(r.webhook_id);
+      }
+    }
+    if (reset.size) {
+      await db.updateTable('webhooks').set({ consecutive_failures: 0 }).where('id', 'in', [...reset]).where('consecutive_failures', '>', 0).execute();
     }
   }
 

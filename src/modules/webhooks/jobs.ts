@@ -67,15 +67,20 @@ export function deliveryJob(deps: DeliveryJobDeps): JobHandler<DeliveryItem> {
   const held = new Map<string, number>();
   /** Leased by the last due read and not yet claimed by the runner. */
   let unstarted = new Map<string, DeliveryItem>();
+  /** Attempts over (room made) so far, and that count when the last due read ran in this turn of the event loop. */
+  let freed = 0;
+  let readThisTurn: number | null = null;
   const hold = (d: DeliveryItem, n: 1 | -1) => {
     const left = (held.get(d.webhook_id) ?? 0) + n;
     if (left > 0) held.set(d.webhook_id, left);
     else held.delete(d.webhook_id);
+    if (n < 0) freed++;
   };
   // The runner frees the attempt's slot a few microtasks after our last line for it, and then
   // reads again. Should a read of another pass fall in between, it leases one row more than the
   // runner starts for that listener: that row is given back at the next read.
   const over = (d: DeliveryItem) => hold(d, -1);
+  const delivered = successRecorder(repo, deps.clock);
   return {
     name: DELIVERY_JOB,
     intervalMs: deps.intervalMs ?? 250,
@@ -93,6 +98,12 @@ export function deliveryJob(deps: DeliveryJobDeps): JobHandler<DeliveryItem> {
         for (const d of left) hold(d, -1);
         await repo.release(left, left[0]!.leaseUntil!);
       }
+      // While attempts are in flight, a read right after another one in the same turn of the event
+      // loop, with no attempt over in between, would find nothing the first did not (the runner reads
+      // again after every start). When nothing is in flight (a drain, a quiet poll) it always reads.
+      if (held.size > 0 && readThisTurn === freed) return [];
+      if (readThisTurn === null) setImmediate(() => (readThisTurn = null));
+      readThisTurn = freed;
       const room: Record<string, number> = {};
       for (const [webhookId, n] of held) room[webhookId] = Math.max(0, PER_LISTENER_CONCURRENCY - n);
       for (const webhookId of fullKeys) room[webhookId] = 0;
@@ -114,7 +125,7 @@ export function deliveryJob(deps: DeliveryJobDeps): JobHandler<DeliveryItem> {
       let failed = true;
       try {
         const status = await attempt(deps, client, credentials, d);
-        await repo.recordSuccess(d, status, deps.clock.now());
+        await delivered(d, status);
         failed = false;
       } finally {
         // A failed attempt is over once the runner has recorded it (below).
@@ -135,6 +146,27 @@ export function deliveryJob(deps: DeliveryJobDeps): JobHandler<DeliveryItem> {
         }
       },
     },
+  };
+}
+
+/**
+ * Records delivered attempts together: those that end in the same turn of the event
+ * loop are written by one statement just after it (each attempt waits for its own
+ * record, so nothing counts as delivered before it is written). Their listeners'
+ * next attempts, started as the records complete, are leased together too.
+ */
+function successRecorder(repo: DeliveryRepository, clock: Clock) {
+  let batch: { d: DeliveryItem; status: number }[] = [];
+  let written: Promise<void> | null = null;
+  return (d: DeliveryItem, status: number): Promise<void> => {
+    batch.push({ d, status });
+    written ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      const done = batch;
+      batch = [];
+      written = null;
+      return repo.recordSuccesses(done, clock.now());
+    });
+    return written;
   };
 }
 
