@@ -1,48 +1,185 @@
 /** Webhook listeners and their deliveries, for the delivery worker and the ops API. */
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, sql, type CompiledQuery, type Kysely, type QueryResult } from 'kysely';
 import { inTransaction, type Db } from '../../platform/db/db.js';
 import type { Database, DeliveryTable, WebhookTable } from '../../platform/db/schema.js';
 
 export type DeliveryRow = DeliveryTable;
 export type WebhookRow = WebhookTable;
 
-export class DeliveryRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+/** A delivery that may start now, as the due read finds it (no body: that is read when it is claimed). */
+export interface DueDelivery {
+  id: string;
+  webhook_id: string;
+  attempts: number;
+  next_attempt_at: number;
+  created_at: number;
+}
 
-  /**
-   * Pending deliveries due by `now` (service time) to enabled listeners, not leased
-   * by another worker, leaving out the listeners in `skipWebhookIds` (those whose
-   * concurrency budget is full, so their backlog never crowds the others out).
-   */
-  async due(now: number, realNow: number, limit: number, skipWebhookIds: readonly string[] = [], db: Db = this.db): Promise<DeliveryRow[]> {
-    let q = db
-      .selectFrom('deliveries')
-      .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
-      .selectAll('deliveries')
-      .where('deliveries.status', '=', 'pending')
-      .where('deliveries.next_attempt_at', '<=', now)
-      .where('webhooks.enabled', '=', 1)
-      .where((eb) => eb.or([eb('deliveries.claimed_until', 'is', null), eb('deliveries.claimed_until', '<', realNow)]));
-    if (skipWebhookIds.length) q = q.where('deliveries.webhook_id', 'not in', [...skipWebhookIds]);
-    return q.orderBy('deliveries.next_attempt_at').orderBy('deliveries.created_at').limit(limit).execute();
+/** What an attempt needs, read by the statement that leases it: the body and its listener's address and secrets. */
+export interface ClaimedDelivery {
+  type: string;
+  body: string;
+  project_id: string;
+  url: string;
+  secret_enc: string;
+  auth_enc: string;
+}
+
+/** A due delivery; once leased, it carries what the lease read, and until when it is leased. */
+export type DeliveryItem = DueDelivery & { claimed?: ClaimedDelivery; leaseUntil?: number };
+
+/** The index of migration 010 holds pending rows only; the literal lets both engines see that (a bound value would not). */
+const PENDING = sql.lit('pending');
+
+/**
+ * `l(wid)`: every listener with pending deliveries, one index seek each along
+ * `deliveries_pending_idx` (a loose index scan), whatever their backlogs.
+ */
+const LISTENERS_WITH_PENDING = sql`with recursive l(wid) as (
+  select (select webhook_id from deliveries where status = 'pending' order by webhook_id limit 1)
+  union all
+  select (select webhook_id from deliveries where status = 'pending' and webhook_id > l.wid order by webhook_id limit 1) from l where l.wid is not null
+)`;
+
+/** Rows one statement records at most (longer lists are split). */
+const MAX_BATCH = 64;
+
+/** The listener's address and secrets, read with the rows a statement leases. */
+const LISTENER_COLUMNS = sql.raw(
+  ['project_id', 'url', 'secret_enc', 'auth_enc'].map((c) => `(select ${c} from webhooks where webhooks.id = deliveries.webhook_id) as ${c}`).join(', '),
+);
+
+/** Stands for the i-th value of a statement while it is built (see `Statements`). */
+class Slot {
+  constructor(readonly index: number) {}
+}
+/** A value given at execution; typed as whatever the builder expects there. */
+const slot = (index: number) => new Slot(index) as any;
+
+/**
+ * The delivery job's statements, each built with Kysely once per database and
+ * then run with fresh values: building and compiling a query costs more CPU than
+ * SQLite takes to run these (tens of microseconds against a few), and the job runs
+ * several per delivery. A variant key tells apart shapes that differ (the length
+ * of a list).
+ */
+class Statements {
+  private readonly compiled = new Map<string, CompiledQuery>();
+
+  constructor(private readonly root: Kysely<Database>) {}
+
+  run<R>(db: Db, name: string, build: (root: Kysely<Database>) => CompiledQuery<R>, values: readonly unknown[]): Promise<QueryResult<R>> {
+    let c = this.compiled.get(name);
+    if (!c) {
+      c = build(this.root);
+      this.compiled.set(name, c);
+    }
+    const parameters = c.parameters.map((p) => (p instanceof Slot ? values[p.index] : p));
+    return db.executeQuery<R>({ ...c, parameters } as CompiledQuery<R>);
+  }
+}
+
+export class DeliveryRepository {
+  private readonly statements: Statements;
+  private readonly postgres: boolean;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.statements = new Statements(db);
+    this.postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   }
 
   /**
-   * Leases a delivery for one attempt; false when another worker holds it, or has
-   * already made the attempt `d` was read for (its attempts or next attempt moved
-   * on since), so a stale read never sends an attempt twice.
+   * Leases, and reads for sending, the deliveries that may start now: pending, due
+   * by `now` (service time), to an enabled listener, not leased by another worker,
+   * at most `room[listener]` (default `budget`, the listener's concurrency budget)
+   * per listener, each listener's in sending order (next attempt, then creation).
+   * One statement: it steps along `deliveries_pending_idx` from one listener with
+   * pending deliveries to the next (one seek each, however deep a backlog) and
+   * takes each one's first due, unleased entries; the rows it leases come back with
+   * their bodies and their listener's address and secrets (no body is read for a
+   * row it does not lease). Sorted in sending order.
    */
-  async lease(d: Pick<DeliveryRow, 'id' | 'attempts' | 'next_attempt_at'>, realNow: number, leaseMs: number, db: Db = this.db): Promise<boolean> {
-    const res = await db
-      .updateTable('deliveries')
-      .set({ claimed_until: realNow + leaseMs })
-      .where('id', '=', d.id)
-      .where('status', '=', 'pending')
-      .where('attempts', '=', d.attempts)
-      .where((eb) => (d.next_attempt_at === null ? eb('next_attempt_at', 'is', null) : eb('next_attempt_at', '=', d.next_attempt_at)))
-      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', realNow)]))
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) === 1;
+  async claimDue(
+    p: { now: number; realNow: number; leaseMs: number; budget: number; room: Readonly<Record<string, number>> },
+    db: Db = this.db,
+  ): Promise<DeliveryItem[]> {
+    // The budget goes in as a literal: SQLite re-prepares a statement whose LIMIT is a bound value on every run.
+    const budget = sql.lit(Math.max(0, Math.trunc(p.budget)));
+    const values = [p.realNow + p.leaseMs, p.now, p.realNow, JSON.stringify(p.room)];
+    let rows: (DueDelivery & ClaimedDelivery)[];
+    if (this.postgres) {
+      rows = (await this.statements.run<DueDelivery & ClaimedDelivery>(db, `claimDue/${p.budget}`, (root) => sql<DueDelivery & ClaimedDelivery>`${LISTENERS_WITH_PENDING},
+        c as (
+          select d.id from l
+          join webhooks w on w.id = l.wid and w.enabled = 1
+          cross join lateral (
+            select id from deliveries
+            where status = 'pending' and webhook_id = l.wid and next_attempt_at <= ${slot(1)} and (claimed_until is null or claimed_until < ${slot(2)})
+            order by next_attempt_at, created_at
+            limit greatest(0, least(${budget}, coalesce((${slot(3)}::jsonb ->> l.wid)::int, ${budget})))
+            for update skip locked) d
+        )
+        update deliveries set claimed_until = ${slot(0)}
+        from c
+        where deliveries.id = c.id and deliveries.status = 'pending' and deliveries.next_attempt_at <= ${slot(1)}
+          and (deliveries.claimed_until is null or deliveries.claimed_until < ${slot(2)})
+        returning deliveries.id, deliveries.webhook_id, deliveries.attempts, deliveries.next_attempt_at, deliveries.created_at,
+          deliveries.type, deliveries.body, ${LISTENER_COLUMNS}`.compile(root), values)).rows;
+    } else {
+      // SQLite has no LATERAL: each listener's first entries come as a JSON array of ids, cut at its room.
+      rows = (await this.statements.run<DueDelivery & ClaimedDelivery>(db, `claimDue/${p.budget}`, (root) => sql<DueDelivery & ClaimedDelivery>`
+        update deliveries set claimed_until = ${slot(0)}
+        where id in (${LISTENERS_WITH_PENDING}
+          select j.value from l cross join webhooks w cross join json_each((
+            select json_group_array(x.id order by x.next_attempt_at, x.created_at) from (
+              select id, next_attempt_at, created_at from deliveries
+              where status = 'pending' and webhook_id = l.wid and next_attempt_at <= ${slot(1)} and (claimed_until is null or claimed_until < ${slot(2)})
+              order by next_attempt_at, created_at limit ${budget}) x)) j
+          where w.id = l.wid and w.enabled = 1 and j.key < coalesce(json_extract(${slot(3)}, '$."' || l.wid || '"'), ${budget}))
+        and status = 'pending'
+        returning id, webhook_id, attempts, next_attempt_at, created_at, type, body, ${LISTENER_COLUMNS}`.compile(root), values)).rows;
+    }
+    rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
+    return rows.map((r) => ({
+      id: r.id, webhook_id: r.webhook_id, attempts: r.attempts, next_attempt_at: r.next_attempt_at, created_at: r.created_at,
+      claimed: { type: r.type, body: r.body, project_id: r.project_id, url: r.url, secret_enc: r.secret_enc, auth_enc: r.auth_enc },
+    }));
+  }
+
+  /** Gives back leases taken by `claimDue` for attempts that were not started (only while this worker still holds them). */
+  async release(items: readonly Pick<DueDelivery, 'id'>[], leaseUntil: number, db: Db = this.db): Promise<void> {
+    if (!items.length) return;
+    await db.updateTable('deliveries').set({ claimed_until: null }).where('id', 'in', items.map((d) => d.id)).where('claimed_until', '=', leaseUntil).execute();
+  }
+
+  /**
+   * Leases a delivery for one attempt and reads what the attempt sends (into
+   * `d.claimed`), in one statement; nothing to do for one `claimDue` returned. False when another worker holds it, or has
+   * already made the attempt `d` was read for (its attempts or next attempt moved
+   * on since), so a stale read never sends an attempt twice; false too when its
+   * listener was disabled meanwhile.
+   */
+  async lease(d: DeliveryItem, realNow: number, leaseMs: number, db: Db = this.db): Promise<boolean> {
+    if (d.claimed) return true; // leased (and read) by claimDue
+    const res = await this.statements.run<ClaimedDelivery>(db, 'lease', (root) => {
+      const listener = <C extends 'project_id' | 'url' | 'secret_enc' | 'auth_enc'>(column: C) =>
+        root.selectFrom('webhooks').select(column).whereRef('webhooks.id', '=', sql.ref('deliveries.webhook_id')).as(column);
+      return root
+        .updateTable('deliveries')
+        .set({ claimed_until: slot(0) })
+        .where('id', '=', slot(1))
+        .where('status', '=', PENDING)
+        .where('attempts', '=', slot(2))
+        .where('next_attempt_at', '=', slot(3))
+        .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', slot(4))]))
+        .where((eb) => eb.exists(eb.selectFrom('webhooks').select('id').whereRef('webhooks.id', '=', 'deliveries.webhook_id').where('webhooks.enabled', '=', 1)))
+        .returning(['type', 'body', listener('project_id'), listener('url'), listener('secret_enc'), listener('auth_enc')])
+        .compile();
+    }, [realNow + leaseMs, d.id, d.attempts, d.next_attempt_at, realNow]);
+    const row = res.rows[0];
+    if (!row) return false;
+    d.claimed = row;
+    return true;
   }
 
   async webhook(id: string, db: Db = this.db): Promise<WebhookRow | undefined> {
@@ -53,35 +190,74 @@ export class DeliveryRepository {
     return db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async recordSuccess(d: DeliveryRow, status: number, now: number, db: Db = this.db): Promise<void> {
-    await inTransaction(this.db, db, async (trx) => {
-      await trx
-        .updateTable('deliveries')
-        .set({ status: 'delivered', attempts: d.attempts + 1, last_status: status, last_error: null, delivered_at: now, next_attempt_at: null, claimed_until: null, updated_at: now })
-        .where('id', '=', d.id)
-        .execute();
-      await trx.updateTable('webhooks').set({ consecutive_failures: 0 }).where('id', '=', d.webhook_id).where('consecutive_failures', '>', 0).execute();
-    });
+  /**
+   * Records delivered attempts, one statement for all that got the same status
+   * (their attempts count one more, their lease ends); it also reads their
+   * listeners' failure counts, and only those not already 0 are reset, by one more
+   * statement.
+   */
+  async recordSuccesses(done: readonly { d: Pick<DueDelivery, 'id' | 'webhook_id'>; status: number }[], now: number, db: Db = this.db): Promise<void> {
+    const byStatus = new Map<number, string[]>();
+    for (const { d, status } of done) (byStatus.get(status) ?? byStatus.set(status, []).get(status)!).push(d.id);
+    const reset = new Set<string>();
+    for (const [status, all] of byStatus) {
+      for (let i = 0; i < all.length; i += MAX_BATCH) {
+        const ids = all.slice(i, i + MAX_BATCH);
+        const res = await this.statements.run<{ webhook_id: string; failures: number | null }>(db, `delivered/${ids.length}`, (root) =>
+          root
+            .updateTable('deliveries')
+            .set((eb) => ({
+              status: 'delivered', attempts: eb('attempts', '+', 1), last_status: slot(0), last_error: null, delivered_at: slot(1), next_attempt_at: null,
+              claimed_until: null, updated_at: slot(1),
+            }))
+            .where('id', 'in', ids.map((_, k) => slot(2 + k)))
+            .returning((eb) => ['webhook_id', eb.selectFrom('webhooks').select('consecutive_failures').whereRef('webhooks.id', '=', 'deliveries.webhook_id').as('failures')])
+            .compile(),
+        [status, now, ...ids]);
+        for (const r of res.rows) if (Number(r.failures ?? 0) > 0) reset.add(r.webhook_id);
+      }
+    }
+    if (reset.size) {
+      await db.updateTable('webhooks').set({ consecutive_failures: 0 }).where('id', 'in', [...reset]).where('consecutive_failures', '>', 0).execute();
+    }
   }
 
   /**
-   * Records a failed attempt: schedules the retry at `nextAttemptAt`, or, when the
-   * attempts are used up, fails the delivery and counts it against the listener,
-   * disabling it at `disableAfter` consecutive exhausted deliveries.
+   * Records a failed attempt: schedules the retry at `nextAttemptAt` (one
+   * statement), or, when the attempts are used up, fails the delivery and counts it
+   * against the listener, disabling it at `disableAfter` consecutive exhausted
+   * deliveries (both in one transaction).
    */
-  async recordFailure(d: DeliveryRow, outcome: { status: number | null; error: string }, now: number, nextAttemptAt: number | null, disableAfter: number, db: Db = this.db): Promise<void> {
+  async recordFailure(
+    d: Pick<DueDelivery, 'id' | 'webhook_id' | 'attempts'>,
+    outcome: { status: number | null; error: string },
+    now: number,
+    nextAttemptAt: number | null,
+    disableAfter: number,
+    db: Db = this.db,
+  ): Promise<void> {
+    const update = (trx: Db) =>
+      this.statements.run(trx, 'failure', (root) =>
+        root
+          .updateTable('deliveries')
+          .set({ status: slot(0), attempts: slot(1), last_status: slot(2), last_error: slot(3), next_attempt_at: slot(4), claimed_until: null, updated_at: slot(5) })
+          .where('id', '=', slot(6))
+          .compile(),
+      [nextAttemptAt === null ? 'failed' : 'pending', d.attempts + 1, outcome.status, outcome.error.slice(0, 500), nextAttemptAt, now, d.id]);
+    if (nextAttemptAt !== null) {
+      await update(db);
+      return;
+    }
     await inTransaction(this.db, db, async (trx) => {
+      await update(trx);
       await trx
-        .updateTable('deliveries')
-        .set({
-          status: nextAttemptAt === null ? 'failed' : 'pending', attempts: d.attempts + 1, last_status: outcome.status,
-          last_error: outcome.error.slice(0, 500), next_attempt_at: nextAttemptAt, claimed_until: null, updated_at: now,
-        })
-        .where('id', '=', d.id)
+        .updateTable('webhooks')
+        .set((eb) => ({
+          consecutive_failures: eb('consecutive_failures', '+', 1),
+          enabled: eb.case().when('consecutive_failures', '>=', disableAfter - 1).then(0).else(eb.ref('enabled')).end(),
+        }))
+        .where('id', '=', d.webhook_id)
         .execute();
-      if (nextAttemptAt !== null) return;
-      await trx.updateTable('webhooks').set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) })).where('id', '=', d.webhook_id).execute();
-      await trx.updateTable('webhooks').set({ enabled: 0 }).where('id', '=', d.webhook_id).where('consecutive_failures', '>=', disableAfter).execute();
     });
   }
 

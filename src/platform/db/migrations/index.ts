@@ -9,6 +9,7 @@ import * as m006 from './006-payment-inbox.js';
 import * as m007 from './007-members.js';
 import * as m008 from './008-devices-visitors.js';
 import * as m009 from './009-calendar-sync.js';
+import * as m010 from './010-delivery-due-index.js';
 import * as m011 from './011-catalogue-indexes.js';
 
 const migrations: Record<string, Migration> = {
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '007-members': m007,
   '008-devices-visitors': m008,
   '009-calendar-sync': m009,
+  '010-delivery-due-index': m010,
   '011-catalogue-indexes': m011,
 };
 
