@@ -34,11 +34,98 @@ export class TransportError extends Error {
 
 const noop = () => {};
 
+interface Target {
+  request: typeof http.request;
+  options: http.RequestOptions;
+}
+
+/** One POST: its deadline, its answer, and what is read of the response. (A class, so no closures are made per request.) */
+class Attempt {
+  private answered = false;
+  private done = false;
+  private read = 0;
+  private req: http.ClientRequest | undefined;
+  private readonly deadline: NodeJS.Timeout;
+
+  constructor(
+    private readonly request: typeof http.request,
+    private readonly options: http.RequestOptions,
+    private readonly payload: Buffer,
+    private readonly timeoutMs: number,
+    private readonly readLimit: number,
+    private readonly resolve: (status: number) => void,
+    private readonly reject: (err: TransportError) => void,
+  ) {
+    this.deadline = setTimeout(() => this.expired(), timeoutMs);
+    this.deadline.unref();
+  }
+
+  /** Sends the request; `retry`: a kept-alive connection found closed is replaced once. */
+  send(retry: boolean): void {
+    let req: http.ClientRequest;
+    try {
+      req = this.request(this.options);
+    } catch (err) {
+      // e.g. a header value the HTTP stack refuses
+      this.fail(new TransportError('connection', `connection error: ${(err as Error).message}`));
+      return;
+    }
+    this.req = req;
+    req.on('response', (res) => this.answer(res));
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (this.answered || this.done) return;
+      if (retry && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) this.send(false);
+      else this.fail(new TransportError('connection', `connection error: ${err.message}`));
+    });
+    req.end(this.payload);
+  }
+
+  private answer(res: http.IncomingMessage): void {
+    res.on('error', noop);
+    if (this.done || this.answered) {
+      res.destroy();
+      return;
+    }
+    this.answered = true;
+    this.resolve(res.statusCode ?? 0);
+    res.on('data', (chunk: Buffer) => {
+      this.read += chunk.length;
+      if (this.read > this.readLimit) {
+        this.finish();
+        res.destroy();
+      }
+    });
+    res.on('end', () => this.finish());
+    res.on('close', () => this.finish());
+  }
+
+  private expired(): void {
+    if (!this.answered) this.fail(new TransportError('timeout', `timed out after ${this.timeoutMs / 1000} s`));
+    else {
+      // Answered, but the body is still coming: stop reading it.
+      this.finish();
+      this.req?.destroy();
+    }
+  }
+
+  private finish(): void {
+    this.done = true;
+    clearTimeout(this.deadline);
+  }
+
+  private fail(err: TransportError): void {
+    if (this.answered || this.done) return;
+    this.finish();
+    this.req?.destroy();
+    this.reject(err);
+  }
+}
+
 export class DeliveryClient {
   private readonly httpAgent = new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' });
   private readonly httpsAgent = new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' });
   /** Request options of listener addresses (parsed once), by their text. */
-  private readonly targets = new Map<string, { request: typeof http.request; options: http.RequestOptions }>();
+  private readonly targets = new Map<string, Target>();
 
   constructor(
     private readonly timeoutMs: number,
@@ -52,81 +139,16 @@ export class DeliveryClient {
    * there is no answer.
    */
   post(url: string, headers: Record<string, string>, body: string): Promise<number> {
-    let target: { request: typeof http.request; options: http.RequestOptions };
+    let target: Target;
     try {
       target = this.target(url);
     } catch (err) {
       return Promise.reject(new TransportError('connection', `connection error: ${(err as Error).message}`));
     }
-    const { request } = target;
     const payload = Buffer.from(body, 'utf8');
     headers['content-length'] = String(payload.length);
-    const options: http.RequestOptions = { ...target.options, headers };
-    const timeoutMs = this.timeoutMs;
-    const readLimit = this.readLimit;
-
     return new Promise<number>((resolve, reject) => {
-      let answered = false;
-      let done = false;
-      let req: http.ClientRequest | undefined;
-      const finish = () => {
-        done = true;
-        clearTimeout(deadline);
-      };
-      const fail = (err: TransportError) => {
-        if (answered || done) return;
-        finish();
-        req?.destroy();
-        reject(err);
-      };
-      const deadline = setTimeout(() => {
-        if (!answered) fail(new TransportError('timeout', `timed out after ${timeoutMs / 1000} s`));
-        else {
-          finish();
-          req?.destroy();
-        }
-      }, timeoutMs);
-      deadline.unref();
-
-      const send = (retry: boolean) => {
-        try {
-          req = request(options);
-        } catch (err) {
-          // e.g. a header value the HTTP stack refuses
-          fail(new TransportError('connection', `connection error: ${(err as Error).message}`));
-          return;
-        }
-        const sent = req;
-        sent.on('response', (res) => {
-          res.on('error', noop);
-          if (done || answered) {
-            res.destroy();
-            return;
-          }
-          answered = true;
-          resolve(res.statusCode ?? 0);
-          let read = 0;
-          res.on('data', (chunk: Buffer) => {
-            read += chunk.length;
-            if (read > readLimit) {
-              finish();
-              res.destroy();
-            }
-          });
-          res.on('end', finish);
-          res.on('close', finish);
-        });
-        sent.on('error', (err: NodeJS.ErrnoException) => {
-          if (answered || done) return;
-          if (retry && sent.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
-            send(false);
-            return;
-          }
-          fail(new TransportError('connection', `connection error: ${err.message}`));
-        });
-        sent.end(payload);
-      };
-      send(true);
+      new Attempt(target.request, { ...target.options, headers }, payload, this.timeoutMs, this.readLimit, resolve, reject).send(true);
     });
   }
 
@@ -136,7 +158,7 @@ export class DeliveryClient {
     this.httpsAgent.destroy();
   }
 
-  private target(url: string): { request: typeof http.request; options: http.RequestOptions } {
+  private target(url: string): Target {
     let t = this.targets.get(url);
     if (!t) {
       const u = new URL(url);
