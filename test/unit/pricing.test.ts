@@ -111,6 +111,17 @@ describe('priceBooking: time charge', () => {
     expect(capped.summary.total).toBe(140);
   });
 
+  it('splits at the real midnight after a day that began at 01:00 (America/Santiago skips midnight)', () => {
+    // 2025-09-07 begins at 01:00 -03 (00:00 -04 is skipped) and lasts 23 hours; 2025-09-08 begins at 00:00 -03.
+    const start = at('2025-09-07T12:00:00-03:00');
+    const end = at('2025-09-08T12:00:00-03:00');
+    const p = price(input({ chargeRate: { perHour: 1, perDay: 0 }, currency: 'CLP', timeZone: 'America/Santiago', start, end }));
+    expect(p.days).toEqual([
+      { date: '2025-09-07', minutes: 12 * 60, basis: 'hourly' },
+      { date: '2025-09-08', minutes: 12 * 60, basis: 'hourly' },
+    ]);
+  });
+
   it('counts the 25-hour day of a fall-back change (America/New_York)', () => {
     const start = at('2025-11-02T00:00:00-04:00');
     const end = at('2025-11-03T00:00:00-05:00');

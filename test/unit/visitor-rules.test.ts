@@ -108,7 +108,17 @@ describe('validity window', () => {
     expect(validUntil(autumn, null, 'Europe/London') - at('2026-10-25T00:00', 'Europe/London')).toBe(25 * HOUR);
   });
 
-  it('property: a null end lies within (start, start + 25 h] and is a local midnight', () => {
+  it('where the clocks skip midnight (Santiago, September), a null end is the first instant of the next local day', () => {
+    const start = at('2025-09-06T10:00', 'America/Santiago');
+    const end = validUntil(start, null, 'America/Santiago');
+    expect(DateTime.fromMillis(end, { zone: 'America/Santiago' }).toISO()).toBe('2025-09-07T01:00:00.000-03:00');
+    expect(end - at('2025-09-06T00:00', 'America/Santiago')).toBe(24 * HOUR); // the hour skipped is the next day's first
+    // A visit on the short day itself ends at the next real midnight, not at 01:00.
+    const short = at('2025-09-07T10:00', 'America/Santiago');
+    expect(DateTime.fromMillis(validUntil(short, null, 'America/Santiago'), { zone: 'America/Santiago' }).toISO()).toBe('2025-09-08T00:00:00.000-03:00');
+  });
+
+  it('property: a null end lies within (start, start + 25 h] and is the start of the next local day', () => {
     const zones = fc.constantFrom('Asia/Bangkok', 'America/New_York', 'Europe/London', 'Australia/Lord_Howe', 'America/Santiago', 'Pacific/Chatham');
     fc.assert(
       fc.property(fc.integer({ min: Date.parse('2020-01-01'), max: Date.parse('2035-01-01') }), zones, (start, zone) => {
@@ -116,7 +126,8 @@ describe('validity window', () => {
         expect(end).toBeGreaterThan(start);
         expect(end - start).toBeLessThanOrEqual(25 * HOUR);
         const local = DateTime.fromMillis(end, { zone });
-        expect(local.toFormat('HH:mm')).toBe('00:00');
+        // Local midnight, or the first instant of the day where the clocks skip midnight.
+        expect(local.toMillis()).toBe(local.startOf('day').toMillis());
         expect(local.minus({ days: 1 }).toISODate()).toBe(DateTime.fromMillis(start, { zone }).toISODate());
       }),
     );

@@ -179,7 +179,8 @@ function localDays(start: number, end: number, zone: string): { date: string; mi
   let at = start;
   while (at < end) {
     const local = DateTime.fromMillis(at, { zone });
-    const next = Math.min(local.startOf('day').plus({ days: 1 }).toMillis(), end);
+    // The next local day's first instant (startOf('day').plus(1 day) would keep a skipped midnight's 01:00).
+    const next = Math.min(local.plus({ days: 1 }).startOf('day').toMillis(), end);
     days.push({ date: local.toISODate()!, minutes: Math.ceil((next - at) / 60_000) });
     at = next;
   }

@@ -11,9 +11,11 @@ import type { InviteStatus } from '../../../contract/visitors.js';
  */
 export function validUntil(startMs: number, endMs: number | null, zone: string): number {
   if (endMs !== null) return endMs;
-  const day = DateTime.fromMillis(startMs, { zone }).startOf('day');
-  if (!day.isValid) throw new Error(`unknown time zone ${zone}`);
-  return day.plus({ days: 1 }).toMillis();
+  // The next local day's first instant: its midnight, or 01:00 where the clocks skip midnight.
+  // (startOf('day').plus(1 day) would keep a skipped midnight's 01:00 into a day that has one.)
+  const next = DateTime.fromMillis(startMs, { zone }).plus({ days: 1 }).startOf('day');
+  if (!next.isValid) throw new Error(`unknown time zone ${zone}`);
+  return next.toMillis();
 }
 
 export interface InviteFacts {
