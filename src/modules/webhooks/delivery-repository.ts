@@ -58,10 +58,10 @@ const slot = (index: number) => new Slot(index) as any;
 
 /**
  * The delivery job's statements, each built with Kysely once per database and
- * then run with fresh values: building and compiling a query costs more CPU than
- * SQLite takes to run these (tens of microseconds against a few), and the job runs
- * several per delivery. A variant key tells apart shapes that differ (the length
- * of a list).
+ * then run with fresh values: building and compiling a query costs about as much
+ * CPU as SQLite takes to run one of these (tens of microseconds), and the job runs
+ * them for every delivery. A variant key tells apart shapes that differ (the
+ * length of a list).
  */
 class Statements {
   private readonly compiled = new Map<string, CompiledQuery>();
