@@ -326,7 +326,8 @@ function parseAll(files: SourceFile[]): Map<string, Parsed> {
 
 const isFastify = (pkg: string) => pkg === 'fastify' || pkg.startsWith('@fastify/');
 const PURE_PACKAGES = new Set(['luxon', 'typebox']);
-const RULES_MAY_IMPORT = new Set(['contract', 'platform/errors', 'platform/ids']);
+/** What pure rules may import besides rules folders: contract, errors, ids and pure time helpers (platform/time). */
+const RULES_MAY_IMPORT = new Set(['contract', 'platform/errors', 'platform/ids', 'platform/time']);
 /** kysely's `sql.*` helpers (sql.raw, sql.table, sql.ref, …). */
 const SQL_HELPERS = new Set(['raw', 'table', 'ref', 'id', 'lit', 'literal', 'val', 'value', 'join']);
 const SQL_BUILDERS = new Set(['selectFrom', 'selectNoFrom', 'insertInto', 'replaceInto', 'updateTable', 'deleteFrom', 'mergeInto']);
@@ -384,7 +385,7 @@ function importRules(file: SourceFile, imports: ImportRef[], known: Set<string>)
       else if (to === 'platform/clock') ok = ref.typeOnly;
       else ok = RULES_MAY_IMPORT.has(to) || /^modules\/[^/]+\/rules$/.test(to);
       if (!ok) {
-        const allowed = 'contract, platform/errors, platform/ids, platform/clock (types), rules folders, luxon, typebox';
+        const allowed = 'contract, platform/errors, platform/ids, platform/time, platform/clock (types), rules folders, luxon, typebox';
         report('layering/rules', `${describe(ref)}: pure rules import only ${allowed}`);
       }
     }

@@ -23,7 +23,7 @@ describe('caller cache over HTTP', () => {
   beforeAll(async () => {
     a = await startTestService({ onQuery: counter.record, noWorkers: true });
     // A second instance on the same database, with a short cache.
-    b = await startTestService({ database: a.database, keepDatabase: true, noWorkers: true, env: { CALLER_CACHE_MS: '400' } });
+    b = await startTestService({ database: a.database, keepDatabase: true, noWorkers: true, env: { CALLER_CACHE_MS: '400', REFRESH_REUSE_GRACE_SECONDS: '0' } });
     await applySite(a);
   });
   afterAll(async () => {
@@ -65,6 +65,17 @@ describe('caller cache over HTTP', () => {
     }
     expect(status).toBe(401);
     expect(Date.now() - revokedAt).toBeLessThan(400 + 300);
+  });
+
+  it('a rotated refresh token presented again after the grace window revokes the family: a cached access token is 401 at once', async () => {
+    const t = await appToken(b);
+    expect((await whoami(b, t.access_token)).status).toBe(200); // cached in b
+    const rotated = await b.request('POST', '/auth/accessToken', { body: { grant_type: 'refresh_token', refresh_token: t.refresh_token } });
+    expect(rotated.status, rotated.text).toBe(201);
+    // b runs with REFRESH_REUSE_GRACE_SECONDS=0: the old refresh token again is theft.
+    await sleep(5);
+    expectError(await b.request('POST', '/auth/accessToken', { body: { grant_type: 'refresh_token', refresh_token: t.refresh_token } }), 401, 'KS002');
+    expectError(await whoami(b, t.access_token), 401, 'KS002');
   });
 
   it('a site apply that changes an app\'s roles is seen on the next request', async () => {

@@ -10,25 +10,23 @@
  * aggregate read instead of materializing every row, and a page's views are built
  * once per version of each desk.
  *
- * Config texts are interned: desks sharing a config share one string, so the
- * availability search's per-config memo compares them by identity.
+ * Config texts are interned (ConfigInterner), as the room snapshots' are.
  */
 import type { CatalogueRepository, DeskFilter, DeskRow, DeskVersion } from './catalogue-repository.js';
 import { deskView, type DeskView } from './asset-views.js';
+import { ConfigInterner } from './config-interner.js';
 
 interface DeskEntry {
   row: DeskRow;
   view?: DeskView;
 }
 
-/** Distinct config texts kept for interning before the table starts over. */
-const MAX_INTERNED = 10_000;
 /** Listings kept (distinct filters), least recently used out first. */
 const MAX_LISTINGS = 64;
 
 export class DeskSnapshots {
   private readonly byId = new Map<string, DeskEntry>();
-  private readonly configs = new Map<string, string>();
+  private readonly configs = new ConfigInterner();
   private readonly listings = new Map<string, { version: string; rows: DeskRow[] }>();
 
   constructor(private readonly repo: CatalogueRepository) {}
@@ -65,7 +63,7 @@ export class DeskSnapshots {
   private async rows(listed: readonly DeskVersion[]): Promise<DeskRow[]> {
     const stale = listed.filter((l) => this.byId.get(l.id)?.row.updated_at !== l.updated_at).map((l) => l.id);
     if (stale.length) {
-      for (const row of await this.repo.desksByIds(stale)) this.byId.set(row.id, { row: { ...row, config: this.intern(row.config) } });
+      for (const row of await this.repo.desksByIds(stale)) this.byId.set(row.id, { row: { ...row, config: this.configs.intern(row.config) } });
     }
     const out: DeskRow[] = [];
     for (const l of listed) {
@@ -73,13 +71,5 @@ export class DeskSnapshots {
       if (entry) out.push(entry.row); // a desk gone between the two reads is left out
     }
     return out;
-  }
-
-  private intern(config: string): string {
-    const known = this.configs.get(config);
-    if (known !== undefined) return known;
-    if (this.configs.size >= MAX_INTERNED) this.configs.clear();
-    this.configs.set(config, config);
-    return config;
   }
 }

@@ -10,6 +10,7 @@
  */
 import type { CatalogueRepository, RoomRow } from './catalogue-repository.js';
 import { viewsOf } from './asset-views.js';
+import { ConfigInterner } from './config-interner.js';
 
 export interface RoomSnapshot {
   row: RoomRow;
@@ -52,6 +53,7 @@ const byName = (a: RoomSnapshot, b: RoomSnapshot) =>
 
 export class RoomSnapshots {
   private readonly cache = new Map<string, { version: string; rooms: RoomSnapshot[] }>();
+  private readonly configs = new ConfigInterner();
 
   constructor(private readonly repo: CatalogueRepository) {}
 
@@ -60,11 +62,9 @@ export class RoomSnapshots {
     const hit = this.cache.get(projectId);
     if (hit && hit.version === version) return hit.rooms;
     const view = viewsOf().room;
-    const configs = new Map<string, string>();
-    const intern = (text: string) => configs.get(text) ?? (configs.set(text, text), text);
     const rooms = (await this.repo.projectRooms(projectId))
       .map((row) => ({
-        row: { ...row, config: intern(row.config) },
+        row: { ...row, config: this.configs.intern(row.config) },
         json: Buffer.from(JSON.stringify(view(row))),
         nameLower: row.name.toLowerCase(),
       }))

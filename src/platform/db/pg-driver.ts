@@ -179,39 +179,31 @@ class PgConnection implements DatabaseConnection {
   private async withWaiting<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (!this.beginPending && this.pending.length === 0) return this.run<R>(query);
     const parts: string[] = this.beginPending ? ['begin'] : [];
-    let inlined = true;
-    for (const batch of this.batches()) {
-      const combined = batch.length === 1 ? { sql: batch[0].sql, parameters: batch[0].parameters } : combineInserts(batch);
-      const text = inlineParameters(combined.sql, combined.parameters, this.escapeLiteral);
-      if (text === null) inlined = false;
-      else parts.push(text);
-    }
-    const last = inlineParameters(query.sql, query.parameters, this.escapeLiteral);
-    if (inlined && last !== null) {
-      parts.push(last);
-      this.beginPending = false;
-      this.pending = [];
-      const text = parts.join(';\n');
+    const inserts = this.waitingStatements();
+    const texts = [...inserts, query].map((q) => inlineParameters(q.sql, q.parameters, this.escapeLiteral));
+    this.beginPending = false;
+    this.pending = [];
+    if (texts.every((t) => t !== null)) {
+      const text = [...parts, ...texts].join(';\n');
       this.options.onRoundTrip?.(text);
       const results = (await this.client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
       return resultOf<R>(Array.isArray(results) ? results[results.length - 1] : results);
     }
-    if (this.beginPending) {
-      this.beginPending = false;
-      await this.run(CompiledQuery.raw('begin'));
-    }
-    for (const batch of this.batches()) {
-      await this.run(batch.length === 1 ? batch[0] : (() => {
-        const combined = combineInserts(batch);
-        return CompiledQuery.raw(combined.sql, combined.parameters);
-      })());
-    }
-    this.pending = [];
+    if (parts.length > 0) await this.run(CompiledQuery.raw('begin'));
+    for (const insert of inserts) await this.run(insert);
     return this.run<R>(query);
   }
 
-  /** The waiting inserts in groups that fit PostgreSQL's parameter limit. */
-  private batches(): CompiledQuery[][] {
+  /** The waiting inserts as statements to send: one combined statement per group that fits PostgreSQL's parameter limit. */
+  private waitingStatements(): CompiledQuery[] {
+    return this.groups().map((group) => {
+      if (group.length === 1) return group[0];
+      const combined = combineInserts(group);
+      return CompiledQuery.raw(combined.sql, combined.parameters);
+    });
+  }
+
+  private groups(): CompiledQuery[][] {
     const out: CompiledQuery[][] = [];
     let current: CompiledQuery[] = [];
     let params = 0;

@@ -8,6 +8,7 @@
 import { DateTime, IANAZone } from 'luxon';
 import type { PaymentSummary } from '../../../contract/meetings.js';
 import type { ChargeRate } from '../../../contract/site-document.js';
+import { nextLocalDayStart } from '../../../platform/time/local-day.js';
 
 export type { ChargeRate };
 
@@ -179,8 +180,7 @@ function localDays(start: number, end: number, zone: string): { date: string; mi
   let at = start;
   while (at < end) {
     const local = DateTime.fromMillis(at, { zone });
-    // The next local day's first instant (startOf('day').plus(1 day) would keep a skipped midnight's 01:00).
-    const next = Math.min(local.plus({ days: 1 }).startOf('day').toMillis(), end);
+    const next = Math.min(nextLocalDayStart(at, zone), end);
     days.push({ date: local.toISODate()!, minutes: Math.ceil((next - at) / 60_000) });
     at = next;
   }

@@ -1,7 +1,7 @@
 /**
  * An invite's validity window and its status (pure).
  */
-import { DateTime } from 'luxon';
+import { nextLocalDayStart } from '../../../platform/time/local-day.js';
 import type { InviteStatus } from '../../../contract/visitors.js';
 
 /**
@@ -11,11 +11,7 @@ import type { InviteStatus } from '../../../contract/visitors.js';
  */
 export function validUntil(startMs: number, endMs: number | null, zone: string): number {
   if (endMs !== null) return endMs;
-  // The next local day's first instant: its midnight, or 01:00 where the clocks skip midnight.
-  // (startOf('day').plus(1 day) would keep a skipped midnight's 01:00 into a day that has one.)
-  const next = DateTime.fromMillis(startMs, { zone }).plus({ days: 1 }).startOf('day');
-  if (!next.isValid) throw new Error(`unknown time zone ${zone}`);
-  return next.toMillis();
+  return nextLocalDayStart(startMs, zone);
 }
 
 export interface InviteFacts {
