@@ -2,7 +2,7 @@
  * Builds the HTTP application: framework set-up, the error mapping, the OpenAPI
  * document and reference page, and every route module in its auth scope.
  */
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
@@ -10,7 +10,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from './services.js';
 import type { App } from './platform/http/types.js';
 import { errorBody } from './platform/http/envelope.js';
-import { toErrorResponse } from './platform/http/error-mapping.js';
+import { clientErrorHandler, toErrorResponse } from './platform/http/error-mapping.js';
 import { opsAuth } from './platform/http/authenticate.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
@@ -43,6 +43,12 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     trustProxy: true,
     // Path parameters up to 512 characters reach validation (partner externalUserId: at most 128, else 400).
     maxParamLength: 512,
+    // Router and HTTP-parser errors (bad percent-encoding, an overlong parameter, headers over the limit) get the envelope too.
+    frameworkErrors: (err, _req, reply) => {
+      const res = toErrorResponse(err);
+      (reply as FastifyReply).status(res.status).send(res.body);
+    },
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
 
   app.setErrorHandler((err, req, reply) => {

@@ -80,6 +80,11 @@ export function toErrorResponse(err: unknown): ErrorResponse {
       return { status: 400, body: errorBody('KS001', ['body must not be empty when Content-Type is application/json']), internal: false };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { status: 400, body: errorBody('KS001', ['body is not valid JSON']), internal: false };
+    // Router errors (fastify `frameworkErrors`), before any route runs.
+    case 'FST_ERR_BAD_URL':
+      return { status: 400, body: errorBody('KS001', ['the URL path is not validly percent-encoded']), internal: false };
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { status: 414, body: errorBody('KS001', ['a path parameter is too long']), internal: false };
   }
   if (fe instanceof SyntaxError || fe?.statusCode === 400) {
     // JSON.parse failures surface as a SyntaxError with status 400.
@@ -92,4 +97,26 @@ export function toErrorResponse(err: unknown): ErrorResponse {
     return { status: 503, body: errorBody('KS004', 'A required service is temporarily unavailable; retry with backoff'), internal: true };
   }
   return { status: 500, body: errorBody('KS004', 'Internal server error'), internal: true };
+}
+
+/**
+ * Errors Node's HTTP parser raises before a request exists (fastify
+ * `clientErrorHandler`): headers or URL over the size limit, a malformed request,
+ * a client too slow to send one. Answered with the envelope, then the connection closes.
+ */
+export function clientErrorResponse(err: { code?: string }): { status: number; text: string; body: ReturnType<typeof errorBody> } {
+  if (err.code === 'HPE_HEADER_OVERFLOW') return { status: 431, text: 'Request Header Fields Too Large', body: errorBody('KS001', ['request headers (including the URL) are too large']) };
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, text: 'Request Timeout', body: errorBody('KS001', ['the request was not received in time']) };
+  return { status: 400, text: 'Bad Request', body: errorBody('KS001', ['the request is not valid HTTP']) };
+}
+
+export function clientErrorHandler(err: Error & { code?: string }, socket: import('node:net').Socket): void {
+  // A reset connection has no one left to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    const res = clientErrorResponse(err);
+    const body = JSON.stringify(res.body);
+    socket.write(`HTTP/1.1 ${res.status} ${res.text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
 }
