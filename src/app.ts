@@ -12,6 +12,7 @@ import type { App } from './platform/http/types.js';
 import { errorBody } from './platform/http/envelope.js';
 import { clientErrorHandler, toErrorResponse } from './platform/http/error-mapping.js';
 import { opsAuth } from './platform/http/authenticate.js';
+import { rejectNulCharacters } from './platform/http/nul-guard.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
 import { opsClockRoutes } from './modules/sandbox/routes.js';
@@ -59,6 +60,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send(errorBody('KS005', `No route ${req.method} ${req.url.split('?')[0]}`));
   });
+
+  // No field may contain U+0000 (PostgreSQL text cannot hold it): 400 before any route runs.
+  app.addHook('preValidation', rejectNulCharacters);
 
   // JSON (and form-encoded, for the OAuth-style token endpoint) only: anything else is 415.
   app.removeContentTypeParser('text/plain');
