@@ -182,6 +182,23 @@ describe('fuzz: every route of the OpenAPI document', () => {
     expect(ops.find((o) => o.key === 'POST /ops/v1/calendar-sync/{provider}/messages')?.body?.contentType).toBe('text/calendar');
   });
 
+  it('the properties can fail: a state change, a bare error body, an undocumented code, a 2xx off its schema', async () => {
+    const db = w.svc.services.storage.db;
+    const before = await stateSnapshot(db);
+    const res = await w.svc.request('POST', '/meetings', { token: w.tokens.alice, body: { meetingRoomId: w.id('iris'), title: 'Probe', startDateTime: w.t('20:00', 3), endDateTime: w.t('21:00', 3) } });
+    expect(res.status, res.text).toBe(201);
+    expect(stateDiff(before, await stateSnapshot(db))).toMatch(/meetings/);
+    const op = ops.find((o) => o.key === 'GET /meetings/{id}')!;
+    const req = { op: op.key, method: 'GET', path: '/meetings/x', query: [], headers: {}, auth: { kind: 'none' }, body: { kind: 'none' } } as FuzzRequest;
+    const fake = (status: number, body: unknown): HttpResult => ({ status, body, text: JSON.stringify(body), headers: new Headers({ 'content-type': 'application/json' }) });
+    expect(checkResponse(op, req, fake(400, { error: 'Bad Request', statusCode: 400 }), codes, schemas)?.kind).toBe('envelope');
+    expect(checkResponse(op, req, fake(404, { code: 'KS999', success: false, message: 'x' }), codes, schemas)?.kind).toBe('code');
+    expect(checkResponse(op, req, fake(400, { code: 'KS001', success: false, message: 'not an array' }), codes, schemas)?.kind).toBe('envelope');
+    expect(checkResponse(op, req, fake(200, { code: 'KS000', success: true, message: 'Success', data: { _id: 5 } }), codes, schemas)?.kind).toBe('schema');
+    expect(checkResponse(op, req, fake(502, {}), codes, schemas)?.kind).toBe('502');
+    expect(checkResponse(op, req, fake(200, (await w.svc.request('GET', `/meetings/${res.body.data._id}`, { token: w.tokens.alice })).body), codes, schemas)).toBeNull();
+  });
+
   it('no request breaks a property', async () => {
     const perOp = Math.max(5, Math.ceil(TOTAL_RUNS / ops.length));
     const examples = examplesFor(w);
