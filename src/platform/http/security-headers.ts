@@ -19,12 +19,19 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 /** The policy of any HTML page that sets none of its own: nothing may load, submit, or frame it. */
 export const DEFAULT_PAGE_CSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/**
+ * The one <style> element Swagger UI's bundle inserts at start-up, allowed by its
+ * hash (no 'unsafe-inline'). An upgrade of @fastify/swagger-ui that changes it
+ * shows in test/browser/docs-page.test.ts, whose violation message names the new hash.
+ */
+export const SWAGGER_UI_STYLE_HASH = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
+
 /** Swagger UI (/docs): its bundle, styles and the OpenAPI document all come from this origin; no inline script. */
 export const DOCS_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "script-src-attr 'none'",
-  "style-src 'self'",
+  `style-src 'self' ${SWAGGER_UI_STYLE_HASH}`,
   "img-src 'self' data:",
   "font-src 'self' data:",
   "connect-src 'self'",
