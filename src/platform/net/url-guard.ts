@@ -106,7 +106,8 @@ export class UrlGuard {
   private readonly connectLookup: LookupFunction = (hostname, options, callback) => {
     this.resolve(hostname).then(
       (all) => {
-        const family = options.family === 4 || options.family === 6 ? options.family : 0;
+        const f = options.family as number | string | undefined;
+        const family = f === 4 || f === 'IPv4' ? 4 : f === 6 || f === 'IPv6' ? 6 : 0;
         const usable = family ? all.filter((a) => a.family === family) : all;
         const reason = refusal(hostname, all);
         if (reason) return callback(new BlockedAddressError(`refused before connecting: the URL ${reason}`), '', 0);
