@@ -12,6 +12,8 @@ import type { App } from './platform/http/types.js';
 import { errorBody } from './platform/http/envelope.js';
 import { toErrorResponse } from './platform/http/error-mapping.js';
 import { opsAuth } from './platform/http/authenticate.js';
+import { securityHeaders } from './platform/http/security-headers.js';
+import { registerCors } from './platform/http/cors.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
 import { opsClockRoutes } from './modules/sandbox/routes.js';
@@ -53,6 +55,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send(errorBody('KS005', `No route ${req.method} ${req.url.split('?')[0]}`));
   });
+  // Security headers and the CORS policy on every answer (platform/http: security-headers.ts, cors.ts).
+  app.addHook('onSend', securityHeaders());
+  registerCors(app, services.config.corsOrigins);
 
   // JSON (and form-encoded, for the OAuth-style token endpoint) only: anything else is 415.
   app.removeContentTypeParser('text/plain');

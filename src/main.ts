@@ -4,7 +4,7 @@
  * gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close
  * the database).
  */
-import pino from 'pino';
+import { createLogger } from './platform/logging.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { openStorage } from './platform/db/database.js';
 import { createServices } from './services.js';
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger({ level: config.logLevel });
   const storage = await openStorage(config.databaseUrl);
   const services = await createServices(config, storage, undefined, {
     onError: (err) => logger.error({ err }, 'background worker failed'),

@@ -36,6 +36,10 @@ export interface Config {
   partnerRateLimitPerMinute: number;
   /** How long a resolved bearer token is reused without reading the token store (0: never). */
   callerCacheMs: number;
+  /** Origins allowed to call the API from a browser (CORS_ORIGINS, comma-separated); empty: CORS closed. */
+  corsOrigins: string[];
+  /** Failed app_secret attempts at the token endpoint allowed per window, per app_id and per client address. */
+  tokenFailures: { perApp: number; perAddress: number; windowMs: number };
   /** How device changes reach devices (operator-api.md "Access devices"). */
   devices: {
     transport: 'sandbox' | 'mqtt';
@@ -127,6 +131,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: intVar(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
     partnerRateLimitPerMinute: intVar(env, 'PARTNER_RATE_LIMIT_PER_MINUTE', 30, 1),
     callerCacheMs,
+    corsOrigins: parseOrigins(env.CORS_ORIGINS),
+    tokenFailures: {
+      perApp: intVar(env, 'TOKEN_FAILURES_PER_APP', 10, 1),
+      perAddress: intVar(env, 'TOKEN_FAILURES_PER_ADDRESS', 30, 1),
+      windowMs: intVar(env, 'TOKEN_FAILURE_WINDOW_SECONDS', 300, 1) * 1000,
+    },
     devices: {
       transport,
       mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',
@@ -135,6 +145,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       reconcileMs: intVar(env, 'DEVICE_RECONCILE_SECONDS', 300, 1) * 1000,
     },
   };
+}
+
+/** CORS_ORIGINS: comma-separated origins (scheme://host[:port], no path); "*" is refused (list the origins). */
+function parseOrigins(raw: string | undefined): string[] {
+  const out: string[] = [];
+  for (const item of (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    let origin: string | null = null;
+    try {
+      const u = new URL(item);
+      if ((u.protocol === 'https:' || u.protocol === 'http:') && u.origin === item.replace(/\/$/, '')) origin = u.origin;
+    } catch {
+      origin = null;
+    }
+    if (!origin) throw new ConfigError(`CORS_ORIGINS must list origins like https://app.example.com (no path, no "*"), got "${item}"`);
+    if (!out.includes(origin)) out.push(origin);
+  }
+  return out;
 }
 
 export function isSandbox(env: BookingEnv): boolean {

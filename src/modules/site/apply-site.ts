@@ -14,6 +14,8 @@ export interface ApplyOptions {
   secretBox: SecretBox;
   /** Service time, for new ids and timestamps. */
   now: number;
+  /** Why a webhook URL may not be registered (the SSRF guard; never connects), or null. */
+  checkUrl?: (url: string) => Promise<string | null>;
 }
 
 // Applies run one at a time in this process, so two concurrent documents cannot
@@ -33,6 +35,7 @@ export function applySite(repo: SiteRepository, doc: SiteDocument, opts: ApplyOp
   return oneAtATime(async () => {
     const stored = await loadStoredSite(repo, doc, opts.env);
     const { plan, problems } = planSite(doc, stored, opts.now);
+    problems.push(...(await webhookUrlProblems(doc, opts.checkUrl)));
     if (problems.length > 0) throw errors.validation(problems);
     const secrets = await prepareSecrets(plan, opts.secretBox);
     try {
@@ -45,6 +48,13 @@ export function applySite(repo: SiteRepository, doc: SiteDocument, opts: ApplyOp
     }
     return { ids: plan.ids, idsByKind: plan.idsByKind };
   });
+}
+
+/** One message per webhook whose URL the guard refuses, naming its key and the reason. */
+async function webhookUrlProblems(doc: SiteDocument, checkUrl: ApplyOptions['checkUrl']): Promise<string[]> {
+  if (!checkUrl || !doc.webhooks?.length) return [];
+  const reasons = await Promise.all(doc.webhooks.map((w) => checkUrl(w.url)));
+  return doc.webhooks.flatMap((w, i) => (reasons[i] ? [`webhooks[${w.key}].url ${reasons[i]}`] : []));
 }
 
 /** The stored secret column when it already holds this value, else a fresh hash or sealed box. */

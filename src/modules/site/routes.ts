@@ -26,6 +26,7 @@ export async function opsApplyRoutes(app: App, services: Services): Promise<void
       env: services.config.env,
       secretBox: services.secretBox,
       now: services.clock.now(),
+      checkUrl: (url) => services.urlGuard.checkUrl(url),
     });
     return ok(result);
   });

@@ -72,7 +72,7 @@ export interface SitePlan {
   storedAppRelations: AppRelations;
 }
 
-const RESERVED_HEADER = /^(content-type|content-length|host|x-service-.*|connection|transfer-encoding)$/i;
+const RESERVED_HEADER = /^(content-type|content-length|host|x-service-.*|webhook-(id|timestamp|signature)|connection|transfer-encoding)$/i;
 
 /** Builds the plan, or returns the problems that prevent applying the document. */
 export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { plan: SitePlan; problems: string[] } {
