@@ -12,6 +12,7 @@ import type { App } from './platform/http/types.js';
 import { errorBody } from './platform/http/envelope.js';
 import { toErrorResponse } from './platform/http/error-mapping.js';
 import { opsAuth } from './platform/http/authenticate.js';
+import { registerStrictFormats } from './platform/http/formats.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
 import { opsClockRoutes } from './modules/sandbox/routes.js';
@@ -37,7 +38,10 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: false }),
     bodyLimit: services.config.bodyLimitBytes,
-    ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+    ajv: {
+      customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
+      onCreate: registerStrictFormats,
+    },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     trustProxy: true,

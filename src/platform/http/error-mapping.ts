@@ -5,6 +5,7 @@
 import type { FastifyError } from 'fastify';
 import { ServiceError } from '../errors.js';
 import { errorBody } from './envelope.js';
+import { INSTANT_TEXT } from '../time/instant.js';
 
 interface AjvLikeError {
   instancePath?: string;
@@ -14,7 +15,7 @@ interface AjvLikeError {
 }
 
 const FORMAT_TEXT: Record<string, string> = {
-  'date-time': 'an ISO 8601 date-time with a timezone offset',
+  'date-time': INSTANT_TEXT,
   email: 'an email address',
   uri: 'an absolute URI',
 };
@@ -41,6 +42,10 @@ export function formatValidationErrors(errs: AjvLikeError[], context: string): s
         return `${path} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
       case 'const':
         return `${path} must be ${JSON.stringify(params.allowedValue)}`;
+      case 'type':
+        if (params.type === 'number') return `${path} must be a finite number`;
+        if (params.type === 'integer') return `${path} must be a whole number`;
+        return `${path} ${e.message ?? 'is invalid'}`;
       case 'format':
         return `${path} must be ${FORMAT_TEXT[String(params.format)] ?? `a valid ${String(params.format)}`}`;
       case 'pattern':
