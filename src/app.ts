@@ -13,6 +13,9 @@ import { errorBody } from './platform/http/envelope.js';
 import { toErrorResponse } from './platform/http/error-mapping.js';
 import { opsAuth } from './platform/http/authenticate.js';
 import { registerStrictFormats } from './platform/http/formats.js';
+import { guardQuery } from './platform/http/query.js';
+import { registerJsonBodyParser } from './platform/http/json-body.js';
+import { INSTANT_TEXT } from './platform/time/instant.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
 import { opsClockRoutes } from './modules/sandbox/routes.js';
@@ -58,8 +61,13 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     reply.status(404).send(errorBody('KS005', `No route ${req.method} ${req.url.split('?')[0]}`));
   });
 
+  // Bracket array parameters, repeated single-valued ones, non-decimal numbers (platform/http/query.ts).
+  app.addHook('preValidation', guardQuery);
+
   // JSON (and form-encoded, for the OAuth-style token endpoint) only: anything else is 415.
   app.removeContentTypeParser('text/plain');
+  // An empty or whitespace-only JSON body counts as no body (platform/http/json-body.ts).
+  registerJsonBodyParser(app);
   await app.register(formbody);
   await app.register(swagger, {
     openapi: {
@@ -67,7 +75,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       info: {
         title: 'Room and Desk Booking Service',
         version: API_VERSION,
-        description: 'Public booking API plus the operator (ops) surface. Every JSON response except the token endpoint is enveloped as {code, success, message, data, meta?}.',
+        description:
+          'Public booking API plus the operator (ops) surface. Every JSON response except the token endpoint is enveloped as {code, success, message, data, meta?}. ' +
+          `Request date-times (format date-time) must be ${INSTANT_TEXT}: seconds may be left out (they are dropped anyway), a leap second (:60) is refused.`,
       },
       servers: [{ url: services.config.publicBaseUrl }],
       components: {

@@ -27,10 +27,42 @@ function jsonPath(prefix: string, instancePath: string | undefined): string {
   return out;
 }
 
-/** One readable message per violated constraint. */
+interface AjvSchemaError extends AjvLikeError {
+  schemaPath?: string;
+}
+
+/**
+ * A value that matches no branch of a union of literals (an `anyOf` of `const`s)
+ * yields one error per branch plus the `anyOf` itself. Those become one `enum`
+ * error listing the allowed values; any other `anyOf` is left as it is.
+ */
+function collapseLiteralUnions(errs: AjvSchemaError[]): AjvLikeError[] {
+  const dropped = new Set<AjvSchemaError>();
+  const replaced = new Map<AjvSchemaError, AjvLikeError>();
+  for (const union of errs) {
+    if (union.keyword !== 'anyOf') continue;
+    const branches = errs.filter(
+      (e) =>
+        e !== union &&
+        e.instancePath === union.instancePath &&
+        (union.schemaPath === undefined || e.schemaPath === undefined || e.schemaPath.startsWith(`${union.schemaPath}/`)),
+    );
+    const literal = (e: AjvLikeError) => e.keyword === 'const' || e.keyword === 'enum' || e.keyword === 'type';
+    if (branches.length === 0 || !branches.every(literal)) continue;
+    const values = branches.flatMap((e) =>
+      e.keyword === 'const' ? [e.params?.allowedValue] : e.keyword === 'enum' ? ((e.params?.allowedValues as unknown[]) ?? []) : [],
+    );
+    if (values.length === 0) continue;
+    for (const b of branches) dropped.add(b);
+    replaced.set(union, { instancePath: union.instancePath, keyword: 'enum', params: { allowedValues: [...new Set(values)] } });
+  }
+  return errs.filter((e) => !dropped.has(e)).map((e) => replaced.get(e) ?? e);
+}
+
+/** One readable message per violated constraint (one per bad value of a union of literals). */
 export function formatValidationErrors(errs: AjvLikeError[], context: string): string[] {
   const where = context === 'querystring' ? 'query' : context;
-  const messages = errs.map((e) => {
+  const messages = collapseLiteralUnions(errs).map((e) => {
     const path = jsonPath(where, e.instancePath);
     const params = e.params ?? {};
     switch (e.keyword) {
