@@ -11,6 +11,11 @@ const MINUTE = 60_000;
 const SLACK_MS = 5_000;
 const PROD_SECRETS_KEY = '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
 
+function messages400(res: { status: number; body: any }): string[] {
+  expectError(res as never, 400, 'KS001');
+  return res.body.message;
+}
+
 async function clockState(svc: TestService): Promise<{ now: string; offsetMs: number }> {
   const res = await svc.ops('GET', '/ops/v1/clock');
   expect(res.status, res.text).toBe(200);
@@ -270,6 +275,13 @@ describe('sandbox clock: bounds, reset and a corrupt offset', () => {
     const res = await raw('{"advanceMinutes": 1e309}');
     expectError(res, 400, 'KS001');
     expect(res.body.message).toEqual(['body.advanceMinutes must be a finite number']);
+  });
+
+  it.each(['Infinity', '1e999', '-Infinity'])('advanceMinutes as the string %j → 400, nothing moves', async (text) => {
+    const before = await clockState(svc);
+    const res = await svc.ops('POST', '/ops/v1/clock', { advanceMinutes: text });
+    expect(messages400(res)).toEqual([expect.stringMatching(/^body\.advanceMinutes must be/)]);
+    expect((await clockState(svc)).offsetMs).toBe(before.offsetMs);
   });
 
   it('exactly one of advanceMinutes, set or reset', async () => {

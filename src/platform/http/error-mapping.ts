@@ -75,6 +75,7 @@ export function formatValidationErrors(errs: AjvLikeError[], context: string): s
       case 'const':
         return `${path} must be ${JSON.stringify(params.allowedValue)}`;
       case 'type':
+        if (path === 'body' && params.type === 'object') return 'body must be a JSON object';
         if (params.type === 'number') return `${path} must be a finite number`;
         if (params.type === 'integer') return `${path} must be a whole number`;
         return `${path} ${e.message ?? 'is invalid'}`;
