@@ -76,6 +76,13 @@ describe('input hardening', () => {
       expect(okData(await c.get('alice', m._id)).endDateTime).toBe(m.endDateTime);
     });
 
+    it.each(['20301231T235960Z', '20300230T100000Z', '20301231T240000Z', '20300230'])('a series UNTIL=%s that is no real instant → 400', async (until) => {
+      const res = await c.book('alice', {
+        meetingRoomId: room, title: 'series', startDateTime: c.t('08:00', 4), endDateTime: c.t('08:30', 4), recurrence: `FREQ=DAILY;UNTIL=${until}`,
+      });
+      expect(messages(res)).toEqual(['body.recurrence: UNTIL must be YYYYMMDD or YYYYMMDDTHHMMSSZ']);
+    });
+
     it('a leap second is refused in a visitor invite and in faceConsentAt', async () => {
       const invite = await c.svc.ops('POST', '/ops/v1/visitors/invites', {
         projectId: tower, hostUserId: c.id('alice'), visitorName: 'Leap Visitor', startDateTime: LEAP, endDateTime: null,
