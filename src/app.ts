@@ -14,6 +14,10 @@ import { toErrorResponse } from './platform/http/error-mapping.js';
 import { opsAuth } from './platform/http/authenticate.js';
 import { securityHeaders } from './platform/http/security-headers.js';
 import { registerCors } from './platform/http/cors.js';
+import { registerStrictFormats } from './platform/http/formats.js';
+import { guardQuery } from './platform/http/query.js';
+import { registerJsonBodyParser } from './platform/http/json-body.js';
+import { INSTANT_TEXT } from './platform/time/instant.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
 import { opsClockRoutes } from './modules/sandbox/routes.js';
@@ -39,7 +43,10 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: false }),
     bodyLimit: services.config.bodyLimitBytes,
-    ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+    ajv: {
+      customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
+      onCreate: registerStrictFormats,
+    },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     trustProxy: true,
@@ -59,8 +66,13 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   app.addHook('onSend', securityHeaders());
   registerCors(app, services.config.corsOrigins);
 
+  // Bracket array parameters, repeated single-valued ones, non-decimal numbers (platform/http/query.ts).
+  app.addHook('preValidation', guardQuery);
+
   // JSON (and form-encoded, for the OAuth-style token endpoint) only: anything else is 415.
   app.removeContentTypeParser('text/plain');
+  // An empty or whitespace-only JSON body counts as no body (platform/http/json-body.ts).
+  registerJsonBodyParser(app);
   await app.register(formbody);
   await app.register(swagger, {
     openapi: {
@@ -68,7 +80,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       info: {
         title: 'Room and Desk Booking Service',
         version: API_VERSION,
-        description: 'Public booking API plus the operator (ops) surface. Every JSON response except the token endpoint is enveloped as {code, success, message, data, meta?}.',
+        description:
+          'Public booking API plus the operator (ops) surface. Every JSON response except the token endpoint is enveloped as {code, success, message, data, meta?}. ' +
+          `Request date-times (format date-time) must be ${INSTANT_TEXT}: seconds may be left out (they are dropped anyway), a leap second (:60) is refused.`,
       },
       servers: [{ url: services.config.publicBaseUrl }],
       components: {

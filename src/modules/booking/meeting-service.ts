@@ -32,6 +32,7 @@ import { fromMinor, priceBooking, type ChargeRate, type Price } from '../payment
 import { checkoutDeadline, holdDeadline, holdReminderAt } from '../payments/rules/deadlines.js';
 import type { Static } from 'typebox';
 import type { CreateMeetingBody, DraftResult, ListMeetingsQuery, UpdateMeetingBody } from '../../contract/meetings.js';
+import { parseInstant } from '../../platform/time/instant.js';
 
 type DraftView = Static<typeof DraftResult>;
 
@@ -241,13 +242,13 @@ export class MeetingService {
   }
 
   private requestedWindow(input: CreateMeetingInput, config: AssetConfig, project: ProjectRow): Window {
-    const start = Date.parse(input.startDateTime);
+    const start = parseInstant(input.startDateTime, 'body.startDateTime');
     if (input.timePeriod) {
       const resolved = resolveTimePeriod({ start, period: input.timePeriod, timeZone: project.timezone, config });
       if (!resolved) throw errors.validation([`The desk is not open for the ${input.timePeriod} of that day`]);
       return resolved;
     }
-    const end = Date.parse(input.endDateTime!);
+    const end = parseInstant(input.endDateTime!, 'body.endDateTime');
     const w = { start: truncateToMinute(start), end: truncateToMinute(end) };
     if (w.end <= w.start) throw errors.validation(['body.endDateTime must be after body.startDateTime']);
     return w;
@@ -320,7 +321,7 @@ export class MeetingService {
   }
 
   private async draft(input: CreateMeetingInput, asset: Asset, config: AssetConfig, project: ProjectRow, first: Window, now: number) {
-    const ends = [first.end, ...(input.draftEndDateTimes ?? []).map((e) => truncateToMinute(Date.parse(e)))];
+    const ends = [first.end, ...(input.draftEndDateTimes ?? []).map((e, i) => truncateToMinute(parseInstant(e, `body.draftEndDateTimes[${i}]`)))];
     const pricer = await this.pricer(input, asset, project, input.timePeriod === 'allDay', now);
     const priceOf = (end: number) => {
       if (end <= first.start) return {};
@@ -390,8 +391,8 @@ export class MeetingService {
   }
 
   async list(p: Principal, q: ListMeetingsInput) {
-    const from = Date.parse(q.from);
-    const to = Date.parse(q.to);
+    const from = parseInstant(q.from, 'query.from');
+    const to = parseInstant(q.to, 'query.to');
     if (to <= from) throw errors.validation(['query.to must be after query.from']);
     if (q.projectId && !p.projects.has(q.projectId)) throw errors.forbidden('You do not have access to this project');
     const appUser = this.appUserForRead(p);
@@ -494,8 +495,8 @@ export class MeetingService {
     const attendees = input.attendees !== undefined ? await this.resolveAttendees(input.attendees) : undefined;
     return this.change(p, id, authPin, async ({ trx, meeting: m, now, appUser, pinMatches, asset, project, organizerBlocked }) => {
       const caller = callerOf(p, m, appUser, pinMatches);
-      const newStart = input.startDateTime !== undefined ? truncateToMinute(Date.parse(input.startDateTime)) : m.start_at;
-      const newEnd = input.endDateTime !== undefined ? truncateToMinute(Date.parse(input.endDateTime)) : m.end_at;
+      const newStart = input.startDateTime !== undefined ? truncateToMinute(parseInstant(input.startDateTime, 'body.startDateTime')) : m.start_at;
+      const newEnd = input.endDateTime !== undefined ? truncateToMinute(parseInstant(input.endDateTime, 'body.endDateTime')) : m.end_at;
       const changesTimes = newStart !== m.start_at || newEnd !== m.end_at;
       const current = this.facts(m, now);
       const refusal = updateRefusal(current, caller, { movesStart: newStart !== m.start_at, changesTimes, organizerBlocked });

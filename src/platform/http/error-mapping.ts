@@ -5,6 +5,7 @@
 import type { FastifyError } from 'fastify';
 import { ServiceError } from '../errors.js';
 import { errorBody } from './envelope.js';
+import { INSTANT_TEXT } from '../time/instant.js';
 
 interface AjvLikeError {
   instancePath?: string;
@@ -14,7 +15,7 @@ interface AjvLikeError {
 }
 
 const FORMAT_TEXT: Record<string, string> = {
-  'date-time': 'an ISO 8601 date-time with a timezone offset',
+  'date-time': INSTANT_TEXT,
   email: 'an email address',
   uri: 'an absolute URI',
 };
@@ -26,10 +27,42 @@ function jsonPath(prefix: string, instancePath: string | undefined): string {
   return out;
 }
 
-/** One readable message per violated constraint. */
+interface AjvSchemaError extends AjvLikeError {
+  schemaPath?: string;
+}
+
+/**
+ * A value that matches no branch of a union of literals (an `anyOf` of `const`s)
+ * yields one error per branch plus the `anyOf` itself. Those become one `enum`
+ * error listing the allowed values; any other `anyOf` is left as it is.
+ */
+function collapseLiteralUnions(errs: AjvSchemaError[]): AjvLikeError[] {
+  const dropped = new Set<AjvSchemaError>();
+  const replaced = new Map<AjvSchemaError, AjvLikeError>();
+  for (const union of errs) {
+    if (union.keyword !== 'anyOf') continue;
+    const branches = errs.filter(
+      (e) =>
+        e !== union &&
+        e.instancePath === union.instancePath &&
+        (union.schemaPath === undefined || e.schemaPath === undefined || e.schemaPath.startsWith(`${union.schemaPath}/`)),
+    );
+    const literal = (e: AjvLikeError) => e.keyword === 'const' || e.keyword === 'enum' || e.keyword === 'type';
+    if (branches.length === 0 || !branches.every(literal)) continue;
+    const values = branches.flatMap((e) =>
+      e.keyword === 'const' ? [e.params?.allowedValue] : e.keyword === 'enum' ? ((e.params?.allowedValues as unknown[]) ?? []) : [],
+    );
+    if (values.length === 0) continue;
+    for (const b of branches) dropped.add(b);
+    replaced.set(union, { instancePath: union.instancePath, keyword: 'enum', params: { allowedValues: [...new Set(values)] } });
+  }
+  return errs.filter((e) => !dropped.has(e)).map((e) => replaced.get(e) ?? e);
+}
+
+/** One readable message per violated constraint (one per bad value of a union of literals). */
 export function formatValidationErrors(errs: AjvLikeError[], context: string): string[] {
   const where = context === 'querystring' ? 'query' : context;
-  const messages = errs.map((e) => {
+  const messages = collapseLiteralUnions(errs).map((e) => {
     const path = jsonPath(where, e.instancePath);
     const params = e.params ?? {};
     switch (e.keyword) {
@@ -41,6 +74,11 @@ export function formatValidationErrors(errs: AjvLikeError[], context: string): s
         return `${path} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
       case 'const':
         return `${path} must be ${JSON.stringify(params.allowedValue)}`;
+      case 'type':
+        if (path === 'body' && params.type === 'object') return 'body must be a JSON object';
+        if (params.type === 'number') return `${path} must be a finite number`;
+        if (params.type === 'integer') return `${path} must be a whole number`;
+        return `${path} ${e.message ?? 'is invalid'}`;
       case 'format':
         return `${path} must be ${FORMAT_TEXT[String(params.format)] ?? `a valid ${String(params.format)}`}`;
       case 'pattern':
