@@ -23,7 +23,7 @@ import { expandRecurrence, parseRecurrence } from './rules/recurrence.js';
 import { configProblems, conflictMessage, ruleViolationMessage } from './rules/window-refusals.js';
 import { cancelRefusal, checkInRefusal, checkOutEnd, checkOutRefusal, updateRefusal } from './rules/meeting-rules.js';
 import { MEETING_UPDATE, actor, callerOf, canSee, mayReadPin } from './meeting-access.js';
-import { currentOccurrence, meetingView, type MeetingView, parseAttendees, parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee, type StoredOccurrence, type StoredOrganizer } from './meeting-view.js';
+import { allOccurrences, currentOccurrence, meetingView, occurrenceStatus, type MeetingView, parseAttendees, parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee, type StoredOccurrence, type StoredOrganizer } from './meeting-view.js';
 import { hasPermission } from '../auth/principal.js';
 import { newPinCode, type BookingChange, type HistoryEntry } from './booking-change.js';
 import { scopeOf, type BookingChanges, type LockedBooking } from './booking-changes.js';
@@ -407,10 +407,19 @@ export class MeetingService {
     });
     const visibleRows = rows.filter((m) => canSee(p, m, appUser));
     const expanded: { m: MeetingRow; occurrence?: StoredOccurrence; start: number }[] = [];
+    const now = this.deps.clock.now();
+    const wanted = q.statuses?.length ? new Set<string>(q.statuses) : null;
     for (const m of visibleRows) {
       const series = storedSeries(m);
       if (!series) expanded.push({ m, start: m.start_at });
-      else for (const o of series.occurrences) if (o.start < to && o.end > from) expanded.push({ m, occurrence: o, start: o.start });
+      else {
+        // Every occurrence, held or cancelled on its own, under its own status.
+        for (const o of allOccurrences(series)) {
+          if (o.start >= to || o.end <= from) continue;
+          if (wanted && !wanted.has(occurrenceStatus(m, series, o, now).status)) continue;
+          expanded.push({ m, occurrence: o, start: o.start });
+        }
+      }
     }
     expanded.sort((a, b) => a.start - b.start || (a.m.id < b.m.id ? -1 : 1));
     const limit = q.limit ?? DEFAULT_MEETING_PAGE_SIZE;
@@ -420,7 +429,6 @@ export class MeetingService {
     const histories = await this.deps.meetings.histories(ids);
     const names = new Map<string, string>();
     for (const r of page) if (!names.has(r.m.asset_id)) names.set(r.m.asset_id, await this.assetName(r.m));
-    const now = this.deps.clock.now();
     const items = page.map((r) =>
       forCaller(p, r.m, meetingView(r.m, {
         assetName: names.get(r.m.asset_id)!,
