@@ -313,7 +313,7 @@ export class MeetingService {
     windows.forEach((w, i) => {
       const c = found[i];
       if (!c) return;
-      const msg = conflictMessage(c, project.timezone, asset.kind);
+      const msg = conflictMessage(c, project.timezone, asset.kind, w);
       clashes.push(windows.length > 1 ? `occurrence ${i + 1} (${new Date(w.start).toISOString()}): ${msg}` : msg);
     });
     if (clashes.length) throw errors.slotConflict(clashes.join('; '));
@@ -337,7 +337,7 @@ export class MeetingService {
         start: first.start, end, now, timeZone: project.timezone, config, allDay: input.timePeriod === 'allDay', cleanupMinutes: cleanup, bookings,
       });
       if (r.ok) return { ...window, isAvailable: true, ...priceOf(end) };
-      const message = r.reason === 'CONFLICT' ? conflictMessage(r.conflictWith, project.timezone, asset.kind) : ruleViolationMessage(r, project.timezone, asset.kind);
+      const message = r.reason === 'CONFLICT' ? conflictMessage(r.conflictWith, project.timezone, asset.kind, { start: first.start, end }) : ruleViolationMessage(r, project.timezone, asset.kind);
       return { ...window, isAvailable: false, reason: r.reason, message, ...priceOf(end) };
     });
     const result: DraftView = { draft: true, ...(asset.kind === 'room' ? { meetingRoomId: asset.row.id } : { deskId: asset.row.id }), draftInfo };
