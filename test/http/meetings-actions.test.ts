@@ -211,6 +211,8 @@ describe('POST /meetings/{id}/check-in', () => {
       }
       expectError(await c.action('viewer', lock._id, 'check-in', { pinCode: lock.pinCode }), 429, 'MEETING_039');
       expectError(await c.action('eve', lock._id, 'check-in', { pinCode: lock.pinCode }), 429, 'MEETING_039');
+      // A wrong PIN gets the same answer: a locked PIN tells nothing about the guess.
+      expectError(await c.action('eve', lock._id, 'check-in', { pinCode: wrongPin(lock.pinCode) }), 429, 'MEETING_039');
       expect(okData(await c.get('alice', lock._id)).status).toBe('active');
       const patched = await c.patch('alice', lock._id, { pinCode: '7777' });
       expect(patched.status, patched.text).toBe(200);

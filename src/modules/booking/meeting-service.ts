@@ -100,7 +100,7 @@ export class MeetingService {
     if (isClosedStatus(asset.kind, asset.row.status)) throw new ServiceError(409, 'MEETING_006', `This ${asset.kind} is ${asset.row.status} and cannot be booked`);
 
     const config = JSON.parse(asset.row.config) as AssetConfig;
-    const first = this.requestedWindow(input, config, project);
+    const first = this.requestedWindow(input, config, project, now);
     if (input.draft) return { draft: true as const, data: await this.draft(input, asset, config, project, first, now) };
 
     const windows = this.occurrences(input.recurrence, first, project.timezone);
@@ -240,11 +240,11 @@ export class MeetingService {
     throw errors.forbidden(`This ${asset.kind} is private to the members of its project`);
   }
 
-  private requestedWindow(input: CreateMeetingInput, config: AssetConfig, project: ProjectRow): Window {
+  private requestedWindow(input: CreateMeetingInput, config: AssetConfig, project: ProjectRow, now: number): Window {
     const start = Date.parse(input.startDateTime);
     if (input.timePeriod) {
-      const resolved = resolveTimePeriod({ start, period: input.timePeriod, timeZone: project.timezone, config });
-      if (!resolved) throw errors.validation([`The desk is not open for the ${input.timePeriod} of that day`]);
+      const resolved = resolveTimePeriod({ start, period: input.timePeriod, timeZone: project.timezone, config, now });
+      if (!resolved) throw errors.validation([`The desk is not open for the ${input.timePeriod} of that day (closed, or the period is over)`]);
       return resolved;
     }
     const end = Date.parse(input.endDateTime!);
