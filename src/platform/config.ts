@@ -30,6 +30,8 @@ export interface Config {
   logLevel: string;
   /** Largest accepted request body, in bytes. */
   bodyLimitBytes: number;
+  /** Largest site document POST /ops/v1/apply accepts, in bytes (APPLY_BODY_LIMIT_BYTES). */
+  applyBodyLimitBytes: number;
   /** How long a webhook receiver has to answer. */
   webhookTimeoutMs: number;
   /** Partner member requests per app per 60 s (the specification's 30; raise it only for load tests). */
@@ -128,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokens,
     logLevel: env.LOG_LEVEL || 'info',
     bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES', 15 * 1024 * 1024, 1024),
+    applyBodyLimitBytes: intVar(env, 'APPLY_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024),
     webhookTimeoutMs: intVar(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
     partnerRateLimitPerMinute: intVar(env, 'PARTNER_RATE_LIMIT_PER_MINUTE', 30, 1),
     callerCacheMs,

@@ -87,7 +87,7 @@ function configVerdict(config: AssetConfig, w: SearchWindow): RulesOutcome {
   let start = w.start;
   let end = w.end;
   if (w.timePeriod) {
-    const resolved = resolveTimePeriod({ start: w.start, period: w.timePeriod, timeZone: w.timeZone, config });
+    const resolved = resolveTimePeriod({ start: w.start, period: w.timePeriod, timeZone: w.timeZone, config, now: w.now });
     if (!resolved) return { verdict: { status: 'unbookable', reason: 'OPERATING_HOURS' }, span: null };
     ({ start, end } = resolved);
   }
