@@ -40,6 +40,7 @@ export interface BuildAppOptions {
 }
 
 export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<App> {
+  const { trustProxy } = services.config;
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: false }),
     bodyLimit: services.config.bodyLimitBytes,
@@ -49,7 +50,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    trustProxy: true,
+    // X-Forwarded-For only from the proxies TRUST_PROXY names (none by default): the client address counts token failures.
+    trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     // Path parameters up to 512 characters reach validation (partner externalUserId: at most 128, else 400).
     maxParamLength: 512,
   }).withTypeProvider<TypeBoxTypeProvider>() as App;

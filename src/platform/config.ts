@@ -40,6 +40,11 @@ export interface Config {
   callerCacheMs: number;
   /** Origins allowed to call the API from a browser (CORS_ORIGINS, comma-separated); empty: CORS closed. */
   corsOrigins: string[];
+  /**
+   * Which proxies' X-Forwarded-For is believed (TRUST_PROXY): false (default: the
+   * socket's address is the client's), a hop count, or comma-separated addresses/CIDRs.
+   */
+  trustProxy: boolean | number | string;
   /** Failed app_secret attempts at the token endpoint allowed per window, per app_id and per client address. */
   tokenFailures: { perApp: number; perAddress: number; windowMs: number };
   /** How device changes reach devices (operator-api.md "Access devices"). */
@@ -135,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     partnerRateLimitPerMinute: intVar(env, 'PARTNER_RATE_LIMIT_PER_MINUTE', 30, 1),
     callerCacheMs,
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     tokenFailures: {
       perApp: intVar(env, 'TOKEN_FAILURES_PER_APP', 10, 1),
       perAddress: intVar(env, 'TOKEN_FAILURES_PER_ADDRESS', 30, 1),
@@ -169,4 +175,13 @@ function parseOrigins(raw: string | undefined): string[] {
 
 export function isSandbox(env: BookingEnv): boolean {
   return env === 'development' || env === 'uat';
+}
+
+/** TRUST_PROXY: empty or `false` → false; `true` → every hop; a whole number → that many hops; else addresses/CIDRs. */
+function parseTrustProxy(value: string | undefined): boolean | number | string {
+  const v = (value ?? '').trim();
+  if (v === '' || v === 'false') return false;
+  if (v === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v;
 }

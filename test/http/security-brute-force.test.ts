@@ -47,7 +47,7 @@ describe('token endpoint brute force', () => {
   });
 
   it('per address: failures against many apps from one address lock that address, not others', async () => {
-    svc = await startTestService({ env: { TOKEN_FAILURES_PER_APP: '100', TOKEN_FAILURES_PER_ADDRESS: '4' } });
+    svc = await startTestService({ env: { TOKEN_FAILURES_PER_APP: '100', TOKEN_FAILURES_PER_ADDRESS: '4', TRUST_PROXY: '127.0.0.1' } });
     await applySite(svc);
     const attacker = '192.0.2.66';
     const apps = [PORTAL_APP_ID, HUB_APP_ID, PLAIN_APP_ID, 'guess-1'];
@@ -57,6 +57,14 @@ describe('token endpoint brute force', () => {
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // The same apps from another address still work.
     expect((await grant(svc, PLAIN_APP_ID, PLAIN_SECRET, '192.0.2.67')).status).toBe(201);
+  });
+
+  it('without TRUST_PROXY a client cannot pick its own address with X-Forwarded-For', async () => {
+    svc = await startTestService({ env: { TOKEN_FAILURES_PER_APP: '100', TOKEN_FAILURES_PER_ADDRESS: '3' } });
+    await applySite(svc);
+    for (let i = 0; i < 3; i++) expectError(await grant(svc, `guess-${i}`, 'wrong', `192.0.2.${i + 1}`), 401, 'KS002');
+    // Every failure counted against the connection's address, whatever the header said.
+    expectError(await grant(svc, PLAIN_APP_ID, PLAIN_SECRET, '192.0.2.99'), 429, 'KS036');
   });
 
   it('the counts are shared by instances over one database', async () => {
