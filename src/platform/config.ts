@@ -36,6 +36,8 @@ export interface Config {
   partnerRateLimitPerMinute: number;
   /** How long a resolved bearer token is reused without reading the token store (0: never). */
   callerCacheMs: number;
+  /** How long SIGTERM may take (in-flight requests and the running job) before the process exits 1 anyway. */
+  shutdownTimeoutMs: number;
   /** How device changes reach devices (operator-api.md "Access devices"). */
   devices: {
     transport: 'sandbox' | 'mqtt';
@@ -127,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: intVar(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
     partnerRateLimitPerMinute: intVar(env, 'PARTNER_RATE_LIMIT_PER_MINUTE', 30, 1),
     callerCacheMs,
+    shutdownTimeoutMs: intVar(env, 'SHUTDOWN_TIMEOUT_MS', 15_000, 100),
     devices: {
       transport,
       mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',

@@ -18,6 +18,8 @@ export interface Storage {
   engine: Engine;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /** Names of the migrations this code knows that the database has not run (read from the database; throws when it is unreachable). */
+  pendingMigrations(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -123,6 +125,10 @@ export async function openStorage(databaseUrl: string, options: StorageOptions =
     engine,
     ping: async () => {
       await sql`select 1`.execute(db);
+    },
+    pendingMigrations: async () => {
+      const migrations = await new Migrator({ db, provider: migrationProvider }).getMigrations();
+      return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
     },
     close: async () => {
       if (closed) return;
