@@ -27,7 +27,7 @@ export async function healthRoutes(app: App, services: Services): Promise<void> 
       await services.storage.ping();
       pending = await services.storage.pendingMigrations();
     } catch {
-      throw errors.upstreamUnavailable('Not ready: the database is not reachable; retry after the Retry-After seconds');
+      throw errors.upstreamUnavailable('Not ready: the service is temporarily unavailable (the database is not reachable); retry after the Retry-After seconds');
     }
     if (pending.length) throw errors.upstreamUnavailable(`Not ready: ${pending.length} database migration(s) have not run`);
     return ok({ status: 'ready' });

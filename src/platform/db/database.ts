@@ -100,9 +100,13 @@ async function openPostgres(url: string, options: StorageOptions): Promise<Kysel
     idleTimeoutMillis: 30_000,
     statement_timeout: 15_000,
   });
-  // An idle client losing its connection must not crash the process.
+  // A client losing its connection must not crash the process: an idle one reports to the pool, one checked out
+  // (between statements of a transaction, say) to this listener; the statement in flight fails with the error anyway.
   pool.on('error', () => {});
-  pool.on('connect', (client) => nameStatements(client));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    nameStatements(client);
+  });
   return new Kysely<Database>({ dialect: new BatchingPostgresDialect(pool, driver.escapeLiteral, { onRoundTrip: options.onRoundTrip }), log: logOf(options) });
 }
 

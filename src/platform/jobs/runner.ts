@@ -41,7 +41,7 @@ interface PassResult {
 const DEFAULT_PAGE = 100;
 const DEFAULT_LEASE_MS = 60_000;
 /** The longest a failing handler waits between polls (real time). */
-export const MAX_POLL_BACKOFF_MS = 30_000;
+export const MAX_POLL_BACKOFF_MS = 5_000;
 
 /** How long a handler skips polls after its `failures`-th failed poll in a row: double its interval per failure, at most MAX_POLL_BACKOFF_MS. */
 export function pollBackoffMs(intervalMs: number, failures: number): number {
