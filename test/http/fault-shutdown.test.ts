@@ -13,7 +13,7 @@ import { openStorage } from '../../src/platform/db/database.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
 import { siteDocument, PORTAL_APP_ID, PORTAL_SECRET } from '../support/fixtures.js';
 import { everyDay } from '../support/catalogue.js';
-import { startMainProcess, type MainProcess } from '../support/main-process.js';
+import { startMainProcess } from '../support/main-process.js';
 import { until } from '../support/delivery-audit.js';
 
 const OPS_TOKEN = 'shutdown-test-ops-token-0123456789abcdef012345';
@@ -60,12 +60,11 @@ function refused(url: string): Promise<boolean> {
 function slowPost(url: string, path: string, token: string, body: unknown) {
   const data = Buffer.from(JSON.stringify(body));
   const cut = Math.floor(data.length / 2);
-  let answer!: Promise<{ status: number; body: any }>;
   const req = http.request(url + path, {
     method: 'POST', agent: false,
     headers: { 'content-type': 'application/json', 'content-length': String(data.length), authorization: `Bearer ${token}` },
   });
-  answer = new Promise((resolve, reject) => {
+  const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
     req.on('response', (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
