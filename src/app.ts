@@ -11,6 +11,7 @@ import type { Services } from './services.js';
 import type { App } from './platform/http/types.js';
 import { errorBody } from './platform/http/envelope.js';
 import { toErrorResponse } from './platform/http/error-mapping.js';
+import { errors } from './platform/errors.js';
 import { opsAuth } from './platform/http/authenticate.js';
 import { securityHeaders } from './platform/http/security-headers.js';
 import { registerCors } from './platform/http/cors.js';
@@ -48,18 +49,30 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
       onCreate: registerStrictFormats,
     },
-    return503OnClosing: true,
+    // Requests arriving while closing are answered by the hook below (the envelope, with Retry-After).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     // X-Forwarded-For only from the proxies TRUST_PROXY names (none by default): the client address counts token failures.
     trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     // Path parameters up to 512 characters reach validation (partner externalUserId: at most 128, else 400).
-    maxParamLength: 512,
+    // A router option: passed under routerOptions (top-level router options are deprecated, FSTDEP022).
+    routerOptions: { maxParamLength: 512 },
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
 
   app.setErrorHandler((err, req, reply) => {
     const res = toErrorResponse(err);
     if (res.internal) req.log.error({ err }, 'request failed');
+    // A header a route already set (e.g. the partner rate limit's Retry-After) is kept.
+    for (const [name, value] of Object.entries(res.headers ?? {})) if (!reply.hasHeader(name)) reply.header(name, value);
     reply.status(res.status).send(res.body);
+  });
+  // Shutting down: a request arriving on a kept-alive connection gets 503 KS004 with Retry-After (in-flight ones finish).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw errors.upstreamUnavailable('The service is shutting down; retry after the Retry-After seconds');
   });
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send(errorBody('KS005', `No route ${req.method} ${req.url.split('?')[0]}`));

@@ -47,6 +47,8 @@ export interface Config {
   trustProxy: boolean | number | string;
   /** Failed app_secret attempts at the token endpoint allowed per window, per app_id and per client address. */
   tokenFailures: { perApp: number; perAddress: number; windowMs: number };
+  /** How long SIGTERM may take (in-flight requests and the running job) before the process exits 1 anyway. */
+  shutdownTimeoutMs: number;
   /** How device changes reach devices (operator-api.md "Access devices"). */
   devices: {
     transport: 'sandbox' | 'mqtt';
@@ -146,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perAddress: intVar(env, 'TOKEN_FAILURES_PER_ADDRESS', 30, 1),
       windowMs: intVar(env, 'TOKEN_FAILURE_WINDOW_SECONDS', 300, 1) * 1000,
     },
+    shutdownTimeoutMs: intVar(env, 'SHUTDOWN_TIMEOUT_MS', 15_000, 100),
     devices: {
       transport,
       mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',

@@ -10,7 +10,7 @@ import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { Revoked, TokenRequest, TokenResponse, WhoAmI } from '../../contract/auth.js';
 import type { Principal } from './principal.js';
 import type { TokenService } from './token-service.js';
-import { isBadCredentials, LockedOut } from './token-attempts.js';
+import { isBadCredentials } from './token-attempts.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,14 +39,7 @@ export async function tokenRoutes(app: App, services: Services): Promise<void> {
     reply.header('cache-control', 'no-store');
     // Brute force: failed app_secret attempts are limited per app_id and per client address (token-attempts.ts).
     const appId = req.body.app_secret !== undefined && typeof req.body.app_id === 'string' && req.body.app_id !== '' ? req.body.app_id : null;
-    if (appId !== null) {
-      try {
-        await services.tokenAttempts.check(appId, req.ip);
-      } catch (err) {
-        if (err instanceof LockedOut) reply.header('retry-after', String(err.retryAfterSeconds));
-        throw err;
-      }
-    }
+    if (appId !== null) await services.tokenAttempts.check(appId, req.ip); // 429 KS036 with Retry-After
     let token;
     try {
       token = await services.tokens.grant(req.body);

@@ -10,8 +10,8 @@ import { errors, ServiceError } from '../../platform/errors.js';
 import type { RateLimiter } from '../../platform/rate-limit.js';
 
 export class LockedOut extends ServiceError {
-  constructor(readonly retryAfterSeconds: number) {
-    super(429, 'KS036', 'Too many failed app_secret attempts; retry after the Retry-After seconds');
+  constructor(retryAfterSeconds: number) {
+    super(429, 'KS036', 'Too many failed app_secret attempts; retry after the Retry-After seconds', undefined, retryAfterSeconds);
   }
 }
 
