@@ -11,7 +11,14 @@ import type { Services } from './services.js';
 import type { App } from './platform/http/types.js';
 import { errorBody } from './platform/http/envelope.js';
 import { clientErrorHandler, toErrorResponse } from './platform/http/error-mapping.js';
+import { errors } from './platform/errors.js';
 import { opsAuth } from './platform/http/authenticate.js';
+import { securityHeaders } from './platform/http/security-headers.js';
+import { registerCors } from './platform/http/cors.js';
+import { registerStrictFormats } from './platform/http/formats.js';
+import { guardQuery } from './platform/http/query.js';
+import { registerJsonBodyParser } from './platform/http/json-body.js';
+import { INSTANT_TEXT } from './platform/time/instant.js';
 import { rejectNulCharacters } from './platform/http/nul-guard.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
@@ -35,15 +42,22 @@ export interface BuildAppOptions {
 }
 
 export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<App> {
+  const { trustProxy } = services.config;
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: false }),
     bodyLimit: services.config.bodyLimitBytes,
-    ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
-    return503OnClosing: true,
+    ajv: {
+      customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
+      onCreate: registerStrictFormats,
+    },
+    // Requests arriving while closing are answered by the hook below (the envelope, with Retry-After).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
-    trustProxy: true,
+    // X-Forwarded-For only from the proxies TRUST_PROXY names (none by default): the client address counts token failures.
+    trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     // Path parameters up to 512 characters reach validation (partner externalUserId: at most 128, else 400).
-    maxParamLength: 512,
+    // A router option: passed under routerOptions (top-level router options are deprecated, FSTDEP022).
+    routerOptions: { maxParamLength: 512 },
     // Router and HTTP-parser errors (bad percent-encoding, an overlong parameter, headers over the limit) get the envelope too.
     frameworkErrors: (err, _req, reply) => {
       const res = toErrorResponse(err);
@@ -55,17 +69,35 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   app.setErrorHandler((err, req, reply) => {
     const res = toErrorResponse(err);
     if (res.internal) req.log.error({ err }, 'request failed');
+    // A header a route already set (e.g. the partner rate limit's Retry-After) is kept.
+    for (const [name, value] of Object.entries(res.headers ?? {})) if (!reply.hasHeader(name)) reply.header(name, value);
     reply.status(res.status).send(res.body);
+  });
+  // Shutting down: a request arriving on a kept-alive connection gets 503 KS004 with Retry-After (in-flight ones finish).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw errors.upstreamUnavailable('The service is shutting down; retry after the Retry-After seconds');
   });
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send(errorBody('KS005', `No route ${req.method} ${req.url.split('?')[0]}`));
   });
+  // Security headers and the CORS policy on every answer (platform/http: security-headers.ts, cors.ts).
+  app.addHook('onSend', securityHeaders());
+  registerCors(app, services.config.corsOrigins);
+
+  // Bracket array parameters, repeated single-valued ones, non-decimal numbers (platform/http/query.ts).
+  app.addHook('preValidation', guardQuery);
 
   // No field may contain U+0000 (PostgreSQL text cannot hold it): 400 before any route runs.
   app.addHook('preValidation', rejectNulCharacters);
 
   // JSON (and form-encoded, for the OAuth-style token endpoint) only: anything else is 415.
   app.removeContentTypeParser('text/plain');
+  // An empty or whitespace-only JSON body counts as no body (platform/http/json-body.ts).
+  registerJsonBodyParser(app);
   await app.register(formbody);
   await app.register(swagger, {
     openapi: {
@@ -73,7 +105,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       info: {
         title: 'Room and Desk Booking Service',
         version: API_VERSION,
-        description: 'Public booking API plus the operator (ops) surface. Every JSON response except the token endpoint is enveloped as {code, success, message, data, meta?}.',
+        description:
+          'Public booking API plus the operator (ops) surface. Every JSON response except the token endpoint is enveloped as {code, success, message, data, meta?}. ' +
+          `Request date-times (format date-time) must be ${INSTANT_TEXT}: seconds may be left out (they are dropped anyway), a leap second (:60) is refused.`,
       },
       servers: [{ url: services.config.publicBaseUrl }],
       components: {

@@ -1,10 +1,14 @@
 /**
  * Entry point for `npm start`: loads configuration, opens the database (running
  * migrations), applies the demo site when asked, serves HTTP, and shuts down
- * gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close
- * the database).
+ * gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests and the
+ * running job, close the database; exit 0, or 1 past SHUTDOWN_TIMEOUT_MS).
+ *
+ * The start-up banner is the first thing on stdout: log lines written while
+ * starting are held and follow it.
  */
-import pino from 'pino';
+import { Writable } from 'node:stream';
+import { createLogger } from './platform/logging.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { openStorage } from './platform/db/database.js';
 import { createServices } from './services.js';
@@ -22,7 +26,9 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = pino({ level: config.logLevel });
+  const held = new HeldOutput(process.stdout);
+  process.once('exit', () => held.release());
+  const logger = createLogger({ level: config.logLevel }, held);
   const storage = await openStorage(config.databaseUrl);
   const services = await createServices(config, storage, undefined, {
     onError: (err) => logger.error({ err }, 'background worker failed'),
@@ -39,6 +45,7 @@ async function main(): Promise<void> {
   // PORT=0 picks a free port: links the service hands out (payment pages) use the one it got.
   if (config.port === 0 && !process.env.PUBLIC_BASE_URL) config.publicBaseUrl = url;
   printBanner({ url, config, demo });
+  held.release();
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -48,7 +55,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => {
       logger.error('shutdown took too long; exiting');
       process.exit(1);
-    }, 15_000);
+    }, config.shutdownTimeoutMs);
     force.unref();
     try {
       await app.close();
@@ -68,11 +75,11 @@ async function main(): Promise<void> {
 function printBanner(p: { url: string; config: ReturnType<typeof loadConfig>; demo: { appId: string; appSecret: string } | null }): void {
   const { url, config, demo } = p;
   const lines = [
-    '',
     `Room and Desk Booking Service listening on ${url}`,
     `  environment:   ${config.env}`,
     `  database:      ${config.engine === 'postgres' ? 'PostgreSQL' : `SQLite (${config.databaseUrl})`}`,
     `  API reference: ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
+    `  token:         POST ${url}/auth/accessToken`,
     `  ops token:     ${config.opsTokenGenerated ? config.opsToken : '(from OPS_TOKEN)'}`,
   ];
   if (demo) {
@@ -86,6 +93,31 @@ function printBanner(p: { url: string; config: ReturnType<typeof loadConfig>; de
   }
   lines.push('');
   process.stdout.write(lines.join('\n') + '\n');
+}
+
+/** Holds what is written until `release()`, then writes it and passes everything through. */
+class HeldOutput extends Writable {
+  private chunks: Buffer[] | null = [];
+
+  constructor(private readonly out: NodeJS.WritableStream) {
+    super();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+    if (this.chunks) {
+      this.chunks.push(chunk);
+      done();
+    } else {
+      this.out.write(chunk, done);
+    }
+  }
+
+  release(): void {
+    if (!this.chunks) return;
+    const chunks = this.chunks;
+    this.chunks = null;
+    for (const c of chunks) this.out.write(c);
+  }
 }
 
 main().catch((err) => {

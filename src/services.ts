@@ -55,6 +55,8 @@ import { VisitorService } from './modules/visitors/visitor-service.js';
 import { VisitorAccessSource } from './modules/visitors/visitor-access.js';
 import { FeedRepository } from './modules/calendar-sync/feed-repository.js';
 import { RoomFeedService } from './modules/calendar-sync/feed-service.js';
+import { UrlGuard } from './platform/net/url-guard.js';
+import { TokenAttempts } from './modules/auth/token-attempts.js';
 
 export interface Services {
   config: Config;
@@ -99,6 +101,10 @@ export interface Services {
   roomFeeds: RoomFeedService;
   /** All background work: lifecycle steps, webhook deliveries, token purge, device sync, visitor expiry. */
   jobs: JobRunner;
+  /** Failed app_secret attempts per app_id and per client address (the token endpoint's brute-force limit). */
+  tokenAttempts: TokenAttempts;
+  /** The SSRF guard of webhook addresses (at apply and at connect time); tests replace its `resolve`. */
+  urlGuard: UrlGuard;
   /** Starts the background work (the job runner). */
   startWorkers(): void;
   /** Stops background work (the clock poller and the job runner, letting in-flight work finish). */
@@ -150,9 +156,10 @@ export async function createServices(config: Config, storage: Storage, realClock
   });
   const lifecycle = new Lifecycle({ timers: timerRepo, steps: new LifecycleSteps({ bookings: bookingChanges, timers: timerRepo }) });
   const deliveryRepo = new DeliveryRepository(storage.db);
+  const urlGuard = new UrlGuard({ enforce: config.env === 'production' });
   const jobs = new JobRunner({ clock: serviceClock, realClock, onError });
   jobs.register(lifecycle.job());
-  jobs.register(deliveryJob({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, timeoutMs: config.webhookTimeoutMs }));
+  jobs.register(deliveryJob({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, timeoutMs: config.webhookTimeoutMs, urlGuard }));
   jobs.register(tokenPurgeJob(tokens, realClock));
   jobs.register(payments.job());
   jobs.register(payments.nudgeJob());
@@ -234,6 +241,11 @@ export async function createServices(config: Config, storage: Storage, realClock
     }),
     roomFeeds,
     jobs,
+    urlGuard,
+    tokenAttempts: new TokenAttempts(
+      new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perApp, config.tokenFailures.windowMs),
+      new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
+    ),
     startWorkers: () => {
       void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));
       jobs.start();

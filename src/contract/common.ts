@@ -13,9 +13,12 @@ export const DateTime = (description?: string) =>
 export const IdParams = Type.Object({ id: ObjectId('24-character hexadecimal id') });
 export type IdParams = Static<typeof IdParams>;
 
+/** The largest `offset` of a paginated list. */
+export const MAX_OFFSET = 1_000_000;
+
 export const Pagination = {
   limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 3000, description: 'Page size, 0-3000 (default 100)' })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Items to skip (default 0)' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, description: `Items to skip, 0-${MAX_OFFSET} (default 0)` })),
 };
 
 /** A querystring of paging only. */

@@ -13,12 +13,26 @@ export const ClockState = Type.Object({
 });
 export type ClockState = Static<typeof ClockState>;
 
+/** 100 years of 365.25 days, in minutes: the longest move of the sandbox clock. */
+export const CLOCK_MAX_ADVANCE_MINUTES = 52_596_000;
+
 export const ClockMove = Type.Object(
   {
-    advanceMinutes: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Move forward by this many minutes' })),
-    set: Type.Optional(DateTime('Move forward to this instant (never earlier than now)')),
+    advanceMinutes: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: CLOCK_MAX_ADVANCE_MINUTES,
+        description: `Move forward by this many minutes (more than 0, at most ${CLOCK_MAX_ADVANCE_MINUTES} = 100 years)`,
+      }),
+    ),
+    set: Type.Optional(
+      DateTime('Move forward to this instant: never earlier than now, at most 100 years ahead of the machine clock'),
+    ),
+    reset: Type.Optional(
+      Type.Literal(true, { description: 'Drop the offset back to 0 (service time = machine time); the one backward move' }),
+    ),
   },
-  { additionalProperties: false, description: 'Exactly one of advanceMinutes or set' },
+  { additionalProperties: false, description: 'Exactly one of advanceMinutes, set or reset' },
 );
 export type ClockMove = Static<typeof ClockMove>;
 

@@ -30,12 +30,25 @@ export interface Config {
   logLevel: string;
   /** Largest accepted request body, in bytes. */
   bodyLimitBytes: number;
+  /** Largest site document POST /ops/v1/apply accepts, in bytes (APPLY_BODY_LIMIT_BYTES). */
+  applyBodyLimitBytes: number;
   /** How long a webhook receiver has to answer. */
   webhookTimeoutMs: number;
   /** Partner member requests per app per 60 s (the specification's 30; raise it only for load tests). */
   partnerRateLimitPerMinute: number;
   /** How long a resolved bearer token is reused without reading the token store (0: never). */
   callerCacheMs: number;
+  /** Origins allowed to call the API from a browser (CORS_ORIGINS, comma-separated); empty: CORS closed. */
+  corsOrigins: string[];
+  /**
+   * Which proxies' X-Forwarded-For is believed (TRUST_PROXY): false (default: the
+   * socket's address is the client's), a hop count, or comma-separated addresses/CIDRs.
+   */
+  trustProxy: boolean | number | string;
+  /** Failed app_secret attempts at the token endpoint allowed per window, per app_id and per client address. */
+  tokenFailures: { perApp: number; perAddress: number; windowMs: number };
+  /** How long SIGTERM may take (in-flight requests and the running job) before the process exits 1 anyway. */
+  shutdownTimeoutMs: number;
   /** How device changes reach devices (operator-api.md "Access devices"). */
   devices: {
     transport: 'sandbox' | 'mqtt';
@@ -124,9 +137,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokens,
     logLevel: env.LOG_LEVEL || 'info',
     bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES', 15 * 1024 * 1024, 1024),
+    applyBodyLimitBytes: intVar(env, 'APPLY_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024),
     webhookTimeoutMs: intVar(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
     partnerRateLimitPerMinute: intVar(env, 'PARTNER_RATE_LIMIT_PER_MINUTE', 30, 1),
     callerCacheMs,
+    corsOrigins: parseOrigins(env.CORS_ORIGINS),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    tokenFailures: {
+      perApp: intVar(env, 'TOKEN_FAILURES_PER_APP', 10, 1),
+      perAddress: intVar(env, 'TOKEN_FAILURES_PER_ADDRESS', 30, 1),
+      windowMs: intVar(env, 'TOKEN_FAILURE_WINDOW_SECONDS', 300, 1) * 1000,
+    },
+    shutdownTimeoutMs: intVar(env, 'SHUTDOWN_TIMEOUT_MS', 15_000, 100),
     devices: {
       transport,
       mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',
@@ -137,6 +159,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
+/** CORS_ORIGINS: comma-separated origins (scheme://host[:port], no path); "*" is refused (list the origins). */
+function parseOrigins(raw: string | undefined): string[] {
+  const out: string[] = [];
+  for (const item of (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    let origin: string | null = null;
+    try {
+      const u = new URL(item);
+      if ((u.protocol === 'https:' || u.protocol === 'http:') && u.origin === item.replace(/\/$/, '')) origin = u.origin;
+    } catch {
+      origin = null;
+    }
+    if (!origin) throw new ConfigError(`CORS_ORIGINS must list origins like https://app.example.com (no path, no "*"), got "${item}"`);
+    if (!out.includes(origin)) out.push(origin);
+  }
+  return out;
+}
+
 export function isSandbox(env: BookingEnv): boolean {
   return env === 'development' || env === 'uat';
+}
+
+/** TRUST_PROXY: empty or `false` → false; `true` → every hop; a whole number → that many hops; else addresses/CIDRs. */
+function parseTrustProxy(value: string | undefined): boolean | number | string {
+  const v = (value ?? '').trim();
+  if (v === '' || v === 'false') return false;
+  if (v === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v;
 }

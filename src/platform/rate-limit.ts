@@ -22,6 +22,18 @@ export class RateLimiter {
     private readonly windowMs: number,
   ) {}
 
+  /** Whether the key has used up its window already (nothing counted). */
+  async peek(key: string): Promise<RateDecision> {
+    const now = this.realClock.now();
+    const windowStart = now - (now % this.windowMs);
+    const count = await this.repo.count(key, windowStart);
+    return {
+      allowed: count < this.limit,
+      count,
+      retryAfterSeconds: Math.max(1, Math.ceil((windowStart + this.windowMs - now) / 1000)),
+    };
+  }
+
   async hit(key: string): Promise<RateDecision> {
     const now = this.realClock.now();
     const windowStart = now - (now % this.windowMs);

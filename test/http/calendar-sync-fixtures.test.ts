@@ -58,7 +58,7 @@ describe('Google', () => {
     const rows = async () => {
       const res = await c.svc.request('GET', `/meetings?limit=1000&from=${encodeURIComponent(c.t('00:00', 1))}&to=${encodeURIComponent(c.t('00:00', 40))}`, { token: c.portal });
       expect(res.status, res.text).toBe(200);
-      return res.body.data.filter((r: any) => r._id === series.meetingId).map((r: any) => r.startDateTime);
+      return res.body.data.filter((r: any) => r._id === series.meetingId && r.status !== 'cancelled').map((r: any) => r.startDateTime);
     };
     expect(await rows()).toEqual([iso('07:00', k), iso('07:00', k + 7), iso('07:00', k + 14), iso('07:00', k + 21)]);
     const moved = await c.sendOk(loadItip('google-instance-move.ics', { ...vars, RECURRENCE_ID: local('07:00', k + 7), START: local('09:00', k + 8), END: local('10:00', k + 8) }));
@@ -66,6 +66,9 @@ describe('Google', () => {
     const gone = await c.sendOk(loadItip('google-instance-cancel.ics', { ...vars, SEQ: '2', RECURRENCE_ID: local('07:00', k + 14), START: local('07:00', k + 14), END: local('08:00', k + 14) }));
     expect(gone).toMatchObject({ outcome: 'cancelled', status: 'active' });
     expect(await rows()).toEqual([iso('07:00', k), iso('09:00', k + 8), iso('07:00', k + 21)]);
+    // The deleted occurrence is still listed, as cancelled.
+    const all = await c.svc.request('GET', `/meetings?limit=1000&statuses=cancelled&from=${encodeURIComponent(c.t('00:00', 1))}&to=${encodeURIComponent(c.t('00:00', 40))}`, { token: c.portal });
+    expect(all.body.data.filter((r: any) => r._id === series.meetingId).map((r: any) => [r.startDateTime, r.status])).toEqual([[iso('07:00', k + 14), 'cancelled']]);
   });
 });
 

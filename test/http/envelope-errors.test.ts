@@ -45,9 +45,12 @@ describe('error envelope', () => {
       expectError(res, 400, 'KS001');
     });
 
-    it('empty JSON body → 400 KS001', async () => {
-      const res = await svc.request('POST', '/auth/accessToken', { raw: '', headers: { 'content-type': 'application/json' } });
-      expectError(res, 400, 'KS001');
+    it('empty JSON body where a body is required → 400 KS001 "body must be a JSON object"', async () => {
+      for (const raw of ['', '  \n']) {
+        const res = await svc.request('POST', '/auth/accessToken', { raw, headers: { 'content-type': 'application/json' } });
+        expectError(res, 400, 'KS001');
+        expect(res.body.message).toEqual(['body must be a JSON object']);
+      }
     });
 
     it('wrong content type (text/plain) to a JSON route → 415 enveloped', async () => {

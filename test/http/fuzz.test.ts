@@ -29,45 +29,8 @@ import type { Pools } from '../support/fuzz/values.js';
 const SEED = Number(process.env.FUZZ_SEED ?? 16_2026);
 const TOTAL_RUNS = Number(process.env.FUZZ_RUNS ?? 2_000);
 
-/**
- * TEMPORARY (issue 16): failures other helpers are fixing on their branches, skipped
- * so the fuzzer keeps going past them. One line each, with its reproduction.
- * Remove after merging those branches.
- */
-interface Known {
-  note: string;
-  matches(op: Operation, req: FuzzRequest, v: Verdict): boolean;
-  /** Puts the world back after a failure that leaves state broken. */
-  recover?(w: World): Promise<void>;
-}
-const requestText = (req: FuzzRequest) => `${req.query.map(([k, v]) => `${k}=${v}`).join('&')} ${req.body.kind === 'text' ? req.body.text : ''}`;
-const IMPOSSIBLE_INSTANT = /:60(?:[.Z+-]|$)|T24:00|-02-(?:29|3\d)T|-04-31T|-13-\d\dT|-00-\d\dT|\b(?:0000|99999|\+275760)-|[+-](?:24|14):0[01]\b|-12:59\b/;
-const KNOWN: Known[] = [
-  // helper "inputs": GET /meeting-rooms/{id}?from=2030-12-31T23:59:60Z → 500 KS004 (also /desks/{id}, POST /meetings, visitors, …): impossible instants must be 400.
-  { note: 'impossible instant → 500 (inputs)', matches: (_op, req, v) => v.kind === '500' && IMPOSSIBLE_INSTANT.test(requestText(req)) },
-  // helper "inputs": GET /ops/v1/webhooks/{id}/deliveries?limit=Infinity → 500 KS004 (also 1e309 on /desks, /meetings): numeric query bounds.
-  { note: 'non-finite or huge numeric query → 500 (inputs)', matches: (_op, req, v) => v.kind === '500' && req.query.some(([k, x]) => /^(limit|offset|minCapacity)/.test(k) && !/^\d{1,4}$/.test(x)) },
-  // helper "inputs": POST /ops/v1/clock {"advanceMinutes":100000000000} → 500 KS004 and a poisoned offset (also 9007199254740992, 1e308, set: year 99999).
-  {
-    note: 'clock moved out of range → 500 (inputs)',
-    matches: (op, _req, v) => op.key === 'POST /ops/v1/clock' && v.kind === '500',
-    recover: restoreClock,
-  },
-  // helper "inputs": POST /ops/v1/clock {"set":"9999-12-31T23:59:59Z"} → 200, the clock ~8000 years ahead (then "now" leaves the date-time format: "+010000-01-01T…").
-  { note: 'clock accepted a move beyond 100 years (inputs)', matches: (op, _req, v) => op.key === 'POST /ops/v1/clock' && v.kind === 'clock-range', recover: restoreClock },
-  // helper "inputs": GET /meeting-rooms/{id}?from=9999-12-31T23:59:59Z → 200 with calendar.to "+010000-01-…" (not a date-time): time windows need a sane range.
-  { note: 'far-future window → 2xx off the date-time format (inputs)', matches: (_op, req, v) => v.kind === 'schema' && /format "date-time"/.test(v.detail) && /\b9999-|[+-]\d{6}-/.test(requestText(req)) },
-];
-
 /** How far the sandbox clock may run ahead (the issue asks for a ±100 years bound). */
 const CLOCK_RANGE_MS = 100 * 365.25 * 86_400_000;
-
-/** TEMPORARY with KNOWN: puts back the clock offset a refused huge move left broken (no API can, yet). */
-let saneOffsetMs = 0;
-async function restoreClock(w: World): Promise<void> {
-  await w.svc.services.settings.set('sandbox_clock_offset_ms', String(saneOffsetMs));
-  w.svc.services.sandboxClock.clock.setOffset(saneOffsetMs);
-}
 
 interface Outcome {
   verdict: Verdict | null;
@@ -79,7 +42,6 @@ describe('fuzz: every route of the OpenAPI document', () => {
   let ops: Operation[];
   let codes: Set<string>;
   const schemas = new ResponseSchemas();
-  const knownHits = new Map<string, number>();
   let bigBody: string | undefined;
   /** Responses by operation and status (printed with FUZZ_STATS=1: does the fuzzer reach past validation?). */
   const stats: Record<string, Record<number, number>> = {};
@@ -144,7 +106,6 @@ describe('fuzz: every route of the OpenAPI document', () => {
     // Work an earlier request queued (a delivery attempt, a device sync) finishes before the snapshot.
     await w.svc.services.jobs.drain(undefined, 10_000);
     const before = await stateSnapshot(db);
-    saneOffsetMs = w.svc.services.sandboxClock.clock.offsetMs;
     const res = await send(op, req);
     if (res instanceof Error) {
       // The client could not send it (fetch refuses a NUL in a header value): nothing reached the service.
@@ -222,12 +183,6 @@ describe('fuzz: every route of the OpenAPI document', () => {
       const prop = fc.asyncProperty(requestArb(op, pools, examples[op.key] ?? []), async (req) => {
         const { verdict } = await exercise(op, req);
         if (!verdict) return;
-        const known = KNOWN.find((k) => k.matches(op, req, verdict));
-        if (known) {
-          knownHits.set(known.note, (knownHits.get(known.note) ?? 0) + 1);
-          await known.recover?.(w);
-          return;
-        }
         throw new Error(`[${verdict.kind}] ${verdict.detail}\n  request: ${describeRequest(req)}`);
       });
       const result = await fc.check(prop, { seed, numRuns: perOp });
@@ -239,8 +194,7 @@ describe('fuzz: every route of the OpenAPI document', () => {
       }
     }
     const secs = ((Date.now() - started) / 1000).toFixed(1);
-    console.log(`fuzz: ${ops.length} operations x ${perOp} runs, seeds ${SEED}..${SEED + ops.length - 1}, ${secs}s` +
-      (knownHits.size ? `; skipped known: ${[...knownHits].map(([n, c]) => `${c}x ${n}`).join(' | ')}` : ''));
+    console.log(`fuzz: ${ops.length} operations x ${perOp} runs, seeds ${SEED}..${SEED + ops.length - 1}, ${secs}s`);
     if (process.env.FUZZ_STATS) {
       for (const [k, v] of Object.entries(stats)) console.log(`  ${k}: ${JSON.stringify(v)}`);
       for (const [k, v] of Object.entries(samples)) console.log(`  ${k}\n    ${[...v].join('\n    ')}`);

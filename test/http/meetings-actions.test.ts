@@ -66,7 +66,9 @@ describe('POST /meetings/{id}/cancel', () => {
 
   it('by a project admin without the PIN; an attendee without the PIN may not', async () => {
     const m = await c.bookRoom('alice', 'r3', '09:00', '10:00', { attendees: [{ email: 'carol@example.com' }] }, 1);
-    expectError(await c.action('carol', m._id, 'cancel'), 404, 'MEETING_003');
+    const byAttendee = await c.action('carol', m._id, 'cancel');
+    expectError(byAttendee, 404, 'MEETING_003');
+    expect(byAttendee.body.message).toBe('As an attendee you may not cancel this booking: only its organizer or a project admin may, or a caller who sends its pinCode');
     const res = accepted(await c.action('bob', m._id, 'cancel'));
     expect(res.status).toBe('cancelled');
     expect(res.histories[1]).toMatchObject({ action: 'cancel', by: c.id('bob') });
@@ -209,6 +211,8 @@ describe('POST /meetings/{id}/check-in', () => {
       }
       expectError(await c.action('viewer', lock._id, 'check-in', { pinCode: lock.pinCode }), 429, 'MEETING_039');
       expectError(await c.action('eve', lock._id, 'check-in', { pinCode: lock.pinCode }), 429, 'MEETING_039');
+      // A wrong PIN gets the same answer: a locked PIN tells nothing about the guess.
+      expectError(await c.action('eve', lock._id, 'check-in', { pinCode: wrongPin(lock.pinCode) }), 429, 'MEETING_039');
       expect(okData(await c.get('alice', lock._id)).status).toBe('active');
       const patched = await c.patch('alice', lock._id, { pinCode: '7777' });
       expect(patched.status, patched.text).toBe(200);

@@ -430,3 +430,88 @@ describe('demo site', () => {
     }
   });
 });
+
+/** A site with `users` users (each a member of one project) and half as many desks. */
+function largeSite(users: number, prefix = 'big'): any {
+  return {
+    brands: [{ key: `${prefix}-brand`, name: 'Big' }],
+    projects: [{ key: `${prefix}-p`, brand: `${prefix}-brand`, name: 'Big tower', timezone: 'Asia/Bangkok', currency: 'THB' }],
+    zones: [{ key: `${prefix}-z`, project: `${prefix}-p`, name: 'Z' }],
+    floors: [{ key: `${prefix}-f`, zone: `${prefix}-z`, name: 'F' }],
+    desks: Array.from({ length: users / 2 }, (_, i) => ({ key: `${prefix}-d${i}`, floor: `${prefix}-f`, name: `Desk ${i}` })),
+    users: Array.from({ length: users }, (_, i) => ({
+      key: `${prefix}-u${i}`, name: `User ${i}`, email: `${prefix}-u${i}@example.com`, memberships: [{ project: `${prefix}-p` }],
+    })),
+  };
+}
+
+describe('POST /ops/v1/apply: size limits and a large document', () => {
+  it('keeps answering other requests while a large document is written, and writes all of it', async () => {
+    let applied = false;
+    let health: Promise<{ status: number; appliedBefore: boolean }> | undefined;
+    const svc: TestService = await startTestService({
+      noWorkers: true,
+      onQuery: (sql) => {
+        // The first user row is being written: the document is parsed, checked and planned, the transaction is open.
+        if (health === undefined && /^insert into "users"/.test(sql)) {
+          health = httpRequest(svc.url, 'GET', '/healthz').then((res) => ({ status: res.status, appliedBefore: applied }));
+        }
+      },
+    });
+    try {
+      svc.services.site.onApplied(() => { applied = true; });
+      const res = await svc.ops('POST', '/ops/v1/apply', largeSite(8000));
+      expect(res.status).toBe(200);
+      expect(health).toBeDefined();
+      // /healthz was answered while the apply was still writing, not after it committed.
+      expect(await health).toEqual({ status: 200, appliedBefore: false });
+      const db = svc.services.storage.db;
+      const count = async (t: 'users' | 'desks' | 'memberships') =>
+        Number((await db.selectFrom(t).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      expect([await count('users'), await count('desks'), await count('memberships')]).toEqual([8000, 4000, 8000]);
+      // Applying it again is still idempotent.
+      const before = await snapshot(svc);
+      expect((await svc.ops('POST', '/ops/v1/apply', largeSite(8000))).status).toBe(200);
+      expect(await snapshot(svc)).toEqual(before);
+    } finally {
+      await svc.close();
+    }
+  }, 120_000);
+
+  it('refuses a document over APPLY_BODY_LIMIT_BYTES with 413 KS001 and changes nothing; other routes keep BODY_LIMIT_BYTES', async () => {
+    const svc = await startTestService({ noWorkers: true, env: { APPLY_BODY_LIMIT_BYTES: String(200 * 1024) } });
+    try {
+      const small = await svc.ops('POST', '/ops/v1/apply', exampleDocument());
+      expect(small.status).toBe(200);
+      const before = await snapshot(svc);
+      const big = largeSite(2000);
+      expect(JSON.stringify(big).length).toBeGreaterThan(200 * 1024);
+      const res = await svc.ops('POST', '/ops/v1/apply', big);
+      expect(res.status).toBe(413);
+      expect(res.body).toMatchObject({ code: 'KS001', success: false, message: [expect.any(String)] });
+      expect(await snapshot(svc)).toEqual(before);
+      // The same size elsewhere is not refused for its size (the global limit is 15 MiB).
+      const other = await svc.request('POST', '/auth/accessToken', { body: { padding: 'x'.repeat(300 * 1024) } });
+      expect(other.status).not.toBe(413);
+      // The limit is documented.
+      const spec = (await svc.request('GET', '/openapi.json')).body;
+      expect(spec.paths['/ops/v1/apply'].post.description).toContain('APPLY_BODY_LIMIT_BYTES');
+      expect(spec.paths['/ops/v1/apply'].post.responses['413']).toBeDefined();
+    } finally {
+      await svc.close();
+    }
+  });
+
+  it('refuses a section with more entries than one document may hold (400 KS001 naming it) and changes nothing', async () => {
+    const svc = await startTestService({ noWorkers: true });
+    try {
+      const before = await snapshot(svc);
+      const brands = Array.from({ length: 25_001 }, (_, i) => ({ key: `b${i}`, name: 'B' }));
+      const msgs = expectKs001(await svc.ops('POST', '/ops/v1/apply', { brands }));
+      expect(msgs).toEqual(['brands holds 25001 entries; one document may hold at most 25000 (apply the rest in another document)']);
+      expect(await snapshot(svc)).toEqual(before);
+    } finally {
+      await svc.close();
+    }
+  });
+});

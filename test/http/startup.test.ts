@@ -6,6 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { httpRequest } from '../support/test-service.js';
+import { startMainProcess, type MainProcess } from '../support/main-process.js';
+import { until } from '../support/delivery-audit.js';
 
 function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 30_000): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -70,5 +72,37 @@ describe('npm start', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+  });
+});
+
+describe('npm start without the demo app: the banner comes first', () => {
+  let db: TestDatabase;
+  let svc: MainProcess | undefined;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    svc = await startMainProcess({
+      database: db, opsToken: 'startup-ops-token-0123456789abcdef0123456789', secretsKey: 'b2'.repeat(32), env: { LOG_LEVEL: 'info', DEMO: '0' },
+    });
+    // The first log line (Fastify's "Server listening") is written after the banner.
+    await until('a log line', () => svc!.stdout().includes('"level"'), 15_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    await svc?.kill('SIGKILL');
+    await db.drop();
+  });
+
+  it('prints the banner before any log line, naming the token endpoint', () => {
+    const lines = svc!.stdout().split('\n');
+    expect(lines[0]).toBe(`Room and Desk Booking Service listening on ${svc!.url}`);
+    const firstLog = lines.findIndex((l) => l.startsWith('{'));
+    const token = lines.findIndex((l) => l.includes(`POST ${svc!.url}/auth/accessToken`));
+    expect(token).toBeGreaterThan(0);
+    expect(firstLog).toBeGreaterThan(token);
+  });
+
+  it('prints no deprecation warning (FSTDEP022: router options passed under routerOptions)', () => {
+    expect(svc!.stderr()).not.toMatch(/FSTDEP|DeprecationWarning|FastifyWarning/);
   });
 });

@@ -18,6 +18,9 @@ export interface MainProcess {
   child: ChildProcess;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
+  /** What it wrote to stdout alone, and to stderr alone. */
+  stdout(): string;
+  stderr(): string;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<HttpResult<T>>;
   /** An ops call with the process's OPS_TOKEN. */
   ops<T = any>(method: string, path: string, body?: unknown): Promise<HttpResult<T>>;
@@ -52,8 +55,16 @@ export async function startMainProcess(o: MainProcessOptions): Promise<MainProce
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => {
+    out += c.toString();
+    stdout += c.toString();
+  });
+  child.stderr!.on('data', (c: Buffer) => {
+    out += c.toString();
+    stderr += c.toString();
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
@@ -79,6 +90,8 @@ export async function startMainProcess(o: MainProcessOptions): Promise<MainProce
     url,
     child,
     output: () => out,
+    stdout: () => stdout,
+    stderr: () => stderr,
     request: (method, path, options) => httpRequest(url, method, path, options),
     ops: (method, path, body) => httpRequest(url, method, path, { body, token: o.opsToken }),
     kill: async (signal = 'SIGKILL') => {

@@ -581,3 +581,16 @@ describe('DST-change days in Europe/London', () => {
     expect(checkBookingWindow({ ...input, start: utc('2026-03-29T00:30:00Z'), end: utc('2026-03-30T08:30:00Z') }).ok).toBe(true);
   });
 });
+
+describe('resolveTimePeriod with a start at local midnight after the period', () => {
+  it('a period already over by now is not open (null: OPERATING_HOURS), not a lead-time refusal', () => {
+    const midnight = at('2026-06-01T00:00');
+    const now = at('2026-06-01T12:30');
+    expect(resolveTimePeriod({ start: midnight, period: 'morning', timeZone: TZ, config: OFFICE, now })).toBeNull();
+    expect(resolveTimePeriod({ start: midnight, period: 'morning', timeZone: TZ, config: OFFICE, now: at('2026-06-01T11:59') }))
+      .toEqual({ start: at('2026-06-01T08:00'), end: at('2026-06-01T12:00') });
+    // The afternoon of that day is still open; tomorrow's morning too.
+    expect(resolveTimePeriod({ start: midnight, period: 'afternoon', timeZone: TZ, config: OFFICE, now })).not.toBeNull();
+    expect(resolveTimePeriod({ start: at('2026-06-02T00:00'), period: 'morning', timeZone: TZ, config: OFFICE, now })).not.toBeNull();
+  });
+});

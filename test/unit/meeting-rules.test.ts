@@ -100,3 +100,38 @@ describe('closed asset statuses', () => {
     expect(['active', 'inactive', 'in-used', 'reserved', 'suspended'].filter((s) => isClosedStatus('desk', s))).toEqual(['inactive', 'suspended']);
   });
 });
+
+describe('MEETING_003 says why the caller needs a PIN', () => {
+  const attendee: Caller = { isOrganizer: false, isAttendee: true, isProjectAdmin: false };
+  const msg = (e: { message: unknown } | null) => String(e?.message);
+  it('a stranger checking in is neither organizer nor attendee', () => {
+    const r = checkInRefusal(meeting(), stranger, { now: start, preStartMinutes: 15, timeZone: tz });
+    expect(r).toMatchObject({ status: 404, code: 'MEETING_003' });
+    expect(msg(r)).toBe('You are neither the organizer nor an attendee of this booking; send its pinCode to check in');
+  });
+  it('an attendee is not told they are no attendee when cancelling, checking out or editing', () => {
+    const refusals = [
+      cancelRefusal(meeting(), attendee, start),
+      checkOutRefusal(meeting({ status: 'checked-in' }), attendee),
+      updateRefusal(meeting(), attendee, { movesStart: false, changesTimes: false, organizerBlocked: false }),
+    ];
+    expect(refusals.map(code)).toEqual(['MEETING_003', 'MEETING_003', 'MEETING_003']);
+    expect(refusals.map(msg)).toEqual([
+      'As an attendee you may not cancel this booking: only its organizer or a project admin may, or a caller who sends its pinCode',
+      'As an attendee you may not check out this booking: only its organizer or a project admin may, or a caller who sends its pinCode',
+      'As an attendee you may not edit this booking: only its organizer or a project admin may, or a caller who sends its pinCode',
+    ]);
+    for (const r of refusals) expect(msg(r)).not.toContain('nor an attendee');
+  });
+  it('a stranger cancelling is told who may', () => {
+    expect(msg(cancelRefusal(meeting(), stranger, start))).toBe(
+      'You are neither the organizer of this booking nor a project admin: send its pinCode to cancel it',
+    );
+  });
+  it('a locked PIN answers 429 MEETING_039 for a wrong PIN as for the right one', () => {
+    const locked = meeting({ pinFailures: PIN_LOCK_THRESHOLD });
+    for (const pinMatches of [true, false]) {
+      expect(code(cancelRefusal(locked, { ...stranger, pinMatches }, start))).toBe('MEETING_039');
+    }
+  });
+});

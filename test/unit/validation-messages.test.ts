@@ -16,9 +16,53 @@ describe('validation messages', () => {
     expect(messages).toEqual([
       'query.projectId is required',
       'query.limit must be <= 3000',
-      'query.startDateTime must be an ISO 8601 date-time with a timezone offset',
+      'query.startDateTime must be an ISO 8601 date-time with a timezone offset (YYYY-MM-DDTHH:MM[:SS[.sss]] then Z or ±HH:MM; a real date, no leap second)',
       'query.items[0].type must be one of: a, b',
     ]);
+  });
+
+  it('collapses a bad value of a union of literals (anyOf of const) into one message', () => {
+    const branch = (i: number, value: string) => ({
+      instancePath: '/type', schemaPath: `#/properties/type/anyOf/${i}/const`, keyword: 'const', params: { allowedValue: value }, message: 'must be equal to constant',
+    });
+    const messages = formatValidationErrors(
+      [
+        branch(0, 'normal'),
+        branch(1, 'bedroom'),
+        { instancePath: '/type', schemaPath: '#/properties/type/anyOf', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
+        { instancePath: '/limit', schemaPath: '#/properties/limit/maximum', keyword: 'maximum', params: { limit: 3000 }, message: 'must be <= 3000' },
+      ] as never,
+      'querystring',
+    );
+    expect(messages).toEqual(['query.type must be one of: normal, bedroom', 'query.limit must be <= 3000']);
+  });
+
+  it('collapses each bad item of an array of literals separately, and keeps a non-literal anyOf as it is', () => {
+    const item = (i: number) => [
+      { instancePath: `/statuses/${i}`, schemaPath: '#/properties/statuses/items/anyOf/0/const', keyword: 'const', params: { allowedValue: 'active' } },
+      { instancePath: `/statuses/${i}`, schemaPath: '#/properties/statuses/items/anyOf/1/const', keyword: 'const', params: { allowedValue: 'cancelled' } },
+      { instancePath: `/statuses/${i}`, schemaPath: '#/properties/statuses/items/anyOf', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
+    ];
+    const other = [
+      { instancePath: '/when', schemaPath: '#/properties/when/anyOf/0/format', keyword: 'format', params: { format: 'date-time' } },
+      { instancePath: '/when', schemaPath: '#/properties/when/anyOf/1/type', keyword: 'type', params: { type: 'null' }, message: 'must be null' },
+      { instancePath: '/when', schemaPath: '#/properties/when/anyOf', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
+    ];
+    const messages = formatValidationErrors([...item(0), ...item(2), ...other] as never, 'body');
+    expect(messages.slice(0, 2)).toEqual(['body.statuses[0] must be one of: active, cancelled', 'body.statuses[2] must be one of: active, cancelled']);
+    expect(messages.slice(2)).toHaveLength(3);
+  });
+
+  it('names a non-finite or fractional number plainly', () => {
+    expect(
+      formatValidationErrors(
+        [
+          { instancePath: '/advanceMinutes', keyword: 'type', params: { type: 'number' }, message: 'must be number' },
+          { instancePath: '/limit', keyword: 'type', params: { type: 'integer' }, message: 'must be integer' },
+        ],
+        'body',
+      ),
+    ).toEqual(['body.advanceMinutes must be a finite number', 'body.limit must be a whole number']);
   });
 
   it('maps service errors to their status and code', () => {

@@ -10,6 +10,7 @@ import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { Revoked, TokenRequest, TokenResponse, WhoAmI } from '../../contract/auth.js';
 import type { Principal } from './principal.js';
 import type { TokenService } from './token-service.js';
+import { isBadCredentials } from './token-attempts.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,11 +33,20 @@ export async function tokenRoutes(app: App, services: Services): Promise<void> {
       // The token endpoint needs no bearer token; without this it inherits the global bearer requirement in OpenAPI.
       security: [],
       body: TokenRequest,
-      response: { 201: TokenResponse, 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope },
+      response: { 201: TokenResponse, 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 429: ErrorEnvelope, 503: ErrorEnvelope },
     },
   }, async (req, reply) => {
-    const token = await services.tokens.grant(req.body);
     reply.header('cache-control', 'no-store');
+    // Brute force: failed app_secret attempts are limited per app_id and per client address (token-attempts.ts).
+    const appId = req.body.app_secret !== undefined && typeof req.body.app_id === 'string' && req.body.app_id !== '' ? req.body.app_id : null;
+    if (appId !== null) await services.tokenAttempts.check(appId, req.ip); // 429 KS036 with Retry-After
+    let token;
+    try {
+      token = await services.tokens.grant(req.body);
+    } catch (err) {
+      if (appId !== null && isBadCredentials(err)) await services.tokenAttempts.failed(appId, req.ip);
+      throw err;
+    }
     return reply.status(201).send(token);
   });
 

@@ -34,6 +34,7 @@ export const MAX_EXTERNAL_USER_ID = 128;
 
 const ACCESS_PREFIX = 'kat';
 const REFRESH_PREFIX = 'krt';
+const REFRESH_UNKNOWN = 'Refresh token is invalid, expired or revoked';
 const TOKEN_RE = /^(kat|krt)_([0-9a-f]{24})_([A-Za-z0-9_-]{43})$/;
 
 /** How long a resolved caller is reused by default (real time): the bound on unseen revocations across instances. */
@@ -239,16 +240,17 @@ export class TokenService {
   /** Finds a live token of the expected kind or throws 401 KS002 (503 KS234 when the store is down). */
   private async lookup(value: string, prefix: string): Promise<TokenRecord> {
     const m = TOKEN_RE.exec(value);
-    if (!m || m[1] !== prefix) throw errors.unauthorized();
-    return this.lookupParsed(m[2], sha256Hex(m[3]));
+    if (!m || m[1] !== prefix) throw errors.unauthorized(REFRESH_UNKNOWN);
+    return this.lookupParsed(m[2], sha256Hex(m[3]), 'refresh');
   }
 
-  private async lookupParsed(tokenId: string, secretHash: string): Promise<TokenRecord> {
+  private async lookupParsed(tokenId: string, secretHash: string, kind: 'access' | 'refresh' = 'access'): Promise<TokenRecord> {
+    const refresh = kind === 'refresh';
     const token = await this.store((r) => r.findToken(tokenId));
-    if (!token || !safeEqual(token.secretHash, secretHash)) throw errors.unauthorized();
+    if (!token || !safeEqual(token.secretHash, secretHash)) throw errors.unauthorized(refresh ? REFRESH_UNKNOWN : undefined);
     if (token.env !== this.deps.env) throw errors.unauthorized('This token was issued for another environment');
-    if (token.revokedAt !== null || token.familyRevokedAt !== null) throw errors.unauthorized('Token has been revoked');
-    if (token.expiresAt <= this.deps.clock.now()) throw errors.unauthorized('Token has expired');
+    if (token.revokedAt !== null || token.familyRevokedAt !== null) throw errors.unauthorized(refresh ? 'Refresh token has been revoked' : 'Token has been revoked');
+    if (token.expiresAt <= this.deps.clock.now()) throw errors.unauthorized(refresh ? 'Refresh token has expired' : 'Token has expired');
     return token;
   }
 

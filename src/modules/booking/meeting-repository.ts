@@ -101,7 +101,11 @@ export class MeetingRepository {
       const emails = f.attendeeEmails.map((e) => e.toLowerCase());
       q = q.where('id', 'in', db.selectFrom('meeting_attendees').select('meeting_id').where('email_lower', 'in', emails));
     }
-    if (f.statuses?.length) q = q.where('status', 'in', f.statuses);
+    // A series row is kept whatever its status: each occurrence has its own, filtered once expanded.
+    if (f.statuses?.length) {
+      const statuses = f.statuses;
+      q = q.where((eb) => eb.or([eb('status', 'in', statuses), eb('recurrence', 'is not', null)]));
+    }
     return (await q.orderBy('start_at').orderBy('id').execute()) as MeetingRow[];
   }
 

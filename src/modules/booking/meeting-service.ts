@@ -23,7 +23,7 @@ import { expandRecurrence, parseRecurrence } from './rules/recurrence.js';
 import { configProblems, conflictMessage, ruleViolationMessage } from './rules/window-refusals.js';
 import { cancelRefusal, checkInRefusal, checkOutEnd, checkOutRefusal, updateRefusal } from './rules/meeting-rules.js';
 import { MEETING_UPDATE, actor, callerOf, canSee, mayReadPin } from './meeting-access.js';
-import { currentOccurrence, meetingView, type MeetingView, parseAttendees, parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee, type StoredOccurrence, type StoredOrganizer } from './meeting-view.js';
+import { allOccurrences, currentOccurrence, meetingView, occurrenceStatus, type MeetingView, parseAttendees, parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee, type StoredOccurrence, type StoredOrganizer } from './meeting-view.js';
 import { hasPermission } from '../auth/principal.js';
 import { newPinCode, type BookingChange, type HistoryEntry } from './booking-change.js';
 import { scopeOf, type BookingChanges, type LockedBooking } from './booking-changes.js';
@@ -32,6 +32,7 @@ import { fromMinor, priceBooking, type ChargeRate, type Price } from '../payment
 import { checkoutDeadline, holdDeadline, holdReminderAt } from '../payments/rules/deadlines.js';
 import type { Static } from 'typebox';
 import type { CreateMeetingBody, DraftResult, ListMeetingsQuery, UpdateMeetingBody } from '../../contract/meetings.js';
+import { parseInstant } from '../../platform/time/instant.js';
 
 type DraftView = Static<typeof DraftResult>;
 
@@ -100,7 +101,7 @@ export class MeetingService {
     if (isClosedStatus(asset.kind, asset.row.status)) throw new ServiceError(409, 'MEETING_006', `This ${asset.kind} is ${asset.row.status} and cannot be booked`);
 
     const config = JSON.parse(asset.row.config) as AssetConfig;
-    const first = this.requestedWindow(input, config, project);
+    const first = this.requestedWindow(input, config, project, now);
     if (input.draft) return { draft: true as const, data: await this.draft(input, asset, config, project, first, now) };
 
     const windows = this.occurrences(input.recurrence, first, project.timezone);
@@ -240,14 +241,14 @@ export class MeetingService {
     throw errors.forbidden(`This ${asset.kind} is private to the members of its project`);
   }
 
-  private requestedWindow(input: CreateMeetingInput, config: AssetConfig, project: ProjectRow): Window {
-    const start = Date.parse(input.startDateTime);
+  private requestedWindow(input: CreateMeetingInput, config: AssetConfig, project: ProjectRow, now: number): Window {
+    const start = parseInstant(input.startDateTime, 'body.startDateTime');
     if (input.timePeriod) {
-      const resolved = resolveTimePeriod({ start, period: input.timePeriod, timeZone: project.timezone, config });
-      if (!resolved) throw errors.validation([`The desk is not open for the ${input.timePeriod} of that day`]);
+      const resolved = resolveTimePeriod({ start, period: input.timePeriod, timeZone: project.timezone, config, now });
+      if (!resolved) throw errors.validation([`The desk is not open for the ${input.timePeriod} of that day (closed, or the period is over)`]);
       return resolved;
     }
-    const end = Date.parse(input.endDateTime!);
+    const end = parseInstant(input.endDateTime!, 'body.endDateTime');
     const w = { start: truncateToMinute(start), end: truncateToMinute(end) };
     if (w.end <= w.start) throw errors.validation(['body.endDateTime must be after body.startDateTime']);
     return w;
@@ -313,14 +314,14 @@ export class MeetingService {
     windows.forEach((w, i) => {
       const c = found[i];
       if (!c) return;
-      const msg = conflictMessage(c, project.timezone, asset.kind);
+      const msg = conflictMessage(c, project.timezone, asset.kind, w);
       clashes.push(windows.length > 1 ? `occurrence ${i + 1} (${new Date(w.start).toISOString()}): ${msg}` : msg);
     });
     if (clashes.length) throw errors.slotConflict(clashes.join('; '));
   }
 
   private async draft(input: CreateMeetingInput, asset: Asset, config: AssetConfig, project: ProjectRow, first: Window, now: number) {
-    const ends = [first.end, ...(input.draftEndDateTimes ?? []).map((e) => truncateToMinute(Date.parse(e)))];
+    const ends = [first.end, ...(input.draftEndDateTimes ?? []).map((e, i) => truncateToMinute(parseInstant(e, `body.draftEndDateTimes[${i}]`)))];
     const pricer = await this.pricer(input, asset, project, input.timePeriod === 'allDay', now);
     const priceOf = (end: number) => {
       if (end <= first.start) return {};
@@ -337,7 +338,7 @@ export class MeetingService {
         start: first.start, end, now, timeZone: project.timezone, config, allDay: input.timePeriod === 'allDay', cleanupMinutes: cleanup, bookings,
       });
       if (r.ok) return { ...window, isAvailable: true, ...priceOf(end) };
-      const message = r.reason === 'CONFLICT' ? conflictMessage(r.conflictWith, project.timezone, asset.kind) : ruleViolationMessage(r, project.timezone, asset.kind);
+      const message = r.reason === 'CONFLICT' ? conflictMessage(r.conflictWith, project.timezone, asset.kind, { start: first.start, end }) : ruleViolationMessage(r, project.timezone, asset.kind);
       return { ...window, isAvailable: false, reason: r.reason, message, ...priceOf(end) };
     });
     const result: DraftView = { draft: true, ...(asset.kind === 'room' ? { meetingRoomId: asset.row.id } : { deskId: asset.row.id }), draftInfo };
@@ -390,8 +391,8 @@ export class MeetingService {
   }
 
   async list(p: Principal, q: ListMeetingsInput) {
-    const from = Date.parse(q.from);
-    const to = Date.parse(q.to);
+    const from = parseInstant(q.from, 'query.from');
+    const to = parseInstant(q.to, 'query.to');
     if (to <= from) throw errors.validation(['query.to must be after query.from']);
     if (q.projectId && !p.projects.has(q.projectId)) throw errors.forbidden('You do not have access to this project');
     const appUser = this.appUserForRead(p);
@@ -407,10 +408,19 @@ export class MeetingService {
     });
     const visibleRows = rows.filter((m) => canSee(p, m, appUser));
     const expanded: { m: MeetingRow; occurrence?: StoredOccurrence; start: number }[] = [];
+    const now = this.deps.clock.now();
+    const wanted = q.statuses?.length ? new Set<string>(q.statuses) : null;
     for (const m of visibleRows) {
       const series = storedSeries(m);
       if (!series) expanded.push({ m, start: m.start_at });
-      else for (const o of series.occurrences) if (o.start < to && o.end > from) expanded.push({ m, occurrence: o, start: o.start });
+      else {
+        // Every occurrence, held or cancelled on its own, under its own status.
+        for (const o of allOccurrences(series)) {
+          if (o.start >= to || o.end <= from) continue;
+          if (wanted && !wanted.has(occurrenceStatus(m, series, o, now).status)) continue;
+          expanded.push({ m, occurrence: o, start: o.start });
+        }
+      }
     }
     expanded.sort((a, b) => a.start - b.start || (a.m.id < b.m.id ? -1 : 1));
     const limit = q.limit ?? DEFAULT_MEETING_PAGE_SIZE;
@@ -420,7 +430,6 @@ export class MeetingService {
     const histories = await this.deps.meetings.histories(ids);
     const names = new Map<string, string>();
     for (const r of page) if (!names.has(r.m.asset_id)) names.set(r.m.asset_id, await this.assetName(r.m));
-    const now = this.deps.clock.now();
     const items = page.map((r) =>
       forCaller(p, r.m, meetingView(r.m, {
         assetName: names.get(r.m.asset_id)!,
@@ -494,8 +503,8 @@ export class MeetingService {
     const attendees = input.attendees !== undefined ? await this.resolveAttendees(input.attendees) : undefined;
     return this.change(p, id, authPin, async ({ trx, meeting: m, now, appUser, pinMatches, asset, project, organizerBlocked }) => {
       const caller = callerOf(p, m, appUser, pinMatches);
-      const newStart = input.startDateTime !== undefined ? truncateToMinute(Date.parse(input.startDateTime)) : m.start_at;
-      const newEnd = input.endDateTime !== undefined ? truncateToMinute(Date.parse(input.endDateTime)) : m.end_at;
+      const newStart = input.startDateTime !== undefined ? truncateToMinute(parseInstant(input.startDateTime, 'body.startDateTime')) : m.start_at;
+      const newEnd = input.endDateTime !== undefined ? truncateToMinute(parseInstant(input.endDateTime, 'body.endDateTime')) : m.end_at;
       const changesTimes = newStart !== m.start_at || newEnd !== m.end_at;
       const current = this.facts(m, now);
       const refusal = updateRefusal(current, caller, { movesStart: newStart !== m.start_at, changesTimes, organizerBlocked });

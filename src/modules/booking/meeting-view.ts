@@ -31,9 +31,17 @@ export interface StoredOccurrence {
   end: number;
 }
 
+/** An occurrence cancelled on its own while the series went on (a no-show): kept to be listed under its status. */
+export interface CancelledOccurrence extends StoredOccurrence {
+  reason: string | null;
+}
+
 export interface StoredRecurrence {
   rule: string;
+  /** The occurrences still held. */
   occurrences: StoredOccurrence[];
+  /** Occurrences cancelled one by one; they hold nothing but are still listed, as cancelled. */
+  cancelled?: CancelledOccurrence[];
 }
 
 export const parseOrganizer = (m: MeetingRow) => JSON.parse(m.organizer) as StoredOrganizer;
@@ -46,6 +54,39 @@ export const parseRecurrence = (m: MeetingRow) => (m.recurrence ? (JSON.parse(m.
  */
 export function currentOccurrence(series: StoredRecurrence, now: number): StoredOccurrence {
   return series.occurrences.find((o) => o.end > now) ?? series.occurrences[series.occurrences.length - 1];
+}
+
+/** The series without one of its occurrences, which is kept as cancelled for `reason` (it holds nothing any more). */
+export function withoutOccurrence(series: StoredRecurrence, occurrenceId: string, reason: string | null): StoredRecurrence {
+  const gone = series.occurrences.find((o) => o.id === occurrenceId);
+  return {
+    ...series,
+    occurrences: series.occurrences.filter((o) => o.id !== occurrenceId),
+    cancelled: gone ? [...(series.cancelled ?? []), { id: gone.id, start: gone.start, end: gone.end, reason }] : series.cancelled,
+  };
+}
+
+/** Every occurrence of a series, held or cancelled, in time order. */
+export function allOccurrences(series: StoredRecurrence): (StoredOccurrence | CancelledOccurrence)[] {
+  return [...series.occurrences, ...(series.cancelled ?? [])].sort((a, b) => a.start - b.start);
+}
+
+/**
+ * One occurrence's own status. The series row's status belongs to the occurrence
+ * it currently stands for; earlier held ones are done, later ones active, and one
+ * cancelled on its own is cancelled. A status of the whole series (unpaid,
+ * cancelled, rejected, done) is every occurrence's.
+ */
+export function occurrenceStatus(
+  m: MeetingRow, series: StoredRecurrence, o: StoredOccurrence | CancelledOccurrence, now: number,
+): { status: string; cancelReason: string | null } {
+  if ((series.cancelled ?? []).some((c) => c.id === o.id)) {
+    return { status: 'cancelled', cancelReason: (o as CancelledOccurrence).reason ?? null };
+  }
+  if (m.status !== 'active' && m.status !== 'checked-in') return { status: m.status, cancelReason: m.cancel_reason };
+  const current = currentOccurrence(series, now);
+  if (o.id === current.id) return { status: m.status, cancelReason: null };
+  return { status: o.start < current.start ? 'done' : 'active', cancelReason: null };
 }
 
 export function historyView(h: HistoryRow) {
@@ -70,8 +111,8 @@ export interface ViewContext {
   /** The PIN in clear, only for callers entitled to it. */
   pinCode: string | null;
   now: number;
-  /** For a list row of a series: the occurrence this row stands for. */
-  occurrence?: StoredOccurrence;
+  /** For a list row of a series: the occurrence this row stands for (it shows that occurrence's status). */
+  occurrence?: StoredOccurrence | CancelledOccurrence;
 }
 
 export function meetingView(m: MeetingRow, ctx: ViewContext): MeetingView {
@@ -79,9 +120,10 @@ export function meetingView(m: MeetingRow, ctx: ViewContext): MeetingView {
   const series = parseRecurrence(m);
   const window = ctx.occurrence ?? (series ? currentOccurrence(series, ctx.now) : { start: m.start_at, end: m.end_at });
   const isRoom = m.asset_kind === 'room';
+  const own = series && ctx.occurrence ? occurrenceStatus(m, series, ctx.occurrence, ctx.now) : { status: m.status, cancelReason: m.cancel_reason };
   return {
     _id: m.id,
-    status: m.status,
+    status: own.status,
     projectId: m.project_id,
     ...(isRoom ? { meetingRoomId: m.room_id!, meetingRoomName: ctx.assetName } : { deskId: m.desk_id!, deskName: ctx.assetName }),
     title: m.title,
@@ -120,7 +162,7 @@ export function meetingView(m: MeetingRow, ctx: ViewContext): MeetingView {
           ...(ctx.occurrence ? { occurrenceEventId: ctx.occurrence.id } : {}),
         }
       : {}),
-    ...(m.cancel_reason ? { cancelReason: m.cancel_reason } : {}),
+    ...(own.cancelReason ? { cancelReason: own.cancelReason } : {}),
     createdAt: iso(m.created_at),
     updatedAt: iso(m.updated_at),
   };

@@ -26,7 +26,8 @@ export async function meetingRoutes(app: App, services: Services): Promise<void>
     },
   }, async (req, reply) => {
     const result = await meetings.create(req.principal, req.body);
-    return result.draft ? reply.status(200).send(ok(result.data)) : reply.status(201).send(ok(result.data));
+    if (result.draft) return reply.status(200).send(ok(result.data));
+    return reply.status(201).header('location', `/meetings/${encodeURIComponent(result.data._id)}`).send(ok(result.data));
   });
 
   app.get('/meetings', {

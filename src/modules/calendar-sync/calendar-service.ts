@@ -25,7 +25,7 @@ import type { AssetInContext, CatalogueService } from '../catalogue/catalogue-se
 import type { CalendarOrganizer } from '../site/site-service.js';
 import { scopeOf, type BookingChanges, type MeetingRow } from '../booking/booking-changes.js';
 import { newPinCode, type Actor, type BookingChange, type BookingScope, type HistoryEntry, type NewBooking, type Window } from '../booking/booking-change.js';
-import { parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee } from '../booking/meeting-view.js';
+import { parseOrganizer, parseRecurrence as storedSeries, withoutOccurrence, type StoredAttendee } from '../booking/meeting-view.js';
 import { truncateToMinute } from '../booking/rules/availability.js';
 import { checkedInAtCreate, isClosedStatus } from '../booking/rules/asset-config.js';
 import { expandRecurrence, parseRecurrence } from '../booking/rules/recurrence.js';
@@ -229,7 +229,7 @@ export class CalendarSync {
     if (problem) return opts.allDay ? `All-day events book the whole day, and ${problem.charAt(0).toLowerCase()}${problem.slice(1)}` : problem;
     const clashes = await this.deps.changes.clashes(c.trx, 'room', room, windows, excludeId);
     const at = clashes.findIndex((x) => x !== null);
-    if (at >= 0) return `${windows.length > 1 ? `occurrence ${at + 1}: ` : ''}${conflictMessage(clashes[at]!, tz, 'room')}`;
+    if (at >= 0) return `${windows.length > 1 ? `occurrence ${at + 1}: ` : ''}${conflictMessage(clashes[at]!, tz, 'room', windows[at])}`;
     return null;
   }
 
@@ -403,7 +403,9 @@ export class CalendarSync {
     const series = storedSeries(meeting)!;
     const occ = series.occurrences.find((o) => o.start === truncateToMinute(originalStart));
     if (!occ) return { outcome: 'unchanged', meeting, accepted: true, reason: null };
-    const remaining = series.occurrences.filter((o) => o.id !== occ.id);
+    // Kept in the series as cancelled, so GET /meetings still lists it under its own status.
+    const kept = withoutOccurrence(series, occ.id, 'Deleted in the calendar');
+    const remaining = kept.occurrences;
     if (!remaining.length) return this.withdraw(c, meeting, null);
     const current = series.occurrences.find((o) => o.end > c.now);
     const isCurrent = current?.id === occ.id;
@@ -411,7 +413,7 @@ export class CalendarSync {
     const next = remaining.find((o) => o.end > c.now);
     const updated = await this.write(c, meeting, {
       at: c.now,
-      set: { recurrence: JSON.stringify({ ...series, occurrences: remaining }), span_end_at: remaining[remaining.length - 1]!.end, updated_at: c.now },
+      set: { recurrence: JSON.stringify(kept), span_end_at: remaining[remaining.length - 1]!.end, updated_at: c.now },
       slots: { dropSlot: occ.id },
       history: { action: 'update', actor: c.actor, reason: `Occurrence of ${describeWindow(occ, c.room.project.timezone)} deleted in the calendar`, oldStart: occ.start, oldEnd: occ.end },
       event: { window: occ, detail: { kind: 'CANCEL' } },

@@ -36,8 +36,14 @@ export interface SearchWindow {
 
 export type Verdict =
   | { status: 'free'; start: number; end: number }
-  | { status: 'unbookable'; reason: RuleReason }
+  | { status: 'unbookable'; reason: SearchReason }
   | { status: 'booked'; conflict: BusyInterval };
+
+/**
+ * The documented `unavailableReason` values. An empty or inverted window is not one:
+ * the searches refuse it with 400 before any asset is judged.
+ */
+export type SearchReason = Exclude<RuleReason, 'INVALID_WINDOW'>;
 
 export interface Hold extends ExistingBooking {
   assetId: string;
@@ -81,11 +87,14 @@ function configVerdict(config: AssetConfig, w: SearchWindow): RulesOutcome {
   let start = w.start;
   let end = w.end;
   if (w.timePeriod) {
-    const resolved = resolveTimePeriod({ start: w.start, period: w.timePeriod, timeZone: w.timeZone, config });
+    const resolved = resolveTimePeriod({ start: w.start, period: w.timePeriod, timeZone: w.timeZone, config, now: w.now });
     if (!resolved) return { verdict: { status: 'unbookable', reason: 'OPERATING_HOURS' }, span: null };
     ({ start, end } = resolved);
   }
   const r = checkConfigRules({ start, end: end!, now: w.now, timeZone: w.timeZone, config, allDay: w.timePeriod === 'allDay' });
   const span = { start: r.start, end: r.end };
-  return r.ok ? { verdict: { status: 'free', ...span }, span } : { verdict: { status: 'unbookable', reason: r.reason }, span };
+  if (r.ok) return { verdict: { status: 'free', ...span }, span };
+  // The searches check the window (valid instants, end after start) before judging assets.
+  if (r.reason === 'INVALID_WINDOW') throw new RangeError('search window must end after it starts');
+  return { verdict: { status: 'unbookable', reason: r.reason }, span };
 }

@@ -17,6 +17,7 @@ import { deskView, roomView } from './asset-views.js';
 import { DeskSnapshots } from './desk-snapshots.js';
 import { RoomSnapshots, filterRooms, withUnavailableReason } from './room-snapshots.js';
 import type { CalendarQuery, DeskQuery, RoomQuery } from '../../contract/catalogue.js';
+import { parseInstant } from '../../platform/time/instant.js';
 
 export type { AssetInContext, DeskRow, ProjectRow, RoomRow, SlotRow } from './catalogue-repository.js';
 export { MAX_CLEANUP_MS } from './catalogue-repository.js';
@@ -27,8 +28,8 @@ export const CALENDAR_DEFAULT_DAYS = 7;
 export const CALENDAR_MAX_DAYS = 62;
 export const DEFAULT_DESK_PAGE_SIZE = 100;
 
-function parseInstant(value: string | undefined): number | undefined {
-  return value === undefined ? undefined : Date.parse(value);
+function optionalInstant(value: string | undefined, field: string): number | undefined {
+  return value === undefined ? undefined : parseInstant(value, field);
 }
 
 /** Effective cleaning time of an asset of the project (rooms may carry their own). */
@@ -90,8 +91,8 @@ export class CatalogueService {
   /** The matching rooms as MeetingRoom JSON (UTF-8), in name order (see room-snapshots.ts). */
   async searchRooms(principal: Principal, q: RoomQuery): Promise<Buffer[]> {
     const scope = this.scope(principal, q.projectId);
-    const start = parseInstant(q.startDateTime);
-    const end = parseInstant(q.endDateTime);
+    const start = optionalInstant(q.startDateTime, 'query.startDateTime');
+    const end = optionalInstant(q.endDateTime, 'query.endDateTime');
     const problems: string[] = [];
     if ((start === undefined) !== (end === undefined)) problems.push('query.startDateTime and query.endDateTime must be given together');
     if (start !== undefined && end !== undefined && truncateToMinute(end) <= truncateToMinute(start)) {
@@ -130,8 +131,8 @@ export class CatalogueService {
 
   async searchDesks(principal: Principal, q: DeskQuery) {
     if (q.projectId) this.scope(principal, q.projectId);
-    const start = parseInstant(q.startDateTime);
-    const end = parseInstant(q.endDateTime);
+    const start = optionalInstant(q.startDateTime, 'query.startDateTime');
+    const end = optionalInstant(q.endDateTime, 'query.endDateTime');
     const problems: string[] = [];
     if (start !== undefined && (end === undefined) === (q.timePeriod === undefined)) {
       problems.push('query.startDateTime needs exactly one of query.endDateTime or query.timePeriod');
@@ -223,8 +224,8 @@ export class CatalogueService {
    */
   private async calendar(principal: Principal, project: ProjectRow, asset: RoomRow | DeskRow, cleanupMinutes: number, range: CalendarQuery) {
     const now = truncateToMinute(this.clock.now());
-    const from = parseInstant(range.from) ?? now;
-    const to = parseInstant(range.to) ?? from + CALENDAR_DEFAULT_DAYS * DAY_MS;
+    const from = optionalInstant(range.from, 'query.from') ?? now;
+    const to = optionalInstant(range.to, 'query.to') ?? from + CALENDAR_DEFAULT_DAYS * DAY_MS;
     if (to <= from) throw errors.validation(['query.to must be after query.from']);
     if (to - from > CALENDAR_MAX_DAYS * DAY_MS) throw errors.validation([`query.to must be at most ${CALENDAR_MAX_DAYS} days after query.from`]);
 

@@ -1,4 +1,8 @@
-/** Liveness and readiness probes; no authentication. */
+/**
+ * Liveness and readiness probes; no authentication. `/healthz`: the process is up
+ * (it never touches the database). `/readyz`: the database answers and has run
+ * every migration this code knows.
+ */
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
 import { ok } from '../../platform/http/envelope.js';
@@ -14,13 +18,18 @@ export async function healthRoutes(app: App, services: Services): Promise<void> 
   }, async () => ok({ status: 'ok' }));
 
   app.get('/readyz', {
-    schema: { tags: ['health'], summary: 'The database answers', security: [], response: { 200: Status, 503: ErrorEnvelope } },
+    schema: {
+      tags: ['health'], summary: 'The database answers and every migration has run', security: [], response: { 200: Status, 503: ErrorEnvelope },
+    },
   }, async () => {
+    let pending: string[];
     try {
       await services.storage.ping();
+      pending = await services.storage.pendingMigrations();
     } catch {
-      throw errors.upstreamUnavailable('Database is not reachable');
+      throw errors.upstreamUnavailable('Not ready: the service is temporarily unavailable (the database is not reachable); retry after the Retry-After seconds');
     }
+    if (pending.length) throw errors.upstreamUnavailable(`Not ready: ${pending.length} database migration(s) have not run`);
     return ok({ status: 'ready' });
   });
 }

@@ -12,7 +12,7 @@
  */
 import type { BookingChanges, MeetingRow } from '../booking/booking-changes.js';
 import { SYSTEM_ACTOR, type BookingChange } from '../booking/booking-change.js';
-import { parseOrganizer, parseRecurrence, type StoredOccurrence } from '../booking/meeting-view.js';
+import { parseOrganizer, parseRecurrence, withoutOccurrence, type StoredOccurrence } from '../booking/meeting-view.js';
 import type { TimerRepository, TimerRow } from './timer-repository.js';
 import { NO_SHOW_REASON, timerOutcome, type TimerKind } from './rules/timer-plan.js';
 
@@ -90,7 +90,7 @@ export function stepChange(t: TimerRow, m: MeetingRow, autoCancelAt: number): Bo
         // leaves the stored series too, or the booking would go on showing it (and accept a
         // check-in on it) until its end.
         const roll = rollTo(next);
-        const remaining = { ...series!, occurrences: series!.occurrences.filter((o) => o.id !== occurrence.id) };
+        const remaining = withoutOccurrence(series!, occurrence.id, NO_SHOW_REASON); // still listed, as cancelled
         return { ...roll, ...cancelled, set: { ...roll.set, recurrence: JSON.stringify(remaining) }, slots: { dropSlot: occurrence.id } };
       }
       return {

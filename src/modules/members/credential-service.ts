@@ -20,6 +20,7 @@ import { decodeFace, needsVirtualCard, newVirtualUid, planCards } from './rules/
 import type { CardRow, CredentialRepository } from './credential-repository.js';
 import type { MembersRepository } from './members-repository.js';
 import type { AccessChangeLog } from '../devices/access-source.js';
+import { parseInstant } from '../../platform/time/instant.js';
 
 /** The member a partner call reaches (access rules already applied). */
 export interface ReachedMember {
@@ -100,7 +101,7 @@ export class CredentialService {
       } else if (face) {
         await repo.putFace({
           project_id: projectId, user_id: userId, image_enc: this.deps.secretBox.seal(face.bytes.toString('base64')), mime: face.mime,
-          sha256: createHash('sha256').update(face.bytes).digest('hex'), consent_at: Date.parse(body.faceConsentAt!),
+          sha256: createHash('sha256').update(face.bytes).digest('hex'), consent_at: parseInstant(body.faceConsentAt!, 'body.faceConsentAt'),
           consent_text: body.faceConsentAt!, updated_at: now,
         }, trx);
         changed.add('face');

@@ -4,7 +4,8 @@ import { errors } from '../../platform/errors.js';
 import type { SiteDocument } from '../../contract/site-document.js';
 import type { ApplyResult } from '../../contract/ops.js';
 import { loadStoredSite } from './site-context.js';
-import { planSite } from './site-plan.js';
+import { planSite, type SitePlan } from './site-plan.js';
+import { pacer } from './pace.js';
 import { canonicalJson, writePlan, type PreparedSecrets } from './site-writes.js';
 import type { SiteRepository } from './site-repository.js';
 
@@ -14,6 +15,8 @@ export interface ApplyOptions {
   secretBox: SecretBox;
   /** Service time, for new ids and timestamps. */
   now: number;
+  /** Why a webhook URL may not be registered (the SSRF guard; never connects), or null. */
+  checkUrl?: (url: string) => Promise<string | null>;
 }
 
 // Applies run one at a time in this process, so two concurrent documents cannot
@@ -30,9 +33,12 @@ function oneAtATime<T>(task: () => Promise<T>): Promise<T> {
  * problem, nothing written) when a reference or key is bad. Never deletes.
  */
 export function applySite(repo: SiteRepository, doc: SiteDocument, opts: ApplyOptions): Promise<ApplyResult> {
+  const tooLarge = oversizedSections(doc);
+  if (tooLarge.length > 0) return Promise.reject(errors.validation(tooLarge));
   return oneAtATime(async () => {
     const stored = await loadStoredSite(repo, doc, opts.env);
-    const { plan, problems } = planSite(doc, stored, opts.now);
+    const { plan, problems } = await planSite(doc, stored, opts.now);
+    problems.push(...(await webhookUrlProblems(doc, opts.checkUrl)));
     if (problems.length > 0) throw errors.validation(problems);
     const secrets = await prepareSecrets(plan, opts.secretBox);
     try {
@@ -47,15 +53,55 @@ export function applySite(repo: SiteRepository, doc: SiteDocument, opts: ApplyOp
   });
 }
 
+/** One message per webhook whose URL the guard refuses, naming its key and the reason. */
+async function webhookUrlProblems(doc: SiteDocument, checkUrl: ApplyOptions['checkUrl']): Promise<string[]> {
+  if (!checkUrl || !doc.webhooks?.length) return [];
+  const reasons = await Promise.all(doc.webhooks.map((w) => checkUrl(w.url)));
+  return doc.webhooks.flatMap((w, i) => (reasons[i] ? [`webhooks[${w.key}].url ${reasons[i]}`] : []));
+}
+
+/**
+ * Most entries one document may hold in each section (devices counted over all
+ * access groups). A large real site (thousands of rooms and desks, tens of
+ * thousands of users) fits; bigger configurations are applied in several
+ * documents, since entities are upserted by key and references may name
+ * entities applied earlier. Apps are few and each costs a password hash.
+ */
+export const MAX_ENTRIES_PER_SECTION = 25_000;
+export const MAX_APPS = 1_000;
+
+function oversizedSections(doc: SiteDocument): string[] {
+  const counts: [string, number, number][] = [
+    ['brands', doc.brands?.length ?? 0, MAX_ENTRIES_PER_SECTION],
+    ['projects', doc.projects?.length ?? 0, MAX_ENTRIES_PER_SECTION],
+    ['zones', doc.zones?.length ?? 0, MAX_ENTRIES_PER_SECTION],
+    ['floors', doc.floors?.length ?? 0, MAX_ENTRIES_PER_SECTION],
+    ['rooms', doc.rooms?.length ?? 0, MAX_ENTRIES_PER_SECTION],
+    ['desks', doc.desks?.length ?? 0, MAX_ENTRIES_PER_SECTION],
+    ['users', doc.users?.length ?? 0, MAX_ENTRIES_PER_SECTION],
+    ['accessGroups', doc.accessGroups?.length ?? 0, MAX_ENTRIES_PER_SECTION],
+    ['accessGroups[].devices', (doc.accessGroups ?? []).reduce((n, g) => n + (g.devices?.length ?? 0), 0), MAX_ENTRIES_PER_SECTION],
+    ['apps', doc.apps?.length ?? 0, MAX_APPS],
+    ['webhooks', doc.webhooks?.length ?? 0, MAX_ENTRIES_PER_SECTION],
+    ['promoCodes', doc.promoCodes?.length ?? 0, MAX_ENTRIES_PER_SECTION],
+  ];
+  return counts
+    .filter(([, n, max]) => n > max)
+    .map(([section, n, max]) => `${section} holds ${n} entries; one document may hold at most ${max} (apply the rest in another document)`);
+}
+
 /** The stored secret column when it already holds this value, else a fresh hash or sealed box. */
-async function prepareSecrets(plan: ReturnType<typeof planSite>['plan'], box: SecretBox): Promise<PreparedSecrets> {
+async function prepareSecrets(plan: SitePlan, box: SecretBox): Promise<PreparedSecrets> {
   const out: PreparedSecrets = { appSecretHash: new Map(), webhookSecretEnc: new Map(), webhookAuthEnc: new Map() };
+  const pace = pacer();
   for (const a of plan.apps) {
+    await pace();
     const keep = a.stored !== undefined && (await verifyPassword(a.doc.appSecret, a.stored.secret_hash));
     out.appSecretHash.set(a.id, keep ? a.stored!.secret_hash : await hashPassword(a.doc.appSecret));
   }
   const sealUnlessSame = (plain: string, sealed: string | undefined) => (sealed !== undefined && openOrNull(box, sealed) === plain ? sealed : box.seal(plain));
   for (const w of plan.webhooks) {
+    await pace();
     const auth = w.doc.auth ?? { scheme: 'signature-only' };
     out.webhookSecretEnc.set(w.id, sealUnlessSame(w.doc.secret, w.stored?.secret_enc));
     out.webhookAuthEnc.set(w.id, sealUnlessSame(canonicalJson(auth), w.stored?.auth_enc));

@@ -5,27 +5,35 @@ import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { SiteDocument } from '../../contract/site-document.js';
 import { ApplyResult } from '../../contract/ops.js';
+import { MAX_APPS, MAX_ENTRIES_PER_SECTION } from './apply-site.js';
 
 const Applied = Envelope(ApplyResult);
 
 export async function opsApplyRoutes(app: App, services: Services): Promise<void> {
   const site = services.site;
   app.post('/ops/v1/apply', {
+    // Its own limit, not BODY_LIMIT_BYTES: parsing and checking a document happen before the apply can yield.
+    bodyLimit: services.config.applyBodyLimitBytes,
     schema: {
       tags: ['ops'],
       summary: 'Apply a site document: upsert brands, projects, assets, users, apps, access groups, webhooks and promo codes by key',
       description:
         'Idempotent: applying the same document twice changes nothing. Every reference is resolved by key, to an entity of the same ' +
-        'document or one applied earlier. Any problem gives 400 KS001 with one message each, and nothing is written. Never deletes.',
+        'document or one applied earlier. Any problem gives 400 KS001 with one message each, and nothing is written. Never deletes. ' +
+        `Limits: a document larger than APPLY_BODY_LIMIT_BYTES (default 8 MiB; this service: ${services.config.applyBodyLimitBytes} bytes) ` +
+        `gives 413 KS001; a section holding more than ${MAX_ENTRIES_PER_SECTION} entries (devices counted over all access groups; ` +
+        `apps: ${MAX_APPS}) gives 400 KS001. Larger sites are applied in several documents. A large document is applied in chunks ` +
+        'that let other requests run in between; it still commits all or nothing.',
       security: [{ opsToken: [] }],
       body: SiteDocument,
-      response: { 200: Applied, 400: ErrorEnvelope, 401: ErrorEnvelope, 409: ErrorEnvelope },
+      response: { 200: Applied, 400: ErrorEnvelope, 401: ErrorEnvelope, 409: ErrorEnvelope, 413: ErrorEnvelope },
     },
   }, async (req) => {
     const result = await site.apply(req.body, {
       env: services.config.env,
       secretBox: services.secretBox,
       now: services.clock.now(),
+      checkUrl: (url) => services.urlGuard.checkUrl(url),
     });
     return ok(result);
   });

@@ -5,6 +5,7 @@
  */
 import { DateTime, IANAZone } from 'luxon';
 import { newId } from '../../platform/ids.js';
+import { flatMapPaced, pacer } from './pace.js';
 import type { AppRelations, Row } from './site-repository.js';
 import type { StoredSite } from './site-context.js';
 import {
@@ -72,14 +73,32 @@ export interface SitePlan {
   storedAppRelations: AppRelations;
 }
 
-const RESERVED_HEADER = /^(content-type|content-length|host|x-service-.*|connection|transfer-encoding)$/i;
+const RESERVED_HEADER = /^(content-type|content-length|host|x-service-.*|webhook-(id|timestamp|signature)|connection|transfer-encoding)$/i;
 
-/** Builds the plan, or returns the problems that prevent applying the document. */
-export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { plan: SitePlan; problems: string[] } {
+/**
+ * Builds the plan, or returns the problems that prevent applying the document.
+ * Asynchronous only to let other requests run between chunks of a large document.
+ */
+export async function planSite(doc: SiteDocument, stored: StoredSite, now: number): Promise<{ plan: SitePlan; problems: string[] }> {
   const problems: string[] = [];
+  const pace = pacer();
+  const each = <T, U>(items: readonly T[], fn: (item: T, index: number) => U[]) => flatMapPaced(items, fn, pace);
   /** `${projectId}|${employeeId}` to the user id claiming it in this document. */
   const plannedEmployeeIds = new Map<string, string>();
   const idsByKind = Object.fromEntries(SECTIONS.map((s) => [s, {} as Record<string, string>])) as SitePlan['idsByKind'];
+  // Look-ups over what is stored, indexed once: a document of thousands of users must not compare each with each.
+  const storedIdentity = {
+    email: indexBy(stored.usersByIdentity, (r) => r.email_lower),
+    phone: indexBy(stored.usersByIdentity, (r) => r.phone),
+    username: indexBy(stored.usersByIdentity, (r) => r.username),
+  };
+  const storedMembership = new Map(stored.memberships.map((m) => [`${m.user_id}|${m.project_id}`, m]));
+  const storedEmployeeIds = indexBy(stored.employeeIds, (m) => `${m.project_id}|${m.employee_id}`);
+  const storedPromoCodes = indexBy(stored.promoCodesByCode, (p) => `${p.project_id}|${p.code}`);
+  const storedAppProjects = indexBy(stored.appRelations.projects, (p) => p.app_id);
+  const storedLinkByExternal = indexBy(stored.appRelations.links, (l) => `${l.app_id}|${l.external_user_id}`);
+  /** Built by projectsOfUser on first use, once every user is planned. */
+  let memberProjects: Map<string, Set<string>> | undefined;
 
   /** Ids for one section: stored by key, else new; duplicate keys reported once each. */
   function assign<D extends { key: string }, R extends { id: string }>(
@@ -87,9 +106,9 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
     items: D[],
     storedByKey: Map<string, R>,
     where: string = section,
-  ): Entry<D, R>[] {
+  ): Promise<Entry<D, R>[]> {
     const reported = new Set<string>();
-    return items.map((doc) => {
+    return each(items, (doc) => {
       const known = idsByKind[section][doc.key];
       if (known !== undefined && !reported.has(doc.key)) {
         reported.add(doc.key);
@@ -98,7 +117,7 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
       const row = storedByKey.get(doc.key);
       const id = known ?? row?.id ?? newId(now);
       idsByKind[section][doc.key] = id;
-      return { doc, id, stored: row };
+      return [{ doc, id, stored: row }];
     });
   }
 
@@ -118,25 +137,26 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
   }
 
   // --- ids of the plain keyed sections --------------------------------------------
-  const brands = assign('brands', doc.brands ?? [], stored.brands);
-  const projectEntries = assign('projects', doc.projects ?? [], stored.projects);
-  const zoneEntries = assign('zones', doc.zones ?? [], stored.zones);
-  const floorEntries = assign('floors', doc.floors ?? [], stored.floors);
-  const roomEntries = assign('rooms', doc.rooms ?? [], stored.rooms);
-  const deskEntries = assign('desks', doc.desks ?? [], stored.desks);
-  const users = planUsers(doc.users ?? []);
-  const groupEntries = assign('accessGroups', doc.accessGroups ?? [], stored.accessGroups);
-  const deviceEntries = groupEntries.map((g) =>
-    assign('devices', g.doc.devices ?? [], stored.devices, `accessGroups[${g.doc.key}].devices`),
-  );
-  const webhookEntries = assign('webhooks', doc.webhooks ?? [], stored.webhooks);
-  const promoEntries = assign('promoCodes', doc.promoCodes ?? [], stored.promoCodes);
-  const appIds = assignApps(doc.apps ?? []);
+  const brands = await assign('brands', doc.brands ?? [], stored.brands);
+  const projectEntries = await assign('projects', doc.projects ?? [], stored.projects);
+  const zoneEntries = await assign('zones', doc.zones ?? [], stored.zones);
+  const floorEntries = await assign('floors', doc.floors ?? [], stored.floors);
+  const roomEntries = await assign('rooms', doc.rooms ?? [], stored.rooms);
+  const deskEntries = await assign('desks', doc.desks ?? [], stored.desks);
+  const users = await planUsers(doc.users ?? []);
+  const groupEntries = await assign('accessGroups', doc.accessGroups ?? [], stored.accessGroups);
+  const deviceEntries: Entry<DeviceDoc, Row<'devices'>>[][] = [];
+  for (const g of groupEntries) {
+    deviceEntries.push(await assign('devices', g.doc.devices ?? [], stored.devices, `accessGroups[${g.doc.key}].devices`));
+  }
+  const webhookEntries = await assign('webhooks', doc.webhooks ?? [], stored.webhooks);
+  const promoEntries = await assign('promoCodes', doc.promoCodes ?? [], stored.promoCodes);
+  const appIds = await assignApps(doc.apps ?? []);
 
   // --- site hierarchy -----------------------------------------------------------
   const brandOfProject = new Map<string, string>();
   for (const p of [...stored.projectsById.values(), ...stored.projects.values()]) brandOfProject.set(p.id, p.brand_id);
-  const projects = projectEntries.flatMap((e) => {
+  const projects = await each(projectEntries, (e) => {
     const where = `projects[${e.doc.key}]`;
     if (!IANAZone.isValidZone(e.doc.timezone)) problems.push(`${where}.timezone "${e.doc.timezone}" is not a valid IANA time zone`);
     const brandId = ref('brands', 'brand', stored.brands, e.doc.brand, `${where}.brand`);
@@ -147,7 +167,7 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
 
   const projectOfZone = new Map<string, string>();
   for (const z of stored.zones.values()) projectOfZone.set(z.id, z.project_id);
-  const zones = zoneEntries.flatMap((e) => {
+  const zones = await each(zoneEntries, (e) => {
     const projectId = ref('projects', 'project', stored.projects, e.doc.project, `zones[${e.doc.key}].project`);
     if (projectId === undefined) return [];
     projectOfZone.set(e.id, projectId);
@@ -158,7 +178,7 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
   for (const f of stored.floors.values()) {
     floorParents.set(f.id, { zoneId: f.zone_id, projectId: projectOfZone.get(f.zone_id) ?? f.project_id });
   }
-  const floors = floorEntries.flatMap((e) => {
+  const floors = await each(floorEntries, (e) => {
     const zoneId = ref('zones', 'zone', stored.zones, e.doc.zone, `floors[${e.doc.key}].zone`);
     const projectId = zoneId === undefined ? undefined : projectOfZone.get(zoneId);
     if (zoneId === undefined || projectId === undefined) return [];
@@ -172,11 +192,11 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
     const brandId = parents && brandOfProject.get(parents.projectId);
     return floorId && parents && brandId ? { floorId, ...parents, brandId } : undefined;
   };
-  const rooms = roomEntries.flatMap((e) => {
+  const rooms = await each(roomEntries, (e) => {
     const at = placeAsset('rooms', e);
     return at ? [{ ...e, ...at }] : [];
   });
-  const desks = deskEntries.flatMap((e, i) => {
+  const desks = await each(deskEntries, (e, i) => {
     const at = placeAsset('desks', e);
     return at ? [{ ...e, ...at, index: e.doc.index ?? i + 1 }] : [];
   });
@@ -184,21 +204,21 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
   // --- access groups, webhooks, promo codes -----------------------------------------
   const projectOfGroup = new Map<string, string>();
   for (const g of stored.accessGroups.values()) projectOfGroup.set(g.id, g.project_id);
-  const accessGroups = groupEntries.flatMap((e, i) => {
+  const accessGroups = await each(groupEntries, (e, i) => {
     const projectId = ref('projects', 'project', stored.projects, e.doc.project, `accessGroups[${e.doc.key}].project`);
     if (projectId === undefined) return [];
     projectOfGroup.set(e.id, projectId);
     return [{ ...e, projectId, devices: deviceEntries[i] }];
   });
 
-  const webhooks = webhookEntries.flatMap((e) => {
+  const webhooks = await each(webhookEntries, (e) => {
     checkWebhookAuth(e.doc);
     const projectId = ref('projects', 'project', stored.projects, e.doc.project, `webhooks[${e.doc.key}].project`);
     return projectId === undefined ? [] : [{ ...e, projectId }];
   });
 
   const promoCodeOwners = new Map<string, string>();
-  const promoCodes = promoEntries.flatMap((e) => {
+  const promoCodes = await each(promoEntries, (e) => {
     const where = `promoCodes[${e.doc.key}]`;
     if ((e.doc.percentOff === undefined) === (e.doc.amountOff === undefined)) {
       problems.push(`${where} must give exactly one of percentOff or amountOff`);
@@ -211,14 +231,14 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
     const owner = promoCodeOwners.get(`${projectId}|${e.doc.code}`);
     if (owner !== undefined && owner !== e.doc.key) problems.push(`${where}.code "${e.doc.code}" is also used by promoCodes[${owner}]`);
     promoCodeOwners.set(`${projectId}|${e.doc.code}`, owner ?? e.doc.key);
-    const clash = stored.promoCodesByCode.find((p) => p.project_id === projectId && p.code === e.doc.code && p.id !== e.id);
+    const clash = (storedPromoCodes.get(`${projectId}|${e.doc.code}`) ?? []).find((p) => p.id !== e.id);
     if (clash) problems.push(`${where}.code "${e.doc.code}" is already used by another promo code of the project`);
     return [{ ...e, projectId, validFrom, validUntil }];
   });
 
   // --- users and apps -------------------------------------------------------------------
-  const plannedUsers = users.flatMap((u) => resolveUser(u));
-  const apps = appIds.flatMap((a) => resolveApp(a));
+  const plannedUsers = await each(users, (u) => resolveUser(u));
+  const apps = await each(appIds, (a) => resolveApp(a));
 
   const ids: Record<string, string> = {};
   for (const section of SECTIONS) {
@@ -234,28 +254,30 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
   // ---------------------------------------------------------------------------
   // Users: id by key, else adopt an unkeyed stored user with the same email.
   // ---------------------------------------------------------------------------
-  function planUsers(items: UserDoc[]): Entry<UserDoc, Row<'users'>>[] {
+  async function planUsers(items: UserDoc[]): Promise<Entry<UserDoc, Row<'users'>>[]> {
     const owners = { email: new Map<string, string>(), phone: new Map<string, string>(), username: new Map<string, string>() };
     const adopt = new Map<string, Row<'users'>>();
     for (const u of items) {
-      const byEmail = u.email ? stored.usersByIdentity.find((r) => r.email_lower === u.email!.toLowerCase()) : undefined;
+      await pace();
+      const byEmail = u.email ? storedIdentity.email.get(u.email.toLowerCase())?.[0] : undefined;
       if (!stored.users.has(u.key) && byEmail && byEmail.key === null) adopt.set(u.key, byEmail);
     }
-    const entries = assign('users', items, new Map([...adopt, ...stored.users]));
+    const entries = await assign('users', items, new Map([...adopt, ...stored.users]));
     for (const e of entries) {
+      await pace();
       const where = `users[${e.doc.key}]`;
-      const identities: [keyof typeof owners, string | undefined, (r: Row<'users'>) => string | null][] = [
-        ['email', e.doc.email?.toLowerCase(), (r) => r.email_lower],
-        ['phone', e.doc.phone, (r) => r.phone],
-        ['username', e.doc.username, (r) => r.username],
+      const identities: [keyof typeof owners, string | undefined][] = [
+        ['email', e.doc.email?.toLowerCase()],
+        ['phone', e.doc.phone],
+        ['username', e.doc.username],
       ];
-      for (const [field, value, column] of identities) {
+      for (const [field, value] of identities) {
         if (value === undefined) continue;
         const shown = field === 'email' ? e.doc.email : value;
         const owner = owners[field].get(value);
         if (owner !== undefined && owner !== e.doc.key) problems.push(`${where}.${field} "${shown}" is also used by users[${owner}]`);
         owners[field].set(value, owner ?? e.doc.key);
-        if (stored.usersByIdentity.some((r) => column(r) === value && r.id !== e.id)) {
+        if ((storedIdentity[field].get(value) ?? []).some((r) => r.id !== e.id)) {
           problems.push(`${where}.${field} "${shown}" is already used by another user`);
         }
       }
@@ -281,7 +303,7 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
         projectId,
         role: m.role ?? 'member',
         employeeId: m.employeeId,
-        stored: stored.memberships.find((s) => s.user_id === e.id && s.project_id === projectId),
+        stored: storedMembership.get(`${e.id}|${projectId}`),
       });
     }
     return [{ ...e, brandStaff, memberships }];
@@ -293,23 +315,28 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
       problems.push(`${where}.memberships[${projectKey}].employeeId "${employeeId}" is also used by another user of this document`);
     }
     plannedEmployeeIds.set(`${projectId}|${employeeId}`, taken ?? userId);
-    if (stored.employeeIds.some((m) => m.project_id === projectId && m.employee_id === employeeId && m.user_id !== userId)) {
+    if ((storedEmployeeIds.get(`${projectId}|${employeeId}`) ?? []).some((m) => m.user_id !== userId)) {
       problems.push(`${where}.memberships[${projectKey}].employeeId "${employeeId}" is already used by another member of the project`);
     }
   }
 
-  /** Project ids the user will be an active member of after the apply. */
+  /** Project ids each user will be an active member of after the apply (built once, on first use). */
   function projectsOfUser(userId: string): Set<string> {
-    const out = new Set(stored.memberships.filter((m) => m.user_id === userId && m.status === 'active').map((m) => m.project_id));
-    for (const u of plannedUsers) if (u.id === userId) for (const m of u.memberships) out.add(m.projectId);
-    return out;
+    if (!memberProjects) {
+      const all = new Map<string, Set<string>>();
+      const add = (user: string, project: string) => (all.get(user) ?? all.set(user, new Set()).get(user)!).add(project);
+      for (const m of stored.memberships) if (m.status === 'active') add(m.user_id, m.project_id);
+      for (const u of plannedUsers) for (const m of u.memberships) add(u.id, m.projectId);
+      memberProjects = all;
+    }
+    return memberProjects.get(userId) ?? new Set();
   }
 
   // ---------------------------------------------------------------------------
   // Apps: keyed per environment; client id unique per environment.
   // ---------------------------------------------------------------------------
-  function assignApps(items: AppDoc[]): Entry<AppDoc, Row<'apps'>>[] {
-    const entries = assign('apps', items, stored.apps);
+  async function assignApps(items: AppDoc[]): Promise<Entry<AppDoc, Row<'apps'>>[]> {
+    const entries = await assign('apps', items, stored.apps);
     const clientOwners = new Map<string, string>();
     for (const e of entries) {
       const owner = clientOwners.get(e.doc.appId);
@@ -339,7 +366,7 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
       permissions.set(id, [...new Set([...(permissions.get(id) ?? []), ...role.permissions])]);
     }
     const projectIds = [...new Set(projectIdByKey.values())];
-    const bound = new Set([...projectIds, ...stored.appRelations.projects.filter((p) => p.app_id === e.id).map((p) => p.project_id)]);
+    const bound = new Set([...projectIds, ...(storedAppProjects.get(e.id) ?? []).map((p) => p.project_id)]);
 
     const accessGroupIds: string[] = [];
     for (const key of new Set(e.doc.accessGroups ?? [])) {
@@ -368,7 +395,7 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
       linkedUsers.add(userId);
       const memberOf = projectsOfUser(userId);
       if (![...bound].some((p) => memberOf.has(p))) problems.push(`${at}: user "${link.user}" is not a member of any project of the app`);
-      if (stored.appRelations.links.some((l) => l.app_id === e.id && l.external_user_id === link.externalUserId && l.user_id !== userId)) {
+      if ((storedLinkByExternal.get(`${e.id}|${link.externalUserId}`) ?? []).some((l) => l.user_id !== userId)) {
         problems.push(`${at}.externalUserId "${link.externalUserId}" is already linked to another user of the app`);
       }
       links.push({ userId, externalUserId: link.externalUserId });
@@ -390,4 +417,17 @@ export function planSite(doc: SiteDocument, stored: StoredSite, now: number): { 
       else if (RESERVED_HEADER.test(name)) problems.push(`${where}.headers: "${name}" is set by the service and cannot be overridden`);
     }
   }
+}
+
+/** Rows grouped by a derived value (rows whose value is null are left out). */
+function indexBy<R>(rows: R[], value: (row: R) => string | null): Map<string, R[]> {
+  const out = new Map<string, R[]>();
+  for (const r of rows) {
+    const v = value(r);
+    if (v === null) continue;
+    const list = out.get(v);
+    if (list) list.push(r);
+    else out.set(v, [r]);
+  }
+  return out;
 }

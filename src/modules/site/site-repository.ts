@@ -2,6 +2,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Database } from '../../platform/db/schema.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /** Tables whose rows carry a caller-chosen `key` unique across the table. */
 export type KeyedTable =
@@ -31,8 +32,10 @@ function chunks<T>(values: Iterable<T>): T[][] {
 
 async function selectIn<T extends keyof Database>(db: Db, table: T, column: string, values: Iterable<string>): Promise<Row<T>[]> {
   const out: Row<T>[] = [];
+  let asked = 0;
   for (const part of chunks(values)) {
     if (part.length === 0) continue;
+    if (asked++ > 0) await nextTurn(); // a large look-up lets other requests run between chunks
     const rows = await (db as AnyDb).selectFrom(table).selectAll().where(column, 'in', part).execute();
     out.push(...(rows as Row<T>[]));
   }
@@ -270,7 +273,9 @@ export class SiteRepository {
       const rows = await db.selectFrom('projects').select(['id', 'brand_id']).where('id', 'in', part).execute();
       for (const r of rows) brandOf.set(r.id, r.brand_id);
     }
+    let written = 0;
     for (const f of floors.values()) {
+      if (++written % CHUNK === 0) await nextTurn();
       const brandId = brandOf.get(f.project_id);
       if (!brandId) continue;
       for (const table of ['rooms', 'desks'] as const) {

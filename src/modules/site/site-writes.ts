@@ -4,6 +4,7 @@ import type { Db } from '../../platform/db/db.js';
 import type { SiteRepository } from './site-repository.js';
 import type { DeskDoc, RoomDoc } from '../../contract/site-document.js';
 import type { AssetParents, SitePlan } from './site-plan.js';
+import { pacer } from './pace.js';
 
 /** Secret columns computed before the transaction (hashing is slow); keyed by entity id. */
 export interface PreparedSecrets {
@@ -74,13 +75,18 @@ export async function writePlan(
   trx: Db,
 ): Promise<void> {
   const { now } = opts;
-  const upsert = (
+  const pace = pacer();
+  // Every entity's write first lets other requests run now and then (see pace.ts).
+  const upsert = async (
     table: Parameters<SiteRepository['upsertTimestamped']>[0],
     id: string,
     stored: object | undefined,
     next: Record<string, unknown>,
     insertOnly?: Record<string, unknown>,
-  ) => repo.upsertTimestamped(table, id, stored, next, now, insertOnly, trx);
+  ) => {
+    await pace();
+    return repo.upsertTimestamped(table, id, stored, next, now, insertOnly, trx);
+  };
 
   for (const e of plan.brands) await upsert('brands', e.id, e.stored, { key: e.doc.key, name: e.doc.name });
 
@@ -152,7 +158,7 @@ export async function writePlan(
     });
   }
   // Relations after every app, user and access group exists.
-  for (const a of plan.apps) await writeAppRelations(repo, plan, a, now, trx);
+  for (const a of plan.apps) await writeAppRelations(repo, plan, a, now, trx, pace);
 
   for (const w of plan.webhooks) {
     await upsert('webhooks', w.id, w.stored, {
@@ -187,8 +193,12 @@ export async function writePlan(
   }, now, trx);
 }
 
-async function writeAppRelations(repo: SiteRepository, plan: SitePlan, a: SitePlan['apps'][number], now: number, trx: Db): Promise<void> {
+async function writeAppRelations(
+  repo: SiteRepository, plan: SitePlan, a: SitePlan['apps'][number], now: number, trx: Db, pace: () => Promise<void>,
+): Promise<void> {
   const stored = plan.storedAppRelations;
+  const storedLinks = new Map(stored.links.filter((s) => s.app_id === a.id).map((s) => [s.user_id, s]));
+  const storedGroups = new Set(stored.accessGroups.filter((s) => s.app_id === a.id).map((s) => s.access_group_id));
   for (const p of a.projects) {
     await repo.upsertAppProject(
       stored.projects.find((s) => s.app_id === a.id && s.project_id === p.projectId),
@@ -197,12 +207,13 @@ async function writeAppRelations(repo: SiteRepository, plan: SitePlan, a: SitePl
     );
   }
   for (const groupId of a.accessGroupIds) {
-    if (!stored.accessGroups.some((s) => s.app_id === a.id && s.access_group_id === groupId)) {
+    if (!storedGroups.has(groupId)) {
       await repo.insertAppAccessGroup({ app_id: a.id, access_group_id: groupId }, trx);
     }
   }
   for (const link of a.links) {
-    const existing = stored.links.find((s) => s.app_id === a.id && s.user_id === link.userId);
+    await pace();
+    const existing = storedLinks.get(link.userId);
     await repo.upsertAppLink(existing, {
       id: existing?.id ?? newId(now),
       app_id: a.id,

@@ -27,7 +27,10 @@ export async function opsVisitorRoutes(app: App, services: Services): Promise<vo
       body: CreateInviteBody,
       response: { 201: Envelope(InviteView), 400: ErrorEnvelope, 401: ErrorEnvelope, 404: ErrorEnvelope },
     },
-  }, async (req, reply) => reply.status(201).send(ok(await visitors.create(req.body))));
+  }, async (req, reply) => {
+    const invite = await visitors.create(req.body);
+    return reply.status(201).header('location', `/ops/v1/visitors/invites/${encodeURIComponent(invite._id)}`).send(ok(invite));
+  });
 
   app.post('/ops/v1/visitors/invites/:inviteId/cancel', {
     schema: {

@@ -36,6 +36,7 @@ import { CODE_BYTES, codeFromBytes, normalizeCode, plateKey } from './rules/plat
 import { inviteStatus, pickInvite, scanDecision, validUntil } from './rules/window.js';
 import { checkedInData, hostCancelledData, inviteSentData, VMS_HOST_CANCELLED, VMS_INVITE_SENT, VMS_VISITOR_CHECKED_IN, type Host } from './visitor-events.js';
 import type { EntryRow, InviteRow, VisitorRepository } from './visitor-repository.js';
+import { parseInstant } from '../../platform/time/instant.js';
 
 export const VISITOR_EXPIRY_JOB = 'visitor-expiry';
 /** The SecretBox tag purpose of QR card codes. */
@@ -98,8 +99,8 @@ export class VisitorService {
   /** POST /ops/v1/visitors/invites. */
   async create(body: CreateInviteBody): Promise<InviteView> {
     const { repo, site, clock } = this.deps;
-    const startAt = Date.parse(body.startDateTime);
-    const endAt = body.endDateTime === null ? null : Date.parse(body.endDateTime);
+    const startAt = parseInstant(body.startDateTime, 'body.startDateTime');
+    const endAt = body.endDateTime === null ? null : parseInstant(body.endDateTime, 'body.endDateTime');
     const problems: string[] = [];
     if (endAt !== null && !(startAt < endAt)) problems.push('body.endDateTime must be after body.startDateTime');
     const plate = body.licensePlate?.trim();

@@ -13,9 +13,14 @@
  * - A kept-alive connection the receiver closed while it was idle fails the request
  *   before anything was answered; such a request is sent once more on a fresh
  *   connection (standard practice: nothing reached the receiver's application).
+ * - The URL guard (platform/net/url-guard.ts) checks the address before any
+ *   connection: in production an http URL, a literal internal address, or a name
+ *   resolving to one (checked on every lookup: DNS rebinding) fails the attempt
+ *   with the reason, and nothing is sent.
  */
 import http from 'node:http';
 import https from 'node:https';
+import { UrlGuard } from '../../platform/net/url-guard.js';
 
 /** Bytes of a response body read at most (then the connection is dropped). */
 export const RESPONSE_READ_LIMIT = 64 * 1024;
@@ -37,6 +42,8 @@ const noop = () => {};
 interface Target {
   request: typeof http.request;
   options: http.RequestOptions;
+  /** Why the guard refuses this address (nothing is sent), or null. */
+  refused: string | null;
 }
 
 /** One POST: its deadline, its answer, and what is read of the response. (A class, so no closures are made per request.) */
@@ -75,6 +82,7 @@ class Attempt {
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (this.answered || this.done) return;
       if (retry && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) this.send(false);
+      else if (err.code === 'EADDRBLOCKED') this.fail(new TransportError('connection', err.message));
       else this.fail(new TransportError('connection', `connection error: ${err.message}`));
     });
     req.end(this.payload);
@@ -130,6 +138,8 @@ export class DeliveryClient {
   constructor(
     private readonly timeoutMs: number,
     private readonly readLimit = RESPONSE_READ_LIMIT,
+    /** The SSRF guard (default: allows everything, as in development). */
+    private readonly guard: UrlGuard = new UrlGuard({ enforce: false }),
   ) {}
 
   /**
@@ -145,6 +155,7 @@ export class DeliveryClient {
     } catch (err) {
       return Promise.reject(new TransportError('connection', `connection error: ${(err as Error).message}`));
     }
+    if (target.refused) return Promise.reject(new TransportError('connection', `refused before connecting: the URL ${target.refused}`));
     const payload = Buffer.from(body, 'utf8');
     headers['content-length'] = String(payload.length);
     return new Promise<number>((resolve, reject) => {
@@ -164,11 +175,14 @@ export class DeliveryClient {
       const u = new URL(url);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`unsupported protocol ${u.protocol}`);
       const secure = u.protocol === 'https:';
+      const lookup = this.guard.lookup;
       t = {
+        refused: this.guard.checkTarget(url).refused,
         request: secure ? https.request : http.request,
         options: {
           method: 'POST', protocol: u.protocol, hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port || (secure ? 443 : 80),
           path: `${u.pathname}${u.search}`, agent: secure ? this.httpsAgent : this.httpAgent,
+          ...(lookup ? { lookup } : {}),
           ...(u.username || u.password ? { auth: `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` } : {}),
         },
       };

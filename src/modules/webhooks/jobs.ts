@@ -20,6 +20,7 @@ import type { Clock } from '../../platform/clock/clock.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { JobHandler } from '../../platform/jobs/handler.js';
 import type { ClaimedDelivery, DeliveryItem, DeliveryRepository } from './delivery-repository.js';
+import type { UrlGuard } from '../../platform/net/url-guard.js';
 import { DeliveryClient, TransportError } from './delivery-client.js';
 import { deliveryHeaders, type DeliveryAuth } from './signing.js';
 
@@ -46,8 +47,10 @@ export interface DeliveryJobDeps {
   secretBox: SecretBox;
   timeoutMs?: number;
   intervalMs?: number;
-  /** The HTTP client (default: one of its own, with the timeout). */
+  /** The HTTP client (default: one of its own, with the timeout and the URL guard). */
   client?: DeliveryClient;
+  /** The SSRF guard of listener addresses (production: https and public addresses only). */
+  urlGuard?: UrlGuard;
 }
 
 /** The receiver refused the attempt (or could not be reached): recorded as a failed attempt. */
@@ -61,7 +64,7 @@ export function deliveryJob(deps: DeliveryJobDeps): JobHandler<DeliveryItem> {
   const { repo } = deps;
   const timeoutMs = deps.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const leaseMs = timeoutMs + LEASE_MARGIN_MS;
-  const client = deps.client ?? new DeliveryClient(timeoutMs);
+  const client = deps.client ?? new DeliveryClient(timeoutMs, undefined, deps.urlGuard);
   const credentials = listenerCredentials(deps.secretBox);
   /** Attempts this worker holds, per listener: leased by its due read and not yet over. */
   const held = new Map<string, number>();

@@ -1,7 +1,14 @@
 /**
  * How a delivery authenticates itself to the receiver. Pure: builds the headers
  * for a body, a listener secret, its auth scheme and the send time.
- *   X-Service-Signature = "sha256=" + hex(HMAC-SHA256(secret, timestamp + "." + rawBody))
+ *   X-Service-Signature = "sha256=" + hex(HMAC-SHA256(secret, timestamp + "." + rawBody))   (timestamp in ms)
+ * and the Standard Webhooks headers (standardwebhooks.com):
+ *   webhook-id        = the delivery id (the same on every retry)
+ *   webhook-timestamp = unix seconds of this attempt
+ *   webhook-signature = "v1," + base64(HMAC-SHA256(key, id + "." + timestamp + "." + rawBody))
+ * where the key is the listener secret's UTF-8 bytes (our secrets are plain text,
+ * not `whsec_<base64>`). Both are computed for each attempt, so a retry carries a
+ * fresh timestamp and signature.
  * Optional schemes add a static bearer token, custom headers, or an HS256 JWT.
  */
 import { createHmac } from 'node:crypto';
@@ -19,6 +26,11 @@ export type DeliveryAuth =
 
 export function signature(secret: string, timestamp: string, rawBody: string): string {
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex')}`;
+}
+
+/** The Standard Webhooks signature: "v1," + base64 HMAC-SHA256 over "{id}.{timestamp}.{body}", keyed by the secret's UTF-8 bytes. */
+export function standardSignature(secret: string, id: string, timestampSeconds: string, rawBody: string): string {
+  return `v1,${createHmac('sha256', secret).update(`${id}.${timestampSeconds}.${rawBody}`).digest('base64')}`;
 }
 
 export async function deliveryHeaders(p: {
@@ -39,12 +51,17 @@ export async function deliveryHeaders(p: {
     'x-service-timestamp': timestamp,
     'x-service-signature': signature(p.secret, timestamp, p.body),
   };
+  const seconds = String(Math.floor(p.nowMs / 1000));
+  headers['webhook-id'] = p.deliveryId;
+  headers['webhook-timestamp'] = seconds;
+  headers['webhook-signature'] = standardSignature(p.secret, p.deliveryId, seconds, p.body);
   switch (p.auth.scheme) {
     case 'bearer':
       headers.authorization = `Bearer ${p.auth.token}`;
       break;
     case 'custom-header':
-      for (const [name, value] of Object.entries(p.auth.headers)) headers[name.toLowerCase()] = value;
+      // Never over the signature headers (apply refuses those names; this guards older stored listeners).
+      for (const [name, value] of Object.entries(p.auth.headers)) if (!(name.toLowerCase() in headers)) headers[name.toLowerCase()] = value;
       break;
     case 'jwt': {
       const iat = Math.floor(p.nowMs / 1000);

@@ -18,6 +18,8 @@ export interface Storage {
   engine: Engine;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /** Names of the migrations this code knows that the database has not run (read from the database; throws when it is unreachable). */
+  pendingMigrations(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -98,9 +100,13 @@ async function openPostgres(url: string, options: StorageOptions): Promise<Kysel
     idleTimeoutMillis: 30_000,
     statement_timeout: 15_000,
   });
-  // An idle client losing its connection must not crash the process.
+  // A client losing its connection must not crash the process: an idle one reports to the pool, one checked out
+  // (between statements of a transaction, say) to this listener; the statement in flight fails with the error anyway.
   pool.on('error', () => {});
-  pool.on('connect', (client) => nameStatements(client));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    nameStatements(client);
+  });
   return new Kysely<Database>({ dialect: new BatchingPostgresDialect(pool, driver.escapeLiteral, { onRoundTrip: options.onRoundTrip }), log: logOf(options) });
 }
 
@@ -123,6 +129,10 @@ export async function openStorage(databaseUrl: string, options: StorageOptions =
     engine,
     ping: async () => {
       await sql`select 1`.execute(db);
+    },
+    pendingMigrations: async () => {
+      const migrations = await new Migrator({ db, provider: migrationProvider }).getMigrations();
+      return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
     },
     close: async () => {
       if (closed) return;

@@ -17,6 +17,12 @@ export class RateLimitRepository {
     return Number(row.count);
   }
 
+  /** The count of the key's window so far (0 if none), without counting. */
+  async count(key: string, windowStart: number, db: Db = this.db): Promise<number> {
+    const row = await db.selectFrom('rate_limits').select('count').where('key', '=', key).where('window_start', '=', windowStart).executeTakeFirst();
+    return row ? Number(row.count) : 0;
+  }
+
   /** Drops the key's windows that started before `windowStart`. */
   async purgeBefore(key: string, windowStart: number, db: Db = this.db): Promise<void> {
     await db.deleteFrom('rate_limits').where('key', '=', key).where('window_start', '<', windowStart).execute();

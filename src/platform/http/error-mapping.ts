@@ -3,8 +3,9 @@
  * service as an error passes through `toErrorResponse`.
  */
 import type { FastifyError } from 'fastify';
-import { ServiceError } from '../errors.js';
+import { DEFAULT_RETRY_AFTER_429_S, DEFAULT_RETRY_AFTER_503_S, SERVICE_UNAVAILABLE, ServiceError } from '../errors.js';
 import { errorBody } from './envelope.js';
+import { INSTANT_TEXT } from '../time/instant.js';
 
 interface AjvLikeError {
   instancePath?: string;
@@ -14,7 +15,7 @@ interface AjvLikeError {
 }
 
 const FORMAT_TEXT: Record<string, string> = {
-  'date-time': 'an ISO 8601 date-time with a timezone offset',
+  'date-time': INSTANT_TEXT,
   email: 'an email address',
   uri: 'an absolute URI',
 };
@@ -26,10 +27,42 @@ function jsonPath(prefix: string, instancePath: string | undefined): string {
   return out;
 }
 
-/** One readable message per violated constraint. */
+interface AjvSchemaError extends AjvLikeError {
+  schemaPath?: string;
+}
+
+/**
+ * A value that matches no branch of a union of literals (an `anyOf` of `const`s)
+ * yields one error per branch plus the `anyOf` itself. Those become one `enum`
+ * error listing the allowed values; any other `anyOf` is left as it is.
+ */
+function collapseLiteralUnions(errs: AjvSchemaError[]): AjvLikeError[] {
+  const dropped = new Set<AjvSchemaError>();
+  const replaced = new Map<AjvSchemaError, AjvLikeError>();
+  for (const union of errs) {
+    if (union.keyword !== 'anyOf') continue;
+    const branches = errs.filter(
+      (e) =>
+        e !== union &&
+        e.instancePath === union.instancePath &&
+        (union.schemaPath === undefined || e.schemaPath === undefined || e.schemaPath.startsWith(`${union.schemaPath}/`)),
+    );
+    const literal = (e: AjvLikeError) => e.keyword === 'const' || e.keyword === 'enum' || e.keyword === 'type';
+    if (branches.length === 0 || !branches.every(literal)) continue;
+    const values = branches.flatMap((e) =>
+      e.keyword === 'const' ? [e.params?.allowedValue] : e.keyword === 'enum' ? ((e.params?.allowedValues as unknown[]) ?? []) : [],
+    );
+    if (values.length === 0) continue;
+    for (const b of branches) dropped.add(b);
+    replaced.set(union, { instancePath: union.instancePath, keyword: 'enum', params: { allowedValues: [...new Set(values)] } });
+  }
+  return errs.filter((e) => !dropped.has(e)).map((e) => replaced.get(e) ?? e);
+}
+
+/** One readable message per violated constraint (one per bad value of a union of literals). */
 export function formatValidationErrors(errs: AjvLikeError[], context: string): string[] {
   const where = context === 'querystring' ? 'query' : context;
-  const messages = errs.map((e) => {
+  const messages = collapseLiteralUnions(errs).map((e) => {
     const path = jsonPath(where, e.instancePath);
     const params = e.params ?? {};
     switch (e.keyword) {
@@ -41,6 +74,11 @@ export function formatValidationErrors(errs: AjvLikeError[], context: string): s
         return `${path} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
       case 'const':
         return `${path} must be ${JSON.stringify(params.allowedValue)}`;
+      case 'type':
+        if (path === 'body' && params.type === 'object') return 'body must be a JSON object';
+        if (params.type === 'number') return `${path} must be a finite number`;
+        if (params.type === 'integer') return `${path} must be a whole number`;
+        return `${path} ${e.message ?? 'is invalid'}`;
       case 'format':
         return `${path} must be ${FORMAT_TEXT[String(params.format)] ?? `a valid ${String(params.format)}`}`;
       case 'pattern':
@@ -59,11 +97,30 @@ export interface ErrorResponse {
   body: ReturnType<typeof errorBody>;
   /** True when the failure is ours (logged at error level). */
   internal: boolean;
+  /** Response headers (`retry-after` on every 503 and 429). */
+  headers?: Record<string, string>;
 }
 
-const DB_UNAVAILABLE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|Connection terminated|timeout exceeded|SQLITE_BUSY|database is locked|too many clients|the database system is (starting up|shutting down)/i;
+const DB_UNAVAILABLE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection terminated|not queryable|timeout exceeded|SQLITE_BUSY|database is locked|too many clients|the database system is (starting up|shutting down)|terminating connection|^57P0[1-3]$|^08\d\d\d$/i;
+/** The disk is full (SQLITE_FULL): nothing was written; retryable once an operator frees space. */
+const DB_FULL = /SQLITE_FULL|database or disk is full/i;
+/** Retry-After of a full disk: freeing space takes an operator. */
+const RETRY_AFTER_FULL_S = 30;
 
+/** Maps a failure to its response, with `retry-after` on every 503 and 429. */
 export function toErrorResponse(err: unknown): ErrorResponse {
+  const res = mapError(err);
+  if (res.status !== 503 && res.status !== 429) return res;
+  const explicit = err instanceof ServiceError ? err.retryAfterSeconds : undefined;
+  const seconds = explicit ?? (isFull(err) ? RETRY_AFTER_FULL_S : res.status === 429 ? DEFAULT_RETRY_AFTER_429_S : DEFAULT_RETRY_AFTER_503_S);
+  return { ...res, headers: { ...res.headers, 'retry-after': String(Math.max(1, Math.ceil(seconds))) } };
+}
+
+function isFull(err: unknown): boolean {
+  return DB_FULL.test(String((err as Error)?.message ?? '')) || DB_FULL.test(String((err as { code?: string })?.code ?? ''));
+}
+
+function mapError(err: unknown): ErrorResponse {
   if (err instanceof ServiceError) {
     return { status: err.status, body: errorBody(err.code, err.detail, err.data), internal: err.status >= 500 && err.code === 'KS004' };
   }
@@ -93,8 +150,8 @@ export function toErrorResponse(err: unknown): ErrorResponse {
   if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return { status: fe.statusCode, body: errorBody('KS001', [String(fe.message)]), internal: false };
   }
-  if (DB_UNAVAILABLE.test(String((err as Error)?.message ?? '')) || DB_UNAVAILABLE.test(String((err as { code?: string })?.code ?? ''))) {
-    return { status: 503, body: errorBody('KS004', 'A required service is temporarily unavailable; retry with backoff'), internal: true };
+  if (DB_UNAVAILABLE.test(String((err as Error)?.message ?? '')) || DB_UNAVAILABLE.test(String((err as { code?: string })?.code ?? '')) || isFull(err)) {
+    return { status: 503, body: errorBody('KS004', SERVICE_UNAVAILABLE), internal: true };
   }
   return { status: 500, body: errorBody('KS004', 'Internal server error'), internal: true };
 }

@@ -12,6 +12,12 @@
  *
  * `replay(until)` runs the handlers that opt into it over everything due by
  * `until`, merged across handlers in due-time order, one item at a time.
+ *
+ * A poll that fails (the database is unreachable) backs the handler off: its
+ * next polls are skipped for `pollBackoffMs` (doubling per failure up to
+ * MAX_POLL_BACKOFF_MS), so an outage costs a few attempts, not one per tick. The
+ * first poll that succeeds ends the backoff; a poke (work was just committed)
+ * polls at once.
  */
 import type { Clock } from '../clock/clock.js';
 import type { ClaimContext, JobHandler } from './handler.js';
@@ -34,6 +40,22 @@ interface PassResult {
 
 const DEFAULT_PAGE = 100;
 const DEFAULT_LEASE_MS = 60_000;
+/** The longest a failing handler waits between polls (real time). */
+export const MAX_POLL_BACKOFF_MS = 5_000;
+
+/** How long a handler skips polls after its `failures`-th failed poll in a row: double its interval per failure, at most MAX_POLL_BACKOFF_MS. */
+export function pollBackoffMs(intervalMs: number, failures: number): number {
+  if (failures <= 0) return 0;
+  return Math.max(intervalMs, Math.min(intervalMs * 2 ** failures, MAX_POLL_BACKOFF_MS));
+}
+
+/** Polls of one handler since the runner was made (tests and diagnostics). */
+export interface PollStats {
+  polls: number;
+  failedPolls: number;
+  /** Failed polls in a row now (0 once a poll succeeds). */
+  failing: number;
+}
 
 /** Runtime state of one registered handler. */
 interface Slot {
@@ -49,6 +71,9 @@ interface Slot {
   pending: Set<Promise<void>>;
   /** In-memory retry state of items whose failure was not recorded durably. */
   backoff: Map<string, { attempts: number; retryAt: number }>;
+  stats: PollStats;
+  /** Real time before which ticks are skipped (after failed polls). */
+  pausedUntil: number;
 }
 
 export class JobRunner {
@@ -63,6 +88,7 @@ export class JobRunner {
     if (this.slots.has(handler.name)) throw new Error(`job handler ${handler.name} is already registered`);
     const s: Slot = {
       h: handler, current: null, again: false, inFlight: 0, byKey: new Map(), running: new Set(), pending: new Set(), backoff: new Map(),
+      stats: { polls: 0, failedPolls: 0, failing: 0 }, pausedUntil: 0,
     };
     this.slots.set(handler.name, s);
     if (this.started) this.arm(s);
@@ -98,7 +124,12 @@ export class JobRunner {
   poke(name: string): Promise<void> {
     const s = this.slot(name);
     if (s.current) s.again = true;
-    return this.tick(s);
+    return this.tick(s, true);
+  }
+
+  /** Poll counts per handler name. */
+  pollStats(): Record<string, PollStats> {
+    return Object.fromEntries([...this.slots].map(([name, s]) => [name, { ...s.stats }]));
   }
 
   /**
@@ -148,12 +179,22 @@ export class JobRunner {
     s.timer.unref();
   }
 
-  private tick(s: Slot): Promise<void> {
+  private tick(s: Slot, force = false): Promise<void> {
     if (this.stopping) return Promise.resolve();
     if (s.current) return s.current;
+    if (!force && this.deps.realClock.now() < s.pausedUntil) return Promise.resolve();
+    s.stats.polls++;
     return this.exclusive(s, () => this.pass(s, new Set())).then(
-      () => undefined,
-      (err) => this.report(err, s),
+      () => {
+        s.stats.failing = 0;
+        s.pausedUntil = 0;
+      },
+      (err) => {
+        s.stats.failedPolls++;
+        s.stats.failing++;
+        s.pausedUntil = this.deps.realClock.now() + pollBackoffMs(s.h.intervalMs, s.stats.failing);
+        this.report(err, s);
+      },
     );
   }
 

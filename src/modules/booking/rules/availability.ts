@@ -435,6 +435,11 @@ export interface TimePeriodInput {
   period: TimePeriod;
   timeZone: string;
   config: AssetConfig;
+  /**
+   * Service time. A period that is already over by then is not open (null), as when
+   * `start` is after it: a start at local midnight must not turn that into a lead-time refusal.
+   */
+  now?: number;
 }
 
 /** The span of breaks around noon: every break that touches 12:00 or, transitively, another one. */
@@ -469,7 +474,8 @@ function periodMinutes(h: DayHours, period: TimePeriod): { from: number; to: num
  * Resolves a desk timePeriod on the local date of `start`: morning = open..12:00,
  * afternoon = 12:00..close, allDay = open..close; a break containing 12:00 splits morning and
  * afternoon at its edges. The window starts at max(start truncated, period start) and ends at
- * the period end. Null when the asset is closed that day or the period is over by `start`.
+ * the period end. Null when the asset is closed that day or the period is over by `start`
+ * (or by `now`, when given).
  */
 export function resolveTimePeriod(input: TimePeriodInput): { start: number; end: number } | null {
   const zone = zoneOf(input.timeZone);
@@ -480,5 +486,6 @@ export function resolveTimePeriod(input: TimePeriodInput): { start: number; end:
   if (!range) return null;
   const start = Math.max(requested, instantAtLocalTime(zone, day, range.from));
   const end = instantAtLocalTime(zone, day, range.to);
+  if (input.now !== undefined && end <= truncateToMinute(input.now)) return null;
   return start < end ? { start, end } : null;
 }

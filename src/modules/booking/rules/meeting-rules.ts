@@ -37,13 +37,27 @@ const refuse = (status: number, code: string, message: string) => new ServiceErr
 
 export const pinLocked = (m: MeetingFacts) => m.pinFailures >= PIN_LOCK_THRESHOLD;
 
+type Action = 'check in' | 'cancel' | 'check out' | 'edit';
+
+/**
+ * MEETING_003's message: who may take `action` without a PIN, and why this caller
+ * is not one of them (an attendee may check in, but not cancel, check out or edit).
+ */
+export function noPinMessage(action: Action, caller: Caller): string {
+  if (action === 'check in') return 'You are neither the organizer nor an attendee of this booking; send its pinCode to check in';
+  const who = 'only its organizer or a project admin may, or a caller who sends its pinCode';
+  return caller.isAttendee
+    ? `As an attendee you may not ${action} this booking: ${who}`
+    : `You are neither the organizer of this booking nor a project admin: send its pinCode to ${action} it`;
+}
+
 /**
  * Authorization by PIN for a caller the role rules did not already admit.
  * A locked PIN refuses every PIN attempt, right or wrong, so a locked booking
  * cannot be brute-forced.
  */
-function pinRefusal(m: MeetingFacts, caller: Caller): ServiceError | null {
-  if (caller.pinMatches === undefined) return refuse(404, 'MEETING_003', 'You are neither the organizer nor an attendee of this booking; send its pinCode');
+function pinRefusal(m: MeetingFacts, caller: Caller, action: Action): ServiceError | null {
+  if (caller.pinMatches === undefined) return refuse(404, 'MEETING_003', noPinMessage(action, caller));
   if (pinLocked(m)) return refuse(429, 'MEETING_039', 'The pinCode is locked after repeated wrong attempts until the organizer sets a new one');
   if (!caller.pinMatches) return refuse(404, 'MEETING_042', 'Wrong pinCode');
   return null;
@@ -73,7 +87,7 @@ export function checkInRefusal(
     return refuse(409, 'MEETING_041', `Check-in is open only on the day of the booking (${localDate(m.start, ctx.timeZone)})`);
   }
   if (caller.isOrganizer || caller.isAttendee) return null;
-  return pinRefusal(m, caller);
+  return pinRefusal(m, caller, 'check in');
 }
 
 /** Refusals of POST /meetings/{id}/cancel: only unpaid or active bookings, by organizer, admin or PIN holder. */
@@ -83,7 +97,7 @@ export function cancelRefusal(m: MeetingFacts, caller: Caller, now: number): Ser
   }
   if (now >= m.end) return refuse(409, 'MEETING_011', 'This booking has already ended');
   if (caller.isOrganizer || caller.isProjectAdmin) return null;
-  return pinRefusal(m, caller);
+  return pinRefusal(m, caller, 'cancel');
 }
 
 /**
@@ -93,7 +107,7 @@ export function cancelRefusal(m: MeetingFacts, caller: Caller, now: number): Ser
 export function checkOutRefusal(m: MeetingFacts, caller: Caller): ServiceError | null {
   if (m.status !== 'checked-in') return refuse(409, 'KS006', `Only a checked-in booking can be checked out; this one is ${m.status}`);
   if (caller.isOrganizer || caller.isProjectAdmin) return null;
-  return pinRefusal(m, caller);
+  return pinRefusal(m, caller, 'check out');
 }
 
 /** The end a check-out writes: now, to the minute, never before the start nor after the booked end. */
@@ -111,7 +125,7 @@ export function updateRefusal(
   if (m.status === 'unpaid') return refuse(422, 'MEETING_005', 'An unpaid booking cannot be edited; pay or cancel it first');
   if (m.status !== 'active' && m.status !== 'checked-in') return refuse(409, 'KS006', `A ${m.status} booking cannot be edited`);
   if (!caller.isOrganizer && !caller.isProjectAdmin) {
-    const pin = pinRefusal(m, caller);
+    const pin = pinRefusal(m, caller, 'edit');
     if (pin) return pin;
   }
   if (m.status === 'checked-in' && change.movesStart) {

@@ -6,6 +6,7 @@
  * occurrence is always the requested window itself. Pure: no clock, no I/O.
  */
 import { DateTime } from 'luxon';
+import { tryParseInstant } from '../../../platform/time/instant.js';
 
 export const MAX_OCCURRENCES = 100;
 
@@ -34,11 +35,8 @@ function parseUntil(value: string, timeZone: string): number | null {
     return d.isValid ? d.endOf('day').toMillis() : null;
   }
   const dateTime = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value);
-  if (dateTime) {
-    const [, y, mo, d, h, mi, s] = dateTime.map(Number);
-    const t = Date.UTC(y, mo - 1, d, h, mi, s);
-    return Number.isNaN(t) ? null : t;
-  }
+  // The request instants' grammar decides (a real date, no leap second, no 25:00).
+  if (dateTime) return tryParseInstant(`${dateTime[1]}-${dateTime[2]}-${dateTime[3]}T${dateTime[4]}:${dateTime[5]}:${dateTime[6]}Z`) ?? null;
   return null;
 }
 

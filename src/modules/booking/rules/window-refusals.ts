@@ -3,7 +3,7 @@
  * time. The HTTP status and code are chosen by the caller; these are messages.
  */
 import { DateTime } from 'luxon';
-import { checkConfigRules, type BusyInterval, type RuleViolation } from './availability.js';
+import { checkConfigRules, truncateToMinute, type BusyInterval, type RuleViolation } from './availability.js';
 import type { AssetConfig } from './asset-config.js';
 
 const hm = (ms: number, zone: string) => DateTime.fromMillis(ms, { zone }).toFormat('HH:mm');
@@ -29,11 +29,25 @@ export function ruleViolationMessage(v: RuleViolation, timeZone: string, asset: 
   }
 }
 
-export function conflictMessage(c: BusyInterval, timeZone: string, asset: string): string {
+/**
+ * Why the requested `window` clashes with the existing hold `c`, naming what
+ * actually overlaps: the two bookings themselves; the requested booking's own
+ * cleaning time running into the existing one; or the existing booking's
+ * cleaning time. Without `window`, the existing hold is described as a whole.
+ */
+export function conflictMessage(c: BusyInterval, timeZone: string, asset: string, window?: { start: number; end: number }): string {
   const booked = `${dayTime(c.start, timeZone)}–${hm(c.end, timeZone)}`;
-  return c.cleaningEndsAt > c.end
-    ? `The ${asset} is booked ${booked} and held for cleaning until ${hm(c.cleaningEndsAt, timeZone)} (${timeZone})`
-    : `The ${asset} is booked ${booked} (${timeZone})`;
+  const cleanup = c.cleaningEndsAt - c.end;
+  const heldForCleaning = `The ${asset} is booked ${booked} and held for cleaning until ${hm(c.cleaningEndsAt, timeZone)} (${timeZone})`;
+  if (!window) return cleanup > 0 ? heldForCleaning : `The ${asset} is booked ${booked} (${timeZone})`;
+  const start = truncateToMinute(window.start);
+  const end = truncateToMinute(window.end);
+  if (start < c.end && c.start < end) return `The ${asset} is booked ${booked} (${timeZone})`;
+  if (end <= c.start) {
+    return `This booking's own cleaning time (${cleanup / 60_000} minutes, until ${hm(end + cleanup, timeZone)}) runs into ` +
+      `the ${asset}'s booking ${booked} (${timeZone})`;
+  }
+  return heldForCleaning;
 }
 
 /**

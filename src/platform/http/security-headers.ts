@@ -1,0 +1,71 @@
+/**
+ * Response headers every answer carries (one onSend hook, registered first in
+ * app.ts so every scope, plugin, error and 404 answer gets it):
+ *
+ * - `x-content-type-options: nosniff` on every response; `x-powered-by` never.
+ * - `cache-control: no-store` on every response that did not choose its own
+ *   caching: API answers carry tokens, PINs, card numbers, member data and
+ *   secret addresses, and nothing of the API is meant for shared caches. (Room
+ *   feeds choose `private, max-age=60`; Swagger UI's static files their own.)
+ * - HTML pages: a strict Content-Security-Policy unless the page set its own
+ *   (the payment page sets a nonce-based one), `referrer-policy: no-referrer`,
+ *   `x-frame-options: DENY` (and `frame-ancestors 'none'` in every policy).
+ *   Pages under a prefix with its own needs get their policy from `pagePolicies`
+ *   (/docs: Swagger UI's scripts and styles from 'self'; a future /console adds
+ *   its entry there).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** The policy of any HTML page that sets none of its own: nothing may load, submit, or frame it. */
+export const DEFAULT_PAGE_CSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/**
+ * The one <style> element Swagger UI's bundle inserts at start-up, allowed by its
+ * hash (no 'unsafe-inline'). An upgrade of @fastify/swagger-ui that changes it
+ * shows in test/browser/docs-page.test.ts, whose violation message names the new hash.
+ */
+export const SWAGGER_UI_STYLE_HASH = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
+
+/** Swagger UI (/docs): its bundle, styles and the OpenAPI document all come from this origin; no inline script. */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "script-src-attr 'none'",
+  `style-src 'self' ${SWAGGER_UI_STYLE_HASH}`,
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "object-src 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export interface PagePolicy {
+  /** Path prefix of the pages (matched on whole segments). */
+  prefix: string;
+  csp: string;
+}
+
+export const PAGE_POLICIES: readonly PagePolicy[] = [{ prefix: '/docs', csp: DOCS_CSP }];
+
+export function securityHeaders(pagePolicies: readonly PagePolicy[] = PAGE_POLICIES) {
+  return async (req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
+    reply.removeHeader('x-powered-by');
+    reply.header('x-content-type-options', 'nosniff');
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    const type = String(reply.getHeader('content-type') ?? '');
+    if (/^text\/html\b/i.test(type)) {
+      if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', pageCsp(req.url, pagePolicies));
+      if (!reply.hasHeader('referrer-policy')) reply.header('referrer-policy', 'no-referrer');
+      if (!reply.hasHeader('x-frame-options')) reply.header('x-frame-options', 'DENY');
+    }
+    return payload;
+  };
+}
+
+function pageCsp(url: string, policies: readonly PagePolicy[]): string {
+  const path = url.split('?')[0]!;
+  for (const p of policies) if (path === p.prefix || path.startsWith(`${p.prefix}/`)) return p.csp;
+  return DEFAULT_PAGE_CSP;
+}
