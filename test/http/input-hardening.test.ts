@@ -11,7 +11,7 @@ import { okData, qs } from '../support/catalogue.js';
 import { accepted, created, startMeetingService, type MeetingCtx } from '../support/meetings.js';
 
 const LEAP = '2030-12-31T23:59:60Z';
-const BAD_INSTANTS = [LEAP, '2030-02-30T10:00:00Z', '2030-12-31T24:00:00Z', '2030-12-31T10:00:00', '2030-13-01T10:00:00Z', '2030-12-31T10:00:00+25:00'];
+const BAD_INSTANTS = [LEAP, '2030-02-30T10:00:00Z', '2030-12-31T24:00:00Z', '2030-12-31T10:00:00', '2030-13-01T10:00:00Z', '2030-12-31T10:00:00+25:00', '9999-12-31T23:59:59Z'];
 const INSTANT_MESSAGE = /must be an ISO 8601 date-time with a timezone offset .*no leap second/;
 
 /** The messages of a 400 KS001, asserting its shape. */
@@ -53,6 +53,13 @@ describe('input hardening', () => {
         const res = await get(path);
         expect(messages(res), path).toEqual([expect.stringMatching(new RegExp(`^${field.replace('.', '\\.')} ${INSTANT_MESSAGE.source}`))]);
       }
+    });
+
+    it('the latest accepted instant still gives date-times a client can read (found by the route fuzzer)', async () => {
+      // Before: from=9999-12-31T23:59:59Z answered 200 with calendar.to "+010000-01-07T…", outside ISO 8601's four-digit years.
+      const data = okData(await get(`/meeting-rooms/${room}${qs({ from: '9998-12-31T00:00:00Z' })}`));
+      expect(data.calendar.from).toBe('9998-12-31T00:00:00.000Z');
+      expect(data.calendar.to).toBe('9999-01-07T00:00:00.000Z');
     });
 
     it('a leap second no longer yields the undocumented unavailableReason INVALID_WINDOW', async () => {

@@ -7,7 +7,10 @@
  *   YYYY-MM-DDTHH:MM[:SS[.fraction]](Z|±HH:MM)
  *
  * - an explicit offset is required (`Z` or ±HH:MM);
- * - the date is a real calendar date (no 30 February), the year in 1970–9999;
+ * - the date is a real calendar date (no 30 February), and the instant lies from
+ *   1970-01-01T00:00Z up to the end of 9998 (UTC): the year 9999 is left as headroom,
+ *   so a span the service derives from an instant (a calendar's default week, a
+ *   payment window) still prints as an ordinary ISO date-time;
  * - hour 00–23, minute 00–59, second 00–59: a leap second (`:60`) is refused, since
  *   an epoch-millisecond clock cannot represent it;
  * - seconds may be left out (ISO 8601 allows `12:00+07:00`; the service truncates
@@ -19,9 +22,11 @@ const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{
 
 export const MIN_INSTANT_YEAR = 1970;
 export const MAX_INSTANT_YEAR = 9999;
+/** The first instant refused: 9999-01-01T00:00Z (see above). */
+const LATEST_INSTANT_MS = Date.UTC(9999, 0, 1);
 
 /** What an instant must look like, for messages and the OpenAPI description. */
-export const INSTANT_TEXT = 'an ISO 8601 date-time with a timezone offset (YYYY-MM-DDTHH:MM[:SS[.sss]] then Z or ±HH:MM; a real date, no leap second)';
+export const INSTANT_TEXT = 'an ISO 8601 date-time with a timezone offset (YYYY-MM-DDTHH:MM[:SS[.sss]] then Z or ±HH:MM; a real date from 1970 to 9998, no leap second)';
 
 const daysIn = (year: number, month: number) =>
   month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
@@ -44,7 +49,8 @@ export function tryParseInstant(text: unknown): number | undefined {
     if (oh > 23 || om > 59) return undefined;
     offsetMinutes = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
   }
-  return Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMinutes * 60_000;
+  const instant = Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMinutes * 60_000;
+  return instant >= 0 && instant < LATEST_INSTANT_MS ? instant : undefined;
 }
 
 /** True when `text` is an instant `parseInstant` accepts (the `date-time` format). */
