@@ -20,6 +20,7 @@ import { guardQuery } from './platform/http/query.js';
 import { registerJsonBodyParser } from './platform/http/json-body.js';
 import { INSTANT_TEXT } from './platform/time/instant.js';
 import { rejectNulCharacters } from './platform/http/nul-guard.js';
+import { rejectNonFiniteNumbers } from './platform/http/finite-numbers.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
 import { opsClockRoutes } from './modules/sandbox/routes.js';
@@ -93,6 +94,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
 
   // No field may contain U+0000 (PostgreSQL text cannot hold it): 400 before any route runs.
   app.addHook('preValidation', rejectNulCharacters);
+  // A number the validator coerced from text such as "1e999" is Infinity: 400 (platform/http/finite-numbers.ts).
+  app.addHook('preHandler', rejectNonFiniteNumbers);
 
   // JSON (and form-encoded, for the OAuth-style token endpoint) only: anything else is 415.
   app.removeContentTypeParser('text/plain');

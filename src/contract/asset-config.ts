@@ -25,7 +25,7 @@ export const DayConfig = Type.Object(
 );
 export type DayConfig = Static<typeof DayConfig>;
 
-const Tick = (description: string) => Type.Optional(Type.Integer({ minimum: -1, description: `${description}; -1 disables it, absent means the default` }));
+const Tick = (description: string) => Type.Optional(Type.Integer({ minimum: -1, maximum: 10_080, description: `${description}; -1 disables it, absent means the default; at most a week (10080)` }));
 
 /** Minutes; absent = default; -1 disables that tick. */
 export const MeetingConfig = Type.Object(
@@ -60,15 +60,15 @@ export const AssetConfig = Type.Object(
     minimumLeadTime: Type.Optional(
       Type.Object(
         {
-          minutes: Type.Optional(Type.Integer({ minimum: 0 })),
-          hours: Type.Optional(Type.Integer({ minimum: 0 })),
-          days: Type.Optional(Type.Integer({ minimum: 0 })),
+          minutes: Type.Optional(Type.Integer({ minimum: 0, maximum: 527_040 })),
+          hours: Type.Optional(Type.Integer({ minimum: 0, maximum: 8_784 })),
+          days: Type.Optional(Type.Integer({ minimum: 0, maximum: 366 })),
         },
         { additionalProperties: false, description: 'Notice a booking needs before it starts (the parts add up)' },
       ),
     ),
-    maxAdvanceBookingDays: Type.Optional(Type.Integer({ minimum: 0, description: 'How many days ahead a booking may start' })),
-    maxDurationMinutes: Type.Optional(Type.Integer({ minimum: 1, description: 'Longest allowed booking, in minutes' })),
+    maxAdvanceBookingDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_660, description: 'How many days ahead a booking may start (at most about ten years)' })),
+    maxDurationMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 527_040, description: 'Longest allowed booking, in minutes (at most 366 days)' })),
     bookMultipleDayRoom: Type.Optional(Type.Boolean({ description: 'Whether one booking may cover several days' })),
     meetingConfig: Type.Optional(MeetingConfig),
   },

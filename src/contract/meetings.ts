@@ -129,7 +129,7 @@ export const CreateMeetingBody = Type.Object({
   draft: Type.Optional(Type.Boolean({ description: 'Check availability (and price) without booking' })),
   draftEndDateTimes: Type.Optional(Type.Array(DateTime(), { maxItems: 20, description: 'With draft: further end times to check' })),
   organizerId: Type.Optional(ObjectId('Back-office booking: the member to book for (needs MEETING_UPDATE)')),
-  paymentDueMinutes: Type.Optional(Type.Integer({ minimum: 1, description: 'Back-office only: hold before payment is due' })),
+  paymentDueMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Back-office only: hold before payment is due (clamped to 10080 and to the start)' })),
   sessionId: Type.Optional(Type.String()),
   promoCode: Type.Optional(
     Type.String({

@@ -20,11 +20,16 @@ const Email = (description: string) => Type.String({ format: 'email', maxLength:
 
 const StringList = (description: string) => Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { description });
 
+/** Largest price or discount a document may state, in the project currency. */
+const MAX_PRICE = 1_000_000_000;
+/** Most seats a room or desk may have. */
+const MAX_CAPACITY = 100_000;
+
 export const ChargeRate = Type.Object(
   {
-    perHour: Type.Number({ minimum: 0, description: 'Price of one hour in the project currency' }),
-    perDay: Type.Number({ minimum: 0, description: 'Price of one day in the project currency' }),
-    amount: Type.Optional(Type.Number({ minimum: 0, description: 'Optional flat amount' })),
+    perHour: Type.Number({ minimum: 0, maximum: MAX_PRICE, description: 'Price of one hour in the project currency' }),
+    perDay: Type.Number({ minimum: 0, maximum: MAX_PRICE, description: 'Price of one day in the project currency' }),
+    amount: Type.Optional(Type.Number({ minimum: 0, maximum: MAX_PRICE, description: 'Optional flat amount' })),
   },
   { additionalProperties: false, description: 'Prices; default {perHour: 0, perDay: 0} (free)' },
 );
@@ -90,7 +95,7 @@ export const RoomDoc = Type.Object(
     floor: Ref('floor'),
     name: Name('room'),
     email: Type.Optional(Email('Resource email of the room')),
-    capacity: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Seats; default 1' })),
+    capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CAPACITY, default: 1, description: 'Seats; default 1' })),
     status: Type.Optional(Type.Enum(['active', 'inactive'], { default: 'active', description: 'Default active' })),
     type: Type.Optional(Type.Enum(['normal', 'bedroom'], { default: 'normal', description: 'bedroom marks a residential unit; default normal' })),
     isPublic: Type.Optional(Type.Boolean({ default: true, description: 'false keeps the room private to project members; default true' })),
@@ -112,11 +117,11 @@ export const DeskDoc = Type.Object(
     key: Key('desk'),
     floor: Ref('floor'),
     name: Name('desk'),
-    index: Type.Optional(Type.Integer({ minimum: 0, description: 'Desk number; default its 1-based position in this document\'s desks' })),
+    index: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Desk number; default its 1-based position in this document\'s desks' })),
     email: Type.Optional(Email('Resource email of the desk')),
     status: Type.Optional(Type.Enum(['active', 'inactive', 'in-used', 'reserved', 'suspended'], { default: 'active', description: 'Default active' })),
     isPublic: Type.Optional(Type.Boolean({ default: true, description: 'Default true' })),
-    capacity: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Default 1' })),
+    capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CAPACITY, default: 1, description: 'Default 1' })),
     chargeRate: Type.Optional(ChargeRate),
     facilities: Type.Optional(StringList('Facility labels; default []')),
     pictureUrls: Type.Optional(StringList('Picture addresses; default []')),
@@ -249,11 +254,11 @@ export const PromoCodeDoc = Type.Object(
     code: Type.String({ minLength: 1, maxLength: 64, description: 'What the booker enters; unique within the project' }),
     name: Name('promo code'),
     percentOff: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'Percentage discount (give this or amountOff)' })),
-    amountOff: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Fixed discount in the project currency (give this or percentOff)' })),
+    amountOff: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: MAX_PRICE, description: 'Fixed discount in the project currency (give this or percentOff)' })),
     active: Type.Optional(Type.Boolean({ default: true, description: 'Default true' })),
     validFrom: Type.Optional(Type.String({ format: 'date-time', description: 'First instant the code can be used; absent = from now on' })),
     validUntil: Type.Optional(Type.String({ format: 'date-time', description: 'Instant the code stops working (exclusive); absent = no end' })),
-    maxUses: Type.Optional(Type.Integer({ minimum: 1, description: 'How many bookings may use the code; absent = no limit' })),
+    maxUses: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'How many bookings may use the code; absent = no limit' })),
   },
   { additionalProperties: false, description: 'A discount code of a project' },
 );

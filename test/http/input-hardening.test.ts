@@ -264,6 +264,39 @@ describe('input hardening', () => {
     });
   });
 
+  describe('numbers in bodies', () => {
+    const roomDoc = (key: string, extra: Record<string, unknown>) => ({
+      zones: [{ key: 'nz', project: 'tower', name: 'Numbers zone' }],
+      floors: [{ key: 'nf', zone: 'nz', name: 'Numbers floor' }],
+      rooms: [{ key, floor: 'nf', name: key, email: `${key}@rooms.example`, ...extra }],
+    });
+
+    it('a number sent as text that coerces to Infinity ("1e999", "Infinity") is 400 naming the field, and nothing is stored', async () => {
+      // Before: capacity "1e999" was stored as Infinity on SQLite (200) and failed the statement on PostgreSQL (500).
+      for (const [field, extra] of [
+        ['body.rooms[0].capacity', { capacity: '1e999' }],
+        ['body.rooms[0].chargeRate.perHour', { chargeRate: { perHour: 'Infinity', perDay: 0 } }],
+      ] as const) {
+        const res = await c.svc.ops('POST', '/ops/v1/apply', roomDoc('numbers-inf', extra));
+        expect(messages(res), field).toEqual([expect.stringContaining(field)]);
+      }
+      const rooms = okData(await get(`/meeting-rooms${qs({ projectId: tower })}`));
+      expect(rooms.some((r: any) => r.name === 'numbers-inf')).toBe(false);
+    });
+
+    it('huge finite numbers are refused against a documented maximum (before: 500 on PostgreSQL)', async () => {
+      for (const [extra, field] of [
+        [{ capacity: 1e300 }, /body\.rooms\[0\]\.capacity must be <= 100000/],
+        [{ chargeRate: { perHour: 1e308, perDay: 0 } }, /body\.rooms\[0\]\.chargeRate\.perHour must be <= 1000000000/],
+        [{ config: { maxAdvanceBookingDays: 4_000_000_000 } }, /maxAdvanceBookingDays must be <= 3660/],
+        [{ config: { meetingConfig: { preStartMinutes: 2 ** 40 } } }, /preStartMinutes must be <= 10080/],
+      ] as const) {
+        const res = await c.svc.ops('POST', '/ops/v1/apply', roomDoc('numbers-big', extra));
+        expect(messages(res)).toEqual([expect.stringMatching(field)]);
+      }
+    });
+  });
+
   describe('the refresh token grant', () => {
     it('a garbage refresh token → 401 KS002 whose message is about the refresh token', async () => {
       for (const value of ['garbage', 'krt_nope', `kat_${'0'.repeat(24)}_${'a'.repeat(43)}`]) {
