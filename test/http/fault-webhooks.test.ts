@@ -7,85 +7,27 @@
  * its body being read, the redirect is a failed attempt and is not followed.
  * (webhooks-transport.test.ts covers each odd answer in detail with drains.)
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebhookService, type WebhookCtx } from '../support/webhook-site.js';
 import { TEST_ENGINE } from '../support/test-database.js';
 import { until } from '../support/delivery-audit.js';
+import { OddReceiver } from '../support/odd-receiver.js';
 
 const TIMEOUT_MS = 3_000;
 const BOOKINGS = 3;
 
-class HostileReceiver {
-  readonly hits = new Map<string, number>();
-  /** Requests to /hang not answered (yet). */
-  readonly hanging = new Set<http.ServerResponse>();
-  private constructor(private readonly server: http.Server) {}
-
-  static async start(): Promise<HostileReceiver> {
-    let self!: HostileReceiver;
-    const server = http.createServer((req, res) => self.handle(req, res));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    self = new HostileReceiver(server);
-    return self;
-  }
-
-  url(path: string): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${path}`;
-  }
-
-  count(path: string): number {
-    return this.hits.get(path) ?? 0;
-  }
-
-  async close(): Promise<void> {
-    for (const res of this.hanging) res.destroy();
-    this.server.closeAllConnections();
-    await new Promise<void>((r) => this.server.close(() => r()));
-  }
-
-  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    req.resume();
-    req.on('end', () => {
-      const path = req.url ?? '';
-      this.hits.set(path, (this.hits.get(path) ?? 0) + 1);
-      if (path === '/hang') {
-        this.hanging.add(res);
-        res.on('close', () => this.hanging.delete(res));
-      } else if (path === '/redirect') {
-        res.writeHead(302, { location: this.url('/target') }).end();
-      } else if (path === '/huge') {
-        const chunk = Buffer.alloc(64 * 1024, 0x61);
-        res.writeHead(200, { 'content-length': String(10 * 1024 * 1024) });
-        let written = 0;
-        const pump = () => {
-          while (written < 10 * 1024 * 1024 && !res.destroyed) {
-            written += chunk.length;
-            if (!res.write(chunk)) return void res.once('drain', pump);
-          }
-          res.end();
-        };
-        pump();
-      } else {
-        res.writeHead(200).end('ok');
-      }
-    });
-  }
-}
-
 describe(`hostile webhook receivers with the workers running (${TEST_ENGINE})`, () => {
-  let rx: HostileReceiver;
+  let rx: OddReceiver;
   let c: WebhookCtx;
 
   beforeAll(async () => {
-    rx = await HostileReceiver.start();
+    rx = await OddReceiver.start();
     c = await startWebhookService({
       rooms: Array.from({ length: BOOKINGS }, (_, i) => ({ key: `room${i}`, name: `Room ${i}` })),
       hooks: [
         { key: 'hk-hang', url: rx.url('/hang'), events: ['ROOM_BOOK'] },
-        { key: 'hk-huge', url: rx.url('/huge'), events: ['ROOM_BOOK'] },
-        { key: 'hk-redirect', url: rx.url('/redirect'), events: ['ROOM_BOOK'] },
+        { key: 'hk-huge', url: rx.url('/huge-200'), events: ['ROOM_BOOK'] },
+        { key: 'hk-redirect', url: rx.url('/redirect-302'), events: ['ROOM_BOOK'] },
         { key: 'hk-plain', url: rx.url('/plain'), events: ['ROOM_BOOK'] },
       ],
       env: { WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) },
