@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatValidationErrors, toErrorResponse } from '../../src/platform/http/error-mapping.js';
 import { ServiceError } from '../../src/platform/errors.js';
+import { INSTANT_TEXT } from '../../src/platform/time/instant.js';
 
 describe('validation messages', () => {
   it('gives one readable message per violated constraint', () => {
@@ -16,7 +17,7 @@ describe('validation messages', () => {
     expect(messages).toEqual([
       'query.projectId is required',
       'query.limit must be <= 3000',
-      'query.startDateTime must be an ISO 8601 date-time with a timezone offset (YYYY-MM-DDTHH:MM[:SS[.sss]] then Z or ±HH:MM; a real date, no leap second)',
+      `query.startDateTime must be ${INSTANT_TEXT}`,
       'query.items[0].type must be one of: a, b',
     ]);
   });
