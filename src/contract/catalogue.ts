@@ -121,7 +121,8 @@ export const RoomQuery = Type.Object({
 });
 export type RoomQuery = Static<typeof RoomQuery>;
 
-const DeskStatus = Type.Union(['active', 'inactive', 'in-used', 'reserved', 'suspended'].map((s) => Type.Literal(s)));
+// Written out so the static type is the union of the literals, not never.
+const DeskStatus = Type.Union([Type.Literal('active'), Type.Literal('inactive'), Type.Literal('in-used'), Type.Literal('reserved'), Type.Literal('suspended')]);
 
 export const DeskQuery = Type.Object({
   projectId: Type.Optional(ObjectId()),
