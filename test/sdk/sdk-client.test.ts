@@ -169,7 +169,7 @@ describe('tokens', () => {
 
   it('503 KS234 on the token endpoint itself is retried', async () => {
     let n = 0;
-    const api = new FakeApi((req) => (req.path === '/auth/accessToken' ? (++n < 3 ? fail(503, 'KS234') : api.issue()) : ok({})));
+    const api: FakeApi = new FakeApi((req): Response => (req.path === '/auth/accessToken' ? (++n < 3 ? fail(503, 'KS234') : api.issue()) : ok({})));
     const client = new BookingClient({ baseUrl: 'http://127.0.0.1:9', appId: 'a', appSecret: 's', fetch: api.fetch, sleep: async () => {} });
     await client.whoami();
     expect(api.grants('app_credentials')).toHaveLength(3);
