@@ -43,6 +43,30 @@ export interface BookingClientOptions extends TransportOptions, AppTokensOptions
 
 const seg = (s: string) => encodeURIComponent(s);
 
+/** Every public operation of the API (as /openapi.json names it) and the method that calls it. */
+export const OPERATIONS = {
+  'GET /healthz': 'health',
+  'GET /readyz': 'ready',
+  'POST /auth/accessToken': 'requestToken',
+  'POST /auth/revoke': 'revoke',
+  'GET /auth/whoami': 'whoami',
+  'GET /meeting-rooms': 'searchRooms',
+  'GET /meeting-rooms/{id}': 'getRoom',
+  'GET /desks': 'searchDesks',
+  'GET /desks/{id}': 'getDesk',
+  'POST /meetings': 'createMeeting',
+  'GET /meetings': 'listMeetings',
+  'GET /meetings/{id}': 'getMeeting',
+  'PATCH /meetings/{id}': 'updateMeeting',
+  'POST /meetings/{id}/cancel': 'cancelMeeting',
+  'POST /meetings/{id}/check-in': 'checkIn',
+  'POST /meetings/{id}/check-out': 'checkOut',
+  'PUT /partner/members/{externalUserId}': 'putMember',
+  'GET /partner/members/{externalUserId}': 'getMember',
+  'DELETE /partner/members/{externalUserId}': 'deleteMember',
+  'PUT /partner/members/{externalUserId}/credentials': 'putCredentials',
+} as const;
+
 export class BookingClient {
   readonly transport: Transport;
   /** The token source of this client (app token, or act_as for `actingAs` clients). */

@@ -1,5 +1,5 @@
 /** @booking/sdk: the client of the Room and Desk Booking API. See ../README.md. */
-export { BookingClient, type BookingClientOptions } from './client.js';
+export { BookingClient, OPERATIONS, type BookingClientOptions } from './client.js';
 export { Transport, MAX_RETRIES, retryAfterMs, type FetchLike, type TokenProvider, type TransportOptions, type CallOptions, type Answer } from './transport.js';
 export { AppTokens, ActAsTokens, earlyMs, storedFrom, type AppCredentials, type StoredTokens, type AppTokensOptions } from './tokens.js';
 export {

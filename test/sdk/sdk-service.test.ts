@@ -12,6 +12,7 @@ import {
   ForbiddenError,
   NetworkError,
   NotFoundError,
+  OPERATIONS,
   RateLimitedError,
   ServerError,
   UnavailableError,
@@ -108,6 +109,16 @@ describe('SDK against the service', () => {
     const refused = await alice.getMember('ext-alice').catch((e) => e);
     expect(refused).toBeInstanceOf(ForbiddenError);
     expect(refused.code).toBe('KS003');
+  });
+
+  it('has one method for every public operation of /openapi.json', async () => {
+    const { body } = await c.svc.request('GET', '/openapi.json');
+    const publicOps = Object.entries<any>(body.paths)
+      .filter(([path]) => !path.startsWith('/ops/'))
+      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort();
+    expect(Object.keys(OPERATIONS).sort()).toEqual(publicOps);
+    for (const method of Object.values(OPERATIONS)) expect(typeof (BookingClient.prototype as any)[method]).toBe('function');
   });
 
   it('every public operation once', async () => {
