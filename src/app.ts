@@ -24,9 +24,9 @@ import { rejectNonFiniteNumbers } from './platform/http/finite-numbers.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
 import { opsClockRoutes } from './modules/sandbox/routes.js';
-import { opsApplyRoutes } from './modules/site/routes.js';
+import { opsApplyRoutes, opsSiteRoutes } from './modules/site/routes.js';
 import { catalogueRoutes } from './modules/catalogue/routes.js';
-import { meetingRoutes } from './modules/booking/routes.js';
+import { meetingRoutes, opsMeetingRoutes } from './modules/booking/routes.js';
 import { memberRoutes } from './modules/members/routes.js';
 import { opsWebhookRoutes } from './modules/webhooks/routes.js';
 import { opsDeviceRoutes } from './modules/devices/routes.js';
@@ -151,6 +151,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsCalendarRoutes(ops, services);
     await opsVisitorRoutes(ops, services);
     await opsFeedRoutes(ops, services);
+    await opsMeetingRoutes(ops, services);
+    await opsSiteRoutes(ops, services);
   });
 
   return app;

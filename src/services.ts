@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { CatalogueRepository } from './modules/catalogue/catalogue-repository.js';
 import { CatalogueService } from './modules/catalogue/catalogue-service.js';
 import { MeetingService } from './modules/booking/meeting-service.js';
+import { OpsBookings } from './modules/booking/ops-bookings.js';
 import { PeopleRepository } from './modules/booking/people-repository.js';
 import { LifecycleSteps } from './modules/lifecycle/lifecycle-steps.js';
 import { TimerRepository } from './modules/lifecycle/timer-repository.js';
@@ -73,6 +74,8 @@ export interface Services {
   /** Records booking events and queues their deliveries (in the caller's transaction). */
   outbox: Outbox;
   meetings: MeetingService;
+  /** The operator console's booking reads and staff cancel. */
+  opsBookings: OpsBookings;
   /** Payments of paid bookings: open, settle, fail, lapse (a job), the page's token. */
   payments: PaymentService;
   /** Locks a booking and applies actors' changes through the one booking-change writer. */
@@ -210,6 +213,9 @@ export async function createServices(config: Config, storage: Storage, realClock
     repo: new FeedRepository(storage.db), catalogue, bookings: bookingChanges, secretBox, clock: serviceClock,
     publicBaseUrl: () => config.publicBaseUrl,
   });
+  const meetings = new MeetingService({
+    clock: serviceClock, secretBox, catalogue, people: new PeopleRepository(storage.db), meetings: meetingRepo, changes: bookingChanges, payments,
+  });
   return {
     config,
     storage,
@@ -222,9 +228,8 @@ export async function createServices(config: Config, storage: Storage, realClock
     site,
     outbox,
     payments,
-    meetings: new MeetingService({
-      clock: serviceClock, secretBox, catalogue, people: new PeopleRepository(storage.db), meetings: meetingRepo, changes: bookingChanges, payments,
-    }),
+    meetings,
+    opsBookings: new OpsBookings({ clock: serviceClock, meetings: meetingRepo, catalogue, payments, service: meetings }),
     bookings: bookingChanges,
     lifecycle,
     deliveryRepo,

@@ -42,7 +42,7 @@ export type SessionStarted = Static<typeof SessionStarted>;
 // Site overview
 // ---------------------------------------------------------------------------
 
-const Vertex = Type.Object({ x: Type.Number(), y: Type.Number() }, { additionalProperties: true });
+const Vertex = Type.Object({ xPct: Type.Number(), yPct: Type.Number() });
 
 export const ConsoleSite = Type.Object({
   projects: Type.Array(Type.Object({
@@ -88,7 +88,7 @@ export const AssetNow = Type.Object({
   _id: Type.String(),
   kind: Type.Union([Type.Literal('room'), Type.Literal('desk')]),
   name: Type.String(),
-  state: Type.Union(ASSET_STATES.map((s) => Type.Literal(s)), {
+  state: Type.Enum([...ASSET_STATES], {
     description: 'booked: a booking holds it now, nobody checked in; cleaning: inside the cleaning time after a booking; closed: outside its hours, in a break, or inactive',
   }),
   current: Nullable(BookingSummary),
@@ -212,7 +212,7 @@ export type ConsoleInvite = Static<typeof ConsoleInvite>;
 export const PAYMENT_STATUSES = ['pending', 'settled', 'voided', 'expired', 'refunded'] as const;
 
 export const PaymentsQuery = Type.Object({
-  status: Type.Optional(Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s)))),
+  status: Type.Optional(Type.Enum([...PAYMENT_STATUSES])),
 });
 export type PaymentsQuery = Static<typeof PaymentsQuery>;
 
@@ -235,7 +235,7 @@ export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
 /** The data of an `event: change` of GET /ops/v1/stream. */
 export const StreamChange = Type.Object({
-  kind: Type.Union(CHANGE_KINDS.map((k) => Type.Literal(k))),
+  kind: Type.Enum([...CHANGE_KINDS]),
   id: Type.String(),
   projectId: Nullable(Type.String()),
 });
