@@ -13,6 +13,7 @@ import { errorBody } from './platform/http/envelope.js';
 import { clientErrorHandler, toErrorResponse } from './platform/http/error-mapping.js';
 import { errors } from './platform/errors.js';
 import { opsAuth } from './platform/http/authenticate.js';
+import { consoleSessionRoutes } from './platform/http/console-session.js';
 import { securityHeaders } from './platform/http/security-headers.js';
 import { registerCors } from './platform/http/cors.js';
 import { registerStrictFormats } from './platform/http/formats.js';
@@ -140,9 +141,15 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await memberRoutes(api, services);
   });
 
-  // Operator surface: every route in this scope needs the ops token.
+  // The console's sign-in (the ops token in the body) and sign-out: outside the ops guard.
+  await consoleSessionRoutes(app, {
+    opsToken: services.config.opsToken, sessions: services.consoleSessions, failures: services.consoleSignInFailures,
+    secure: services.config.publicBaseUrl.startsWith('https:'),
+  });
+
+  // Operator surface: every route in this scope needs the ops token or a console session (CSRF header on writes).
   await app.register(async (ops: App) => {
-    ops.addHook('onRequest', opsAuth(services.config.opsToken));
+    ops.addHook('onRequest', opsAuth(services.config.opsToken, services.consoleSessions));
     await opsClockRoutes(ops, services);
     await opsApplyRoutes(ops, services);
     await opsWebhookRoutes(ops, services);

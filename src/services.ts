@@ -58,6 +58,7 @@ import { FeedRepository } from './modules/calendar-sync/feed-repository.js';
 import { RoomFeedService } from './modules/calendar-sync/feed-service.js';
 import { UrlGuard } from './platform/net/url-guard.js';
 import { TokenAttempts } from './modules/auth/token-attempts.js';
+import { ConsoleSessions } from './platform/http/console-session.js';
 
 export interface Services {
   config: Config;
@@ -106,6 +107,10 @@ export interface Services {
   jobs: JobRunner;
   /** Failed app_secret attempts per app_id and per client address (the token endpoint's brute-force limit). */
   tokenAttempts: TokenAttempts;
+  /** Console sessions: the signed cookie exchanged for the ops token, and its CSRF token. */
+  consoleSessions: ConsoleSessions;
+  /** Failed console sign-ins per client address (429 KS036 once used up). */
+  consoleSignInFailures: RateLimiter;
   /** The SSRF guard of webhook addresses (at apply and at connect time); tests replace its `resolve`. */
   urlGuard: UrlGuard;
   /** Starts the background work (the job runner). */
@@ -251,6 +256,8 @@ export async function createServices(config: Config, storage: Storage, realClock
       new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perApp, config.tokenFailures.windowMs),
       new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
     ),
+    consoleSessions: new ConsoleSessions(config.opsToken, realClock),
+    consoleSignInFailures: new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
     startWorkers: () => {
       void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));
       jobs.start();
