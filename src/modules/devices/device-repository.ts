@@ -47,6 +47,30 @@ export class DeviceRepository {
     return this.devicesQuery(db).where('devices.id', '=', id).executeTakeFirst();
   }
 
+  /** Every device with its sync state and count of unsent commands (the console's list). */
+  async overview(db: Db = this.db) {
+    const pending = db.selectFrom('device_commands').select((eb) => ['device_id', eb.fn.countAll<number>().as('n')])
+      .where('status', '=', 'pending').groupBy('device_id').as('pc');
+    return db.selectFrom('devices')
+      .leftJoin('device_state as s', 's.device_id', 'devices.id')
+      .leftJoin(pending, 'pc.device_id', 'devices.id')
+      .select(['devices.id as id', 'devices.name as name', 'devices.kind as kind', 's.online as online', 's.last_synced_at as lastSyncedAt', 'pc.n as pending'])
+      .orderBy('devices.name').orderBy('devices.id').execute();
+  }
+
+  /** Devices whose sync state changed after `after`, oldest change first: the console's change feed. */
+  async changedSince(after: number, limit: number, db: Db = this.db): Promise<{ id: string; projectId: null; at: number }[]> {
+    const rows = await db.selectFrom('device_state').select(['device_id', 'updated_at']).where('updated_at', '>', after)
+      .orderBy('updated_at').limit(limit).execute();
+    return rows.map((r) => ({ id: r.device_id, projectId: null, at: Number(r.updated_at) }));
+  }
+
+  /** The latest device-state change time (0 when none). */
+  async lastChangeAt(db: Db = this.db): Promise<number> {
+    const row = await db.selectFrom('device_state').select((eb) => eb.fn.max('updated_at').as('at')).executeTakeFirst();
+    return Number(row?.at ?? 0);
+  }
+
   async projectDevices(projectId: string, db: Db = this.db): Promise<DeviceRow[]> {
     return this.devicesQuery(db).where('access_groups.project_id', '=', projectId).orderBy('devices.id').execute();
   }
