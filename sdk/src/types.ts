@@ -10,7 +10,7 @@ import type { ErrorEnvelope, PageMeta } from '../../src/contract/envelope.js';
 import type {
   CalendarQuery,
   Desk,
-  DeskQuery as ContractDeskQuery,
+  DeskQuery,
   DeskWithCalendar,
   MeetingRoom,
   MeetingRoomList,
@@ -21,7 +21,7 @@ import type {
   CancelBody,
   CreateMeetingBody,
   DraftResult,
-  ListMeetingsQuery as ContractListMeetingsQuery,
+  ListMeetingsQuery,
   Meeting,
   MeetingStatus,
   PinBody,
@@ -58,10 +58,11 @@ export type {
   MeetingRoom,
   MeetingRoomWithCalendar,
   RoomQuery,
+  DeskQuery,
   CancelBody,
   CreateMeetingBody,
   DraftResult,
-  ListMeetingsQuery as ContractListMeetingsQuery,
+  ListMeetingsQuery,
   Meeting,
   MeetingStatus,
   PinBody,
@@ -83,15 +84,8 @@ export type {
   VmsVisitorCheckedInData,
 };
 
-/**
- * The contract builds the status enums of these two queries by mapping an array
- * of literals, which TypeBox's Static<> turns into `never`; the values are
- * restated here from the same contract (MeetingStatus) and the spec's desk
- * statuses, everything else stays Static<> of the contract.
- */
-export type DeskStatus = 'active' | 'inactive' | 'in-used' | 'reserved' | 'suspended';
-export type DeskQuery = Omit<ContractDeskQuery, 'status' | 'statuses'> & { status?: DeskStatus; statuses?: DeskStatus[] };
-export type ListMeetingsQuery = Omit<ContractListMeetingsQuery, 'statuses'> & { statuses?: MeetingStatus[] };
+/** The desk statuses a search may filter on. */
+export type DeskStatus = NonNullable<DeskQuery['status']>;
 
 /** GET /meeting-rooms: the unpaginated list. */
 export type MeetingRoomSearchResult = Static<typeof MeetingRoomList>;
