@@ -13,6 +13,7 @@ import { errorBody } from './platform/http/envelope.js';
 import { clientErrorHandler, toErrorResponse } from './platform/http/error-mapping.js';
 import { errors } from './platform/errors.js';
 import { opsAuth } from './platform/http/authenticate.js';
+import { consoleSessionRoutes } from './platform/http/console-session.js';
 import { securityHeaders } from './platform/http/security-headers.js';
 import { registerCors } from './platform/http/cors.js';
 import { registerStrictFormats } from './platform/http/formats.js';
@@ -24,9 +25,9 @@ import { rejectNonFiniteNumbers } from './platform/http/finite-numbers.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
 import { opsClockRoutes } from './modules/sandbox/routes.js';
-import { opsApplyRoutes } from './modules/site/routes.js';
+import { opsApplyRoutes, opsSiteRoutes } from './modules/site/routes.js';
 import { catalogueRoutes } from './modules/catalogue/routes.js';
-import { meetingRoutes } from './modules/booking/routes.js';
+import { meetingRoutes, opsMeetingRoutes } from './modules/booking/routes.js';
 import { memberRoutes } from './modules/members/routes.js';
 import { opsWebhookRoutes } from './modules/webhooks/routes.js';
 import { opsDeviceRoutes } from './modules/devices/routes.js';
@@ -143,9 +144,15 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await memberRoutes(api, services);
   });
 
-  // Operator surface: every route in this scope needs the ops token.
+  // The console's sign-in (the ops token in the body) and sign-out: outside the ops guard.
+  await consoleSessionRoutes(app, {
+    opsToken: services.config.opsToken, sessions: services.consoleSessions, failures: services.consoleSignInFailures,
+    secure: services.config.publicBaseUrl.startsWith('https:'),
+  });
+
+  // Operator surface: every route in this scope needs the ops token or a console session (CSRF header on writes).
   await app.register(async (ops: App) => {
-    ops.addHook('onRequest', opsAuth(services.config.opsToken));
+    ops.addHook('onRequest', opsAuth(services.config.opsToken, services.consoleSessions));
     await opsClockRoutes(ops, services);
     await opsApplyRoutes(ops, services);
     await opsWebhookRoutes(ops, services);
@@ -154,6 +161,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsCalendarRoutes(ops, services);
     await opsVisitorRoutes(ops, services);
     await opsFeedRoutes(ops, services);
+    await opsMeetingRoutes(ops, services);
+    await opsSiteRoutes(ops, services);
   });
 
   return app;

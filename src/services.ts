@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { CatalogueRepository } from './modules/catalogue/catalogue-repository.js';
 import { CatalogueService } from './modules/catalogue/catalogue-service.js';
 import { MeetingService } from './modules/booking/meeting-service.js';
+import { OpsBookings } from './modules/booking/ops-bookings.js';
 import { PeopleRepository } from './modules/booking/people-repository.js';
 import { LifecycleSteps } from './modules/lifecycle/lifecycle-steps.js';
 import { TimerRepository } from './modules/lifecycle/timer-repository.js';
@@ -57,6 +58,7 @@ import { FeedRepository } from './modules/calendar-sync/feed-repository.js';
 import { RoomFeedService } from './modules/calendar-sync/feed-service.js';
 import { UrlGuard } from './platform/net/url-guard.js';
 import { TokenAttempts } from './modules/auth/token-attempts.js';
+import { ConsoleSessions } from './platform/http/console-session.js';
 
 export interface Services {
   config: Config;
@@ -73,6 +75,8 @@ export interface Services {
   /** Records booking events and queues their deliveries (in the caller's transaction). */
   outbox: Outbox;
   meetings: MeetingService;
+  /** The operator console's booking reads and staff cancel. */
+  opsBookings: OpsBookings;
   /** Payments of paid bookings: open, settle, fail, lapse (a job), the page's token. */
   payments: PaymentService;
   /** Locks a booking and applies actors' changes through the one booking-change writer. */
@@ -103,6 +107,10 @@ export interface Services {
   jobs: JobRunner;
   /** Failed app_secret attempts per app_id and per client address (the token endpoint's brute-force limit). */
   tokenAttempts: TokenAttempts;
+  /** Console sessions: the signed cookie exchanged for the ops token, and its CSRF token. */
+  consoleSessions: ConsoleSessions;
+  /** Failed console sign-ins per client address (429 KS036 once used up). */
+  consoleSignInFailures: RateLimiter;
   /** The SSRF guard of webhook addresses (at apply and at connect time); tests replace its `resolve`. */
   urlGuard: UrlGuard;
   /** Starts the background work (the job runner). */
@@ -210,6 +218,9 @@ export async function createServices(config: Config, storage: Storage, realClock
     repo: new FeedRepository(storage.db), catalogue, bookings: bookingChanges, secretBox, clock: serviceClock,
     publicBaseUrl: () => config.publicBaseUrl,
   });
+  const meetings = new MeetingService({
+    clock: serviceClock, secretBox, catalogue, people: new PeopleRepository(storage.db), meetings: meetingRepo, changes: bookingChanges, payments,
+  });
   return {
     config,
     storage,
@@ -222,9 +233,8 @@ export async function createServices(config: Config, storage: Storage, realClock
     site,
     outbox,
     payments,
-    meetings: new MeetingService({
-      clock: serviceClock, secretBox, catalogue, people: new PeopleRepository(storage.db), meetings: meetingRepo, changes: bookingChanges, payments,
-    }),
+    meetings,
+    opsBookings: new OpsBookings({ clock: serviceClock, meetings: meetingRepo, catalogue, payments, service: meetings }),
     bookings: bookingChanges,
     lifecycle,
     deliveryRepo,
@@ -246,6 +256,8 @@ export async function createServices(config: Config, storage: Storage, realClock
       new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perApp, config.tokenFailures.windowMs),
       new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
     ),
+    consoleSessions: new ConsoleSessions(config.opsToken, realClock),
+    consoleSignInFailures: new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
     startWorkers: () => {
       void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));
       jobs.start();

@@ -19,6 +19,8 @@ export interface MeetingListFilter {
   from: number;
   to: number;
   projectIds: string[];
+  /** Every project (the ops console); projectIds is then ignored. */
+  anyProject?: boolean;
   /** Restrict to meetings this user organizes or attends (delegated callers)… */
   participantUserId?: string;
   /** …except in these projects, where the caller sees everything (project admins). */
@@ -73,13 +75,13 @@ export class MeetingRepository {
 
   /** Meetings whose span overlaps [from, to) and match the filter, ordered by start. */
   async list(f: MeetingListFilter, db: Db = this.db): Promise<MeetingRow[]> {
-    if (!f.projectIds.length) return [];
+    if (!f.anyProject && !f.projectIds.length) return [];
     let q = db
       .selectFrom('meetings')
       .selectAll()
-      .where('project_id', 'in', f.projectIds)
       .where('start_at', '<', f.to)
       .where('span_end_at', '>', f.from);
+    if (!f.anyProject) q = q.where('project_id', 'in', f.projectIds);
     if (f.participantUserId) {
       const uid = f.participantUserId;
       const open = f.unrestrictedProjectIds ?? [];

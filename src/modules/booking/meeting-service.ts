@@ -565,28 +565,56 @@ export class MeetingService {
     return this.change(p, id, input.pinCode, async ({ trx, meeting: m, now, appUser, pinMatches }) => {
       const refusal = cancelRefusal(this.facts(m, now), callerOf(p, m, appUser, pinMatches), now);
       if (refusal) throw refusal;
-      const f = this.facts(m, now);
-      let billing = m.billing_summaries;
-      if (m.status === 'unpaid') {
-        // The pending payment is voided; a paymentId sent with the cancel must be that payment.
-        const pending = await this.deps.payments.pendingOf(m.id, trx);
-        if (input.paymentId !== undefined && pending?.id !== input.paymentId) {
-          throw errors.validation(['body.paymentId is not the pending payment of this booking']);
-        }
-        billing = billingWithStatus(billing, await this.deps.payments.voidPending(trx, m.id, now), 'voided');
-      } else if (now < f.start) {
-        // A paid booking cancelled before it starts is refunded in full (docs/decisions.md).
-        billing = billingWithStatus(billing, await this.deps.payments.refundSettled(trx, m.id, now), 'refunded');
-      }
-      return {
-        at: now,
-        set: { status: 'cancelled', updated_at: now, ...(billing !== m.billing_summaries ? { billing_summaries: billing } : {}) },
-        slots: { release: true },
-        history: { action: 'cancel', actor: actor(p, appUser) },
-        event: { window: { start: f.start, end: f.end }, detail: { kind: 'CANCEL' } },
-        timers: { window: null },
-      };
+      return this.cancelChange(trx, m, now, actor(p, appUser), input.paymentId);
     });
+  }
+
+  /**
+   * Staff cancel from the operator console: the same state rules as a project
+   * admin's cancel, through the same writer, recorded as actor `ops`, source
+   * `console` (with the staff's reason). Returns the booking after it; 404 when unknown.
+   */
+  async staffCancel(id: string, input: { reason?: string }): Promise<MeetingRow> {
+    const staff = { isOrganizer: false, isAttendee: false, isProjectAdmin: true };
+    const after = await this.deps.changes.change(id, async ({ trx, meeting: m, write }) => {
+      const now = this.deps.clock.now();
+      const refusal = cancelRefusal(this.facts(m, now), staff, now);
+      if (refusal) throw refusal;
+      const change = await this.cancelChange(trx, m, now, { by: 'ops', source: 'console', sourceDetail: null });
+      const reason = input.reason?.trim() || null;
+      if (reason) {
+        change.set = { ...change.set, cancel_reason: reason };
+        change.history = { ...change.history!, reason };
+      }
+      return write(change);
+    });
+    if (!after) throw errors.notFound('Meeting not found');
+    return after;
+  }
+
+  /** The change that cancels booking `m` (voiding a pending payment, refunding a paid one before its start). */
+  private async cancelChange(trx: Kysely<Database>, m: MeetingRow, now: number, who: HistoryEntry['actor'], paymentId?: string): Promise<BookingChange> {
+    const f = this.facts(m, now);
+    let billing = m.billing_summaries;
+    if (m.status === 'unpaid') {
+      // The pending payment is voided; a paymentId sent with the cancel must be that payment.
+      const pending = await this.deps.payments.pendingOf(m.id, trx);
+      if (paymentId !== undefined && pending?.id !== paymentId) {
+        throw errors.validation(['body.paymentId is not the pending payment of this booking']);
+      }
+      billing = billingWithStatus(billing, await this.deps.payments.voidPending(trx, m.id, now), 'voided');
+    } else if (now < f.start) {
+      // A paid booking cancelled before it starts is refunded in full (docs/decisions.md).
+      billing = billingWithStatus(billing, await this.deps.payments.refundSettled(trx, m.id, now), 'refunded');
+    }
+    return {
+      at: now,
+      set: { status: 'cancelled', updated_at: now, ...(billing !== m.billing_summaries ? { billing_summaries: billing } : {}) },
+      slots: { release: true },
+      history: { action: 'cancel', actor: who },
+      event: { window: { start: f.start, end: f.end }, detail: { kind: 'CANCEL' } },
+      timers: { window: null },
+    };
   }
 
   async checkIn(p: Principal, id: string, input: { pinCode?: string }) {

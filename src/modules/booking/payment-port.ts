@@ -70,6 +70,8 @@ export interface PaymentDesk {
   refundSettled(trx: Db, meetingId: string, now: number): Promise<string[]>;
   /** The pending payment of a booking, if any (cancel checks a given paymentId against it). */
   pendingOf(meetingId: string, db?: Db): Promise<{ id: string } | undefined>;
+  /** The newest payment of a booking as the console shows it (amount in major units, dueAt its deadline), if any. */
+  paymentOf(meetingId: string): Promise<{ status: string; amount: number; currency: string; dueAt: number | null } | undefined>;
 }
 
 /** Billing entry statuses (the spec leaves them open; see docs/decisions.md). */

@@ -7,6 +7,7 @@ import { ok, okPage } from '../../platform/http/envelope.js';
 import { normalizeQuery } from '../../platform/http/query.js';
 import { Envelope, ErrorEnvelope, PagedEnvelope } from '../../contract/envelope.js';
 import { IdParams } from '../../contract/common.js';
+import { AssetDay, AssetIdParams, DayQuery, FloorIdParams, FloorNow, OpsListMeetingsQuery, OpsMeeting, OpsMeetingDetail, StaffCancelBody } from '../../contract/ops-console.js';
 import { CancelBody, CreateMeetingBody, DraftResult, ListMeetingsQuery, MeetingSchema, PinBody, UpdateMeetingBody } from '../../contract/meetings.js';
 
 const errorResponses = {
@@ -69,4 +70,53 @@ export async function meetingRoutes(app: App, services: Services): Promise<void>
   action('cancel', 'Cancel a booking (organizer, project admin or PIN holder)', CancelBody, (p, id, b) => meetings.cancel(p, id, b));
   action('check-in', 'Check in (organizer, attendee or PIN holder, inside the check-in window)', PinBody, (p, id, b) => meetings.checkIn(p, id, b));
   action('check-out', 'Check out: ends the booking now and releases the asset', PinBody, (p, id, b) => meetings.checkOut(p, id, b));
+}
+
+/** The operator console's booking routes (ops scope): list, detail and staff cancel, a floor now, an asset's day. */
+export async function opsMeetingRoutes(app: App, services: Services): Promise<void> {
+  const ops = services.opsBookings;
+  const security = [{ opsToken: [] }];
+  const opsErrors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, 422: ErrorEnvelope, 429: ErrorEnvelope };
+
+  app.get('/ops/v1/meetings', {
+    preValidation: normalizeQuery(['meetingRoomIds', 'deskIds', 'organizerEmails', 'attendeeEmails', 'statuses'], ['from', 'to']),
+    schema: {
+      tags: ['ops'], summary: 'Bookings across every project (the GET /meetings filters, plus assetId and search); never a PIN', security,
+      querystring: OpsListMeetingsQuery, response: { 200: PagedEnvelope(OpsMeeting), ...opsErrors },
+    },
+  }, async (req) => {
+    const page = await ops.list(req.query);
+    return okPage(page.items, page.meta);
+  });
+
+  app.get('/ops/v1/meetings/:id', {
+    schema: {
+      tags: ['ops'], summary: 'One booking (no PIN) with its history and payment state', security, params: IdParams,
+      response: { 200: Envelope(OpsMeetingDetail), ...opsErrors },
+    },
+  }, async (req) => ok(await ops.detail(req.params.id)));
+
+  app.post('/ops/v1/meetings/:id/cancel', {
+    preValidation: async (req) => {
+      if (req.body === undefined || req.body === null) req.body = {};
+    },
+    schema: {
+      tags: ['ops'], summary: 'Staff cancel (actor ops, source console): the spec\'s state rules and CANCEL event apply', security,
+      params: IdParams, body: StaffCancelBody, response: { 202: Envelope(OpsMeetingDetail), ...opsErrors },
+    },
+  }, async (req, reply) => reply.status(202).send(ok(await ops.cancel(req.params.id, req.body ?? {}))));
+
+  app.get('/ops/v1/floors/:floorId/now', {
+    schema: {
+      tags: ['ops'], summary: 'Every room and desk of a floor with its state now (service time) and current and next booking', security,
+      params: FloorIdParams, response: { 200: Envelope(FloorNow), ...opsErrors },
+    },
+  }, async (req) => ok(await ops.floorNow(req.params.floorId)));
+
+  app.get('/ops/v1/assets/:assetId/day', {
+    schema: {
+      tags: ['ops'], summary: 'A room\'s or desk\'s property-local day: hours, breaks, bookings with their cleaning time', security,
+      params: AssetIdParams, querystring: DayQuery, response: { 200: Envelope(AssetDay), ...opsErrors },
+    },
+  }, async (req) => ok(await ops.assetDay(req.params.assetId, req.query.date)));
 }

@@ -205,6 +205,17 @@ export class CatalogueRepository {
     return rows.map((r) => ({ id: r.id, email: (r.email ?? '').toLowerCase() }));
   }
 
+  /** A floor with its project and every room and desk on it (the console's floor view). */
+  async floorAssets(floorId: string, db: Db = this.db): Promise<{ project: ProjectRow; rooms: RoomRow[]; desks: DeskRow[] } | undefined> {
+    const floor = await db.selectFrom('floors').select(['id', 'project_id']).where('id', '=', floorId).executeTakeFirst();
+    if (!floor) return undefined;
+    const project = await this.project(floor.project_id, db);
+    if (!project) return undefined;
+    const rooms = await db.selectFrom('rooms').selectAll().where('floor_id', '=', floorId).orderBy('name').orderBy('id').execute();
+    const desks = await db.selectFrom('desks').selectAll().where('floor_id', '=', floorId).orderBy('desk_index').orderBy('id').execute();
+    return { project, rooms, desks };
+  }
+
   async assetInContext(kind: 'room' | 'desk', id: string, db: Db = this.db): Promise<AssetInContext | undefined> {
     const table = assetTable(kind);
     const row = await (db as Kysely<any>)

@@ -67,6 +67,19 @@ export class CatalogueService {
     return out;
   }
 
+  /** A floor's project, rooms and desks; undefined for an unknown floor. */
+  floorAssets(floorId: string) {
+    return this.repo.floorAssets(floorId);
+  }
+
+  /** A room or desk by id (whichever it is), with its context. */
+  async anyAssetInContext(id: string): Promise<(AssetInContext & { kind: 'room' | 'desk' }) | undefined> {
+    const room = await this.repo.assetInContext('room', id);
+    if (room) return { ...room, kind: 'room' };
+    const desk = await this.repo.assetInContext('desk', id);
+    return desk && { ...desk, kind: 'desk' };
+  }
+
   assetInContext(kind: 'room' | 'desk', id: string): Promise<AssetInContext | undefined> {
     return this.repo.assetInContext(kind, id);
   }

@@ -47,6 +47,17 @@ export class DeviceRepository {
     return this.devicesQuery(db).where('devices.id', '=', id).executeTakeFirst();
   }
 
+  /** Every device with its sync state and count of unsent commands (the console's list). */
+  async overview(db: Db = this.db) {
+    const pending = db.selectFrom('device_commands').select((eb) => ['device_id', eb.fn.countAll<number>().as('n')])
+      .where('status', '=', 'pending').groupBy('device_id').as('pc');
+    return db.selectFrom('devices')
+      .leftJoin('device_state as s', 's.device_id', 'devices.id')
+      .leftJoin(pending, 'pc.device_id', 'devices.id')
+      .select(['devices.id as id', 'devices.name as name', 'devices.kind as kind', 's.online as online', 's.last_synced_at as lastSyncedAt', 'pc.n as pending'])
+      .orderBy('devices.name').orderBy('devices.id').execute();
+  }
+
   async projectDevices(projectId: string, db: Db = this.db): Promise<DeviceRow[]> {
     return this.devicesQuery(db).where('access_groups.project_id', '=', projectId).orderBy('devices.id').execute();
   }

@@ -5,6 +5,7 @@
  * - device lookups (the visitors module's scans);
  * - the ops device view and the sandbox reachability switch.
  */
+import type { ConsoleDevice } from '../../contract/ops-console.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/db.js';
 import { errors } from '../../platform/errors.js';
@@ -65,6 +66,14 @@ export class DeviceService implements AccessChangeLog {
   async device(id: string): Promise<DeviceRecord | undefined> {
     const d = await this.deps.repo.device(id);
     return d && { id: d.id, projectId: d.projectId, accessGroupId: d.accessGroupId, name: d.name, kind: d.kind, location: locationOf(d) };
+  }
+
+  /** Every device's sync state and pending changes (the console's list). */
+  async list(): Promise<ConsoleDevice[]> {
+    return (await this.deps.repo.overview()).map((d) => ({
+      _id: d.id, name: d.name, kind: d.kind, online: d.online === null ? true : Number(d.online) === 1,
+      pendingChanges: Number(d.pending ?? 0), lastSyncedAt: iso(d.lastSyncedAt ?? null),
+    }));
   }
 
   async view(id: string): Promise<DeviceView> {

@@ -5,11 +5,19 @@ import type { Services } from '../../services.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { DeviceView } from '../../contract/devices.js';
+import { ConsoleDevice } from '../../contract/ops-console.js';
 
 const DeviceParams = Type.Object({ deviceId: Type.String({ description: 'The device _id (from the apply result)' }) });
 const security = [{ opsToken: [] }];
 
 export async function opsDeviceRoutes(app: App, services: Services): Promise<void> {
+  app.get('/ops/v1/devices', {
+    schema: {
+      tags: ['ops'], summary: 'Every device with its sync state and pending changes', security,
+      response: { 200: Envelope(Type.Array(ConsoleDevice)), 401: ErrorEnvelope },
+    },
+  }, async () => ok(await services.devices.list()));
+
   app.get('/ops/v1/devices/:deviceId', {
     schema: {
       tags: ['ops'], summary: 'What a device holds (as it acknowledged it) and its sync state', security, params: DeviceParams,

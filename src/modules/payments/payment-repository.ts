@@ -33,6 +33,19 @@ export class PaymentRepository {
     return (await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId).where('status', '=', 'pending').execute()) as PaymentRow[];
   }
 
+  /** The newest payment of a booking (the console's booking detail). */
+  async latestOf(meetingId: string, db: Db = this.db): Promise<PaymentRow | undefined> {
+    return (await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId)
+      .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst()) as PaymentRow | undefined;
+  }
+
+  /** Payments, newest first, optionally of one status (the console's payment list). */
+  async list(status: string | undefined, limit: number, db: Db = this.db): Promise<PaymentRow[]> {
+    let q = db.selectFrom('payments').selectAll();
+    if (status) q = q.where('status', '=', status);
+    return (await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute()) as PaymentRow[];
+  }
+
   /** Pending payments whose deadline has passed by `now`, earliest first. */
   lapsed(now: number, limit: number, db: Db = this.db): Promise<PaymentRow[]> {
     return this.pendingDueBy('expires_at', now, limit, db);

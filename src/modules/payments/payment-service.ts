@@ -17,6 +17,7 @@ import type { BookingChanges, MeetingRow } from '../booking/booking-changes.js';
 import { SYSTEM_ACTOR, type Actor, type BookingChange } from '../booking/booking-change.js';
 import { billingWithStatus, type BillingEntry, type OpenPayment, type PaymentDesk, type PaymentSnapshot, type PromoCode } from '../booking/payment-port.js';
 import type { PaymentProvider } from './provider.js';
+import { fromMinor } from './rules/pricing.js';
 import type { InboxRow, PaymentRepository, PaymentRow } from './payment-repository.js';
 
 export const PAYMENT_LAPSED_REASON = 'Payment window lapsed — auto-cancelled by system';
@@ -155,6 +156,17 @@ export class PaymentService implements PaymentDesk {
       refunded.push(p.id);
     }
     return refunded;
+  }
+
+  async paymentOf(meetingId: string): Promise<{ status: string; amount: number; currency: string; dueAt: number | null } | undefined> {
+    const p = await this.deps.repo.latestOf(meetingId);
+    return p && { status: p.status, amount: fromMinor(p.amount_minor, p.currency), currency: p.currency, dueAt: p.status === 'pending' ? p.expires_at : null };
+  }
+
+  /** Payments, newest first (at most 500), optionally of one status (the console's list). */
+  async list(status?: string): Promise<{ id: string; meetingId: string; status: string; amount: number; currency: string; expiresAt: number }[]> {
+    const rows = await this.deps.repo.list(status, 500);
+    return rows.map((p) => ({ id: p.id, meetingId: p.meeting_id, status: p.status, amount: fromMinor(p.amount_minor, p.currency), currency: p.currency, expiresAt: p.expires_at }));
   }
 
   async pendingOf(meetingId: string, db?: Db): Promise<{ id: string } | undefined> {

@@ -14,6 +14,8 @@ import type { Services } from '../../services.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { PaymentIdParams, PaymentNotice, PaymentState } from '../../contract/ops.js';
+import { ConsolePayment, PaymentsQuery } from '../../contract/ops-console.js';
+import { Type } from 'typebox';
 import { ServiceError, errors } from '../../platform/errors.js';
 import type { PaymentRow } from './payment-repository.js';
 import type { PaymentPageView } from './payment-service.js';
@@ -48,6 +50,15 @@ export async function opsPaymentRoutes(app: App, services: Services): Promise<vo
   const optionalBody = async (req: { body?: unknown }) => {
     if (req.body === undefined || req.body === null) req.body = {};
   };
+
+  app.get('/ops/v1/payments', {
+    schema: {
+      tags: ['ops'], summary: 'Payments, newest first (at most 500), optionally of one status', security: [{ opsToken: [] }],
+      querystring: PaymentsQuery, response: { 200: Envelope(Type.Array(ConsolePayment)), 400: ErrorEnvelope, 401: ErrorEnvelope },
+    },
+  }, async (req) => ok((await payments.list(req.query.status)).map((p): ConsolePayment => ({
+    _id: p.id, meetingId: p.meetingId, status: p.status, amount: p.amount, currency: p.currency, expiresAt: new Date(p.expiresAt).toISOString(),
+  }))));
 
   app.post('/ops/v1/payments/:paymentId/settle', {
     onRequest: requireSandbox,

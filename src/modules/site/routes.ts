@@ -5,6 +5,7 @@ import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { SiteDocument } from '../../contract/site-document.js';
 import { ApplyResult } from '../../contract/ops.js';
+import { ConsoleSite } from '../../contract/ops-console.js';
 import { MAX_APPS, MAX_ENTRIES_PER_SECTION } from './apply-site.js';
 
 const Applied = Envelope(ApplyResult);
@@ -37,4 +38,14 @@ export async function opsApplyRoutes(app: App, services: Services): Promise<void
     });
     return ok(result);
   });
+}
+
+/** GET /ops/v1/site: the operator console's overview of every project, floor, room and desk. */
+export async function opsSiteRoutes(app: App, services: Services): Promise<void> {
+  app.get('/ops/v1/site', {
+    schema: {
+      tags: ['ops'], summary: 'Every project, floor, room and desk (the console\'s site overview)', security: [{ opsToken: [] }],
+      response: { 200: Envelope(ConsoleSite), 401: ErrorEnvelope },
+    },
+  }, async () => ok(await services.site.overview()));
 }

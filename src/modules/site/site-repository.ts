@@ -142,6 +142,18 @@ export class SiteRepository {
     return (await db.selectFrom('projects').select('id').limit(1).executeTakeFirst()) !== undefined;
   }
 
+  /** Every project, floor (with its zone's name), room and desk: the console's site overview. */
+  async overview(db: Db = this.db) {
+    const projects = await db.selectFrom('projects').select(['id', 'key', 'name', 'timezone', 'currency']).orderBy('name').orderBy('id').execute();
+    const floors = await db.selectFrom('floors as f').innerJoin('zones as z', 'z.id', 'f.zone_id')
+      .select(['f.id', 'f.key', 'f.name', 'f.project_id', 'f.zone_id', 'z.name as zone_name']).orderBy('f.name').orderBy('f.id').execute();
+    const rooms = await db.selectFrom('rooms')
+      .select(['id', 'key', 'name', 'floor_id', 'project_id', 'capacity', 'status', 'is_public', 'polygon']).orderBy('name').orderBy('id').execute();
+    const desks = await db.selectFrom('desks')
+      .select(['id', 'key', 'name', 'floor_id', 'project_id', 'desk_index', 'status']).orderBy('desk_index').orderBy('id').execute();
+    return { projects, floors, rooms, desks };
+  }
+
   /** A project's name and IANA time zone. */
   async project(id: string, db: Db = this.db): Promise<{ id: string; name: string; timezone: string } | undefined> {
     return db.selectFrom('projects').select(['id', 'name', 'timezone']).where('id', '=', id).executeTakeFirst();

@@ -1,6 +1,7 @@
 /** The site module's service: declarative site apply, and whether any site has been applied yet. */
 import type { SiteDocument } from '../../contract/site-document.js';
 import type { ApplyResult } from '../../contract/ops.js';
+import type { ConsoleSite } from '../../contract/ops-console.js';
 import { applySite, type ApplyOptions } from './apply-site.js';
 import type { SiteRepository } from './site-repository.js';
 
@@ -32,6 +33,23 @@ export class SiteService {
   private readonly applied: (() => void)[] = [];
 
   constructor(private readonly repo: SiteRepository) {}
+
+  /** Every project, floor, room and desk as the operator console shows them. */
+  async overview(): Promise<ConsoleSite> {
+    const o = await this.repo.overview();
+    return {
+      projects: o.projects.map((p) => ({ _id: p.id, key: p.key, name: p.name, timezone: p.timezone, currency: p.currency })),
+      floors: o.floors.map((f) => ({ _id: f.id, key: f.key, name: f.name, projectId: f.project_id, zoneId: f.zone_id, zoneName: f.zone_name, planImageUrl: null })),
+      rooms: o.rooms.map((r) => {
+        const polygon = r.polygon === null ? null : (JSON.parse(r.polygon) as { xPct: number; yPct: number }[]);
+        return {
+          _id: r.id, key: r.key, name: r.name, floorId: r.floor_id, projectId: r.project_id, capacity: r.capacity, status: r.status,
+          isPublic: r.is_public === 1, polygon: polygon && polygon.length ? polygon : null,
+        };
+      }),
+      desks: o.desks.map((d) => ({ _id: d.id, key: d.key, name: d.name, floorId: d.floor_id, projectId: d.project_id, index: d.desk_index, status: d.status })),
+    };
+  }
 
   /** Upserts every entity of `doc` by key, all or nothing (see applySite). */
   async apply(doc: SiteDocument, opts: ApplyOptions): Promise<ApplyResult> {

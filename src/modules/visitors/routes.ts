@@ -9,6 +9,7 @@ import type { Services } from '../../services.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { CreateInviteBody, InviteView, ScanBody, ScanResult } from '../../contract/visitors.js';
+import { ConsoleInvite, InvitesOfDayQuery } from '../../contract/ops-console.js';
 
 const InviteParams = Type.Object({ inviteId: Type.String({ maxLength: 512, description: 'The invite\'s _id' }) });
 const DeviceParams = Type.Object({ deviceId: Type.String({ maxLength: 512, description: 'The device\'s _id (site document data.ids)' }) });
@@ -40,6 +41,15 @@ export async function opsVisitorRoutes(app: App, services: Services): Promise<vo
       response: { 200: Envelope(InviteView), 401: ErrorEnvelope, 404: ErrorEnvelope },
     },
   }, async (req) => ok(await visitors.cancel(req.params.inviteId)));
+
+  app.get('/ops/v1/visitors/invites', {
+    schema: {
+      tags: ['visitors'], security,
+      summary: 'The invites of a property-local day (default today) whose window overlaps it, without their QR card codes',
+      querystring: InvitesOfDayQuery,
+      response: { 200: Envelope(Type.Array(ConsoleInvite)), 400: ErrorEnvelope, 401: ErrorEnvelope, 404: ErrorEnvelope },
+    },
+  }, async (req) => ok(await visitors.invitesOfDay(req.query.projectId, req.query.date)));
 
   app.get('/ops/v1/visitors/invites/:inviteId', {
     schema: {

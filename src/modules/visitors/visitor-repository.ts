@@ -78,6 +78,18 @@ export class VisitorRepository {
     await db.insertInto('visitor_entries').values(row).execute();
   }
 
+  /** A project's invites whose window overlaps [from, to), by start (the console's day list). */
+  async invitesBetween(projectId: string, from: number, to: number, db: Db = this.db): Promise<InviteRow[]> {
+    return db.selectFrom('visitor_invites').selectAll().where('project_id', '=', projectId)
+      .where('start_at', '<', to).where('end_at', '>', from).orderBy('start_at').orderBy('id').limit(1000).execute();
+  }
+
+  /** The entries of several invites, oldest first. */
+  async entriesOf(inviteIds: string[], db: Db = this.db): Promise<EntryRow[]> {
+    if (!inviteIds.length) return [];
+    return db.selectFrom('visitor_entries').selectAll().where('invite_id', 'in', inviteIds).orderBy('at').orderBy('id').execute();
+  }
+
   /** The invite's entries, oldest first. */
   async entries(inviteId: string, db: Db = this.db): Promise<EntryRow[]> {
     return db.selectFrom('visitor_entries').selectAll().where('invite_id', '=', inviteId).orderBy('at').orderBy('id').execute();

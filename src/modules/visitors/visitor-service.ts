@@ -18,6 +18,7 @@
  *   device's project; an unknown code or plate names none.
  */
 import { randomBytes } from 'node:crypto';
+import { DateTime } from 'luxon';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
@@ -240,6 +241,22 @@ export class VisitorService {
   /** The lookup tag of a code (keyed hash; the code itself is stored sealed). */
   tagOf(code: string): string {
     return this.deps.secretBox.tag(QR_TAG_PURPOSE, code);
+  }
+
+  /** The invites of a property-local day (`date` YYYY-MM-DD, default today) without their QR card codes (the console). */
+  async invitesOfDay(projectId: string, date: string | undefined): Promise<Omit<InviteView, 'qrCardCode'>[]> {
+    const project = await this.deps.site.project(projectId);
+    if (!project) throw errors.notFound('Project not found');
+    const now = this.deps.clock.now();
+    const day = date ? DateTime.fromISO(date, { zone: project.timezone }) : DateTime.fromMillis(now, { zone: project.timezone });
+    if (!day.isValid) throw errors.validation([`query.date is not a calendar date: ${date}`]);
+    const from = day.startOf('day');
+    const rows = await this.deps.repo.invitesBetween(projectId, from.toMillis(), from.plus({ days: 1 }).startOf('day').toMillis());
+    const entries = await this.deps.repo.entriesOf(rows.map((r) => r.id));
+    return rows.map((r) => {
+      const { qrCardCode: _code, ...rest } = this.view(r, entries.filter((e) => e.invite_id === r.id), '', now);
+      return rest;
+    });
   }
 
   private view(row: InviteRow, entries: EntryRow[], qrCardCode: string, now: number): InviteView {

@@ -182,6 +182,11 @@ export class DeliveryRepository {
     return true;
   }
 
+  /** Every webhook listener (the console's list), by project and key. */
+  async webhooks(db: Db = this.db): Promise<WebhookRow[]> {
+    return db.selectFrom('webhooks').selectAll().orderBy('project_id').orderBy('key').orderBy('id').execute();
+  }
+
   async webhook(id: string, db: Db = this.db): Promise<WebhookRow | undefined> {
     return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
   }

@@ -5,6 +5,8 @@ import { ok, okPage } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope, PagedEnvelope } from '../../contract/envelope.js';
 import { IdParams, PageQuery } from '../../contract/common.js';
 import { Delivery, DeliveryIdParams, Listener } from '../../contract/ops.js';
+import { ConsoleListener } from '../../contract/ops-console.js';
+import { Type } from 'typebox';
 import { errors } from '../../platform/errors.js';
 import type { DeliveryRow, WebhookRow } from './delivery-repository.js';
 import { DELIVERY_JOB } from './jobs.js';
@@ -33,6 +35,16 @@ export async function opsWebhookRoutes(app: App, services: Services): Promise<vo
     const scheme = (JSON.parse(services.secretBox.open(w.auth_enc)) as { scheme: string }).scheme;
     return listenerView(w, scheme);
   };
+
+  app.get('/ops/v1/webhooks', {
+    schema: {
+      tags: ['ops'], summary: 'Every listener with its state and consecutive failures (never its secret)', security: [{ opsToken: [] }],
+      response: { 200: Envelope(Type.Array(ConsoleListener)), 401: ErrorEnvelope },
+    },
+  }, async () => ok((await repo.webhooks()).map((w): ConsoleListener => ({
+    _id: w.id, key: w.key, projectId: w.project_id, url: w.url, events: JSON.parse(w.events) as string[], enabled: w.enabled === 1,
+    consecutiveFailures: w.consecutive_failures,
+  }))));
 
   app.get('/ops/v1/webhooks/:id', {
     schema: { tags: ['ops'], summary: 'Listener state', security: [{ opsToken: [] }], params: IdParams, response: { 200: Envelope(Listener), 404: ErrorEnvelope } },

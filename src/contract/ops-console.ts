@@ -1,0 +1,242 @@
+/**
+ * Schemas of the operator console's ops routes (issue 17; the contract shared with
+ * the console UI): the session exchanged for the ops token, the site overview, a
+ * floor's state now, an asset's day, the ops meeting list/detail and staff cancel,
+ * listener, device, invite and payment lists, and the change stream's event.
+ * The one source for validation, the TypeScript types and the OpenAPI document.
+ */
+import { Type, type Static } from 'typebox';
+import { DateTime, ObjectId } from './common.js';
+import { ListMeetingsQuery, MeetingSchema } from './meetings.js';
+import { InviteView } from './visitors.js';
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+// ---------------------------------------------------------------------------
+// Session
+// ---------------------------------------------------------------------------
+
+/** Name of the console session cookie. */
+export const SESSION_COOKIE = 'ops_session';
+/** Header a cookie-authenticated write must carry. */
+export const CSRF_HEADER = 'x-csrf-token';
+/** Lifetime of a console session: 12 hours. */
+export const SESSION_SECONDS = 43_200;
+
+export const SessionBody = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 1024, description: 'The OPS_TOKEN of this deployment' }) },
+  { additionalProperties: false },
+);
+export type SessionBody = Static<typeof SessionBody>;
+
+export const SessionInfo = Type.Object({ expiresAt: DateTime('When the session ends (sign in again)') });
+export type SessionInfo = Static<typeof SessionInfo>;
+
+export const SessionStarted = Type.Object({
+  csrfToken: Type.String({ description: `Send it as ${CSRF_HEADER} on every cookie-authenticated request other than GET/HEAD` }),
+  expiresAt: DateTime('When the session ends (sign in again)'),
+});
+export type SessionStarted = Static<typeof SessionStarted>;
+
+// ---------------------------------------------------------------------------
+// Site overview
+// ---------------------------------------------------------------------------
+
+const Vertex = Type.Object({ xPct: Type.Number(), yPct: Type.Number() });
+
+export const ConsoleSite = Type.Object({
+  projects: Type.Array(Type.Object({
+    _id: Type.String(), key: Nullable(Type.String()), name: Type.String(), timezone: Type.String(), currency: Type.String(),
+  })),
+  floors: Type.Array(Type.Object({
+    _id: Type.String(), key: Nullable(Type.String()), name: Type.String(), projectId: Type.String(), zoneId: Type.String(),
+    zoneName: Type.String(), planImageUrl: Nullable(Type.String({ description: 'No floor image is stored yet: always null' })),
+  })),
+  rooms: Type.Array(Type.Object({
+    _id: Type.String(), key: Nullable(Type.String()), name: Type.String(), floorId: Type.String(), projectId: Type.String(),
+    capacity: Type.Integer(), status: Type.String(), isPublic: Type.Boolean(),
+    polygon: Nullable(Type.Array(Vertex, { description: 'Percent coordinates over the floor plan' })),
+  })),
+  desks: Type.Array(Type.Object({
+    _id: Type.String(), key: Nullable(Type.String()), name: Type.String(), floorId: Type.String(), projectId: Type.String(),
+    index: Type.Integer(), status: Type.String(),
+  })),
+});
+export type ConsoleSite = Static<typeof ConsoleSite>;
+
+// ---------------------------------------------------------------------------
+// A floor now, an asset's day
+// ---------------------------------------------------------------------------
+
+export const ASSET_STATES = ['free', 'booked', 'checked-in', 'cleaning', 'closed'] as const;
+export type AssetState = (typeof ASSET_STATES)[number];
+
+export const BookingSummary = Type.Object({
+  _id: Type.String(),
+  title: Type.String(),
+  status: Type.String(),
+  startDateTime: DateTime(),
+  endDateTime: DateTime(),
+  organizerName: Type.String(),
+});
+export type BookingSummary = Static<typeof BookingSummary>;
+
+export const FloorIdParams = Type.Object({ floorId: ObjectId('The floor _id') });
+export const AssetIdParams = Type.Object({ assetId: ObjectId('A room or desk _id') });
+
+export const AssetNow = Type.Object({
+  _id: Type.String(),
+  kind: Type.Union([Type.Literal('room'), Type.Literal('desk')]),
+  name: Type.String(),
+  state: Type.Enum([...ASSET_STATES], {
+    description: 'booked: a booking holds it now, nobody checked in; cleaning: inside the cleaning time after a booking; closed: outside its hours, in a break, or inactive',
+  }),
+  current: Nullable(BookingSummary),
+  next: Nullable(BookingSummary),
+});
+export type AssetNow = Static<typeof AssetNow>;
+
+export const FloorNow = Type.Object({
+  floorId: Type.String(),
+  at: DateTime('Service time (the sandbox clock) the states are computed for'),
+  timeZone: Type.String(),
+  assets: Type.Array(AssetNow),
+});
+export type FloorNow = Static<typeof FloorNow>;
+
+export const DayQuery = Type.Object({
+  date: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Property-local date YYYY-MM-DD (default: today)' })),
+});
+export type DayQuery = Static<typeof DayQuery>;
+
+const Span = Type.Object({ start: DateTime(), end: DateTime() });
+
+export const AssetDay = Type.Object({
+  asset: Type.Object({ _id: Type.String(), kind: Type.Union([Type.Literal('room'), Type.Literal('desk')]), name: Type.String() }),
+  date: Type.String(),
+  timeZone: Type.String(),
+  open: Type.Array(Span, { description: 'Operating hours as instants; empty when closed all day' }),
+  breaks: Type.Array(Span),
+  bookings: Type.Array(Type.Object({
+    _id: Type.String(),
+    title: Type.String(),
+    status: Type.String(),
+    startDateTime: DateTime(),
+    endDateTime: DateTime(),
+    cleaningEndsAt: DateTime('End of the cleaning time held after the booking (= endDateTime when none)'),
+    organizerName: Type.String(),
+  })),
+});
+export type AssetDay = Static<typeof AssetDay>;
+
+// ---------------------------------------------------------------------------
+// Meetings
+// ---------------------------------------------------------------------------
+
+export const OpsListMeetingsQuery = Type.Object({
+  ...ListMeetingsQuery.properties,
+  assetId: Type.Optional(ObjectId('A room or desk')),
+  search: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive text in the title, organizer name or email' })),
+});
+export type OpsListMeetingsQuery = Static<typeof OpsListMeetingsQuery>;
+
+const { pinCode: _pin, ...meetingWithoutPin } = MeetingSchema.properties;
+
+/** A booking as the ops routes show it: never its PIN (no other field passes either). */
+export const OpsMeeting = Type.Object(meetingWithoutPin, { additionalProperties: false, description: 'A booking (no pinCode)' });
+export type OpsMeeting = Static<typeof OpsMeeting>;
+
+export const OpsMeetingDetail = Type.Object(
+  {
+    ...meetingWithoutPin,
+    history: Type.Array(Type.Object({
+      action: Type.String(),
+      actor: Type.String({ description: 'Who acted: a user id, an app, "ops" or "system"' }),
+      source: Type.String({ description: 'user, partner, system, calendar, console, …' }),
+      reason: Nullable(Type.String()),
+      at: DateTime(),
+    })),
+    payment: Nullable(Type.Object({
+      status: Type.String({ description: 'pending, settled, voided, expired or refunded' }),
+      amount: Type.Number(),
+      currency: Type.String(),
+      dueAt: Nullable(DateTime()),
+    })),
+  },
+  { additionalProperties: false },
+);
+export type OpsMeetingDetail = Static<typeof OpsMeetingDetail>;
+
+export const StaffCancelBody = Type.Object(
+  { reason: Type.Optional(Type.String({ maxLength: 500, description: 'Kept in the booking history and as cancelReason' })) },
+  { additionalProperties: false },
+);
+export type StaffCancelBody = Static<typeof StaffCancelBody>;
+
+// ---------------------------------------------------------------------------
+// Listeners, devices, invites, payments
+// ---------------------------------------------------------------------------
+
+export const ConsoleListener = Type.Object({
+  _id: Type.String(),
+  key: Nullable(Type.String()),
+  projectId: Type.String(),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  enabled: Type.Boolean(),
+  consecutiveFailures: Type.Integer(),
+});
+export type ConsoleListener = Static<typeof ConsoleListener>;
+
+export const ConsoleDevice = Type.Object({
+  _id: Type.String(),
+  name: Type.String(),
+  kind: Type.String(),
+  online: Type.Boolean(),
+  pendingChanges: Type.Integer(),
+  lastSyncedAt: Nullable(DateTime()),
+});
+export type ConsoleDevice = Static<typeof ConsoleDevice>;
+
+export const InvitesOfDayQuery = Type.Object({
+  projectId: ObjectId('The project'),
+  date: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Property-local date YYYY-MM-DD (default: today)' })),
+});
+export type InvitesOfDayQuery = Static<typeof InvitesOfDayQuery>;
+
+const { qrCardCode: _qr, ...inviteWithoutCode } = InviteView.properties;
+/** An invite in the console's day list: never its QR card code. */
+export const ConsoleInvite = Type.Object(inviteWithoutCode, { additionalProperties: false });
+export type ConsoleInvite = Static<typeof ConsoleInvite>;
+
+export const PAYMENT_STATUSES = ['pending', 'settled', 'voided', 'expired', 'refunded'] as const;
+
+export const PaymentsQuery = Type.Object({
+  status: Type.Optional(Type.Enum([...PAYMENT_STATUSES])),
+});
+export type PaymentsQuery = Static<typeof PaymentsQuery>;
+
+export const ConsolePayment = Type.Object({
+  _id: Type.String(),
+  meetingId: Type.String(),
+  status: Type.String(),
+  amount: Type.Number(),
+  currency: Type.String(),
+  expiresAt: DateTime(),
+});
+export type ConsolePayment = Static<typeof ConsolePayment>;
+
+// ---------------------------------------------------------------------------
+// Change stream
+// ---------------------------------------------------------------------------
+
+export const CHANGE_KINDS = ['meeting', 'delivery', 'device', 'visitor', 'clock'] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];
+
+/** The data of an `event: change` of GET /ops/v1/stream. */
+export const StreamChange = Type.Object({
+  kind: Type.Enum([...CHANGE_KINDS]),
+  id: Type.String(),
+  projectId: Nullable(Type.String()),
+});
+export type StreamChange = Static<typeof StreamChange>;
