@@ -9,11 +9,14 @@ export type AssetState = 'free' | 'booked' | 'checked-in' | 'cleaning' | 'closed
 export const ASSET_STATES: readonly AssetState[] = ['free', 'booked', 'checked-in', 'cleaning', 'closed'];
 export const MEETING_STATUSES = ['unpaid', 'active', 'checked-in', 'done', 'cancelled', 'rejected'] as const;
 
-export interface Project { _id: string; key: string; name: string; timezone: string; currency: string }
-export interface Floor { _id: string; key: string; name: string; projectId: string; zoneId: string; zoneName: string; planImageUrl: string | null }
-export interface Point { xPct: number; yPct: number }
-export interface Room { _id: string; key: string; name: string; floorId: string; projectId: string; capacity: number; status: string; isPublic: boolean; polygon: Point[] | null }
-export interface Desk { _id: string; key: string; name: string; floorId: string; projectId: string; index: number; status: string }
+export interface Project { _id: string; key: string | null; name: string; timezone: string; currency: string }
+export interface Floor { _id: string; key: string | null; name: string; projectId: string; zoneId: string; zoneName: string; planImageUrl: string | null }
+/** A polygon vertex in percent of the plan: the API's {x, y} (the site document's {xPct, yPct} also read). */
+export interface Point { x?: number; y?: number; xPct?: number; yPct?: number }
+export const px = (p: Point) => p.x ?? p.xPct ?? 0;
+export const py = (p: Point) => p.y ?? p.yPct ?? 0;
+export interface Room { _id: string; key: string | null; name: string; floorId: string; projectId: string; capacity: number; status: string; isPublic: boolean; polygon: Point[] | null }
+export interface Desk { _id: string; key: string | null; name: string; floorId: string; projectId: string; index: number; status: string }
 export interface SiteUser { _id: string; name: string; projectIds?: string[] }
 export interface Site { projects: Project[]; floors: Floor[]; rooms: Room[]; desks: Desk[]; users?: SiteUser[] }
 
@@ -37,7 +40,7 @@ export interface Meeting {
 }
 export interface PageMeta { limit: number; offset: number; total: number }
 
-export interface Listener { _id: string; key: string; projectId: string; url: string; events: string[]; enabled: boolean; consecutiveFailures: number }
+export interface Listener { _id: string; key: string | null; projectId: string; url: string; events: string[]; enabled: boolean; consecutiveFailures: number }
 export interface Delivery {
   id: string; webhookId: string; type: string; status: string; attempts: number; lastStatus: number | null; lastError: string | null;
   nextAttemptAt: string | null; createdAt: string; deliveredAt: string | null;

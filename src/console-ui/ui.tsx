@@ -85,7 +85,7 @@ export function StateBadge({ state }: { state: AssetState }) {
   return (
     <span class={`badge state-${state}`}>
       <span aria-hidden="true">{STATE_MARK[state]} </span>
-      {label(t, 'state_', state)}
+      <span class="badge-text">{label(t, 'state_', state)}</span>
     </span>
   );
 }

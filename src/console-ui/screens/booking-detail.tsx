@@ -118,7 +118,7 @@ export function BookingDetail({ id }: { id: string }) {
                 {!b.history || b.history.length === 0 ? (
                   <Empty>{t('noHistory')}</Empty>
                 ) : (
-                  <table class="table">
+                  <table class="table cards-on-phone">
                     <thead>
                       <tr>
                         <th scope="col">{t('at')}</th>

@@ -162,11 +162,13 @@ export function Bookings({ query }: { query: URLSearchParams }) {
                         <td data-label={t('status')}>
                           <StatusBadge status={m.status} />
                         </td>
-                        <td data-label={t('actions')} class="actions">
-                          <a class="btn small" href={`#/booking/${m._id}`}>
-                            {t('open')}
-                          </a>
-                          <CancelBooking meeting={m} onDone={list.reload} />
+                        <td data-label={t('actions')}>
+                          <div class="actions">
+                            <a class="btn small" href={`#/booking/${m._id}`}>
+                              {t('open')}
+                            </a>
+                            <CancelBooking meeting={m} onDone={list.reload} />
+                          </div>
                         </td>
                       </tr>
                     );

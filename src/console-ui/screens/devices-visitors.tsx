@@ -222,8 +222,10 @@ function Visitors() {
                     <td data-label={t('status')}>
                       <StatusBadge status={i.status} kind="invite_" />
                     </td>
-                    <td data-label={t('actions')} class="actions">
-                      <CancelInvite invite={i} onDone={invites.reload} />
+                    <td data-label={t('actions')}>
+                      <div class="actions">
+                        <CancelInvite invite={i} onDone={invites.reload} />
+                      </div>
                     </td>
                   </tr>
                 ))}

@@ -5,7 +5,7 @@
  * the stream reports (and once a minute, as time alone changes states).
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { ASSET_STATES, get, type BookingSummary, type FloorAsset, type FloorNow, type Room } from '../api.js';
+import { ASSET_STATES, get, px, py, type Point, type BookingSummary, type FloorAsset, type FloorNow, type Room } from '../api.js';
 import { time, span } from '../format.js';
 import { label, useI18n } from '../i18n.js';
 import { useLiveChanges } from '../live.js';
@@ -14,9 +14,12 @@ import { Empty, Show, StateBadge, StatusBadge, useLoad } from '../ui.js';
 
 const LIVE_KINDS = ['meeting', 'clock', 'device'] as const;
 
-function centroid(points: { xPct: number; yPct: number }[]): { x: number; y: number } {
-  const n = points.length || 1;
-  return { x: points.reduce((s, p) => s + p.xPct, 0) / n, y: points.reduce((s, p) => s + p.yPct, 0) / n };
+/** Where a room's label sits: the middle of its bounding box. */
+function centroid(points: Point[]): { x: number; y: number; w: number } {
+  const xs = points.map(px);
+  const ys = points.map(py);
+  const w = Math.max(...xs) - Math.min(...xs);
+  return { x: (Math.min(...xs) + Math.max(...xs)) / 2, y: (Math.min(...ys) + Math.max(...ys)) / 2, w };
 }
 
 function Legend() {
@@ -161,7 +164,7 @@ export function FloorPlan({ floorId }: { floorId?: string }) {
                             <polygon
                               key={r._id}
                               class={`room state-${st}${selected === r._id ? ' selected' : ''}`}
-                              points={r.polygon!.map((p) => `${p.xPct},${p.yPct}`).join(' ')}
+                              points={r.polygon!.map((p) => `${px(p)},${py(p)}`).join(' ')}
                               tabIndex={0}
                               role="button"
                               aria-label={`${r.name}: ${label(t, 'state_', st)}`}
@@ -184,7 +187,7 @@ export function FloorPlan({ floorId }: { floorId?: string }) {
                       {drawn.map((r) => {
                         const c = centroid(r.polygon!);
                         return (
-                          <div key={r._id} class="room-label" aria-hidden="true" style={{ left: `${c.x}%`, top: `${c.y}%` }}>
+                          <div key={r._id} class="room-label" aria-hidden="true" style={{ left: `${c.x}%`, top: `${c.y}%`, maxWidth: `${Math.max(c.w - 1, 8)}%` }}>
                             <span class="room-name">{r.name}</span>
                             <StateBadge state={stateOf(r._id)} />
                           </div>
@@ -208,6 +211,8 @@ export function FloorPlan({ floorId }: { floorId?: string }) {
                     </div>
                   )}
                   {rooms.length === 0 && <Empty>{t('noRoomsOnFloor')}</Empty>}
+                </div>
+                <div class="floor-desks">
                   <h2>{t('desks')}</h2>
                   {desks.length === 0 ? (
                     <Empty>{t('noDesksOnFloor')}</Empty>

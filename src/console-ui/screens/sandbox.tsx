@@ -86,15 +86,17 @@ export function Sandbox() {
                         </td>
                         <td data-label={t('amount')}>{money(p.amount, p.currency, lang)}</td>
                         <td data-label={t('expires')}>{dateTime(p.expiresAt, tz, lang)}</td>
-                        <td data-label={t('actions')} class="actions">
-                          <button type="button" class="btn small primary" disabled={payAction.busy}
-                            onClick={() => payAction.run(() => post(`/ops/v1/payments/${p._id}/settle`), t('settled'), payments.reload)}>
-                            {t('settle')}
-                          </button>
-                          <button type="button" class="btn small danger" disabled={payAction.busy}
-                            onClick={() => payAction.run(() => post(`/ops/v1/payments/${p._id}/fail`), t('failed'), payments.reload)}>
-                            {t('fail')}
-                          </button>
+                        <td data-label={t('actions')}>
+                          <div class="actions">
+                            <button type="button" class="btn small primary" disabled={payAction.busy}
+                              onClick={() => payAction.run(() => post(`/ops/v1/payments/${p._id}/settle`), t('settled'), payments.reload)}>
+                              {t('settle')}
+                            </button>
+                            <button type="button" class="btn small danger" disabled={payAction.busy}
+                              onClick={() => payAction.run(() => post(`/ops/v1/payments/${p._id}/fail`), t('failed'), payments.reload)}>
+                              {t('fail')}
+                            </button>
+                          </div>
                         </td>
                       </tr>
                     ))}

@@ -15,7 +15,7 @@ function Deliveries({ listener, onChange }: { listener: Listener; onChange: () =
   const action = useAction();
   return (
     <div class="card">
-      <h2>{t('deliveriesOf', { key: listener.key })}</h2>
+      <h2>{t('deliveriesOf', { key: listener.key ?? listener._id })}</h2>
       <Notice text={action.done} error={action.error} />
       <Show value={log}>
         {({ data }) =>
@@ -110,7 +110,7 @@ export function Webhooks({ listenerId }: { listenerId?: string }) {
                         <tr key={l._id} class={l._id === listenerId ? 'chosen' : undefined}>
                           <td data-label={t('name')}>
                             <a href={`#/webhooks/${l._id}`} aria-current={l._id === listenerId ? 'true' : undefined}>
-                              {l.key}
+                              {l.key ?? l._id}
                             </a>
                             <div class="muted small-text">{t('events')}: {l.events.length}</div>
                           </td>
@@ -124,18 +124,20 @@ export function Webhooks({ listenerId }: { listenerId?: string }) {
                           <td data-label={t('failures')} class={l.consecutiveFailures > 0 ? 'warn-text' : undefined}>
                             {l.consecutiveFailures}
                           </td>
-                          <td data-label={t('actions')} class="actions">
-                            <a class="btn small" href={`#/webhooks/${l._id}`}>
-                              {t('deliveries')}
-                            </a>
-                            {(!l.enabled || l.consecutiveFailures > 0) && (
-                              <button
-                                type="button" class="btn small" disabled={action.busy}
-                                onClick={() => action.run(() => post(`/ops/v1/webhooks/${l._id}/enable`), t('reenabled'), list.reload)}
-                              >
-                                {t('reenable')}
-                              </button>
-                            )}
+                          <td data-label={t('actions')}>
+                            <div class="actions">
+                              <a class="btn small" href={`#/webhooks/${l._id}`}>
+                                {t('deliveries')}
+                              </a>
+                              {(!l.enabled || l.consecutiveFailures > 0) && (
+                                <button
+                                  type="button" class="btn small" disabled={action.busy}
+                                  onClick={() => action.run(() => post(`/ops/v1/webhooks/${l._id}/enable`), t('reenabled'), list.reload)}
+                                >
+                                  {t('reenable')}
+                                </button>
+                              )}
+                            </div>
                           </td>
                         </tr>
                       ))}
