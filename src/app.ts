@@ -14,6 +14,7 @@ import { clientErrorHandler, toErrorResponse } from './platform/http/error-mappi
 import { errors } from './platform/errors.js';
 import { opsAuth } from './platform/http/authenticate.js';
 import { consoleSessionRoutes } from './platform/http/console-session.js';
+import { changeStreamRoute } from './platform/http/change-stream.js';
 import { securityHeaders } from './platform/http/security-headers.js';
 import { registerCors } from './platform/http/cors.js';
 import { registerStrictFormats } from './platform/http/formats.js';
@@ -163,6 +164,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsFeedRoutes(ops, services);
     await opsMeetingRoutes(ops, services);
     await opsSiteRoutes(ops, services);
+    await changeStreamRoute(ops, services.changeFeed);
   });
 
   return app;

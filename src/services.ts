@@ -59,6 +59,7 @@ import { RoomFeedService } from './modules/calendar-sync/feed-service.js';
 import { UrlGuard } from './platform/net/url-guard.js';
 import { TokenAttempts } from './modules/auth/token-attempts.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
+import { ChangeFeed } from './platform/changes/change-feed.js';
 
 export interface Services {
   config: Config;
@@ -107,6 +108,8 @@ export interface Services {
   jobs: JobRunner;
   /** Failed app_secret attempts per app_id and per client address (the token endpoint's brute-force limit). */
   tokenAttempts: TokenAttempts;
+  /** The console's live changes: one poller per instance shared by every open stream. */
+  changeFeed: ChangeFeed;
   /** Console sessions: the signed cookie exchanged for the ops token, and its CSRF token. */
   consoleSessions: ConsoleSessions;
   /** Failed console sign-ins per client address (429 KS036 once used up). */
@@ -218,6 +221,16 @@ export async function createServices(config: Config, storage: Storage, realClock
     repo: new FeedRepository(storage.db), catalogue, bookings: bookingChanges, secretBox, clock: serviceClock,
     publicBaseUrl: () => config.publicBaseUrl,
   });
+  const changeFeed = new ChangeFeed({
+    sources: [
+      { kind: 'meeting', changedSince: (t, n) => meetingRepo.changedSince(t, n), latest: () => meetingRepo.lastChangeAt() },
+      { kind: 'delivery', changedSince: (t, n) => deliveryRepo.changedSince(t, n), latest: () => deliveryRepo.lastChangeAt() },
+      { kind: 'device', changedSince: (t, n) => deviceRepo.changedSince(t, n), latest: () => deviceRepo.lastChangeAt() },
+      { kind: 'visitor', changedSince: (t, n) => visitorRepo.changedSince(t, n), latest: () => visitorRepo.lastChangeAt() },
+    ],
+    clockMark: () => sandboxClock.state().offsetMs,
+    onError: (err) => onError(err, { job: 'change-feed' }),
+  });
   const meetings = new MeetingService({
     clock: serviceClock, secretBox, catalogue, people: new PeopleRepository(storage.db), meetings: meetingRepo, changes: bookingChanges, payments,
   });
@@ -256,6 +269,7 @@ export async function createServices(config: Config, storage: Storage, realClock
       new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perApp, config.tokenFailures.windowMs),
       new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
     ),
+    changeFeed,
     consoleSessions: new ConsoleSessions(config.opsToken, realClock),
     consoleSignInFailures: new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
     startWorkers: () => {
@@ -264,6 +278,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     },
     stop: async () => {
       sandboxClock.stop();
+      await changeFeed.stop();
       await jobs.stop();
       await deviceTransport.stop();
     },

@@ -55,6 +55,19 @@ export class MeetingRepository {
     return (await db.selectFrom('meetings').selectAll().where('id', '=', id).executeTakeFirst()) as MeetingRow | undefined;
   }
 
+  /** Bookings changed after `after` (updated_at, service time), oldest change first: the console's change feed. */
+  async changedSince(after: number, limit: number, db: Db = this.db): Promise<{ id: string; projectId: string; at: number }[]> {
+    const rows = await db.selectFrom('meetings').select(['id', 'project_id', 'updated_at']).where('updated_at', '>', after)
+      .orderBy('updated_at').limit(limit).execute();
+    return rows.map((r) => ({ id: r.id, projectId: r.project_id, at: Number(r.updated_at) }));
+  }
+
+  /** The latest booking change time (0 when none). */
+  async lastChangeAt(db: Db = this.db): Promise<number> {
+    const row = await db.selectFrom('meetings').select((eb) => eb.fn.max('updated_at').as('at')).executeTakeFirst();
+    return Number(row?.at ?? 0);
+  }
+
   async histories(meetingIds: string[], db: Db = this.db): Promise<Map<string, HistoryRow[]>> {
     const out = new Map<string, HistoryRow[]>();
     if (!meetingIds.length) return out;

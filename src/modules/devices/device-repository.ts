@@ -58,6 +58,19 @@ export class DeviceRepository {
       .orderBy('devices.name').orderBy('devices.id').execute();
   }
 
+  /** Devices whose sync state changed after `after`, oldest change first: the console's change feed. */
+  async changedSince(after: number, limit: number, db: Db = this.db): Promise<{ id: string; projectId: null; at: number }[]> {
+    const rows = await db.selectFrom('device_state').select(['device_id', 'updated_at']).where('updated_at', '>', after)
+      .orderBy('updated_at').limit(limit).execute();
+    return rows.map((r) => ({ id: r.device_id, projectId: null, at: Number(r.updated_at) }));
+  }
+
+  /** The latest device-state change time (0 when none). */
+  async lastChangeAt(db: Db = this.db): Promise<number> {
+    const row = await db.selectFrom('device_state').select((eb) => eb.fn.max('updated_at').as('at')).executeTakeFirst();
+    return Number(row?.at ?? 0);
+  }
+
   async projectDevices(projectId: string, db: Db = this.db): Promise<DeviceRow[]> {
     return this.devicesQuery(db).where('access_groups.project_id', '=', projectId).orderBy('devices.id').execute();
   }

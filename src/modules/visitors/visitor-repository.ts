@@ -90,6 +90,22 @@ export class VisitorRepository {
     return db.selectFrom('visitor_entries').selectAll().where('invite_id', 'in', inviteIds).orderBy('at').orderBy('id').execute();
   }
 
+  /** Invites created or cancelled after `after`, oldest change first: the console's change feed. */
+  async changedSince(after: number, limit: number, db: Db = this.db): Promise<{ id: string; projectId: string; at: number }[]> {
+    const rows = await db.selectFrom('visitor_invites').select(['id', 'project_id', 'created_at', 'cancelled_at'])
+      .where((eb) => eb.or([eb('created_at', '>', after), eb('cancelled_at', '>', after)])).limit(limit).execute();
+    return rows
+      .map((r) => ({ id: r.id, projectId: r.project_id, at: Math.max(Number(r.created_at), Number(r.cancelled_at ?? 0)) }))
+      .sort((a, b) => a.at - b.at);
+  }
+
+  /** The latest invite change time (0 when none). */
+  async lastChangeAt(db: Db = this.db): Promise<number> {
+    const row = await db.selectFrom('visitor_invites')
+      .select((eb) => [eb.fn.max('created_at').as('c'), eb.fn.max('cancelled_at').as('x')]).executeTakeFirst();
+    return Math.max(Number(row?.c ?? 0), Number(row?.x ?? 0));
+  }
+
   /** The invite's entries, oldest first. */
   async entries(inviteId: string, db: Db = this.db): Promise<EntryRow[]> {
     return db.selectFrom('visitor_entries').selectAll().where('invite_id', '=', inviteId).orderBy('at').orderBy('id').execute();

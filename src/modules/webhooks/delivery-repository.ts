@@ -187,6 +187,20 @@ export class DeliveryRepository {
     return db.selectFrom('webhooks').selectAll().orderBy('project_id').orderBy('key').orderBy('id').execute();
   }
 
+  /** Deliveries changed after `after` (updated_at), oldest change first, with their listener's project: the console's change feed. */
+  async changedSince(after: number, limit: number, db: Db = this.db): Promise<{ id: string; projectId: string; at: number }[]> {
+    const rows = await db.selectFrom('deliveries as d').innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+      .select(['d.id as id', 'w.project_id as projectId', 'd.updated_at as at']).where('d.updated_at', '>', after)
+      .orderBy('d.updated_at').limit(limit).execute();
+    return rows.map((r) => ({ id: r.id, projectId: r.projectId, at: Number(r.at) }));
+  }
+
+  /** The latest delivery change time (0 when none). */
+  async lastChangeAt(db: Db = this.db): Promise<number> {
+    const row = await db.selectFrom('deliveries').select((eb) => eb.fn.max('updated_at').as('at')).executeTakeFirst();
+    return Number(row?.at ?? 0);
+  }
+
   async webhook(id: string, db: Db = this.db): Promise<WebhookRow | undefined> {
     return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
   }
