@@ -36,6 +36,7 @@ import { opsCalendarRoutes } from './modules/calendar-sync/routes.js';
 import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
 import { opsVisitorRoutes } from './modules/visitors/routes.js';
 import { opsFeedRoutes, publicFeedRoutes } from './modules/calendar-sync/feed-routes.js';
+import { consoleRoutes } from './modules/console/routes.js';
 
 export const API_VERSION = '1.15.0';
 
@@ -133,6 +134,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await paymentPageRoutes(app, services);
   // Room feeds (iCalendar): public, the unguessable token in the address is the capability.
   await publicFeedRoutes(app, services);
+  // The operator console's page and bundle (its data comes from the ops API below).
+  await consoleRoutes(app);
 
   // Public API: every route in this scope needs a valid bearer token.
   await app.register(async (api: App) => {

@@ -11,8 +11,8 @@
  *   (the payment page sets a nonce-based one), `referrer-policy: no-referrer`,
  *   `x-frame-options: DENY` (and `frame-ancestors 'none'` in every policy).
  *   Pages under a prefix with its own needs get their policy from `pagePolicies`
- *   (/docs: Swagger UI's scripts and styles from 'self'; a future /console adds
- *   its entry there).
+ *   (/docs: Swagger UI's scripts and styles from 'self'; /console: its bundle
+ *   and styles from 'self', nothing inline).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
@@ -41,13 +41,31 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** The operator console (/console): its bundle, styles and ops API calls all come from this origin; nothing inline. */
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "script-src-attr 'none'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "object-src 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 export interface PagePolicy {
   /** Path prefix of the pages (matched on whole segments). */
   prefix: string;
   csp: string;
 }
 
-export const PAGE_POLICIES: readonly PagePolicy[] = [{ prefix: '/docs', csp: DOCS_CSP }];
+export const PAGE_POLICIES: readonly PagePolicy[] = [
+  { prefix: '/docs', csp: DOCS_CSP },
+  { prefix: '/console', csp: CONSOLE_CSP },
+];
 
 export function securityHeaders(pagePolicies: readonly PagePolicy[] = PAGE_POLICIES) {
   return async (req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {

@@ -1,0 +1,195 @@
+/** Bookings: the GET /ops/v1/meetings filters (dates, statuses, text, project, room/desk), paged, with staff cancel. */
+import { useState } from 'preact/hooks';
+import { getPage, MEETING_STATUSES, type Meeting } from '../api.js';
+import { addDays, localDate, localInstant, span, dateTime } from '../format.js';
+import { label, useI18n } from '../i18n.js';
+import { useLiveChanges } from '../live.js';
+import { useSite, zoneOf } from '../site.js';
+import { Empty, Show, StatusBadge, useLoad } from '../ui.js';
+import { CancelBooking } from './booking-detail.js';
+
+const PAGE = 25;
+
+interface Filters {
+  from: string;
+  to: string;
+  statuses: string[];
+  search: string;
+  projectId: string;
+  assetId: string;
+  offset: number;
+}
+
+function readFilters(q: URLSearchParams, today: string): Filters {
+  return {
+    from: q.get('from') ?? today,
+    to: q.get('to') ?? addDays(today, 7),
+    statuses: q.getAll('status'),
+    search: q.get('search') ?? '',
+    projectId: q.get('projectId') ?? '',
+    assetId: q.get('assetId') ?? '',
+    offset: Number(q.get('offset') ?? 0) || 0,
+  };
+}
+
+function writeFilters(f: Filters): void {
+  const q = new URLSearchParams();
+  q.set('from', f.from);
+  q.set('to', f.to);
+  for (const s of f.statuses) q.append('status', s);
+  if (f.search) q.set('search', f.search);
+  if (f.projectId) q.set('projectId', f.projectId);
+  if (f.assetId) q.set('assetId', f.assetId);
+  if (f.offset) q.set('offset', String(f.offset));
+  location.hash = `#/bookings?${q.toString()}`;
+}
+
+export function Bookings({ query }: { query: URLSearchParams }) {
+  const { t, lang } = useI18n();
+  const { site } = useSite();
+  const tz = zoneOf(site);
+  const today = localDate(Date.now(), tz);
+  const applied = readFilters(query, today);
+  const [form, setForm] = useState<Filters>(applied);
+  const key = query.toString();
+  const list = useLoad(
+    () =>
+      getPage<Meeting>('/ops/v1/meetings', {
+        from: new Date(localInstant(applied.from, '00:00', tz)).toISOString(),
+        to: new Date(localInstant(addDays(applied.to, 1), '00:00', tz)).toISOString(),
+        statuses: applied.statuses,
+        search: applied.search || undefined,
+        projectId: applied.projectId || undefined,
+        assetId: applied.assetId || undefined,
+        limit: PAGE,
+        offset: applied.offset,
+      }),
+    [key],
+  );
+  useLiveChanges(['meeting'], list.reload);
+  const set = (patch: Partial<Filters>) => setForm((f) => ({ ...f, ...patch }));
+  const submit = (e: Event) => {
+    e.preventDefault();
+    writeFilters({ ...form, offset: 0 });
+  };
+  const assets = [...site.rooms, ...site.desks].filter((a) => !form.projectId || a.projectId === form.projectId);
+  return (
+    <section class="bookings">
+      <div class="screen-head">
+        <h1>{t('navBookings')}</h1>
+      </div>
+      <form class="card filters" onSubmit={submit} role="search">
+        <label>
+          <span>{t('search')}</span>
+          <input type="search" value={form.search} placeholder={t('searchPlaceholder')} onInput={(e) => set({ search: (e.target as HTMLInputElement).value })} />
+        </label>
+        <label>
+          <span>{t('from')}</span>
+          <input type="date" required value={form.from} onInput={(e) => set({ from: (e.target as HTMLInputElement).value })} />
+        </label>
+        <label>
+          <span>{t('to')}</span>
+          <input type="date" required value={form.to} onInput={(e) => set({ to: (e.target as HTMLInputElement).value })} />
+        </label>
+        <label>
+          <span>{t('project')}</span>
+          <select value={form.projectId} onChange={(e) => set({ projectId: (e.target as HTMLSelectElement).value, assetId: '' })}>
+            <option value="">{t('allProjects')}</option>
+            {site.projects.map((p) => (
+              <option key={p._id} value={p._id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>{t('asset')}</span>
+          <select value={form.assetId} onChange={(e) => set({ assetId: (e.target as HTMLSelectElement).value })}>
+            <option value="">{t('allAssets')}</option>
+            {assets.map((a) => (
+              <option key={a._id} value={a._id}>
+                {a.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <fieldset class="statuses">
+          <legend>{t('statuses')}</legend>
+          {MEETING_STATUSES.map((s) => (
+            <label key={s} class="check">
+              <input
+                type="checkbox" checked={form.statuses.includes(s)}
+                onChange={(e) => set({ statuses: (e.target as HTMLInputElement).checked ? [...form.statuses, s] : form.statuses.filter((x) => x !== s) })}
+              />
+              {label(t, 'status_', s)}
+            </label>
+          ))}
+        </fieldset>
+        <button type="submit" class="btn primary">
+          {t('apply')}
+        </button>
+      </form>
+      <Show value={list}>
+        {({ data, meta }) =>
+          data.length === 0 ? (
+            <Empty>{t('noBookings')}</Empty>
+          ) : (
+            <>
+              <table class="table cards-on-phone">
+                <thead>
+                  <tr>
+                    <th scope="col">{t('when')}</th>
+                    <th scope="col">{t('title')}</th>
+                    <th scope="col">{t('where')}</th>
+                    <th scope="col">{t('organizer')}</th>
+                    <th scope="col">{t('status')}</th>
+                    <th scope="col">{t('actions')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.map((m) => {
+                    const z = zoneOf(site, m.projectId);
+                    return (
+                      <tr key={`${m._id}${m.startDateTime}`}>
+                        <td data-label={t('when')}>
+                          {dateTime(m.startDateTime, z, lang)} <span class="muted">({span(m.startDateTime, m.endDateTime, z, lang)})</span>
+                        </td>
+                        <td data-label={t('title')}>
+                          <a href={`#/booking/${m._id}`}>{m.title || '—'}</a>
+                        </td>
+                        <td data-label={t('where')}>{m.meetingRoomName ?? m.deskName ?? '—'}</td>
+                        <td data-label={t('organizer')}>{m.organizer?.displayName || m.organizer?.name || '—'}</td>
+                        <td data-label={t('status')}>
+                          <StatusBadge status={m.status} />
+                        </td>
+                        <td data-label={t('actions')}>
+                          <div class="actions">
+                            <a class="btn small" href={`#/booking/${m._id}`}>
+                              {t('open')}
+                            </a>
+                            <CancelBooking meeting={m} onDone={list.reload} />
+                          </div>
+                        </td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+              {meta && (
+                <div class="pager">
+                  <span>{t('showing', { from: meta.offset + 1, to: meta.offset + data.length, total: meta.total })}</span>
+                  <button type="button" class="btn" disabled={meta.offset === 0} onClick={() => writeFilters({ ...applied, offset: Math.max(0, meta.offset - PAGE) })}>
+                    {t('prevPage')}
+                  </button>
+                  <button type="button" class="btn" disabled={meta.offset + data.length >= meta.total} onClick={() => writeFilters({ ...applied, offset: meta.offset + PAGE })}>
+                    {t('nextPage')}
+                  </button>
+                </div>
+              )}
+            </>
+          )
+        }
+      </Show>
+    </section>
+  );
+}

@@ -1,0 +1,255 @@
+/** Devices (sync state, pending changes) and the day's visitor invites: create one, cancel one. */
+import { useState } from 'preact/hooks';
+import { get, post, type Clock, type Device, type Invite } from '../api.js';
+import { dateTime, localDate, localInstant, span, time } from '../format.js';
+import { useI18n } from '../i18n.js';
+import { useLiveChanges } from '../live.js';
+import { useSite, zoneOf } from '../site.js';
+import { Empty, Notice, Show, StatusBadge, useAction, useLoad } from '../ui.js';
+
+function Devices() {
+  const { t, lang } = useI18n();
+  const { site } = useSite();
+  const tz = zoneOf(site);
+  const list = useLoad(() => get<Device[]>('/ops/v1/devices'), []);
+  useLiveChanges(['device'], list.reload);
+  return (
+    <div class="card">
+      <h2>{t('devices')}</h2>
+      <Show value={list}>
+        {(devices) =>
+          devices.length === 0 ? (
+            <Empty>{t('noDevices')}</Empty>
+          ) : (
+            <table class="table cards-on-phone">
+              <thead>
+                <tr>
+                  <th scope="col">{t('name')}</th>
+                  <th scope="col">{t('kind')}</th>
+                  <th scope="col">{t('state')}</th>
+                  <th scope="col">{t('sync')}</th>
+                  <th scope="col">{t('lastSynced')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {devices.map((d) => (
+                  <tr key={d._id}>
+                    <td data-label={t('name')}>{d.name}</td>
+                    <td data-label={t('kind')}>
+                      <code>{d.kind}</code>
+                    </td>
+                    <td data-label={t('state')}>
+                      <span class={`badge ${d.online ? 'device-on' : 'device-off'}`}>{d.online ? t('online') : t('offline')}</span>
+                    </td>
+                    <td data-label={t('sync')}>
+                      <span class={`badge ${d.pendingChanges === 0 ? 'sync-ok' : 'sync-pending'}`}>
+                        {d.pendingChanges === 0 ? t('inSync') : t('pending', { n: d.pendingChanges })}
+                      </span>
+                    </td>
+                    <td data-label={t('lastSynced')}>{d.lastSyncedAt ? dateTime(d.lastSyncedAt, tz, lang) : t('never')}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Show>
+    </div>
+  );
+}
+
+function InviteForm({ projectId, date, tz, onCreated }: { projectId: string; date: string; tz: string; onCreated: () => void }) {
+  const { t } = useI18n();
+  const { site } = useSite();
+  const users = (site.users ?? []).filter((u) => !u.projectIds || u.projectIds.includes(projectId));
+  const [f, setF] = useState({ visitorName: '', visitorEmail: '', hostUserId: users[0]?._id ?? '', start: '09:00', end: '', licensePlate: '', visitPurpose: '' });
+  const set = (patch: Partial<typeof f>) => setF((x) => ({ ...x, ...patch }));
+  const action = useAction();
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const body = {
+      projectId,
+      hostUserId: f.hostUserId.trim(),
+      visitorName: f.visitorName.trim(),
+      ...(f.visitorEmail.trim() ? { visitorEmail: f.visitorEmail.trim() } : {}),
+      startDateTime: new Date(localInstant(date, f.start, tz)).toISOString(),
+      endDateTime: f.end ? new Date(localInstant(date, f.end, tz)).toISOString() : null,
+      ...(f.licensePlate.trim() ? { licensePlate: f.licensePlate.trim() } : {}),
+      ...(f.visitPurpose.trim() ? { visitPurpose: f.visitPurpose.trim() } : {}),
+    };
+    void action.run(() => post('/ops/v1/visitors/invites', body), t('created_ok', { name: body.visitorName }), () => {
+      set({ visitorName: '', visitorEmail: '', licensePlate: '', visitPurpose: '' });
+      onCreated();
+    });
+  };
+  return (
+    <form class="invite-form" onSubmit={submit}>
+      <h3>{t('newInvite')}</h3>
+      <div class="form-grid">
+        <label>
+          <span>{t('visitor')}</span>
+          <input required maxLength={200} value={f.visitorName} onInput={(e) => set({ visitorName: (e.target as HTMLInputElement).value })} />
+        </label>
+        <label>
+          <span>{t('email')}</span>
+          <input type="email" value={f.visitorEmail} onInput={(e) => set({ visitorEmail: (e.target as HTMLInputElement).value })} />
+        </label>
+        {users.length > 0 ? (
+          <label>
+            <span>{t('host')}</span>
+            <select required value={f.hostUserId} onChange={(e) => set({ hostUserId: (e.target as HTMLSelectElement).value })}>
+              {users.map((u) => (
+                <option key={u._id} value={u._id}>
+                  {u.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : (
+          <label>
+            <span>{t('hostId')}</span>
+            <input required pattern="[0-9a-f]{24}" value={f.hostUserId} onInput={(e) => set({ hostUserId: (e.target as HTMLInputElement).value })} />
+          </label>
+        )}
+        <label>
+          <span>{t('start')}</span>
+          <input type="time" required value={f.start} onInput={(e) => set({ start: (e.target as HTMLInputElement).value })} />
+        </label>
+        <label>
+          <span>{t('end')}</span>
+          <input type="time" value={f.end} onInput={(e) => set({ end: (e.target as HTMLInputElement).value })} />
+        </label>
+        <label>
+          <span>{t('plate')}</span>
+          <input maxLength={32} value={f.licensePlate} onInput={(e) => set({ licensePlate: (e.target as HTMLInputElement).value })} />
+        </label>
+        <label class="span2">
+          <span>{t('purpose')}</span>
+          <input maxLength={500} value={f.visitPurpose} onInput={(e) => set({ visitPurpose: (e.target as HTMLInputElement).value })} />
+        </label>
+      </div>
+      <button type="submit" class="btn primary" disabled={action.busy}>
+        {t('create')}
+      </button>
+      <Notice text={action.done} error={action.error} />
+    </form>
+  );
+}
+
+function CancelInvite({ invite, onDone }: { invite: Invite; onDone: () => void }) {
+  const { t } = useI18n();
+  const [confirming, setConfirming] = useState(false);
+  const action = useAction();
+  if (invite.status !== 'invited') return null;
+  return confirming ? (
+    <span class="confirm inline-confirm" role="group" aria-label={t('confirmCancelInvite', { name: invite.visitorName })}>
+      <span>{t('confirmCancelInvite', { name: invite.visitorName })}</span>
+      <button type="button" class="btn small danger" disabled={action.busy}
+        onClick={() => action.run(() => post(`/ops/v1/visitors/invites/${invite._id}/cancel`), t('inviteCancelled'), onDone)}>
+        {t('yes')}
+      </button>
+      <button type="button" class="btn small" onClick={() => setConfirming(false)}>
+        {t('no')}
+      </button>
+      <Notice error={action.error} />
+    </span>
+  ) : (
+    <button type="button" class="btn small danger" onClick={() => setConfirming(true)}>
+      {t('cancelInvite')}
+    </button>
+  );
+}
+
+function Visitors() {
+  const { t, lang } = useI18n();
+  const { site, sandbox } = useSite();
+  const [projectId, setProjectId] = useState(site.projects[0]?._id ?? '');
+  const tz = zoneOf(site, projectId);
+  const [date, setDate] = useState<string | null>(null);
+  const today = useLoad(async () => {
+    const now = sandbox ? Date.parse((await get<Clock>('/ops/v1/clock')).now) : Date.now();
+    return localDate(now, tz);
+  }, [tz, sandbox]);
+  const day = date ?? today.data;
+  const invites = useLoad(() => (projectId && day ? get<Invite[]>('/ops/v1/visitors/invites', { projectId, date: day }) : Promise.resolve([] as Invite[])), [projectId, day]);
+  useLiveChanges(['visitor'], invites.reload);
+  if (site.projects.length === 0) return null;
+  return (
+    <div class="card">
+      <h2>{t('visitors')}</h2>
+      <div class="row wrap">
+        <label class="inline">
+          <span>{t('project')}</span>
+          <select value={projectId} onChange={(e) => setProjectId((e.target as HTMLSelectElement).value)}>
+            {site.projects.map((p) => (
+              <option key={p._id} value={p._id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="inline">
+          <span>{t('date')}</span>
+          <input type="date" value={day ?? ''} onChange={(e) => setDate((e.target as HTMLInputElement).value || null)} />
+        </label>
+      </div>
+      <Show value={invites}>
+        {(list) =>
+          list.length === 0 ? (
+            <Empty>{t('noInvites')}</Empty>
+          ) : (
+            <table class="table cards-on-phone">
+              <thead>
+                <tr>
+                  <th scope="col">{t('visitor')}</th>
+                  <th scope="col">{t('when')}</th>
+                  <th scope="col">{t('plate')}</th>
+                  <th scope="col">{t('status')}</th>
+                  <th scope="col">{t('actions')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((i) => (
+                  <tr key={i._id}>
+                    <td data-label={t('visitor')}>
+                      <strong>{i.visitorName}</strong>
+                      {i.visitPurpose ? <div class="muted small-text">{i.visitPurpose}</div> : null}
+                    </td>
+                    <td data-label={t('when')}>
+                      {i.endDateTime ? span(i.startDateTime, i.endDateTime, tz, lang) : `${time(i.startDateTime, tz, lang)} · ${t('validUntil')} ${time(i.validUntil, tz, lang)}`}
+                    </td>
+                    <td data-label={t('plate')}>{i.licensePlate ?? '—'}</td>
+                    <td data-label={t('status')}>
+                      <StatusBadge status={i.status} kind="invite_" />
+                    </td>
+                    <td data-label={t('actions')}>
+                      <div class="actions">
+                        <CancelInvite invite={i} onDone={invites.reload} />
+                      </div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Show>
+      {day && <InviteForm projectId={projectId} date={day} tz={tz} onCreated={invites.reload} />}
+    </div>
+  );
+}
+
+export function DevicesVisitors() {
+  const { t } = useI18n();
+  return (
+    <section class="devices">
+      <div class="screen-head">
+        <h1>{t('navDevices')}</h1>
+      </div>
+      <div class="two-col">
+        <Devices />
+        <Visitors />
+      </div>
+    </section>
+  );
+}

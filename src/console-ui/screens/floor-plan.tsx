@@ -1,0 +1,242 @@
+/**
+ * Live floor plan: rooms as SVG polygons (percent coordinates over the floor image,
+ * or a neutral plan), coloured and labelled by their state now; rooms without a
+ * polygon beside; desks as a grid. Re-fetches the floor's "now" on every change
+ * the stream reports (and once a minute, as time alone changes states).
+ */
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { ASSET_STATES, get, px, py, type Point, type BookingSummary, type FloorAsset, type FloorNow, type Room } from '../api.js';
+import { time, span } from '../format.js';
+import { label, useI18n } from '../i18n.js';
+import { useLiveChanges } from '../live.js';
+import { useSite } from '../site.js';
+import { Empty, Show, StateBadge, StatusBadge, useLoad } from '../ui.js';
+
+const LIVE_KINDS = ['meeting', 'clock', 'device'] as const;
+
+/** Where a room's label sits: the middle of its bounding box. */
+function centroid(points: Point[]): { x: number; y: number; w: number } {
+  const xs = points.map(px);
+  const ys = points.map(py);
+  const w = Math.max(...xs) - Math.min(...xs);
+  return { x: (Math.min(...xs) + Math.max(...xs)) / 2, y: (Math.min(...ys) + Math.max(...ys)) / 2, w };
+}
+
+function Legend() {
+  const { t } = useI18n();
+  return (
+    <div class="legend" aria-label={t('legend')} role="group">
+      {ASSET_STATES.map((s) => (
+        <StateBadge key={s} state={s} />
+      ))}
+    </div>
+  );
+}
+
+function BookingLine({ b, tz, which }: { b: BookingSummary | null; tz: string; which: 'current' | 'next' }) {
+  const { t, lang } = useI18n();
+  return (
+    <div class="booking-line">
+      <dt>{t(which)}</dt>
+      <dd>
+        {b ? (
+          <a href={`#/booking/${b._id}`} class="booking-link">
+            <strong>{b.title || '—'}</strong>
+            <span class="muted">
+              {' '}
+              {span(b.startDateTime, b.endDateTime, tz, lang)} · {b.organizerName}
+            </span>{' '}
+            <StatusBadge status={b.status} />
+          </a>
+        ) : (
+          <span class="muted">{which === 'current' ? t('nothingNow') : t('nothingNext')}</span>
+        )}
+      </dd>
+    </div>
+  );
+}
+
+function AssetCard({ asset, tz, room }: { asset: FloorAsset | undefined; tz: string; room?: Room }) {
+  const { t } = useI18n();
+  if (!asset) return <p class="muted hint">{t('selectAsset')}</p>;
+  return (
+    <div class="asset-card" aria-live="polite">
+      <h3>
+        {asset.name} <StateBadge state={asset.state} />
+      </h3>
+      {room ? <p class="muted">{t('capacity', { n: room.capacity })}</p> : null}
+      <dl>
+        <BookingLine b={asset.current} tz={tz} which="current" />
+        <BookingLine b={asset.next} tz={tz} which="next" />
+      </dl>
+      <a class="btn" href={`#/day/${asset._id}`}>
+        {t('openDay')}
+      </a>
+    </div>
+  );
+}
+
+export function FloorPlan({ floorId }: { floorId?: string }) {
+  const { t, lang } = useI18n();
+  const { site } = useSite();
+  const floors = site.floors;
+  const floor = floors.find((f) => f._id === floorId) ?? floors[0];
+  const [selected, setSelected] = useState<string | null>(null);
+  const now = useLoad(() => (floor ? get<FloorNow>(`/ops/v1/floors/${floor._id}/now`) : Promise.resolve(null)), [floor?._id]);
+  useLiveChanges(LIVE_KINDS, now.reload);
+  useEffect(() => {
+    const timer = setInterval(now.reload, 60_000);
+    return () => clearInterval(timer);
+  }, [now.reload]);
+  useEffect(() => setSelected(null), [floor?._id]);
+
+  const groups = useMemo(() => {
+    const out: { label: string; floors: typeof floors }[] = [];
+    for (const f of floors) {
+      const project = site.projects.find((p) => p._id === f.projectId)?.name ?? '';
+      const name = `${project} · ${f.zoneName}`;
+      let g = out.find((x) => x.label === name);
+      if (!g) out.push((g = { label: name, floors: [] }));
+      g.floors.push(f);
+    }
+    return out;
+  }, [floors, site.projects]);
+
+  if (!floor) {
+    return (
+      <section>
+        <h1>{t('navFloor')}</h1>
+        <Empty>{t('noFloors')}</Empty>
+      </section>
+    );
+  }
+  const rooms = site.rooms.filter((r) => r.floorId === floor._id);
+  const desks = site.desks.filter((d) => d.floorId === floor._id).sort((a, b) => a.index - b.index || a.name.localeCompare(b.name));
+  const drawn = rooms.filter((r) => r.polygon && r.polygon.length >= 3);
+  const listed = rooms.filter((r) => !r.polygon || r.polygon.length < 3);
+
+  return (
+    <section class="floor">
+      <div class="screen-head">
+        <h1>{t('navFloor')}</h1>
+        <label class="inline">
+          <span>{t('floor')}</span>
+          <select value={floor._id} onChange={(e) => (location.hash = `#/floor/${(e.target as HTMLSelectElement).value}`)}>
+            {groups.map((g) => (
+              <optgroup key={g.label} label={g.label}>
+                {g.floors.map((f) => (
+                  <option key={f._id} value={f._id}>
+                    {f.name}
+                  </option>
+                ))}
+              </optgroup>
+            ))}
+          </select>
+        </label>
+        <button type="button" class="btn subtle" onClick={now.reload}>
+          {t('refresh')}
+        </button>
+      </div>
+      <Legend />
+      <Show value={now}>
+        {(data) => {
+          if (!data) return null;
+          const byId = new Map(data.assets.map((a) => [a._id, a]));
+          const tz = data.timeZone;
+          const stateOf = (id: string) => byId.get(id)?.state ?? 'closed';
+          const select = (id: string) => setSelected(id);
+          const open = (id: string) => (location.hash = `#/day/${id}`);
+          const sel = selected ? byId.get(selected) : undefined;
+          return (
+            <>
+              <p class="muted as-of">
+                {floor.zoneName} · {floor.name} · {t('updatedAt', { t: time(data.at, tz, lang) })}
+              </p>
+              <div class="floor-grid">
+                <div class="floor-main">
+                  {drawn.length > 0 || floor.planImageUrl ? (
+                    <div class={`plan ${floor.planImageUrl ? 'with-image' : 'neutral'}`}>
+                      {floor.planImageUrl ? <img class="plan-img" src={floor.planImageUrl} alt="" /> : null}
+                      <svg class="plan-svg" viewBox="0 0 100 100" preserveAspectRatio="none" role="group" aria-label={t('planLabel', { floor: floor.name })}>
+                        {drawn.map((r) => {
+                          const st = stateOf(r._id);
+                          return (
+                            <polygon
+                              key={r._id}
+                              class={`room state-${st}${selected === r._id ? ' selected' : ''}`}
+                              points={r.polygon!.map((p) => `${px(p)},${py(p)}`).join(' ')}
+                              tabIndex={0}
+                              role="button"
+                              aria-label={`${r.name}: ${label(t, 'state_', st)}`}
+                              aria-pressed={selected === r._id}
+                              data-asset={r._id}
+                              onMouseEnter={() => select(r._id)}
+                              onFocus={() => select(r._id)}
+                              onClick={() => select(r._id)}
+                              onDblClick={() => open(r._id)}
+                              onKeyDown={(e) => {
+                                if (e.key === 'Enter' || e.key === ' ') {
+                                  e.preventDefault();
+                                  open(r._id);
+                                }
+                              }}
+                            />
+                          );
+                        })}
+                      </svg>
+                      {drawn.map((r) => {
+                        const c = centroid(r.polygon!);
+                        return (
+                          <div key={r._id} class="room-label" aria-hidden="true" style={{ left: `${c.x}%`, top: `${c.y}%`, maxWidth: `${Math.max(c.w - 1, 8)}%` }}>
+                            <span class="room-name">{r.name}</span>
+                            <StateBadge state={stateOf(r._id)} />
+                          </div>
+                        );
+                      })}
+                    </div>
+                  ) : null}
+                  {listed.length > 0 && (
+                    <div class="unplaced">
+                      <h2>{drawn.length > 0 ? t('notOnPlan') : t('rooms')}</h2>
+                      <ul class="tile-list">
+                        {listed.map((r) => (
+                          <li key={r._id}>
+                            <button type="button" class={`tile state-${stateOf(r._id)}`} aria-pressed={selected === r._id} onClick={() => select(r._id)} onMouseEnter={() => select(r._id)}>
+                              <span class="tile-name">{r.name}</span>
+                              <StateBadge state={stateOf(r._id)} />
+                            </button>
+                          </li>
+                        ))}
+                      </ul>
+                    </div>
+                  )}
+                  {rooms.length === 0 && <Empty>{t('noRoomsOnFloor')}</Empty>}
+                </div>
+                <div class="floor-desks">
+                  <h2>{t('desks')}</h2>
+                  {desks.length === 0 ? (
+                    <Empty>{t('noDesksOnFloor')}</Empty>
+                  ) : (
+                    <ul class="desk-grid">
+                      {desks.map((d) => (
+                        <li key={d._id}>
+                          <button type="button" class={`tile desk state-${stateOf(d._id)}`} aria-pressed={selected === d._id} onClick={() => select(d._id)}>
+                            <span class="tile-name">{d.name}</span>
+                            <StateBadge state={stateOf(d._id)} />
+                          </button>
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+                </div>
+                <aside class="floor-side card">
+                  <AssetCard asset={sel} tz={tz} room={rooms.find((r) => r._id === selected)} />
+                </aside>
+              </div>
+            </>
+          );
+        }}
+      </Show>
+    </section>
+  );
+}

@@ -1,0 +1,315 @@
+/**
+ * The operator console (/console) in a real browser (Debian's Chromium through
+ * playwright-core) against the real service with the demo site: sign in with the
+ * ops token, watch a booking made through the public API appear on the live floor
+ * plan, cancel it from the day view, redeliver a failed webhook delivery, create a
+ * visitor invite, advance the sandbox clock; the page policy blocks nothing.
+ *
+ * UPDATE_SCREENSHOTS=1 writes docs/console/*.png (every screen, phone and desktop).
+ * Skipped, with a message, when Chromium is not installed (.ci/run installs it).
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { DateTime } from 'luxon';
+import { OPS_TOKEN, startTestService, type TestService } from '../support/test-service.js';
+import { actAsToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
+import { at, dayAhead, setClock } from '../support/catalogue.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { demoSiteDocument } from '../../src/modules/sandbox/apply-demo.js';
+import { buildConsole } from '../../scripts/build-console.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
+const SHOTS_DIR = fileURLToPath(new URL('../../docs/console/', import.meta.url));
+const TZ = 'Asia/Bangkok';
+const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
+const DESKTOP = { viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 };
+const HOOK_SECRET = 'whsec-console-0123456789abcdef0123456789abcdef';
+
+if (!HAVE_CHROMIUM) {
+  console.warn(`console browser test SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium fonts-thai-tlwg, or set CHROMIUM_PATH)`);
+}
+
+describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
+  let svc: TestService;
+  let ids: SiteIds;
+  let D: DateTime;
+  let browser: Browser;
+  let receiver: WebhookReceiver;
+  let member: string;
+  let desktop: BrowserContext;
+  let page: Page;
+  let seen: { problems: string[]; requests: string[] };
+  let liveBookingId = '';
+  const id = (key: string) => idOf(ids, key);
+
+  const shot = async (p: Page, name: string) => {
+    if (!SCREENSHOTS) return;
+    mkdirSync(SHOTS_DIR, { recursive: true });
+    await p.screenshot({ path: `${SHOTS_DIR}${name}.png`, fullPage: true });
+  };
+  const watch = (p: Page) => {
+    const problems: string[] = [];
+    const requests: string[] = [];
+    p.on('request', (r) => requests.push(r.url()));
+    p.on('console', (m) => {
+      // An API answer the console shows as a state (401 before sign-in, the 404 below) is expected; a CSP violation is not.
+      if ((m.type() === 'error' || m.type() === 'warning') && !/^Failed to load resource: the server responded with a status of 40[14]/.test(m.text())) {
+        problems.push(m.text());
+      }
+    });
+    p.on('pageerror', (e) => problems.push(String(e)));
+    return { problems, requests };
+  };
+  const book = async (body: Record<string, unknown>) => {
+    const res = await svc.request('POST', '/meetings', { token: member, body });
+    expect(res.status, res.text).toBe(201);
+    return res.body.data as { _id: string; status: string };
+  };
+  const signIn = async (p: Page) => {
+    await p.goto(`${svc.url}/console`);
+    await p.getByLabel('Ops token').fill(OPS_TOKEN);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByRole('navigation').getByRole('link', { name: 'Floor plan' }).waitFor();
+  };
+  const fitsWidth = async (p: Page, width: number) => {
+    expect(await p.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
+  };
+
+  beforeAll(async () => {
+    await buildConsole();
+    receiver = await WebhookReceiver.start();
+    receiver.respond('/hook', 500);
+    svc = await startTestService();
+    const doc = structuredClone(demoSiteDocument()) as any;
+    doc.webhooks = [{ key: 'front-desk-app', project: 'demo-tower', url: receiver.url('/hook'), secret: HOOK_SECRET, events: ['ROOM_BOOK', 'ROOM_CANCEL'] }];
+    ids = await applySite(svc, doc);
+    D = await dayAhead(svc, TZ, 2);
+    while (D.weekday > 5) D = D.plus({ days: 1 });
+    await setClock(svc, at(D, '09:00'));
+    member = (await actAsToken(svc, { appId: 'demo-portal', secret: doc.apps[0].appSecret, subject: 'portal-user-1002' })).access_token;
+    // The scene on 8F: a booking ending into its cleaning time, an unpaid (priced) room, a desk to check in.
+    await book({ meetingRoomId: id('demo-phonebooth'), title: 'Call with Chiang Mai office', startDateTime: at(D, '09:00'), endDateTime: at(D, '09:45') });
+    await book({ meetingRoomId: id('demo-training'), title: 'New joiner training', startDateTime: at(D, '09:45'), endDateTime: at(D, '11:45') });
+    const desk = await book({ deskId: id('demo-desk-02'), title: 'Hot desk', startDateTime: at(D, '09:45'), endDateTime: at(D, '12:00') });
+    await book({ deskId: id('demo-desk-07'), title: 'Hot desk', startDateTime: at(D, '13:00'), endDateTime: at(D, '17:00') });
+    await setClock(svc, at(D, '09:45'));
+    const checkIn = await svc.request('POST', `/meetings/${desk._id}/check-in`, { token: member, body: {} });
+    expect(checkIn.status, checkIn.text).toBeLessThan(300);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    });
+    desktop = await browser.newContext({ ...DESKTOP, locale: 'en-GB', timezoneId: 'Europe/London' });
+    page = await desktop.newPage();
+    seen = watch(page);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.close();
+    await receiver?.close();
+  });
+
+  it('signs in with the ops token (a wrong one is refused), behind a strict page policy', async () => {
+    const res = await fetch(`${svc.url}/console`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
+    expect(res.headers.get('content-security-policy')).not.toMatch(/unsafe-inline/);
+    await page.goto(`${svc.url}/console`);
+    await shot(page, 'sign-in-desktop');
+    await page.getByLabel('Ops token').fill('not-the-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'That token is not right.' }).waitFor();
+    await shot(page, 'sign-in-error-desktop');
+    await page.getByLabel('Ops token').fill(OPS_TOKEN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Floor plan', level: 1 }).waitFor();
+    const cookies = await desktop.cookies();
+    const session = cookies.find((c) => c.name === 'ops_session');
+    expect(session?.httpOnly).toBe(true);
+    expect(session?.sameSite).toBe('Strict');
+  }, 60_000);
+
+  it('shows a booking made through the public API on the live floor plan, without a reload', async () => {
+    let navigations = 0;
+    page.on('framenavigated', (f) => {
+      if (f === page.mainFrame()) navigations += 1;
+    });
+    await page.goto(`${svc.url}/console#/floor/${id('demo-s8')}`);
+    const teak = page.locator(`polygon[data-asset="${id('demo-teak')}"]`);
+    await expect.poll(() => teak.getAttribute('aria-label')).toBe('Teak: Free');
+    expect(await page.locator(`polygon[data-asset="${id('demo-phonebooth')}"]`).getAttribute('aria-label')).toBe('Phone Booth 1: Cleaning');
+    expect(await page.locator(`polygon[data-asset="${id('demo-bamboo')}"]`).getAttribute('aria-label')).toMatch(/: Closed$/);
+    await page.getByText('Live', { exact: true }).waitFor();
+    const before = navigations;
+
+    liveBookingId = (await book({ meetingRoomId: id('demo-teak'), title: 'Board prep with Khun Anan', startDateTime: at(D, '09:45'), endDateTime: at(D, '11:00') }))._id;
+    await expect.poll(() => teak.getAttribute('aria-label'), { timeout: 15_000 }).toBe('Teak: Booked');
+    expect(navigations).toBe(before);
+    await teak.hover();
+    const side = page.locator('.asset-card');
+    await side.getByText('Board prep with Khun Anan').waitFor();
+    expect(await side.getByText('09:45–11:00').isVisible()).toBe(true);
+    await shot(page, 'floor-plan-desktop');
+  }, 60_000);
+
+  it('cancels that booking from the day view (detail with history and payment, no PIN)', async () => {
+    await page.locator('.asset-card').getByRole('link', { name: 'Open day view' }).click();
+    await page.getByRole('heading', { name: 'Day view', level: 1 }).waitFor();
+    const slot = page.getByRole('listitem').filter({ hasText: 'Board prep with Khun Anan' });
+    await slot.waitFor();
+    await page.getByText(/^Break 12:00–13:00/).first().waitFor();
+    await shot(page, 'day-view-desktop');
+    await slot.click();
+    await page.getByRole('heading', { name: 'Booking', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'History' }).waitFor();
+    expect(await page.content()).not.toMatch(/pinCode|PIN/);
+    await shot(page, 'booking-detail-desktop');
+    await page.getByRole('button', { name: 'Cancel booking' }).click();
+    await page.getByLabel('Reason (optional)').fill('Room needed for maintenance');
+    await page.getByRole('button', { name: 'Yes, cancel it' }).click();
+    await page.getByText('The booking was cancelled.').waitFor();
+    await expect.poll(async () => (await svc.ops('GET', `/ops/v1/meetings/${liveBookingId}`)).body.data.status).toBe('cancelled');
+    await page.locator('.card h2 .badge').filter({ hasText: 'Cancelled' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Cancel booking' }).count()).toBe(0);
+    await shot(page, 'booking-cancelled-desktop');
+  }, 60_000);
+
+  it('lists bookings with the search filters', async () => {
+    await page.goto(`${svc.url}/console#/bookings?from=${D.toISODate()}&to=${D.toISODate()}`);
+    await page.getByRole('link', { name: 'New joiner training' }).waitFor();
+    await shot(page, 'bookings-desktop');
+    await page.getByRole('searchbox', { name: 'Search' }).fill('no such booking');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByText('No bookings match these filters.').waitFor();
+    await shot(page, 'bookings-empty-desktop');
+  }, 60_000);
+
+  it('redelivers a failed webhook delivery', async () => {
+    const hookId = id('front-desk-app');
+    await expect
+      .poll(async () => ((await svc.ops('GET', `/ops/v1/webhooks/${hookId}/deliveries`)).body.data as any[]).some((d) => d.lastStatus === 500), { timeout: 20_000 })
+      .toBe(true);
+    receiver.respond('/hook', 200);
+    await page.goto(`${svc.url}/console#/webhooks/${hookId}`);
+    await page.getByRole('heading', { name: 'Delivery log of front-desk-app' }).waitFor();
+    const failedRow = page.locator('tbody tr').filter({ hasText: 'ROOM_BOOK' }).filter({ hasText: '500' }).first();
+    await failedRow.waitFor();
+    await shot(page, 'webhooks-desktop');
+    const deliveryId = (await failedRow.getByRole('button', { name: /^Redeliver/ }).getAttribute('aria-label'))!.split(' ').pop()!;
+    const received = receiver.on('/hook').length;
+    await failedRow.getByRole('button', { name: /^Redeliver/ }).click();
+    await page.getByText('Queued to send again.').waitFor();
+    await receiver.waitFor((all) => all.length > received, 20_000, 'the redelivery');
+    await expect
+      .poll(async () => ((await svc.ops('GET', `/ops/v1/webhooks/${hookId}/deliveries`)).body.data as any[]).find((d) => d.id === deliveryId)?.lastStatus, { timeout: 20_000 })
+      .toBe(200);
+  }, 60_000);
+
+  it('shows devices and creates and cancels a visitor invite', async () => {
+    await page.goto(`${svc.url}/console#/devices`);
+    await page.getByText('Lobby Turnstile 1').waitFor();
+    const form = page.locator('form.invite-form');
+    await form.getByLabel('Visitor').fill('Ms. Pranee Wongsa');
+    const hostSelect = form.getByLabel('Host', { exact: true });
+    if (await hostSelect.count()) await hostSelect.selectOption({ label: 'Somchai Jaidee' });
+    else await form.getByLabel('Host user ID').fill(id('demo-admin'));
+    await form.getByLabel('Start').fill('14:00');
+    await form.getByLabel('Licence plate').fill('1กข 1234');
+    await form.getByLabel('Purpose').fill('Contract signing');
+    await form.getByRole('button', { name: 'Create invite' }).click();
+    await page.getByText('Invite created for Ms. Pranee Wongsa.').waitFor();
+    await page.locator('tbody tr').filter({ hasText: 'Ms. Pranee Wongsa' }).waitFor();
+    await form.getByLabel('Visitor').fill('Mr. Somsak Chai');
+    await form.getByLabel('Licence plate').fill('');
+    await form.getByLabel('Purpose').fill('');
+    await form.getByRole('button', { name: 'Create invite' }).click();
+    const row = page.locator('tbody tr').filter({ hasText: 'Mr. Somsak Chai' });
+    await row.waitFor();
+    await row.getByRole('button', { name: 'Cancel invite' }).click();
+    await row.getByRole('button', { name: 'Yes' }).click();
+    await row.getByText('Cancelled').waitFor();
+    await shot(page, 'devices-visitors-desktop');
+  }, 60_000);
+
+  it('sandbox: settles a pending payment and advances the clock', async () => {
+    const paid = await book({ meetingRoomId: id('demo-mango'), title: 'Client pitch', startDateTime: at(D, '15:00'), endDateTime: at(D, '16:00') });
+    expect(paid.status).toBe('unpaid');
+    await page.goto(`${svc.url}/console#/sandbox`);
+    const timer = page.getByRole('timer');
+    await timer.waitFor();
+    const before = await timer.textContent();
+    const row = page.locator('tbody tr').filter({ hasText: paid._id });
+    await row.waitFor();
+    await shot(page, 'sandbox-desktop');
+    await row.getByRole('button', { name: 'Settle' }).click();
+    await page.getByText('Payment settled.').waitFor();
+    await expect.poll(async () => (await svc.request('GET', `/meetings/${paid._id}`, { token: member })).body.data.status).toBe('active');
+    await page.getByRole('button', { name: 'Advance 15 min' }).click();
+    await page.getByText(/^Clock moved to/).waitFor();
+    await expect.poll(() => timer.textContent()).not.toBe(before);
+  }, 60_000);
+
+  it('error and empty states, and Thai', async () => {
+    await page.goto(`${svc.url}/console#/day/ffffffffffffffffffffffff`);
+    await page.getByRole('alert').filter({ hasText: 'Something went wrong' }).waitFor();
+    await shot(page, 'error-state-desktop');
+    await page.goto(`${svc.url}/console#/floor/${id('demo-r30')}`);
+    await page.getByText('No desks on this floor.').waitFor();
+    await shot(page, 'empty-state-desktop');
+    await page.goto(`${svc.url}/console#/floor/${id('demo-s8')}`);
+    await page.getByRole('button', { name: 'ภาษาไทย' }).click();
+    await expect.poll(() => page.locator('html').getAttribute('lang')).toBe('th');
+    await page.getByRole('heading', { name: 'ผังชั้น', level: 1 }).waitFor();
+    await page.locator('polygon').first().waitFor();
+    await shot(page, 'floor-plan-thai-desktop');
+    await page.getByRole('button', { name: 'English' }).click();
+    await page.getByRole('heading', { name: 'Floor plan', level: 1 }).waitFor();
+    expect(seen.problems).toEqual([]);
+    expect(new Set(seen.requests.map((u) => new URL(u).origin))).toEqual(new Set([svc.url]));
+  }, 60_000);
+
+  it('on a phone: every screen fits 390 px', async () => {
+    const phone = await browser.newContext({ ...PHONE, locale: 'en-GB' });
+    try {
+      const p = await phone.newPage();
+      const phoneSeen = watch(p);
+      await p.goto(`${svc.url}/console`);
+      await p.getByLabel('Ops token').waitFor();
+      await fitsWidth(p, 390);
+      await shot(p, 'sign-in-phone');
+      await signIn(p);
+      const meetings = (await svc.ops('GET', `/ops/v1/meetings?from=${encodeURIComponent(at(D, '00:00'))}&to=${encodeURIComponent(at(D, '23:59'))}`)).body.data as any[];
+      const training = meetings.find((m) => m.title === 'New joiner training');
+      const screens: [string, string, string][] = [
+        ['floor-plan', `#/floor/${id('demo-s8')}`, '.plan'],
+        ['day-view', `#/day/${id('demo-teak')}/${D.toISODate()}`, '.timeline'],
+        ['booking-detail', `#/booking/${training._id}`, '.facts'],
+        ['bookings', `#/bookings?from=${D.toISODate()}&to=${D.toISODate()}`, 'tbody tr'],
+        ['webhooks', `#/webhooks/${id('front-desk-app')}`, 'tbody tr'],
+        ['devices-visitors', '#/devices', 'tbody tr'],
+        ['sandbox', '#/sandbox', '[role=timer]'],
+        ['error-state', '#/day/ffffffffffffffffffffffff', '.error-box'],
+        ['empty-state', `#/floor/${id('demo-r30')}`, '.empty'],
+      ];
+      for (const [name, hash, ready] of screens) {
+        await p.goto(`${svc.url}/console${hash}`);
+        await p.locator(ready).first().waitFor();
+        await fitsWidth(p, 390);
+        await shot(p, `${name}-phone`);
+      }
+      await p.goto(`${svc.url}/console#/floor/${id('demo-s8')}`);
+      await p.getByRole('button', { name: 'ภาษาไทย' }).click();
+      await p.getByRole('heading', { name: 'ผังชั้น', level: 1 }).waitFor();
+      await p.locator('.plan').waitFor();
+      await fitsWidth(p, 390);
+      await shot(p, 'floor-plan-thai-phone');
+      expect(phoneSeen.problems).toEqual([]);
+    } finally {
+      await phone.close();
+    }
+  }, 120_000);
+});
