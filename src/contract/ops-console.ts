@@ -29,9 +29,6 @@ export const SessionBody = Type.Object(
 );
 export type SessionBody = Static<typeof SessionBody>;
 
-export const SessionInfo = Type.Object({ expiresAt: DateTime('When the session ends (sign in again)') });
-export type SessionInfo = Static<typeof SessionInfo>;
-
 export const SessionStarted = Type.Object({
   csrfToken: Type.String({ description: `Send it as ${CSRF_HEADER} on every cookie-authenticated request other than GET/HEAD` }),
   expiresAt: DateTime('When the session ends (sign in again)'),
@@ -61,6 +58,10 @@ export const ConsoleSite = Type.Object({
     _id: Type.String(), key: Nullable(Type.String()), name: Type.String(), floorId: Type.String(), projectId: Type.String(),
     index: Type.Integer(), status: Type.String(),
   })),
+  users: Type.Array(Type.Object({
+    _id: Type.String(), name: Type.String(), email: Nullable(Type.String()),
+    projectIds: Type.Array(Type.String(), { description: 'Projects where the user has an active membership' }),
+  }), { description: 'Users with an active membership (visitor hosts, booking organizers), by name' }),
 });
 export type ConsoleSite = Static<typeof ConsoleSite>;
 

@@ -118,6 +118,8 @@ describe('console API', () => {
       const session = await svc.request('GET', '/ops/v1/session', { headers: { cookie } });
       expect(session.status).toBe(200);
       expect(session.body.data.expiresAt).toBeTruthy();
+      // A reloaded page gets the same CSRF token back from the cookie (the UI keeps working without signing in again).
+      expect(session.body.data.csrfToken).toBe(csrf);
 
       const m = await ctx.bookRoom('alice', 'r1', '16:00', '17:00');
       expectError(await svc.request('POST', `/ops/v1/meetings/${m._id}/cancel`, { headers: { cookie }, body: {} }), 403, 'KS003');
@@ -155,6 +157,11 @@ describe('console API', () => {
       expect(r1.polygon).toHaveLength(3);
       expect(d.rooms.find((r: any) => r.key === 'r2')).toMatchObject({ status: 'inactive', polygon: null });
       expect(d.desks.find((x: any) => x.key === 'd1')).toMatchObject({ name: 'Desk One', index: 1, floorId: fT._id });
+      // Members with their projects (the console's host picker for visitor invites).
+      const alice = d.users.find((u: any) => u._id === id('alice'));
+      expect(alice).toMatchObject({ name: 'Alice Example', email: 'alice@example.com' });
+      expect([...alice.projectIds].sort()).toEqual([id('annex'), id('tower')].sort());
+      expect(d.users.find((u: any) => u._id === id('carol')).projectIds).toEqual([id('tower')]);
     });
 
     it('listeners (no secret), devices, payments', async () => {

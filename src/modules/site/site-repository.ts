@@ -151,7 +151,10 @@ export class SiteRepository {
       .select(['id', 'key', 'name', 'floor_id', 'project_id', 'capacity', 'status', 'is_public', 'polygon']).orderBy('name').orderBy('id').execute();
     const desks = await db.selectFrom('desks')
       .select(['id', 'key', 'name', 'floor_id', 'project_id', 'desk_index', 'status']).orderBy('desk_index').orderBy('id').execute();
-    return { projects, floors, rooms, desks };
+    const members = await db.selectFrom('users as u').innerJoin('memberships as m', 'm.user_id', 'u.id')
+      .select(['u.id', 'u.name', 'u.email', 'm.project_id']).where('m.status', '=', 'active').where('m.user_type', '=', 'member')
+      .orderBy('u.name').orderBy('u.id').orderBy('m.project_id').execute();
+    return { projects, floors, rooms, desks, members };
   }
 
   /** A project's name and IANA time zone. */

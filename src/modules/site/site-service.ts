@@ -48,6 +48,9 @@ export class SiteService {
         };
       }),
       desks: o.desks.map((d) => ({ _id: d.id, key: d.key, name: d.name, floorId: d.floor_id, projectId: d.project_id, index: d.desk_index, status: d.status })),
+      users: [...groupBy(o.members, (m) => m.id).values()].map((rows) => ({
+        _id: rows[0]!.id, name: rows[0]!.name, email: rows[0]!.email, projectIds: rows.map((r) => r.project_id),
+      })),
     };
   }
 
@@ -106,4 +109,11 @@ export class SiteService {
     return this.repo.projectMember(projectId, userId);
   }
 
+}
+
+/** Rows grouped by key, in first-seen order. */
+function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const row of rows) (out.get(key(row)) ?? out.set(key(row), []).get(key(row))!).push(row);
+  return out;
 }

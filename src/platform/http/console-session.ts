@@ -13,7 +13,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { errors } from '../errors.js';
 import type { Clock } from '../clock/clock.js';
 import type { RateLimiter } from '../rate-limit.js';
-import { CSRF_HEADER, SESSION_COOKIE, SESSION_SECONDS, SessionBody, SessionInfo, SessionStarted } from '../../contract/ops-console.js';
+import { CSRF_HEADER, SESSION_COOKIE, SESSION_SECONDS, SessionBody, SessionStarted } from '../../contract/ops-console.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { ok } from './envelope.js';
 import { tokenMatcher } from './authenticate.js';
@@ -108,13 +108,17 @@ export async function consoleSessionRoutes(app: App, o: SessionRouteOptions): Pr
 
   app.get('/ops/v1/session', {
     schema: {
-      tags: ['ops'], summary: 'The console session: when it ends (401 without a valid one)', security,
-      response: { 200: Envelope(SessionInfo), 401: ErrorEnvelope },
+      tags: ['ops'],
+      summary: 'The console session: when it ends and its CSRF token (401 without a valid one)',
+      description: 'Lets a reloaded console page carry on without signing in again. Only a same-origin page can read the answer (CORS is closed by default), and the cookie alone never authorizes a write.',
+      security,
+      response: { 200: Envelope(SessionStarted), 401: ErrorEnvelope },
     },
   }, async (req) => {
-    const expiresAt = o.sessions.verify(cookieValue(req.headers.cookie, SESSION_COOKIE));
-    if (expiresAt === null) throw errors.unauthorized('No console session; sign in with POST /ops/v1/session');
-    return ok({ expiresAt: new Date(expiresAt).toISOString() });
+    const value = cookieValue(req.headers.cookie, SESSION_COOKIE);
+    const expiresAt = o.sessions.verify(value);
+    if (expiresAt === null || value === undefined) throw errors.unauthorized('No console session; sign in with POST /ops/v1/session');
+    return ok({ csrfToken: o.sessions.csrfOf(value), expiresAt: new Date(expiresAt).toISOString() });
   });
 
   app.delete('/ops/v1/session', {
