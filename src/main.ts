@@ -79,6 +79,7 @@ function printBanner(p: { url: string; config: ReturnType<typeof loadConfig>; de
     `  environment:   ${config.env}`,
     `  database:      ${config.engine === 'postgres' ? 'PostgreSQL' : `SQLite (${config.databaseUrl})`}`,
     `  API reference: ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
+    `  console:       ${url}/console   (sign in with the ops token)`,
     `  token:         POST ${url}/auth/accessToken`,
     `  ops token:     ${config.opsTokenGenerated ? config.opsToken : '(from OPS_TOKEN)'}`,
   ];

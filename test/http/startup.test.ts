@@ -100,6 +100,7 @@ describe('npm start without the demo app: the banner comes first', () => {
     const token = lines.findIndex((l) => l.includes(`POST ${svc!.url}/auth/accessToken`));
     expect(token).toBeGreaterThan(0);
     expect(firstLog).toBeGreaterThan(token);
+    expect(lines.some((l) => l.includes(`${svc!.url}/console`)), 'the banner names the console').toBe(true);
   });
 
   it('prints no deprecation warning (FSTDEP022: router options passed under routerOptions)', () => {
