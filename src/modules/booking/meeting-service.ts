@@ -23,7 +23,7 @@ import { expandRecurrence, parseRecurrence } from './rules/recurrence.js';
 import { configProblems, conflictMessage, ruleViolationMessage } from './rules/window-refusals.js';
 import { cancelRefusal, checkInRefusal, checkOutEnd, checkOutRefusal, updateRefusal } from './rules/meeting-rules.js';
 import { MEETING_UPDATE, actor, callerOf, canSee, mayReadPin } from './meeting-access.js';
-import { allOccurrences, currentOccurrence, meetingView, occurrenceStatus, type MeetingView, parseAttendees, parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee, type StoredOccurrence, type StoredOrganizer } from './meeting-view.js';
+import { currentOccurrence, listedRows, meetingView, type MeetingView, parseAttendees, parseOrganizer, parseRecurrence as storedSeries, type StoredAttendee, type StoredOrganizer } from './meeting-view.js';
 import { hasPermission } from '../auth/principal.js';
 import { newPinCode, type BookingChange, type HistoryEntry } from './booking-change.js';
 import { scopeOf, type BookingChanges, type LockedBooking } from './booking-changes.js';
@@ -407,22 +407,9 @@ export class MeetingService {
       organizerEmails: q.organizerEmails, attendeeEmails: q.attendeeEmails, statuses: q.statuses,
     });
     const visibleRows = rows.filter((m) => canSee(p, m, appUser));
-    const expanded: { m: MeetingRow; occurrence?: StoredOccurrence; start: number }[] = [];
+    // Every occurrence of a series, held or cancelled on its own, under its own status.
     const now = this.deps.clock.now();
-    const wanted = q.statuses?.length ? new Set<string>(q.statuses) : null;
-    for (const m of visibleRows) {
-      const series = storedSeries(m);
-      if (!series) expanded.push({ m, start: m.start_at });
-      else {
-        // Every occurrence, held or cancelled on its own, under its own status.
-        for (const o of allOccurrences(series)) {
-          if (o.start >= to || o.end <= from) continue;
-          if (wanted && !wanted.has(occurrenceStatus(m, series, o, now).status)) continue;
-          expanded.push({ m, occurrence: o, start: o.start });
-        }
-      }
-    }
-    expanded.sort((a, b) => a.start - b.start || (a.m.id < b.m.id ? -1 : 1));
+    const expanded = listedRows(visibleRows, { from, to }, q.statuses, now);
     const limit = q.limit ?? DEFAULT_MEETING_PAGE_SIZE;
     const offset = q.offset ?? 0;
     const page = expanded.slice(offset, offset + limit);

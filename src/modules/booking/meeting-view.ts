@@ -168,3 +168,33 @@ export function meetingView(m: MeetingRow, ctx: ViewContext): MeetingView {
   };
 }
 
+/** One row of a meeting list: a meeting, or one occurrence of a series. */
+export interface ListedRow {
+  m: MeetingRow;
+  occurrence?: StoredOccurrence;
+  start: number;
+}
+
+/**
+ * The rows of a meeting list in time order (then by id): a plain meeting as
+ * itself, a series as every occurrence (held or cancelled on its own) that
+ * overlaps [from, to) under its own status, filtered by `statuses` when given.
+ * Both the public and the ops list page through this.
+ */
+export function listedRows(meetings: MeetingRow[], window: { from: number; to: number }, statuses: readonly string[] | undefined, now: number): ListedRow[] {
+  const wanted = statuses?.length ? new Set<string>(statuses) : null;
+  const rows: ListedRow[] = [];
+  for (const m of meetings) {
+    const series = parseRecurrence(m);
+    if (!series) {
+      rows.push({ m, start: m.start_at });
+      continue;
+    }
+    for (const o of allOccurrences(series)) {
+      if (o.start >= window.to || o.end <= window.from) continue;
+      if (wanted && !wanted.has(occurrenceStatus(m, series, o, now).status)) continue;
+      rows.push({ m, occurrence: o, start: o.start });
+    }
+  }
+  return rows.sort((a, b) => a.start - b.start || (a.m.id < b.m.id ? -1 : 1));
+}

@@ -15,7 +15,7 @@ import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
 import type { MeetingService } from './meeting-service.js';
 import { DEFAULT_MEETING_PAGE_SIZE } from './meeting-service.js';
 import type { PaymentDesk } from './payment-port.js';
-import { allOccurrences, meetingView, occurrenceStatus, parseOrganizer, parseRecurrence, type StoredOccurrence } from './meeting-view.js';
+import { allOccurrences, listedRows, meetingView, occurrenceStatus, parseOrganizer, parseRecurrence } from './meeting-view.js';
 import { assetNow, daySchedule, localDate, localDayBounds, type AssetBooking } from './rules/asset-now.js';
 import type { AssetConfig } from './rules/asset-config.js';
 
@@ -70,20 +70,7 @@ export class OpsBookings {
         })
       : rows;
     const now = this.deps.clock.now();
-    const wanted = q.statuses?.length ? new Set<string>(q.statuses) : null;
-    const expanded: { m: MeetingRow; occurrence?: StoredOccurrence; start: number }[] = [];
-    for (const m of matching) {
-      const series = parseRecurrence(m);
-      if (!series) expanded.push({ m, start: m.start_at });
-      else {
-        for (const o of allOccurrences(series)) {
-          if (o.start >= to || o.end <= from) continue;
-          if (wanted && !wanted.has(occurrenceStatus(m, series, o, now).status)) continue;
-          expanded.push({ m, occurrence: o, start: o.start });
-        }
-      }
-    }
-    expanded.sort((a, b) => a.start - b.start || (a.m.id < b.m.id ? -1 : 1));
+    const expanded = listedRows(matching, { from, to }, q.statuses, now);
     const limit = q.limit ?? DEFAULT_MEETING_PAGE_SIZE;
     const offset = q.offset ?? 0;
     const page = expanded.slice(offset, offset + limit);
