@@ -96,8 +96,9 @@ function InviteForm({ projectId, date, tz, onCreated }: { projectId: string; dat
         </label>
         {users.length > 0 ? (
           <label>
-            <span>{t('host')}</span>
-            <select required value={f.hostUserId} onChange={(e) => set({ hostUserId: (e.target as HTMLSelectElement).value })}>
+            <span id="invite-host-label">{t('host')}</span>
+            {/* Named by its caption alone (a wrapping label would add every option's text to the name). */}
+            <select required aria-labelledby="invite-host-label" value={f.hostUserId} onChange={(e) => set({ hostUserId: (e.target as HTMLSelectElement).value })}>
               {users.map((u) => (
                 <option key={u._id} value={u._id}>
                   {u.name}
