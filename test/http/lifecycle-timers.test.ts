@@ -18,6 +18,7 @@ import {
   startWebhookService,
   TZ,
   type WebhookCtx,
+  dayCounter,
 } from '../support/webhook-site.js';
 
 const sameInstant = (a: string | null | undefined, b: string) => !!a && Date.parse(a) === Date.parse(b);
@@ -26,12 +27,7 @@ describe('booking lifecycle timers (sandbox clock)', () => {
   let rx: WebhookReceiver;
   let c: WebhookCtx;
   /** Each test works on its own local day (the clock only moves forward). */
-  let nextDay = 0;
-  const newDay = (days = 1) => {
-    const d = nextDay;
-    nextDay += days;
-    return d;
-  };
+  const newDay = dayCounter();
 
   beforeAll(async () => {
     rx = await WebhookReceiver.start();

@@ -6,17 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DateTime } from 'luxon';
 import { qs } from '../support/catalogue.js';
-import { localHm, NO_SHOW_REASON, startWebhookService, TZ, type WebhookCtx } from '../support/webhook-site.js';
+import { localHm, NO_SHOW_REASON, startWebhookService, TZ, type WebhookCtx, dayCounter } from '../support/webhook-site.js';
 
 describe('booking semantics', () => {
   let c: WebhookCtx;
   /** Each test works on its own local day (the clock only moves forward). */
-  let nextDay = 0;
-  const newDay = (days = 1) => {
-    const d = nextDay;
-    nextDay += days;
-    return d;
-  };
+  const newDay = dayCounter();
 
   beforeAll(async () => {
     c = await startWebhookService({

@@ -233,3 +233,13 @@ export async function startWebhookService(o: StartWebhookOptions): Promise<Webho
 /** Property-local HH:mm of an instant, computed with luxon. */
 export const localHm = (iso: string | number) =>
   (typeof iso === 'number' ? DateTime.fromMillis(iso) : DateTime.fromISO(iso)).setZone(TZ).toFormat('HH:mm');
+
+/** Hands out consecutive day offsets, `days` at a time, so each test works on days of its own (the sandbox clock only moves forward). */
+export function dayCounter(): (days?: number) => number {
+  let next = 0;
+  return (days = 1) => {
+    const d = next;
+    next += days;
+    return d;
+  };
+}
