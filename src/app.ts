@@ -73,8 +73,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   app.setErrorHandler((err, req, reply) => {
     const res = toErrorResponse(err);
     if (res.internal) req.log.error({ err }, 'request failed');
-    // A header a route already set (e.g. the partner rate limit's Retry-After) is kept.
-    for (const [name, value] of Object.entries(res.headers ?? {})) if (!reply.hasHeader(name)) reply.header(name, value);
+    for (const [name, value] of Object.entries(res.headers ?? {})) reply.header(name, value);
     reply.status(res.status).send(res.body);
   });
   // Shutting down: a request arriving on a kept-alive connection gets 503 KS004 with Retry-After (in-flight ones finish).

@@ -15,12 +15,11 @@ const errorResponses = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvel
 export async function memberRoutes(app: App, services: Services): Promise<void> {
   await app.register(async (scope: App) => {
     // Every partner request: the access rules, then the app's rate limit.
-    scope.addHook('onRequest', async (req, reply) => {
+    scope.addHook('onRequest', async (req) => {
       const ctx = partnerContext(req.principal);
       const rate = await services.partnerRateLimit.hit(`partner:${ctx.appId}`);
       if (!rate.allowed) {
-        reply.header('retry-after', String(rate.retryAfterSeconds));
-        throw errors.tooManyRequests('Partner rate limit reached (30 requests per 60 s per app); retry after the Retry-After seconds');
+        throw errors.tooManyRequests('Partner rate limit reached (30 requests per 60 s per app); retry after the Retry-After seconds', rate.retryAfterSeconds);
       }
     });
     const members = services.members;

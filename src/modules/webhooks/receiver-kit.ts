@@ -7,7 +7,8 @@
  * and the Standard Webhooks headers (`webhook-id`, `webhook-timestamp` in
  * seconds, `webhook-signature` "v1,<base64>", possibly several space-separated).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { safeEqual } from '../../platform/crypto/secrets.js';
 
 export const TIMESTAMP_TOLERANCE_MS = 5 * 60_000;
 
@@ -15,12 +16,6 @@ export type VerifyResult = { ok: true; duplicate: boolean } | { ok: false; reaso
 
 export interface Verifier {
   verify(headers: Record<string, string | string[] | undefined>, rawBody: Buffer | string, nowMs?: number): VerifyResult;
-}
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 type Check = { ok: true; id: string } | { ok: false; reason: 'missing-headers' | 'stale-timestamp' | 'bad-signature' };
@@ -34,7 +29,7 @@ function checkServiceHeaders(secret: string, h: Header, body: Buffer, nowMs: num
   if (!timestamp || !sig || !id) return { ok: false, reason: 'missing-headers' };
   if (!/^\d+$/.test(timestamp) || Math.abs(nowMs - Number(timestamp)) > TIMESTAMP_TOLERANCE_MS) return { ok: false, reason: 'stale-timestamp' };
   const expected = 'sha256=' + createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${timestamp}.`), body])).digest('hex');
-  return sameText(sig, expected) ? { ok: true, id } : { ok: false, reason: 'bad-signature' };
+  return safeEqual(sig, expected) ? { ok: true, id } : { ok: false, reason: 'bad-signature' };
 }
 
 /** Standard Webhooks: webhook-timestamp (s), webhook-signature "v1,<base64>" (space-separated list) over "{id}.{timestamp}.{body}". */
@@ -45,7 +40,7 @@ function checkStandardHeaders(secret: string, h: Header, body: Buffer, nowMs: nu
   if (!id || !timestamp || !sigs) return { ok: false, reason: 'missing-headers' };
   if (!/^\d+$/.test(timestamp) || Math.abs(nowMs - Number(timestamp) * 1000) > TIMESTAMP_TOLERANCE_MS) return { ok: false, reason: 'stale-timestamp' };
   const expected = 'v1,' + createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${id}.${timestamp}.`), body])).digest('base64');
-  return sigs.split(' ').some((s) => sameText(s, expected)) ? { ok: true, id } : { ok: false, reason: 'bad-signature' };
+  return sigs.split(' ').some((s) => safeEqual(s, expected)) ? { ok: true, id } : { ok: false, reason: 'bad-signature' };
 }
 
 /**

@@ -9,7 +9,8 @@
  * header a cookie-authenticated write must carry. Expiry runs on the real clock.
  */
 import { Type } from 'typebox';
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { safeEqual } from '../crypto/secrets.js';
 import { errors } from '../errors.js';
 import type { Clock } from '../clock/clock.js';
 import type { RateLimiter } from '../rate-limit.js';
@@ -20,12 +21,6 @@ import { tokenMatcher } from './authenticate.js';
 import type { App } from './types.js';
 
 const mac = (key: Buffer, text: string) => createHmac('sha256', key).update(text, 'utf8').digest('base64url');
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
 
 export class ConsoleSessions {
   private readonly signKey: Buffer;
@@ -52,7 +47,7 @@ export class ConsoleSessions {
   verify(value: string | undefined): number | null {
     if (!value || value.length > 200) return null;
     const m = /^(v1\.(\d{1,15})\.[A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/.exec(value);
-    if (!m || !sameText(mac(this.signKey, m[1]!), m[3]!)) return null;
+    if (!m || !safeEqual(mac(this.signKey, m[1]!), m[3]!)) return null;
     const expiresAt = Number(m[2]);
     return expiresAt > this.clock.now() ? expiresAt : null;
   }

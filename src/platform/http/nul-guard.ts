@@ -10,24 +10,31 @@ import { errors } from '../errors.js';
 
 const NUL = '\u0000';
 
-/** JSON-ish path of the first string (or key) holding NUL; iterative, so deep nesting cannot overflow the stack. */
-export function firstNul(value: unknown, root: string): string | undefined {
+/**
+ * JSON-ish path (`body.rooms[0].name`) of the first value in `value` that `bad`
+ * picks, keys included (`bad` sees each key as a string). Iterative, so deep
+ * nesting cannot overflow the stack. Shared by the request guards (NUL here,
+ * non-finite numbers in finite-numbers.ts).
+ */
+export function firstPath(value: unknown, root: string, bad: (v: unknown) => boolean): string | undefined {
   const stack: [unknown, string][] = [[value, root]];
   while (stack.length) {
     const [v, path] = stack.pop()!;
-    if (typeof v === 'string') {
-      if (v.includes(NUL)) return path;
-    } else if (Array.isArray(v)) {
+    if (bad(v)) return path;
+    if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
     } else if (v && typeof v === 'object') {
       for (const [k, x] of Object.entries(v)) {
-        if (k.includes(NUL)) return path;
+        if (bad(k)) return path;
         stack.push([x, `${path}.${k}`]);
       }
     }
   }
   return undefined;
 }
+
+const hasNul = (v: unknown) => typeof v === 'string' && v.includes(NUL);
+const firstNul = (value: unknown, root: string) => firstPath(value, root, hasNul);
 
 /** preValidation hook. The HTML payment page answers mangled links itself (its own 404 page). */
 export async function rejectNulCharacters(req: FastifyRequest): Promise<void> {
