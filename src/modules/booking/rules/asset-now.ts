@@ -9,6 +9,8 @@
 import { DateTime } from 'luxon';
 import type { AssetState } from '../../../contract/ops-console.js';
 import { WEEKDAYS, dayHours, isClosedStatus, type AssetConfig } from './asset-config.js';
+import { insideHours } from './availability.js';
+import { nextLocalDayStart } from '../../../platform/time/local-day.js';
 
 /** A booking (or one occurrence of a series) on the asset. */
 export interface AssetBooking {
@@ -66,9 +68,8 @@ export function assetNow<B extends AssetBooking>(input: AssetNowInput<B>): Asset
 export function isOpenAt(config: AssetConfig | null | undefined, timeZone: string, now: number): boolean {
   const local = DateTime.fromMillis(now, { zone: timeZone });
   const hours = dayHours(config, WEEKDAYS[local.weekday - 1]!);
-  if (!hours) return false;
   const minute = local.hour * 60 + local.minute;
-  return minute >= hours.open && minute < hours.close && !hours.breaks.some((b) => minute >= b.start && minute < b.end);
+  return insideHours(hours, minute) && !hours!.breaks.some((b) => minute >= b.start && minute < b.end);
 }
 
 export interface Span {
@@ -87,7 +88,7 @@ export function daySchedule(config: AssetConfig | null | undefined, timeZone: st
   const hours = dayHours(config, WEEKDAYS[day.weekday - 1]!);
   if (!hours) return { open: [], breaks: [] };
   const at = (minutes: number) =>
-    minutes >= 1440 ? day.plus({ days: 1 }).startOf('day').toMillis() : day.set({ hour: Math.floor(minutes / 60), minute: minutes % 60 }).toMillis();
+    minutes >= 1440 ? nextLocalDayStart(day.toMillis(), timeZone) : day.set({ hour: Math.floor(minutes / 60), minute: minutes % 60 }).toMillis();
   return {
     open: [{ start: at(hours.open), end: at(hours.close) }],
     breaks: hours.breaks.map((b) => ({ start: at(b.start), end: at(b.end) })),
@@ -103,5 +104,5 @@ export function localDate(ms: number, timeZone: string): string {
 export function localDayBounds(date: string, timeZone: string): Span {
   const day = DateTime.fromISO(date, { zone: timeZone }).startOf('day');
   if (!day.isValid) throw new RangeError(`Not a date in ${timeZone}: ${date}`);
-  return { start: day.toMillis(), end: day.plus({ days: 1 }).startOf('day').toMillis() };
+  return { start: day.toMillis(), end: nextLocalDayStart(day.toMillis(), timeZone) };
 }

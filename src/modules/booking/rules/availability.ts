@@ -246,7 +246,8 @@ interface WallClockContext {
 
 const closed = (day: number): WallClockViolation => ({ reason: 'OPERATING_HOURS', date: isoDate(day) });
 
-function insideHours(h: DayHours | null, minute: number): boolean {
+/** Whether a property-local minute of the day lies within the day's operating hours (breaks aside). */
+export function insideHours(h: DayHours | null, minute: number): boolean {
   return h !== null && minute >= h.open && minute < h.close;
 }
 
