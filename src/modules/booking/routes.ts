@@ -4,7 +4,6 @@ import type { MeetingView } from './meeting-view.js';
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
 import { ok, okPage } from '../../platform/http/envelope.js';
-import { normalizeQuery } from '../../platform/http/query.js';
 import { Envelope, ErrorEnvelope, PagedEnvelope } from '../../contract/envelope.js';
 import { IdParams } from '../../contract/common.js';
 import { AssetDay, AssetIdParams, DayQuery, FloorIdParams, FloorNow, OpsListMeetingsQuery, OpsMeeting, OpsMeetingDetail, StaffCancelBody } from '../../contract/ops-console.js';
@@ -32,7 +31,6 @@ export async function meetingRoutes(app: App, services: Services): Promise<void>
   });
 
   app.get('/meetings', {
-    preValidation: normalizeQuery(['meetingRoomIds', 'deskIds', 'organizerEmails', 'attendeeEmails', 'statuses'], ['from', 'to']),
     schema: {
       tags: ['meetings'],
       summary: 'List bookings overlapping a window (a recurring series gives one row per occurrence)',
@@ -79,7 +77,6 @@ export async function opsMeetingRoutes(app: App, services: Services): Promise<vo
   const opsErrors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, 422: ErrorEnvelope, 429: ErrorEnvelope };
 
   app.get('/ops/v1/meetings', {
-    preValidation: normalizeQuery(['meetingRoomIds', 'deskIds', 'organizerEmails', 'attendeeEmails', 'statuses'], ['from', 'to']),
     schema: {
       tags: ['ops'], summary: 'Bookings across every project (the GET /meetings filters, plus assetId and search); never a PIN', security,
       querystring: OpsListMeetingsQuery, response: { 200: PagedEnvelope(OpsMeeting), ...opsErrors },

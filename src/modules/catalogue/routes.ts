@@ -2,7 +2,6 @@
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
 import { ok, okJsonArray, okPage } from '../../platform/http/envelope.js';
-import { normalizeQuery } from '../../platform/http/query.js';
 import { Envelope, ErrorEnvelope, PagedEnvelope } from '../../contract/envelope.js';
 import { IdParams } from '../../contract/common.js';
 import {
@@ -33,7 +32,6 @@ export async function catalogueRoutes(app: App, services: Services): Promise<voi
   const catalogue = services.catalogue;
 
   app.get('/meeting-rooms', {
-    preValidation: normalizeQuery(['ids', 'status'], ['startDateTime', 'endDateTime']),
     schema: {
       tags: ['meeting rooms'],
       summary: 'Search meeting rooms, optionally free for a window (unpaginated)',
@@ -47,7 +45,6 @@ export async function catalogueRoutes(app: App, services: Services): Promise<voi
   });
 
   app.get('/meeting-rooms/:id', {
-    preValidation: normalizeQuery([], ['from', 'to']),
     schema: {
       tags: ['meeting rooms'],
       summary: 'One meeting room with its booking calendar',
@@ -58,7 +55,6 @@ export async function catalogueRoutes(app: App, services: Services): Promise<voi
   }, async (req) => ok(await catalogue.getRoom(req.principal, req.params.id, req.query)));
 
   app.get('/desks', {
-    preValidation: normalizeQuery(['ids', 'statuses'], ['startDateTime', 'endDateTime']),
     schema: {
       tags: ['desks'],
       summary: 'List desks, optionally only those free for a window (paginated)',
@@ -71,7 +67,6 @@ export async function catalogueRoutes(app: App, services: Services): Promise<voi
   });
 
   app.get('/desks/:id', {
-    preValidation: normalizeQuery([], ['from', 'to']),
     schema: {
       tags: ['desks'],
       summary: 'One desk with its booking calendar',

@@ -10,10 +10,8 @@
  * - refuses a numeric parameter that is not a plain decimal number (`Infinity`,
  *   `1e309`, `NaN`, `0x10`): the validator's type coercion would turn those into
  *   non-finite numbers that slip past `minimum`/`maximum`;
- * - repairs a date-time whose `+` offset arrived unencoded (decoded as a space).
- *
- * `normalizeQuery` (per route) lets array parameters take repeated keys and
- * comma-separated lists.
+ * - repairs a date-time whose `+` offset arrived unencoded (decoded as a space);
+ * - lets array parameters take repeated keys and comma-separated lists.
  */
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../errors.js';
@@ -61,21 +59,8 @@ export async function guardQuery(req: FastifyRequest): Promise<void> {
     if (prop.format === 'date-time' && typeof value === 'string') q[key] = value.replace(BROKEN_OFFSET, '$1+$2');
   }
   if (problems.length) throw errors.validation(problems);
-}
-
-export function normalizeQuery(arrayKeys: readonly string[], dateTimeKeys: readonly string[] = []) {
-  return async (req: FastifyRequest): Promise<void> => {
-    const q = req.query as Record<string, unknown>;
-    if (!q || typeof q !== 'object') return;
-    for (const key of arrayKeys) {
-      const value = q[key];
-      if (value === undefined) continue;
-      const list = (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(','));
-      q[key] = list.map((v) => v.trim()).filter((v) => v !== '');
-    }
-    for (const key of dateTimeKeys) {
-      const value = q[key];
-      if (typeof value === 'string') q[key] = value.replace(BROKEN_OFFSET, '$1+$2');
-    }
-  };
+  for (const [key, prop] of Object.entries(props)) {
+    if (prop.type !== 'array' || q[key] === undefined) continue;
+    q[key] = asList(q[key]).flatMap((v) => String(v).split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  }
 }
