@@ -7,6 +7,7 @@ import { BOOKING_EVENT_KINDS, BOOKING_EVENT_TYPES, EVENT_DATA_SCHEMAS, EVENT_TYP
 import { bookingFacts, type BookingScope } from '../../src/modules/booking/booking-change.js';
 import { occurrenceAt, withoutOccurrence, type StoredRecurrence } from '../../src/modules/booking/meeting-view.js';
 import type { MeetingRow } from '../../src/modules/booking/meeting-repository.js';
+import type { WebhookEvent } from '../../sdk/src/index.js';
 import { deliveryHeaders, JWT_ISSUER, signature } from '../../src/modules/webhooks/signing.js';
 import { createVerifier } from '../../src/modules/webhooks/receiver-kit.js';
 import { retryDelayMs } from '../../src/modules/webhooks/jobs.js';
@@ -102,6 +103,15 @@ describe('booking event payloads', () => {
     expect(Value.Check(eventDeliverySchema('ROOM_CANCEL'), book)).toBe(false);
     expect(Object.keys(EVENT_DATA_SCHEMAS).sort()).toEqual([...EVENT_TYPES].sort());
     expect(() => eventDeliverySchema('ROOM_CHECK_IN')).toThrow(/not an event type/);
+  });
+
+  it('the SDK\'s webhook types (Static<> of the contract) carry the fields that name the booking', () => {
+    const data = bookingEventData({ ...facts, assetKind: 'desk', occurrenceId: '6561a0b0c0ffee0000000002' }, details.CANCEL, start);
+    const event = JSON.parse(deliveryBody({ deliveryId: 'whk_3', type: 'DESK_CANCEL', occurredAt: start, projectId: 'p1', data })) as WebhookEvent;
+    if (event.type !== 'DESK_CANCEL') throw new Error('not a DESK_CANCEL');
+    // Type-checked: these fields exist on the SDK's type of a booking event, with these types.
+    const named: [string, string | undefined, string, 'room' | 'desk'] = [event.data.meetingId, event.data.occurrenceEventId, event.data.assetId, event.data.assetKind];
+    expect(named).toEqual([MEETING, '6561a0b0c0ffee0000000002', ROOM, 'desk']);
   });
 
   it('the envelope has id, type, version 1, occurredAt, projectId and data', () => {
