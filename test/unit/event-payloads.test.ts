@@ -8,6 +8,7 @@ import { bookingFacts, type BookingScope } from '../../src/modules/booking/booki
 import { occurrenceAt, withoutOccurrence, type StoredRecurrence } from '../../src/modules/booking/meeting-view.js';
 import type { MeetingRow } from '../../src/modules/booking/meeting-repository.js';
 import type { WebhookEvent } from '../../sdk/src/index.js';
+import { webhookDocs, webhookOperationId } from '../../src/contract/webhook-docs.js';
 import { deliveryHeaders, JWT_ISSUER, signature } from '../../src/modules/webhooks/signing.js';
 import { createVerifier } from '../../src/modules/webhooks/receiver-kit.js';
 import { retryDelayMs } from '../../src/modules/webhooks/jobs.js';
@@ -158,6 +159,19 @@ describe('which booking and occurrence an event names', () => {
     expect(bookingFacts(scope, seriesRow, series.occurrences[2]).occurrenceId).toBe('o3');
     const data = bookingEventData(bookingFacts(scope, seriesRow, series.occurrences[1]), { kind: 'REMINDER' }, start + 23 * H);
     expect(data).toMatchObject({ meetingId: MEETING, occurrenceEventId: 'o2', assetId: ROOM, assetKind: 'desk', deskName: 'Desk 7' });
+  });
+});
+
+describe('the OpenAPI webhooks section', () => {
+  it('one stable operationId per event type, derived from the type', () => {
+    expect(webhookOperationId('ROOM_NO_SHOW_WARNING')).toBe('roomNoShowWarningEvent');
+    expect(webhookOperationId('VMS_INVITE_SENT')).toBe('vmsInviteSentEvent');
+    const docs = webhookDocs() as Record<string, { post: { operationId: string; summary: string } }>;
+    expect(Object.keys(docs)).toEqual([...EVENT_TYPES]);
+    expect(new Set(Object.values(docs).map((d) => d.post.operationId)).size).toBe(EVENT_TYPES.length);
+    // Each type has a summary of its own (no type falls back to its bare name).
+    for (const type of EVENT_TYPES) expect(docs[type].post.summary, type).not.toBe(type);
+    expect(docs.DESK_PAYMENT_DUE.post.summary).toMatch(/desk/);
   });
 });
 
