@@ -21,6 +21,7 @@ import { registerStrictFormats } from './platform/http/formats.js';
 import { guardQuery } from './platform/http/query.js';
 import { registerJsonBodyParser } from './platform/http/json-body.js';
 import { INSTANT_TEXT } from './platform/time/instant.js';
+import { webhookDocs } from './contract/webhook-docs.js';
 import { rejectNulCharacters } from './platform/http/nul-guard.js';
 import { rejectNonFiniteNumbers } from './platform/http/finite-numbers.js';
 import { healthRoutes } from './modules/health/routes.js';
@@ -122,6 +123,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
         },
       },
       security: [{ bearer: [] }],
+      // Every event type's delivery, from the payload schemas of the contract (contract/webhook-docs.ts).
+      webhooks: webhookDocs(),
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });

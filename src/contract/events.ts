@@ -4,19 +4,23 @@
  * Times in `data` are property-local `HH:mm` unless named otherwise; `data`
  * never carries a PIN, a token or a payment URL.
  */
-import { Type, type Static } from 'typebox';
-import { DateTime } from './common.js';
+import { Type, type Static, type TSchema } from 'typebox';
+import { DateTime, ObjectId } from './common.js';
 
 export const BOOKING_EVENT_KINDS = ['BOOK', 'MODIFY', 'CANCEL', 'REMINDER', 'NO_SHOW_WARNING', 'ENDING_SOON', 'PAYMENT_DUE'] as const;
 export type BookingEventKind = (typeof BOOKING_EVENT_KINDS)[number];
 
-/** Every event type: `ROOM_<kind>` and `DESK_<kind>` for each booking kind, then the visitor events. */
-export const EVENT_TYPES: readonly string[] = [
-  ...['ROOM', 'DESK'].flatMap((asset) => BOOKING_EVENT_KINDS.map((k) => `${asset}_${k}`)),
-  'VMS_INVITE_SENT',
-  'VMS_VISITOR_CHECKED_IN',
-  'VMS_HOST_CANCELLED',
-];
+/** The two kinds of bookable asset, as booking events name them (`assetKind`). */
+export const ASSET_KINDS = ['room', 'desk'] as const;
+export type AssetKind = (typeof ASSET_KINDS)[number];
+
+/** Every booking event type: `ROOM_<kind>` and `DESK_<kind>` for each booking kind. */
+export const BOOKING_EVENT_TYPES: readonly string[] = ['ROOM', 'DESK'].flatMap((asset) => BOOKING_EVENT_KINDS.map((k) => `${asset}_${k}`));
+
+export const VISITOR_EVENT_TYPES = ['VMS_INVITE_SENT', 'VMS_VISITOR_CHECKED_IN', 'VMS_HOST_CANCELLED'] as const;
+
+/** Every event type: the booking events, then the visitor events. */
+export const EVENT_TYPES: readonly string[] = [...BOOKING_EVENT_TYPES, ...VISITOR_EVENT_TYPES];
 
 /** `version` of the delivery envelope. */
 export const EVENT_ENVELOPE_VERSION = 1;
@@ -24,11 +28,22 @@ export const EVENT_ENVELOPE_VERSION = 1;
 const LocalTime = (description: string) => Type.String({ description: `${description}, property-local HH:mm` });
 const Minutes = (description: string) => Type.Integer({ minimum: 0, description });
 
-/** Fields of every booking event; exactly one of roomName or deskName. */
+/**
+ * Fields of every booking event; exactly one of roomName or deskName. `meetingId`
+ * (with `occurrenceEventId` on a series) names the booking to re-read: the event is a
+ * change signal, `GET /meetings/{meetingId}` is the booking's state.
+ */
 const eventBase = {
   projectId: Type.String(),
   userId: Type.String({ description: 'The organizer' }),
   timestamp: DateTime('When the event occurred'),
+  meetingId: ObjectId('The booking (its _id): read its state with GET /meetings/{meetingId}; for a recurring series, the series (seriesMasterId)'),
+  occurrenceEventId: Type.Optional(ObjectId(
+    'Only on a booking of a recurring series: the occurrence whose times the event carries, as GET /meetings lists it (occurrenceEventId of that row). ' +
+    'Absent on a single booking. Actions and GET /meetings/{id} take meetingId, never this id',
+  )),
+  assetId: ObjectId('The room (the booking\'s meetingRoomId) or the desk (its deskId)'),
+  assetKind: Type.Union([Type.Literal('room'), Type.Literal('desk')], { description: 'room (roomName and meetingRoomId) or desk (deskName and deskId)' }),
   roomName: Type.Optional(Type.String()),
   deskName: Type.Optional(Type.String()),
   floorName: Type.String(),
@@ -222,3 +237,38 @@ export const EventDelivery = Type.Object(
   { description: 'A webhook delivery' },
 );
 export type EventDelivery = Static<typeof EventDelivery>;
+
+/** The `data` schema of each event type of the catalogue (a ROOM_ and a DESK_ event share one). */
+export const EVENT_DATA_SCHEMAS: Readonly<Record<string, TSchema>> = {
+  ...Object.fromEntries(
+    (['ROOM', 'DESK'] as const).flatMap((asset) => [
+      [`${asset}_BOOK`, BookEventData],
+      [`${asset}_MODIFY`, ModifyEventData],
+      [`${asset}_CANCEL`, CancelEventData],
+      [`${asset}_REMINDER`, ReminderEventData],
+      [`${asset}_NO_SHOW_WARNING`, NoShowWarningEventData],
+      [`${asset}_ENDING_SOON`, EndingSoonEventData],
+      [`${asset}_PAYMENT_DUE`, PaymentDueEventData],
+    ]),
+  ),
+  VMS_INVITE_SENT: VmsInviteSentData,
+  VMS_VISITOR_CHECKED_IN: VmsVisitorCheckedInData,
+  VMS_HOST_CANCELLED: VmsHostCancelledData,
+};
+
+/** The body a listener receives for one event type: the envelope, its `type` fixed, its `data` that type's schema. */
+export function eventDeliverySchema(type: string) {
+  const data = EVENT_DATA_SCHEMAS[type];
+  if (!data) throw new Error(`not an event type of the catalogue: ${type}`);
+  return Type.Object(
+    {
+      id: Type.String({ pattern: '^whk_', description: 'Delivery id, whk_ plus a UUID (X-Service-Delivery); the same on every retry: de-duplicate on it' }),
+      type: Type.Literal(type, { description: 'The event type (X-Service-Event)' }),
+      version: Type.Literal(EVENT_ENVELOPE_VERSION, { description: 'Envelope version; bumped only on a breaking envelope change' }),
+      occurredAt: DateTime('When the event occurred; order by this, retries may arrive out of order'),
+      projectId: Type.String(),
+      data,
+    },
+    { description: `A ${type} delivery; clients must tolerate fields they do not know` },
+  );
+}

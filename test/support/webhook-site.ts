@@ -81,6 +81,8 @@ export interface SiteSpec {
   promoCodes?: PromoSpec[];
   /** Overrides of the fixtures' project fields by project key (a value of null removes the field). */
   projects?: Record<string, Record<string, unknown>>;
+  /** Access groups with their devices (site document `accessGroups[]`), e.g. a reader to scan visitors in. */
+  accessGroups?: unknown[];
 }
 
 function assetConfig(open: string, close: string, mc: MeetingConfigSpec | undefined) {
@@ -124,6 +126,7 @@ export function webhookSite(o: SiteSpec) {
     config: assetConfig('07:00:00', '22:00:00', d.meetingConfig),
     ...(d.chargeRate ? { chargeRate: d.chargeRate } : {}),
   }));
+  if (o.accessGroups) doc.accessGroups = o.accessGroups;
   if (o.promoCodes) doc.promoCodes = o.promoCodes.map((p) => ({ ...p, project: p.project ?? 'tower' }));
   doc.webhooks = (o.hooks ?? []).map((h) => ({
     key: h.key, project: 'tower', url: h.url, secret: h.secret ?? secretFor(h.key), events: h.events,

@@ -17,7 +17,7 @@ import type { Db } from '../../platform/db/db.js';
 import {
   type HistoryRow, type MeetingChanges, type MeetingRepository, type MeetingRow, type NewHistory, type NewMeeting, type NewSlot,
 } from './meeting-repository.js';
-import { parseAttendees, parseOrganizer, type StoredAttendee } from './meeting-view.js';
+import { occurrenceAt, parseAttendees, parseOrganizer, parseRecurrence, type StoredAttendee } from './meeting-view.js';
 import { randomInt } from 'node:crypto';
 
 export interface Window {
@@ -105,13 +105,19 @@ export interface LifecyclePlanner {
   replan(trx: Db, p: { meetingId: string; allDay: boolean; config: AssetConfig; window: Window | null; now: number; fresh?: boolean }): Promise<void>;
 }
 
-/** The facts of a booking an event describes. */
+/**
+ * The facts of a booking an event describes: `m` as it is after the change, `window`
+ * the times the event carries (on a series, those of the occurrence it is about).
+ */
 export function bookingFacts(scope: BookingScope, m: MeetingRow, window: Window): BookingFacts {
   const organizer = parseOrganizer(m);
   return {
     projectId: m.project_id,
     timeZone: scope.project.timezone,
+    meetingId: m.id,
+    occurrenceId: occurrenceAt(parseRecurrence(m), window)?.id ?? null,
     assetKind: scope.asset.kind,
+    assetId: scope.asset.id,
     assetName: scope.asset.name,
     floorName: scope.asset.floorName,
     organizerUserId: m.organizer_user_id,

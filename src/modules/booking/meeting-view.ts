@@ -72,6 +72,18 @@ export function allOccurrences(series: StoredRecurrence): (StoredOccurrence | Ca
 }
 
 /**
+ * The occurrence of a series a window describes (an event's window): the one,
+ * held or cancelled on its own, that starts when the window starts; else the
+ * first one still running at that start, else the last. Null for a single booking.
+ */
+export function occurrenceAt(series: StoredRecurrence | null, window: { start: number }): StoredOccurrence | null {
+  if (!series) return null;
+  const all = allOccurrences(series);
+  if (!all.length) return null;
+  return all.find((o) => o.start === window.start) ?? all.find((o) => o.end > window.start) ?? all[all.length - 1];
+}
+
+/**
  * One occurrence's own status. The series row's status belongs to the occurrence
  * it currently stands for; earlier held ones are done, later ones active, and one
  * cancelled on its own is cancelled. A status of the whole series (unpaid,

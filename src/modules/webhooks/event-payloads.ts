@@ -4,14 +4,19 @@
  * `data` are property-local `HH:mm`; `data` never carries a PIN, a token or a payment URL.
  */
 import { DateTime } from 'luxon';
-import { EVENT_ENVELOPE_VERSION, type BookingEventData, type BookingEventKind, type EventDelivery } from '../../contract/events.js';
+import { EVENT_ENVELOPE_VERSION, type AssetKind, type BookingEventData, type BookingEventKind, type EventDelivery } from '../../contract/events.js';
 
 export type { BookingEventKind };
 
 export interface BookingFacts {
   projectId: string;
   timeZone: string;
-  assetKind: 'room' | 'desk';
+  /** The booking (`_id`; a series' master). */
+  meetingId: string;
+  /** The occurrence of a recurring series the event is about; null for a single booking. */
+  occurrenceId: string | null;
+  assetKind: AssetKind;
+  assetId: string;
   assetName: string;
   floorName: string;
   organizerUserId: string;
@@ -35,7 +40,7 @@ const hm = (ms: number, zone: string) => DateTime.fromMillis(ms, { zone }).toFor
 const iso = (ms: number) => new Date(ms).toISOString();
 const minutesBetween = (from: number, to: number) => Math.max(0, Math.round((to - from) / 60_000));
 
-export function eventType(assetKind: 'room' | 'desk', kind: BookingEventKind): string {
+export function eventType(assetKind: AssetKind, kind: BookingEventKind): string {
   return `${assetKind === 'room' ? 'ROOM' : 'DESK'}_${kind}`;
 }
 
@@ -46,6 +51,10 @@ export function bookingEventData(f: BookingFacts, detail: EventDetail, at: numbe
     projectId: f.projectId,
     userId: f.organizerUserId,
     timestamp: iso(at),
+    meetingId: f.meetingId,
+    ...(f.occurrenceId !== null ? { occurrenceEventId: f.occurrenceId } : {}),
+    assetId: f.assetId,
+    assetKind: f.assetKind,
     ...(f.assetKind === 'room' ? { roomName: f.assetName } : { deskName: f.assetName }),
     floorName: f.floorName,
   };
