@@ -217,6 +217,13 @@ describe('CANCEL and the room declining', () => {
     const m = await c.meeting(booked.meetingId);
     expect(m.status).toBe('done');
     expect(m.endDateTime).toBe(new Date(c.t('09:20', 3)).toISOString());
+
+    // Done is final: a later update that cancels the event changes nothing (no CANCEL after the end).
+    const eventsBefore = await c.events(booked.meetingId);
+    const late = await c.sendOk({ uid, seq: 2, status: 'CANCELLED', start: c.t('09:00', 3), end: c.t('10:00', 3), rooms: [IRIS] });
+    expect(late).toMatchObject({ meetingId: booked.meetingId, status: 'done', outcome: 'unchanged', partstat: 'DECLINED' });
+    expect(await c.meeting(booked.meetingId)).toEqual(m);
+    expect(await c.events(booked.meetingId)).toEqual(eventsBefore);
   });
 
   it('the room declining in its calendar while the organizer\'s copy stands cancels with an explicit reason', async () => {
