@@ -129,7 +129,7 @@ export const CreateMeetingBody = Type.Object({
   draft: Type.Optional(Type.Boolean({ description: 'Check availability (and price) without booking' })),
   draftEndDateTimes: Type.Optional(Type.Array(DateTime(), { maxItems: 20, description: 'With draft: further end times to check' })),
   organizerId: Type.Optional(ObjectId('Back-office booking: the member to book for (needs MEETING_UPDATE)')),
-  paymentDueMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Back-office only: hold before payment is due (clamped to 10080 and to the start)' })),
+  paymentDueMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Back-office only: hold before payment is due, in minutes. Any larger value is clamped to 10080 and to the start, never refused.' })),
   sessionId: Type.Optional(Type.String()),
   promoCode: Type.Optional(
     Type.String({
