@@ -254,6 +254,34 @@ describe('ordering and replays', () => {
   });
 });
 
+describe('SEQUENCE out of the RFC 5545 range', () => {
+  it('0 to 2147483647 is taken; a larger or negative SEQUENCE is 400 KS001 naming it, and changes nothing', async () => {
+    const uid = newUid('seqrange');
+    const booked = await c.sendOk({ uid, start: c.t('08:00', 6), end: c.t('09:00', 6), rooms: [LILY] });
+    expect(booked.status).toBe('active');
+    const top = await c.sendOk({ uid, seq: 2_147_483_647, start: c.t('09:00', 6), end: c.t('10:00', 6), rooms: [LILY] });
+    expect(top).toMatchObject({ meetingId: booked.meetingId, outcome: 'moved' });
+    const before = await c.meeting(booked.meetingId);
+    const events = await c.events(booked.meetingId);
+
+    for (const seq of [2_147_483_648, 4_294_967_296, 99_999_999_999_999_999_999, -1]) {
+      // An update of the booked UID, and an invitation with a new UID.
+      for (const spec of [{ uid, seq, start: c.t('11:00', 6), end: c.t('12:00', 6), rooms: [LILY] }, { uid: newUid('seqnew'), seq, start: c.t('13:00', 6), end: c.t('14:00', 6), rooms: [LILY] }]) {
+        const res = await c.send(spec);
+        expect(res.status, res.text).toBe(400);
+        expect(res.body).toMatchObject({ code: 'KS001', success: false });
+        expect(res.body.message.join(' ')).toMatch(/SEQUENCE -?\d+ is out of range: RFC 5545 allows a whole number from 0 to 2147483647/);
+      }
+    }
+    expect(await c.meeting(booked.meetingId)).toEqual(before);
+    expect(await c.events(booked.meetingId)).toEqual(events);
+    // Nothing was booked for the new UIDs.
+    const listed = await c.svc.request('GET', `/meetings?from=${encodeURIComponent(c.t('10:30', 6))}&to=${encodeURIComponent(c.t('15:00', 6))}&meetingRoomId=${c.id('lily')}`, { token: c.portal });
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.data).toEqual([]);
+  });
+});
+
 describe('time zones', () => {
   it('TZID with a VTIMEZONE: 09:00 in New York is 14:00Z before the March change and 13:00Z after it', async () => {
     // The next second Sunday of March (US daylight saving time starts at 02:00 local).
