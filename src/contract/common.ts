@@ -10,6 +10,9 @@ export const ObjectId = (description?: string) =>
 export const DateTime = (description?: string) =>
   Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 
+/** An absolute http or https URL (scheme in any case, no whitespace): the only addresses a browser is sent to. */
+export const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$';
+
 export const IdParams = Type.Object({ id: ObjectId('24-character hexadecimal id') });
 export type IdParams = Static<typeof IdParams>;
 
