@@ -115,7 +115,7 @@ export const RoomQuery = Type.Object({
   name: Type.Optional(Type.String({ description: 'Case-insensitive part of the name' })),
   status: Type.Optional(Type.Array(Type.Union([Type.Literal('active'), Type.Literal('inactive')]))),
   type: Type.Optional(Type.Union([Type.Literal('normal'), Type.Literal('bedroom')])),
-  minCapacity: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'At least this many seats, 1-10000' })),
+  minCapacity: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'At least this many seats, 1 or more (at most 2^53-1); more than any room holds finds none' })),
   startDateTime: Type.Optional(DateTime('Window start; needs endDateTime')),
   endDateTime: Type.Optional(DateTime('Window end; needs startDateTime')),
 });

@@ -10,15 +10,22 @@ export const ObjectId = (description?: string) =>
 export const DateTime = (description?: string) =>
   Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 
+/** An absolute http or https URL (scheme in any case, no whitespace): the only addresses a browser is sent to. */
+export const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$';
+
 export const IdParams = Type.Object({ id: ObjectId('24-character hexadecimal id') });
 export type IdParams = Static<typeof IdParams>;
 
-/** The largest `offset` of a paginated list. */
-export const MAX_OFFSET = 1_000_000;
+/**
+ * The largest `offset` of a paginated list: any integer a JSON number carries exactly
+ * (2^53-1). Both engines take it (SQLite's OFFSET and PostgreSQL's bigint are 64-bit);
+ * past the data the page is empty.
+ */
+export const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
 
 export const Pagination = {
   limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 3000, description: 'Page size, 0-3000 (default 100)' })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, description: `Items to skip, 0-${MAX_OFFSET} (default 0)` })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, description: 'Items to skip, 0 or more (default 0; at most 2^53-1); past the data the page is empty' })),
 };
 
 /** A querystring of paging only. */

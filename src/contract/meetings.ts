@@ -1,6 +1,6 @@
 /** Schemas of the Meeting resource and of the booking requests. */
 import { Type, type Static } from 'typebox';
-import { DateTime, ObjectId, Pagination } from './common.js';
+import { DateTime, HTTP_URL_PATTERN, ObjectId, Pagination } from './common.js';
 
 export type MeetingStatus = 'unpaid' | 'active' | 'checked-in' | 'done' | 'cancelled' | 'rejected';
 export const MEETING_STATUSES: readonly MeetingStatus[] = ['unpaid', 'active', 'checked-in', 'done', 'cancelled', 'rejected'];
@@ -125,11 +125,11 @@ export const CreateMeetingBody = Type.Object({
   endDateTime: Type.Optional(DateTime('End; rooms always, desks unless timePeriod')),
   timePeriod: Type.Optional(Type.Union([Type.Literal('morning'), Type.Literal('afternoon'), Type.Literal('allDay')])),
   attendees: Type.Optional(Type.Array(Attendee, { maxItems: 100 })),
-  frontendRedirectUrl: Type.Optional(Type.String({ format: 'uri' })),
+  frontendRedirectUrl: Type.Optional(Type.String({ format: 'uri', pattern: HTTP_URL_PATTERN, description: 'Where the payer returns after paying: an http or https URL (any other scheme is 400 KS001)' })),
   draft: Type.Optional(Type.Boolean({ description: 'Check availability (and price) without booking' })),
   draftEndDateTimes: Type.Optional(Type.Array(DateTime(), { maxItems: 20, description: 'With draft: further end times to check' })),
   organizerId: Type.Optional(ObjectId('Back-office booking: the member to book for (needs MEETING_UPDATE)')),
-  paymentDueMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Back-office only: hold before payment is due (clamped to 10080 and to the start)' })),
+  paymentDueMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Back-office only: hold before payment is due, in minutes. Any larger value is clamped to 10080 and to the start, never refused.' })),
   sessionId: Type.Optional(Type.String()),
   promoCode: Type.Optional(
     Type.String({

@@ -102,7 +102,7 @@ export const PaymentState = Type.Object({
   meetingId: Type.String(),
   invoiceNo: Type.String(),
   status: Type.String({ description: 'pending, settled, voided, expired or refunded' }),
-  outcome: Type.Optional(Type.String({ description: 'settle: settled, already-settled, reconfirmed (paid late, the slot was still free) or refunded' })),
+  outcome: Type.Optional(Type.String({ description: 'settle: settled, already-settled or refunded (paid after the deadline: the booking lapsed and stays cancelled, the money goes back)' })),
   replayed: Type.Optional(Type.Boolean({ description: 'The same eventId had been applied before; nothing changed now' })),
   failedAttempts: Type.Integer(),
   meetingStatus: Type.String({ description: 'The booking status after the call' }),

@@ -217,6 +217,13 @@ describe('CANCEL and the room declining', () => {
     const m = await c.meeting(booked.meetingId);
     expect(m.status).toBe('done');
     expect(m.endDateTime).toBe(new Date(c.t('09:20', 3)).toISOString());
+
+    // Done is final: a later update that cancels the event changes nothing (no CANCEL after the end).
+    const eventsBefore = await c.events(booked.meetingId);
+    const late = await c.sendOk({ uid, seq: 2, status: 'CANCELLED', start: c.t('09:00', 3), end: c.t('10:00', 3), rooms: [IRIS] });
+    expect(late).toMatchObject({ meetingId: booked.meetingId, status: 'done', outcome: 'unchanged', partstat: 'DECLINED' });
+    expect(await c.meeting(booked.meetingId)).toEqual(m);
+    expect(await c.events(booked.meetingId)).toEqual(eventsBefore);
   });
 
   it('the room declining in its calendar while the organizer\'s copy stands cancels with an explicit reason', async () => {
@@ -244,6 +251,34 @@ describe('ordering and replays', () => {
     expect(m.startDateTime).toBe(new Date(c.t('12:00', 5)).toISOString());
     expect(m.histories.filter((h: any) => h.action === 'update')).toHaveLength(1);
     expect((await c.events(booked.meetingId)).map((e) => e.type)).toEqual(['ROOM_BOOK', 'ROOM_MODIFY']);
+  });
+});
+
+describe('SEQUENCE out of the RFC 5545 range', () => {
+  it('0 to 2147483647 is taken; a larger or negative SEQUENCE is 400 KS001 naming it, and changes nothing', async () => {
+    const uid = newUid('seqrange');
+    const booked = await c.sendOk({ uid, start: c.t('08:00', 6), end: c.t('09:00', 6), rooms: [LILY] });
+    expect(booked.status).toBe('active');
+    const top = await c.sendOk({ uid, seq: 2_147_483_647, start: c.t('09:00', 6), end: c.t('10:00', 6), rooms: [LILY] });
+    expect(top).toMatchObject({ meetingId: booked.meetingId, outcome: 'moved' });
+    const before = await c.meeting(booked.meetingId);
+    const events = await c.events(booked.meetingId);
+
+    for (const seq of [2_147_483_648, 4_294_967_296, 99_999_999_999_999_999_999, -1]) {
+      // An update of the booked UID, and an invitation with a new UID.
+      for (const spec of [{ uid, seq, start: c.t('11:00', 6), end: c.t('12:00', 6), rooms: [LILY] }, { uid: newUid('seqnew'), seq, start: c.t('13:00', 6), end: c.t('14:00', 6), rooms: [LILY] }]) {
+        const res = await c.send(spec);
+        expect(res.status, res.text).toBe(400);
+        expect(res.body).toMatchObject({ code: 'KS001', success: false });
+        expect(res.body.message.join(' ')).toMatch(/SEQUENCE -?\d+ is out of range: RFC 5545 allows a whole number from 0 to 2147483647/);
+      }
+    }
+    expect(await c.meeting(booked.meetingId)).toEqual(before);
+    expect(await c.events(booked.meetingId)).toEqual(events);
+    // Nothing was booked for the new UIDs.
+    const listed = await c.svc.request('GET', `/meetings?from=${encodeURIComponent(c.t('10:30', 6))}&to=${encodeURIComponent(c.t('15:00', 6))}&meetingRoomId=${c.id('lily')}`, { token: c.portal });
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.data).toEqual([]);
   });
 });
 

@@ -21,7 +21,7 @@ import fc from 'fast-check';
 import { OPS_TOKEN } from '../support/test-service.js';
 import { startWorld, type World } from '../support/fuzz/world.js';
 import { examplesFor, instantsOf } from '../support/fuzz/examples.js';
-import { bodyText, describe as describeRequest, operationsOf, queryString, requestArb, type FuzzRequest, type Operation } from '../support/fuzz/requests.js';
+import { bodyText, describe as describeRequest, operationsOf, outOfRangeSequenceMessage, queryString, requestArb, type FuzzRequest, type Operation } from '../support/fuzz/requests.js';
 import { checkResponse, documentedCodes, refusalMayRecord, ResponseSchemas, stateDiff, stateSnapshot, type Verdict } from '../support/fuzz/checks.js';
 import type { HttpResult } from '../support/test-service.js';
 import type { Pools } from '../support/fuzz/values.js';
@@ -201,6 +201,22 @@ describe('fuzz: every route of the OpenAPI document', () => {
     }
     expect(failures, `${failures.length} operation(s) failed:\n\n${failures.join('\n\n')}`).toEqual([]);
   }, 30 * 60_000);
+
+  it('the calendar route refuses SEQUENCE values outside RFC 5545 (400 KS001, nothing changes), on every engine', async () => {
+    const op = ops.find((o) => o.key === 'POST /ops/v1/calendar-sync/{provider}/messages')!;
+    const pools: Pools = { known: w.known, names: w.names, instants: instantsOf(w) };
+    const prop = fc.asyncProperty(outOfRangeSequenceMessage(pools), fc.constantFrom('google', 'microsoft'), async (m, provider) => {
+      const req: FuzzRequest = {
+        op: op.key, method: 'POST', path: `/ops/v1/calendar-sync/${provider}/messages`, query: [],
+        headers: { 'content-type': 'text/calendar; charset=utf-8; method=REQUEST' }, auth: { kind: 'right', which: 0 }, body: { kind: 'text', text: m.text },
+      };
+      const { verdict, res } = await exercise(op, req);
+      if (verdict) throw new Error(`[${verdict.kind}] ${verdict.detail}\n  SEQUENCE:${m.seq} ${m.method}`);
+      expect(res!.status, `SEQUENCE:${m.seq} ${m.method}: ${res!.text}`).toBe(400);
+      expect((res!.body as any).message.join(' ')).toMatch(/SEQUENCE -?\d+ is out of range/);
+    });
+    await fc.assert(prop, { seed: SEED, numRuns: Math.max(20, Math.ceil(TOTAL_RUNS / 50)) });
+  });
 
   it('afterwards the service still answers /healthz and an authenticated GET', async () => {
     expect((await w.svc.request('GET', '/healthz')).status).toBe(200);

@@ -298,6 +298,9 @@ describe('PATCH: callers who are not the organizer need the PIN', () => {
     for (let i = 0; i < 5; i++) expectError(await c.patch('viewer', m._id, { title: 'guess', pinCode: `999${i}` }), 404, 'MEETING_042');
     expectError(await c.patch('viewer', m._id, { title: 'right', pinCode: '1357' }), 429, 'MEETING_039');
     expectError(await c.action('viewer', m._id, 'cancel', { pinCode: '1357' }), 429, 'MEETING_039');
+    // A wrong PIN gets the same 429: evaluating the PIN before the lock would tell which guess is right.
+    expectError(await c.patch('viewer', m._id, { title: 'wrong', pinCode: '2468' }), 429, 'MEETING_039');
+    expectError(await c.action('viewer', m._id, 'cancel', { pinCode: '2468' }), 429, 'MEETING_039');
     // The organizer is not affected by the lock and clears it with a new PIN.
     updated(await c.patch('alice', m._id, { pinCode: '8642' }));
     expect(updated(await c.patch('viewer', m._id, { title: 'unlocked', pinCode: '8642' })).title).toBe('unlocked');

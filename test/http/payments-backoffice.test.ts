@@ -192,6 +192,18 @@ describe('back-office bookings of paid assets', () => {
       expect(holdMinutes(exact)).toBe(10_080);
       const under = await office('b-week', '14:00', '15:00', day + 10, { paymentDueMinutes: 10_079 });
       expect(holdMinutes(under)).toBe(10_079);
+      // Any integer a JSON number carries exactly is clamped, however large.
+      const huge = await office('b-week', '16:00', '17:00', day + 10, { paymentDueMinutes: 2_000_000_000 });
+      expect(holdMinutes(huge)).toBe(10_080);
+      const largest = await office('b-week', '18:00', '19:00', day + 10, { paymentDueMinutes: Number.MAX_SAFE_INTEGER });
+      expect(holdMinutes(largest)).toBe(10_080);
+      // Not an integer, or beyond what a JSON number carries exactly: 400 KS001, nothing booked.
+      const body = { meetingRoomId: c.id('b-week'), organizerId: c.id('alice'), startDateTime: c.t('20:00', day + 10), endDateTime: c.t('21:00', day + 10) };
+      for (const bad of [90.5, Number.MAX_SAFE_INTEGER + 1, 1e300]) {
+        expectError(await c.book({ ...body, paymentDueMinutes: bad }, c.portal), 400, 'KS001');
+      }
+      const raw = await c.svc.request('POST', '/meetings', { token: c.portal, raw: JSON.stringify(body).replace(/}$/, ',"paymentDueMinutes":1e999}'), headers: { 'content-type': 'application/json' } });
+      expectError(raw, 400, 'KS001');
     });
 
     it('clamped to the meeting start; at the start the hold expires (no reminder or no-show steps while unpaid)', async () => {

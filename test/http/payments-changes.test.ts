@@ -4,8 +4,8 @@
  * - a PATCH that costs more leaves the booking unpaid for the difference
  *   (statusBeforeUpdate recorded); paying restores the status with the new times,
  *   a lapse restores the old times and status (history cancel-updating);
- * - a payment settled after the lapse brings the booking back when its slot is
- *   still free, and is refunded otherwise.
+ * - a payment settled after the lapse is refunded, whether or not its slot is
+ *   still free: a cancelled booking never comes back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DateTime } from 'luxon';
@@ -118,22 +118,20 @@ describe('paid bookings that change, and late payments', () => {
     expect(other.status).toBe('unpaid');
   });
 
-  it('a payment that arrives after the lapse brings the booking back when the slot is still free', async () => {
+  it('a payment that arrives after the lapse is refunded even when the slot is still free: the booking stays cancelled', async () => {
     const m = await book('paid', '16:00', '17:00');
     await advance(6);
     const lapsed = await get(m._id);
     expect(lapsed).toMatchObject({ status: 'cancelled', cancelReason: LAPSED });
 
     const late = await settle(m.payment.paymentId);
-    expect(late).toMatchObject({ outcome: 'reconfirmed', status: 'settled', meetingStatus: 'active' });
-    const back = await get(m._id);
-    expect(back.status).toBe('active');
-    expect(back.cancelReason).toBeUndefined();
-    expect(actions(back)).toEqual(['create', 'payment-timeout', 'pay']);
-    // It holds its slot again.
-    const clash = await svc.request('POST', '/meetings', { token, body: { meetingRoomId: idOf(ids, 'paid'), startDateTime: at(D, '16:00'), endDateTime: at(D, '17:00') } });
-    expect(clash.status).toBe(409);
-    expect(clash.body.code).toBe('KS012');
+    expect(late).toMatchObject({ outcome: 'refunded', status: 'refunded', meetingStatus: 'cancelled' });
+    const still = await get(m._id);
+    expect(still).toEqual(lapsed);
+    expect(actions(still)).toEqual(['create', 'payment-timeout']);
+    // It holds no slot: someone else may book it.
+    const taker = await svc.request('POST', '/meetings', { token, body: { meetingRoomId: idOf(ids, 'paid'), startDateTime: at(D, '16:00'), endDateTime: at(D, '17:00') } });
+    expect(taker.status, taker.text).toBe(201);
   });
 
   it("a back-office quote's page link is the member's: staff see none, the member (act_as) sees it and can pay there", async () => {

@@ -249,6 +249,19 @@ describe('parseItip: UTC and floating', () => {
     expect([m.method, m.prodId, m.events[0]!.sequence, m.events[0]!.summary, m.events[0]!.attendees[0]!.partstat]).toEqual(['', null, 0, '', 'NEEDS-ACTION']);
   });
 
+  it('SEQUENCE is a whole number from 0 to 2147483647 (RFC 5545 INTEGER); outside it the message is refused', () => {
+    const base = loadItip('floating.ics');
+    const withSeq = (v: string) => base.replace(/SEQUENCE:[^\r]*/, `SEQUENCE:${v}`);
+    expect(base).toMatch(/SEQUENCE:/);
+    for (const ok of ['0', '7', '2147483647']) expect(only(withSeq(ok)).sequence).toBe(Number(ok));
+    fc.assert(fc.property(fc.oneof(fc.integer({ min: 2_147_483_648, max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: -Number.MAX_SAFE_INTEGER, max: -1 })), (n) => {
+      const errors = errorsOf(withSeq(String(n)));
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatch(new RegExp(`SEQUENCE ${n} is out of range: RFC 5545 allows a whole number from 0 to 2147483647$`));
+    }), { numRuns: 50 });
+    expect(errorsOf(withSeq('99999999999999999999'))[0]).toMatch(/SEQUENCE 100000000000000000000 is out of range/);
+  });
+
   it('timed event without DTEND ends at its start; DURATION is added', () => {
     const base = loadItip('utc-request.ics');
     const e = only(without(base, /DTEND:[^\r]*\r\n/));

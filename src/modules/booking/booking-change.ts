@@ -19,6 +19,7 @@ import {
 } from './meeting-repository.js';
 import { occurrenceAt, parseAttendees, parseOrganizer, parseRecurrence, type StoredAttendee } from './meeting-view.js';
 import { randomInt } from 'node:crypto';
+import { finalStateRefusal } from './rules/meeting-rules.js';
 
 export interface Window {
   start: number;
@@ -157,8 +158,13 @@ export class BookingChangeWriter {
     return { meeting, histories };
   }
 
-  /** Applies one change to `before` (as read under the lock); returns the booking after it. */
+  /**
+   * Applies one change to `before` (as read under the lock); returns the booking after it.
+   * A booking in a final state (done, cancelled, rejected) is never changed, whoever asks.
+   */
   async apply(trx: Db, scope: BookingScope, before: MeetingRow, change: BookingChange): Promise<MeetingRow> {
+    const final = finalStateRefusal(before.status);
+    if (final) throw final;
     const { meetings } = this.deps;
     const after = { ...before, ...change.set } as MeetingRow;
     const slots = change.slots;

@@ -170,9 +170,10 @@ export class CalendarSync {
           if (!roomAttendee(master)) return { outcome: 'ignored', meeting, accepted: false, reason: REASONS.removed };
           return this.book(c);
         }
+        // A done booking is final: no later message cancels, moves or withdraws it.
+        if (meeting.status === 'done') return { outcome: 'unchanged', meeting, accepted: false, reason: REASONS.ended };
         if (!roomAttendee(master)) return this.withdraw(c, meeting, REASONS.removed);
         if (master.status === 'CANCELLED') return this.withdraw(c, meeting, null);
-        if (meeting.status === 'done') return { outcome: 'unchanged', meeting, accepted: false, reason: REASONS.ended };
         if (override && meeting.recurrence) return this.moveOccurrence(c, meeting, override);
         return this.move(c, meeting);
       }

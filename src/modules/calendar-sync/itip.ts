@@ -305,6 +305,9 @@ function textOf(comp: ICAL.Component, name: string): string | null {
   return String(v);
 }
 
+/** The largest SEQUENCE: RFC 5545's INTEGER is a signed 32-bit value (3.3.8). */
+export const MAX_SEQUENCE = 2_147_483_647;
+
 function parseEvent(ev: ICAL.Component, index: number, ctx: Context): ItipEvent {
   const uid = textOf(ev, 'uid')?.trim() ?? '';
   const label = uid ? `VEVENT ${uid}` : `VEVENT #${index + 1}`;
@@ -347,7 +350,12 @@ function parseEvent(ev: ICAL.Component, index: number, ctx: Context): ItipEvent 
   const stampProp = ev.getFirstProperty('dtstamp');
   const dtstamp = stampProp ? epochOf(readTime(stampProp, ctx, `${label} DTSTAMP`), `${label} DTSTAMP`) : null;
 
-  const seq = Number(ev.getFirstPropertyValue('sequence'));
+  const seq = Number(ev.getFirstPropertyValue('sequence') ?? 0);
+  // RFC 5545 3.8.7.4: SEQUENCE is an INTEGER (3.3.8: at most 2147483647) counted up from 0. Anything else is
+  // refused rather than clipped, so an ordering never silently changes (docs/decisions.md).
+  if (!Number.isInteger(seq) || seq < 0 || seq > MAX_SEQUENCE) {
+    throw new ItipError(`${label}: SEQUENCE ${seq} is out of range: RFC 5545 allows a whole number from 0 to ${MAX_SEQUENCE}`);
+  }
   const organizerProp = ev.getFirstProperty('organizer');
   const organizer = organizerProp && normalizeEmail(organizerProp.getFirstValue())
     ? { email: normalizeEmail(organizerProp.getFirstValue()), name: paramString(organizerProp, 'cn') }
@@ -376,7 +384,7 @@ function parseEvent(ev: ICAL.Component, index: number, ctx: Context): ItipEvent 
   return {
     uid,
     recurrenceId,
-    sequence: Number.isInteger(seq) && seq >= 0 ? seq : 0,
+    sequence: seq,
     dtstamp,
     summary: textOf(ev, 'summary') ?? '',
     description: textOf(ev, 'description') ?? '',

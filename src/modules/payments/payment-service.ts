@@ -18,6 +18,7 @@ import { SYSTEM_ACTOR, type Actor, type BookingChange } from '../booking/booking
 import { billingWithStatus, type BillingEntry, type OpenPayment, type PaymentDesk, type PaymentSnapshot, type PromoCode } from '../booking/payment-port.js';
 import type { PaymentProvider } from './provider.js';
 import { fromMinor } from './rules/pricing.js';
+import { settlementDecision } from './rules/settlement.js';
 import type { InboxRow, PaymentRepository, PaymentRow } from './payment-repository.js';
 
 export const PAYMENT_LAPSED_REASON = 'Payment window lapsed — auto-cancelled by system';
@@ -47,7 +48,7 @@ interface Restore {
   end: number;
 }
 
-export type SettleOutcome = 'settled' | 'reconfirmed' | 'already-settled' | 'refunded';
+export type SettleOutcome = 'settled' | 'already-settled' | 'refunded';
 
 /** A settle or fail notification, identified by the provider's event id. */
 export interface PaymentNotification {
@@ -60,7 +61,7 @@ export interface PaymentNotification {
 }
 
 export interface NotifyResult {
-  /** settled, reconfirmed, already-settled, refunded or failed. */
+  /** settled, already-settled, refunded (paid after the deadline: the money goes back) or failed. */
   outcome: string;
   /** The same notification had already been applied. */
   replayed: boolean;
@@ -295,41 +296,40 @@ export class PaymentService implements PaymentDesk {
    * The payer paid (page button, sandbox route, or a provider notification).
    * A pending payment settles and the booking becomes active with `pay` and
    * `*_BOOK`. Settling twice is harmless. A settlement that arrives after the
-   * deadline re-confirms a booking that lapsed for it when its window is still
-   * ahead and free, and is refunded otherwise (docs/decisions.md).
+   * deadline is refunded: the booking lapsed (or lapses now, when the lapse job
+   * has not reached it yet) and a cancelled booking never comes back
+   * (`rules/settlement.ts`, docs/decisions.md).
    */
   async settle(paymentId: string, via: string): Promise<SettleOutcome> {
     const p = await this.deps.repo.byId(paymentId);
     if (!p) throw errors.notFound('Payment not found');
     const now = this.deps.clock.now();
-    const outcome = await this.deps.bookings.change(p.meeting_id, async ({ trx, meeting, write, windowIsFree }): Promise<SettleOutcome> => {
+    const outcome = await this.deps.bookings.change(p.meeting_id, async ({ trx, meeting, write }): Promise<SettleOutcome> => {
       const cur = (await this.deps.repo.byId(paymentId, trx))!;
-      if (cur.status === 'settled') return 'already-settled';
-      if (cur.status === 'pending' && now < cur.expires_at && meeting.status === 'unpaid') {
-        await this.deps.repo.transition(cur.id, 'pending', { status: 'settled', settled_at: now, updated_at: now }, trx);
-        await write(this.settledChange(meeting, cur, now, { by: meeting.organizer_user_id, source: 'user', sourceDetail: via }));
-        return 'settled';
+      const decision = settlementDecision({ status: cur.status, expiresAt: cur.expires_at }, meeting.status, now);
+      switch (decision.action) {
+        case 'already-settled':
+          return 'already-settled';
+        case 'refuse':
+          throw new ServiceError(409, 'KS012', `This payment is ${decision.status} and can no longer be paid`);
+        case 'settle':
+          await this.deps.repo.transition(cur.id, 'pending', { status: 'settled', settled_at: now, updated_at: now }, trx);
+          await write(this.settledChange(meeting, cur, now, { by: meeting.organizer_user_id, source: 'user', sourceDetail: via }));
+          return 'settled';
+        case 'refund': {
+          let from = cur.status;
+          if (decision.lapseFirst) {
+            // The deadline passed before the lapse job got to it: the lapse happens now, as of the deadline.
+            await this.deps.repo.transition(cur.id, 'pending', { status: 'expired', updated_at: cur.expires_at }, trx);
+            if (cur.promo_code_id) await this.deps.repo.releasePromoUse(cur.promo_code_id, trx);
+            if (meeting.status === 'unpaid') await write(this.lapsedChange(meeting, cur));
+            from = 'expired';
+          }
+          await this.deps.repo.transition(cur.id, from, { status: 'refunded', updated_at: now }, trx);
+          if (cur.provider_ref) await this.deps.provider.refund(cur.provider_ref, cur.amount_minor);
+          return 'refunded';
+        }
       }
-      if (cur.status === 'voided' || cur.status === 'refunded') {
-        throw new ServiceError(409, 'KS012', `This payment is ${cur.status} and can no longer be paid`);
-      }
-      // Late: the deadline passed. A booking that lapsed for it comes back when its window is still
-      // ahead and free; otherwise the money goes back.
-      const lapsedForIt = cur.status === 'expired' && meeting.status === 'cancelled' && cur.kind !== 'extension'
-        && (meeting.cancel_reason === PAYMENT_LAPSED_REASON || meeting.cancel_reason === HOLD_LAPSED_REASON);
-      if (lapsedForIt && now < meeting.start_at && (await windowIsFree())) {
-        await this.deps.repo.transition(cur.id, 'expired', { status: 'settled', settled_at: now, updated_at: now }, trx);
-        if (cur.promo_code_id) await this.deps.repo.countPromoUse(cur.promo_code_id, trx);
-        const change = this.settledChange(meeting, cur, now, { by: meeting.organizer_user_id, source: 'user', sourceDetail: via });
-        change.set = { ...change.set, cancel_reason: null };
-        change.slots = { replace: { start: meeting.start_at, end: meeting.end_at } };
-        change.timers = { window: { start: meeting.start_at, end: meeting.end_at } };
-        await write(change);
-        return 'reconfirmed';
-      }
-      await this.deps.repo.transition(cur.id, cur.status, { status: 'refunded', updated_at: now }, trx);
-      if (cur.provider_ref) await this.deps.provider.refund(cur.provider_ref, cur.amount_minor);
-      return 'refunded';
     });
     if (outcome === undefined) throw errors.notFound('Payment not found');
     return outcome;

@@ -6,6 +6,7 @@ import type { FastifyError } from 'fastify';
 import { DEFAULT_RETRY_AFTER_429_S, DEFAULT_RETRY_AFTER_503_S, SERVICE_UNAVAILABLE, ServiceError } from '../errors.js';
 import { errorBody } from './envelope.js';
 import { INSTANT_TEXT } from '../time/instant.js';
+import { HTTP_URL_PATTERN } from '../../contract/common.js';
 
 interface AjvLikeError {
   instancePath?: string;
@@ -82,6 +83,7 @@ export function formatValidationErrors(errs: AjvLikeError[], context: string): s
       case 'format':
         return `${path} must be ${FORMAT_TEXT[String(params.format)] ?? `a valid ${String(params.format)}`}`;
       case 'pattern':
+        if (params.pattern === HTTP_URL_PATTERN) return `${path} must be an http or https URL`;
         return /0-9a-f\]\{24\}/.test(String(params.pattern))
           ? `${path} must be a 24-character hexadecimal id`
           : `${path} ${e.message}`;

@@ -224,6 +224,37 @@ function bodyArb(op: Operation, pools: Pools, examples: fc.Arbitrary<unknown>[])
   return fc.oneof({ weight: 7, arbitrary: structured }, { weight: 3, arbitrary: hostile });
 }
 
+/**
+ * SEQUENCE values outside RFC 5545's INTEGER range for a SEQUENCE (0..2147483647):
+ * one past the top (PostgreSQL's int4 overflowed there), 2^32, 2^63, negatives and
+ * numbers past what a double carries exactly.
+ */
+export const outOfRangeSequence: fc.Arbitrary<number | string> = fc.oneof(
+  fc.constantFrom<number | string>(2147483648, 4294967296, -1, -2147483648, -2147483649, '9223372036854775808', '99999999999999999999', '-99999999999999999999'),
+  fc.integer({ min: 2147483648, max: Number.MAX_SAFE_INTEGER }),
+  fc.integer({ min: Number.MIN_SAFE_INTEGER, max: -1 }),
+);
+
+/** An iTIP message to a room mailbox whose SEQUENCE is out of range, for a known UID or a new one, by any method. */
+export function outOfRangeSequenceMessage(pools: Pools): fc.Arbitrary<{ text: string; seq: number | string; method: string }> {
+  const rooms = [...(pools.names.email ?? [])].filter((e) => e.includes('@rooms.'));
+  return fc.record({
+    method: fc.constantFrom('REQUEST', 'CANCEL', 'REPLY'),
+    uid: fc.constantFrom('fuzz-seed-1@google.com', 'fuzz-seq@google.com'),
+    seq: outOfRangeSequence,
+    start: fc.constantFrom(...pools.instants),
+    hours: fc.integer({ min: 1, max: 3 }),
+    rooms: fc.subarray(rooms, { minLength: 1 }),
+  }).map((s) => ({
+    seq: s.seq,
+    method: s.method,
+    text: buildIcal({
+      method: s.method, uid: s.uid, seq: s.seq, start: s.start, end: new Date(Date.parse(s.start) + s.hours * 3_600_000).toISOString(),
+      rooms: s.rooms, organizer: 'alice@example.com', summary: 'Planning', allDay: false,
+    }),
+  }));
+}
+
 /** iTIP messages over the known room mailboxes, valid-ish and hostile. */
 function calendarBody(pools: Pools): fc.Arbitrary<string> {
   const instant = fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...pools.instants) }, { weight: 1, arbitrary: fc.constantFrom(...impossibleDates) });
@@ -231,7 +262,7 @@ function calendarBody(pools: Pools): fc.Arbitrary<string> {
   const spec = fc.record({
     method: fc.constantFrom('REQUEST', 'CANCEL', 'REPLY', 'PUBLISH', 'BOGUS'),
     uid: fc.constantFrom('fuzz-seed-1@google.com', 'fuzz-a@google.com', 'fuzz-b@outlook.com', ''),
-    seq: fc.integer({ min: -1, max: 3 }),
+    seq: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 3 }) }, { weight: 1, arbitrary: outOfRangeSequence }),
     start: instant,
     end: instant,
     rooms: fc.subarray([...(pools.names.email ?? [])].filter((e) => e.includes('@rooms.')), { minLength: 0 }),
@@ -252,7 +283,7 @@ function calendarBody(pools: Pools): fc.Arbitrary<string> {
 }
 
 // Built here rather than with support/calendar.ts's builder so impossible dates pass through as written.
-function buildIcal(s: { method: string; uid: string; seq: number; start: string; end: string; rooms: string[]; organizer: string | null; summary: string; rrule?: string; allDay: boolean }): string {
+function buildIcal(s: { method: string; uid: string; seq: number | string; start: string; end: string; rooms: string[]; organizer: string | null; summary: string; rrule?: string; allDay: boolean }): string {
   const stamp = (iso: string) => {
     const d = new Date(iso);
     if (Number.isNaN(d.getTime())) return iso.replace(/[-:]/g, '');

@@ -13,6 +13,16 @@ export { MEETING_STATUSES, type MeetingStatus };
 
 export const TERMINAL_STATUSES: ReadonlySet<MeetingStatus> = new Set(['done', 'cancelled', 'rejected']);
 
+/**
+ * The state machine's first rule: `done`, `cancelled` and `rejected` are final.
+ * No actor (API, lifecycle step, payment, calendar message, console) may change a
+ * booking in one of them; the writer refuses such a change with 409 KS006.
+ */
+export function finalStateRefusal(status: string): ServiceError | null {
+  if (!TERMINAL_STATUSES.has(status as MeetingStatus)) return null;
+  return refuse(409, 'KS006', `This booking is ${status}, which is final: it can no longer change`);
+}
+
 /** Wrong PINs in a row after which PIN use is locked until the organizer sets a new PIN. */
 export const PIN_LOCK_THRESHOLD = 5;
 
