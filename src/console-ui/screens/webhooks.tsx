@@ -112,7 +112,20 @@ export function Webhooks({ listenerId }: { listenerId?: string }) {
                             <a href={`#/webhooks/${l._id}`} aria-current={l._id === listenerId ? 'true' : undefined}>
                               {l.key ?? l._id}
                             </a>
-                            <div class="muted small-text">{t('events')}: {l.events.length}</div>
+                            <div class="events small-text">
+                              <span class="muted">{t('events')}:</span>{' '}
+                              {l.events.length === 0 ? (
+                                <span class="muted">—</span>
+                              ) : (
+                                <ul class="event-list">
+                                  {l.events.map((e) => (
+                                    <li key={e}>
+                                      <code>{e}</code>
+                                    </li>
+                                  ))}
+                                </ul>
+                              )}
+                            </div>
                           </td>
                           <td data-label={t('project')}>{site.projects.find((p) => p._id === l.projectId)?.name ?? l.projectId}</td>
                           <td data-label={t('url')} class="url">
