@@ -127,8 +127,11 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
         currentInView: cur.left >= view.left - 1 && cur.right <= view.right + 1 && cur.right <= document.documentElement.clientWidth + 1,
       };
     })()`);
-  const fitsWidth = async (p: Page, width: number) => {
-    expect(await p.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
+  const fitsWidth = async (p: Page, width: number, what = '') => {
+    // On failure, name the widest elements that stick out.
+    const wide = await p.evaluate<string[]>(`[...document.querySelectorAll('body *')].filter((e) => !e.closest('nav') && e.getBoundingClientRect().right > ${width} + 1)
+      .map((e) => e.tagName.toLowerCase() + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).slice(0, 5)`);
+    expect(await p.evaluate<number>('document.documentElement.scrollWidth'), `${what} ${wide.join(', ')}`).toBeLessThanOrEqual(width);
   };
 
   beforeAll(async () => {
@@ -219,37 +222,6 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     await side.getByText('Board prep with Khun Anan').waitFor();
     expect(await side.getByText('09:45–11:00').isVisible()).toBe(true);
     await shot(page, 'floor-plan-desktop');
-  }, 60_000);
-
-  it('keeps the floor picker to one project, and wraps room labels only between words (Thai too)', async () => {
-    await page.goto(`${svc.url}/console#/floor/${id('demo-s8')}`);
-    const floorPicker = page.getByRole('combobox', { name: 'Floor' });
-    await page.locator('polygon').first().waitFor();
-    expect(await floorPicker.locator('option').allTextContents()).toEqual(['12F', '15F', '8F', '30F']);
-    const projectPicker = page.getByRole('combobox', { name: 'Project' });
-    expect(await projectPicker.locator('option:checked').textContent()).toBe('Chao Phraya Tower');
-    await projectPicker.selectOption({ label: 'Sukhumvit Place' });
-    await expect.poll(() => page.evaluate<string>('location.hash')).toBe(`#/floor/${id('h23-p3')}`);
-    await page.locator(`polygon[data-asset="${id('h23-chaophraya')}"]`).waitFor();
-    expect(await floorPicker.locator('option').allTextContents()).toEqual(['3F']);
-    await page.getByText(/^Sukhumvit Place · Podium · 3F/).waitFor();
-
-    const labels = await roomLabels(page);
-    expect(labels.map((l) => l.text).sort()).toEqual(['Conference Room Ratchaprasong', 'Sala ศาลา', 'ห้องประชุมเจ้าพระยา']);
-    for (const l of labels) {
-      expect(l.insideWord, l.text).toEqual([]);
-      expect(l.onPlan, l.text).toBe(true);
-      expect(l.width, l.text).toBeGreaterThan(20);
-    }
-    // The full name stays available where a word is cut short: the room's tooltip and its name for assistive technology.
-    const thai = page.locator(`polygon[data-asset="${id('h23-chaophraya')}"]`);
-    expect(await thai.locator('title').textContent()).toBe('ห้องประชุมเจ้าพระยา');
-    expect(await thai.getAttribute('aria-label')).toBe('ห้องประชุมเจ้าพระยา: Free');
-    await shot(page, 'floor-plan-second-project-desktop');
-
-    await page.goto(`${svc.url}/console#/floor/${id('demo-s8')}`);
-    await page.locator('polygon').first().waitFor();
-    for (const l of await roomLabels(page)) expect(l.insideWord, l.text).toEqual([]);
   }, 60_000);
 
   it('cancels that booking from the day view (detail with history and payment, no PIN)', async () => {
@@ -402,6 +374,37 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     expect(new Set(seen.requests.map((u) => new URL(u).origin))).toEqual(new Set([svc.url]));
   }, 60_000);
 
+  it('keeps the floor picker to one project, and wraps room labels only between words (Thai too)', async () => {
+    await page.goto(`${svc.url}/console#/floor/${id('demo-s8')}`);
+    const floorPicker = page.getByRole('combobox', { name: 'Floor' });
+    await page.locator('polygon').first().waitFor();
+    expect((await floorPicker.locator('option').allTextContents()).sort()).toEqual(['12F', '15F', '30F', '8F']);
+    const projectPicker = page.getByRole('combobox', { name: 'Project' });
+    expect(await projectPicker.locator('option:checked').textContent()).toBe('Chao Phraya Tower');
+    await projectPicker.selectOption({ label: 'Sukhumvit Place' });
+    await expect.poll(() => page.evaluate<string>('location.hash')).toBe(`#/floor/${id('h23-p3')}`);
+    await page.locator(`polygon[data-asset="${id('h23-chaophraya')}"]`).waitFor();
+    expect(await floorPicker.locator('option').allTextContents()).toEqual(['3F']);
+    await page.getByText(/^Sukhumvit Place · Podium · 3F/).waitFor();
+
+    const labels = await roomLabels(page);
+    expect(labels.map((l) => l.text).sort()).toEqual(['Conference Room Ratchaprasong', 'Sala ศาลา', 'ห้องประชุมเจ้าพระยา']);
+    for (const l of labels) {
+      expect(l.insideWord, l.text).toEqual([]);
+      expect(l.onPlan, l.text).toBe(true);
+      expect(l.width, l.text).toBeGreaterThan(20);
+    }
+    // The full name stays available where a word is cut short: the room's tooltip and its name for assistive technology.
+    const thai = page.locator(`polygon[data-asset="${id('h23-chaophraya')}"]`);
+    expect(await thai.locator('title').textContent()).toBe('ห้องประชุมเจ้าพระยา');
+    expect(await thai.getAttribute('aria-label')).toBe('ห้องประชุมเจ้าพระยา: Free');
+    await shot(page, 'floor-plan-second-project-desktop');
+
+    await page.goto(`${svc.url}/console#/floor/${id('demo-s8')}`);
+    await page.locator('polygon').first().waitFor();
+    for (const l of await roomLabels(page)) expect(l.insideWord, l.text).toEqual([]);
+  }, 60_000);
+
   it('on a phone: every screen fits 390 px', async () => {
     const phone = await browser.newContext({ ...PHONE, locale: 'en-GB' });
     try {
@@ -419,7 +422,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
       await p.goto(`${svc.url}/console#/sandbox`);
       await p.getByRole('timer').waitFor();
       await expect.poll(async () => (await tabBar(p)).currentInView).toBe(true);
-      expect((await tabBar(p)).moreStart).toBe(true);
+      await expect.poll(async () => (await tabBar(p)).moreStart).toBe(true);
       const meetings = (await svc.ops('GET', `/ops/v1/meetings?from=${encodeURIComponent(at(D, '00:00'))}&to=${encodeURIComponent(at(D, '23:59'))}`)).body.data as any[];
       const training = meetings.find((m) => m.title === 'New joiner training');
       const screens: [string, string, string][] = [
@@ -437,7 +440,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
       for (const [name, hash, ready] of screens) {
         await p.goto(`${svc.url}/console${hash}`);
         await p.locator(ready).first().waitFor();
-        await fitsWidth(p, 390);
+        await fitsWidth(p, 390, name);
         expect((await tabBar(p)).currentInView, name).toBe(true);
         if (name.startsWith('floor-plan')) {
           for (const l of await roomLabels(p)) {

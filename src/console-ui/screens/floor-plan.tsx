@@ -236,8 +236,10 @@ export function FloorPlan({ floorId, projectId }: { floorId?: string; projectId?
                       </svg>
                       {drawn.map((r) => {
                         const c = centroid(r.polygon!);
+                        // As wide as the room (at least 4.75rem), centred on it, but kept on the plan.
+                        const w = `max(${Math.max(c.w - 1, 8)}%, 4.75rem)`;
                         return (
-                          <div key={r._id} class="room-label" aria-hidden="true" data-asset={r._id} style={{ left: `${c.x}%`, top: `${c.y}%`, maxWidth: `max(${Math.max(c.w - 1, 8)}%, 4.75rem)` }}>
+                          <div key={r._id} class="room-label" aria-hidden="true" data-asset={r._id} style={{ left: `clamp(0px, calc(${c.x}% - ${w} / 2), calc(100% - ${w}))`, top: `${c.y}%`, width: w }}>
                             <RoomName name={r.name} />
                             <StateBadge state={stateOf(r._id)} />
                           </div>
