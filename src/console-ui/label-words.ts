@@ -35,3 +35,31 @@ export function labelWords(name: string, locale?: string): LabelWord[] {
   if (out.length) out[out.length - 1]!.space = false;
   return out;
 }
+
+/** A room's outline as the plan places it: percent of the plan's width and height. */
+export interface RoomBox {
+  minX: number;
+  maxX: number;
+  minY: number;
+  maxY: number;
+}
+
+/**
+ * Where a room's label sits and how wide it may be (percent of the plan): centred
+ * on the room, never reaching past the plan's edge or the midpoint to another
+ * room's centre beside it on the label's row, so labels neither leave the plan
+ * nor cover a neighbour's label.
+ */
+export function labelPlace(room: RoomBox, others: readonly RoomBox[]): { x: number; y: number; width: number; maxWidth: number } {
+  const x = (room.minX + room.maxX) / 2;
+  const y = (room.minY + room.maxY) / 2;
+  let half = Math.min(x, 100 - x);
+  for (const o of others) {
+    if (o === room || y < o.minY || y > o.maxY) continue;
+    // Up to the midpoint between the two rooms' centres: the neighbour's label may use the other half.
+    const ox = (o.minX + o.maxX) / 2;
+    if (o.minX >= x) half = Math.min(half, (ox - x) / 2);
+    else if (o.maxX <= x) half = Math.min(half, (x - ox) / 2);
+  }
+  return { x, y, width: Math.max(room.maxX - room.minX - 1, 1), maxWidth: Math.max(2 * half - 1, 1) };
+}

@@ -82,7 +82,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
   };
   /** Every room label: its text, the places where a line starts inside a word (Intl.Segmenter's boundaries), and whether it stays on the plan. */
   const roomLabels = (p: Page) =>
-    p.evaluate<{ text: string; insideWord: string[]; width: number; onPlan: boolean }[]>(`(() => {
+    p.evaluate<{ text: string; insideWord: string[]; width: number; onPlan: boolean; box: number[] }[]>(`(() => {
       const plan = document.querySelector('.plan').getBoundingClientRect();
       return [...document.querySelectorAll('.room-label .room-name')].map((el) => {
         const text = el.textContent || '';
@@ -106,9 +106,12 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
           prev = top;
         });
         const box = el.getBoundingClientRect();
-        return { text, insideWord, width: box.width, onPlan: box.left >= plan.left - 1 && box.right <= plan.right + 1 };
+        return { text, insideWord, width: box.width, onPlan: box.left >= plan.left - 1 && box.right <= plan.right + 1, box: [box.left, box.top, box.right, box.bottom] };
       });
     })()`);
+  /** Pairs of room labels that cover each other. */
+  const overlapping = (labels: { text: string; box: number[] }[]) =>
+    labels.flatMap((a, i) => labels.slice(i + 1).filter((b) => a.box[0]! < b.box[2]! - 1 && b.box[0]! < a.box[2]! - 1 && a.box[1]! < b.box[3]! - 1 && b.box[1]! < a.box[3]! - 1).map((b) => `${a.text} / ${b.text}`));
   /** The tab bar: whether it shows more tabs on either side, and whether the current tab is wholly in view. */
   const tabBar = (p: Page) =>
     p.evaluate<{ overflows: boolean; moreStart: boolean; moreEnd: boolean; currentInView: boolean }>(`(() => {
@@ -269,6 +272,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     const bookingId = res.body.data._id as string;
     expect((await svc.ops('GET', `/ops/v1/meetings/${bookingId}`)).body.data.organizer.email ?? '').toBe('');
     await page.goto(`${svc.url}/console#/booking/${bookingId}`);
+    await page.locator('.card h2').filter({ hasText: 'Lobby screen sync' }).waitFor();
     await page.getByRole('heading', { name: 'History' }).waitFor();
     const organizer = page.locator('.facts dt').filter({ hasText: /^Organizer$/ }).locator('xpath=following-sibling::dd[1]');
     expect(await organizer.textContent()).toBe('Demo tenant portal');
@@ -394,6 +398,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
       expect(l.onPlan, l.text).toBe(true);
       expect(l.width, l.text).toBeGreaterThan(20);
     }
+    expect(overlapping(labels)).toEqual([]);
     // The full name stays available where a word is cut short: the room's tooltip and its name for assistive technology.
     const thai = page.locator(`polygon[data-asset="${id('h23-chaophraya')}"]`);
     expect(await thai.locator('title').textContent()).toBe('ห้องประชุมเจ้าพระยา');
@@ -443,10 +448,12 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
         await fitsWidth(p, 390, name);
         expect((await tabBar(p)).currentInView, name).toBe(true);
         if (name.startsWith('floor-plan')) {
-          for (const l of await roomLabels(p)) {
+          const labels = await roomLabels(p);
+          for (const l of labels) {
             expect(l.insideWord, l.text).toEqual([]);
             expect(l.onPlan, l.text).toBe(true);
           }
+          expect(overlapping(labels), name).toEqual([]);
         }
         await shot(p, `${name}-phone`);
       }

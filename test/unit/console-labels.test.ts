@@ -1,7 +1,7 @@
 /** The console's pure display rules: a history entry's actor, and where a room label may wrap. */
 import { describe, expect, it } from 'vitest';
 import { historyActor } from '../../src/modules/booking/rules/history-actor.js';
-import { labelWords } from '../../src/console-ui/label-words.js';
+import { labelPlace, labelWords } from '../../src/console-ui/label-words.js';
 
 describe('historyActor', () => {
   const known = new Map([
@@ -45,5 +45,18 @@ describe('labelWords', () => {
     const words = labelWords(name, 'th');
     expect(words.map((w) => w.text + (w.space ? ' ' : '')).join('')).toBe(name);
     expect(labelWords('   ')).toEqual([]);
+  });
+});
+
+describe('labelPlace', () => {
+  const box = (minX: number, maxX: number, minY = 0, maxY = 50) => ({ minX, maxX, minY, maxY });
+  it('centres a label on its room and caps it at the nearest neighbour or plan edge on its row', () => {
+    const a = box(4, 14);
+    const b = box(18, 28);
+    const far = box(16, 30, 60, 90); // below the label's row: no limit
+    expect(labelPlace(a, [a, b, far])).toEqual({ x: 9, y: 25, width: 9, maxWidth: 13 });
+    expect(labelPlace(b, [a, b, far])).toEqual({ x: 23, y: 25, width: 9, maxWidth: 13 });
+    const wide = box(40, 90);
+    expect(labelPlace(wide, [wide])).toEqual({ x: 65, y: 25, width: 49, maxWidth: 69 });
   });
 });

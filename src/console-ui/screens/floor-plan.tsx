@@ -8,7 +8,7 @@ import { Fragment } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ASSET_STATES, get, px, py, type Point, type BookingSummary, type FloorAsset, type FloorNow, type Room } from '../api.js';
 import { time, span } from '../format.js';
-import { labelWords } from '../label-words.js';
+import { labelPlace, labelWords, type RoomBox } from '../label-words.js';
 import { label, useI18n } from '../i18n.js';
 import { useLiveChanges } from '../live.js';
 import { useSite } from '../site.js';
@@ -16,12 +16,11 @@ import { Empty, Show, StateBadge, StatusBadge, useLoad } from '../ui.js';
 
 const LIVE_KINDS = ['meeting', 'clock', 'device'] as const;
 
-/** Where a room's label sits: the middle of its bounding box. */
-function centroid(points: Point[]): { x: number; y: number; w: number } {
+/** A room's bounding box on the plan (percent). */
+function outline(points: Point[]): RoomBox {
   const xs = points.map(px);
   const ys = points.map(py);
-  const w = Math.max(...xs) - Math.min(...xs);
-  return { x: (Math.min(...xs) + Math.max(...xs)) / 2, y: (Math.min(...ys) + Math.max(...ys)) / 2, w };
+  return { minX: Math.min(...xs), maxX: Math.max(...xs), minY: Math.min(...ys), maxY: Math.max(...ys) };
 }
 
 function Legend() {
@@ -159,6 +158,7 @@ export function FloorPlan({ floorId, projectId }: { floorId?: string; projectId?
   const desks = site.desks.filter((d) => d.floorId === floor._id).sort((a, b) => a.index - b.index || a.name.localeCompare(b.name));
   const drawn = rooms.filter((r) => r.polygon && r.polygon.length >= 3);
   const listed = rooms.filter((r) => !r.polygon || r.polygon.length < 3);
+  const boxes = drawn.map((r) => outline(r.polygon!));
 
   return (
     <section class="floor">
@@ -234,12 +234,12 @@ export function FloorPlan({ floorId, projectId }: { floorId?: string; projectId?
                           );
                         })}
                       </svg>
-                      {drawn.map((r) => {
-                        const c = centroid(r.polygon!);
-                        // As wide as the room (at least 4.75rem), centred on it, but kept on the plan.
-                        const w = `max(${Math.max(c.w - 1, 8)}%, 4.75rem)`;
+                      {drawn.map((r, i) => {
+                        const c = labelPlace(boxes[i]!, boxes);
+                        // As wide as the room, at least 4.75rem where there is room beside it; centred on the room.
+                        const w = `min(max(${c.width}%, 4.75rem), ${c.maxWidth}%)`;
                         return (
-                          <div key={r._id} class="room-label" aria-hidden="true" data-asset={r._id} style={{ left: `clamp(0px, calc(${c.x}% - ${w} / 2), calc(100% - ${w}))`, top: `${c.y}%`, width: w }}>
+                          <div key={r._id} class="room-label" aria-hidden="true" data-asset={r._id} style={{ left: `calc(${c.x}% - ${w} / 2)`, top: `${c.y}%`, width: w }}>
                             <RoomName name={r.name} />
                             <StateBadge state={stateOf(r._id)} />
                           </div>
