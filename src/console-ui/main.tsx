@@ -139,7 +139,7 @@ function Screen({ route }: { route: Route }) {
     case 'day':
       return <DayView assetId={route.parts[0]} date={route.parts[1]} />;
     case 'booking':
-      return <BookingDetail id={route.parts[0] ?? ''} />;
+      return <BookingDetail key={route.parts[0]} id={route.parts[0] ?? ''} />;
     case 'bookings':
       return <Bookings query={route.query} />;
     case 'webhooks':

@@ -279,6 +279,8 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     const by = page.locator('.wide-card tbody tr').first().locator('td').nth(2);
     expect((await by.innerText()).replace(/\s+/g, ' ').trim()).toBe('Demo tenant portal app');
     expect(await page.locator('.wide-card tbody').innerText()).not.toMatch(/[0-9a-f]{24}/);
+    // The previous booking's "cancelled" notice does not follow to this one.
+    expect(await page.getByText('The booking was cancelled.').count()).toBe(0);
     await shot(page, 'booking-detail-app-desktop');
   }, 60_000);
 
