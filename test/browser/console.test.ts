@@ -449,6 +449,11 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
         await p.locator(ready).first().waitFor();
         await fitsWidth(p, 390, name);
         expect((await tabBar(p)).currentInView, name).toBe(true);
+        if (name === 'booking-detail') {
+          // The lapsed payment's cancel is the service's own (its clock), named as such.
+          const history = (await p.locator('.wide-card tbody').innerText()).replace(/\s+/g, ' ');
+          expect(history).toContain('payment-timeout The service system (clock)');
+        }
         if (name.startsWith('floor-plan')) {
           const labels = await roomLabels(p);
           for (const l of labels) {

@@ -160,7 +160,9 @@ function BookingsFor({ query, today, tz }: { query: URLSearchParams; today: stri
                     return (
                       <tr key={`${m._id}${m.startDateTime}`}>
                         <td data-label={t('when')}>
-                          {dateTime(m.startDateTime, z, lang)} <span class="muted">({span(m.startDateTime, m.endDateTime, z, lang)})</span>
+                          <span>
+                            {dateTime(m.startDateTime, z, lang)} <span class="muted">({span(m.startDateTime, m.endDateTime, z, lang)})</span>
+                          </span>
                         </td>
                         <td data-label={t('title')}>
                           <a href={`#/booking/${m._id}`}>{m.title || '—'}</a>
