@@ -247,7 +247,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     outbox,
     payments,
     meetings,
-    opsBookings: new OpsBookings({ clock: serviceClock, meetings: meetingRepo, catalogue, payments, service: meetings }),
+    opsBookings: new OpsBookings({ clock: serviceClock, meetings: meetingRepo, catalogue, payments, service: meetings, people: new PeopleRepository(storage.db) }),
     bookings: bookingChanges,
     lifecycle,
     deliveryRepo,

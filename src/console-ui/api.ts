@@ -28,7 +28,8 @@ export interface Span { start: string; end: string }
 export interface DayBooking { _id: string; title: string; status: string; startDateTime: string; endDateTime: string; cleaningEndsAt: string | null; organizerName: string }
 export interface AssetDay { asset: { _id: string; kind: 'room' | 'desk'; name: string }; date: string; timeZone: string; open: Span[]; breaks: Span[]; bookings: DayBooking[] }
 
-export interface HistoryEntry { action: string; actor: string; source: string; reason?: string | null; at: string }
+export type ActorKind = 'member' | 'app' | 'staff' | 'system' | 'calendar';
+export interface HistoryEntry { action: string; actor: string; actorKind?: ActorKind; actorName?: string | null; source: string; reason?: string | null; at: string }
 export interface Payment { status: string; amount: number; currency: string; dueAt: string | null }
 export interface Meeting {
   _id: string; status: string; projectId: string; title: string; body?: string; startDateTime: string; endDateTime: string;
@@ -133,6 +134,27 @@ export async function signOut(): Promise<void> {
     setCsrf(null);
   }
 }
+/**
+ * The service's time now, in epoch ms: the sandbox clock where it answers
+ * (development, uat: it can run ahead of real time), else the service's own
+ * `Date` header of that answer (production, where service time is real time).
+ * The browser's clock is only the last resort.
+ */
+export async function serviceNow(): Promise<number> {
+  try {
+    const res = await fetch('/ops/v1/clock', { headers: { accept: 'application/json' }, credentials: 'same-origin' });
+    if (res.ok) {
+      const now = Date.parse(((await res.json()) as { data?: Clock }).data?.now ?? '');
+      if (Number.isFinite(now)) return now;
+    }
+    const date = Date.parse(res.headers.get('date') ?? '');
+    if (Number.isFinite(date)) return date;
+  } catch {
+    /* unreachable: fall back below */
+  }
+  return Date.now();
+}
+
 /** Whether the cookie still holds a session (and we still know its CSRF token for writes). */
 export async function checkSession(): Promise<boolean> {
   try {

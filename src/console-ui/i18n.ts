@@ -74,6 +74,15 @@ const en = {
   noHistory: 'No history.',
   action: 'Action',
   actor: 'By',
+  actor_member: 'member',
+  actor_app: 'app',
+  actor_staff: 'staff',
+  actor_system: 'system (clock)',
+  actor_calendar: 'calendar',
+  actorStaff: 'Operator console',
+  actorSystem: 'The service',
+  actorCalendar: 'Calendar',
+  actorUnknown: 'Unknown',
   source: 'Source',
   reason: 'Reason',
   at: 'At',
@@ -254,6 +263,15 @@ const th: Record<Key, string> = {
   noHistory: 'ไม่มีประวัติ',
   action: 'การกระทำ',
   actor: 'โดย',
+  actor_member: 'สมาชิก',
+  actor_app: 'แอป',
+  actor_staff: 'เจ้าหน้าที่',
+  actor_system: 'ระบบ (นาฬิกา)',
+  actor_calendar: 'ปฏิทิน',
+  actorStaff: 'คอนโซลผู้ดูแล',
+  actorSystem: 'ระบบ',
+  actorCalendar: 'ปฏิทิน',
+  actorUnknown: 'ไม่ทราบ',
   source: 'ช่องทาง',
   reason: 'เหตุผล',
   at: 'เมื่อ',
@@ -382,7 +400,7 @@ export interface LangContext {
 export const I18n = createContext<LangContext>({ lang: 'en', t: translator('en'), setLang: () => {} });
 export const useI18n = () => useContext(I18n);
 /** Status words for dynamic keys (state_*, status_*, invite_*), falling back to the raw value. */
-export function label(t: T, prefix: 'state_' | 'status_' | 'invite_', value: string): string {
+export function label(t: T, prefix: 'state_' | 'status_' | 'invite_' | 'actor_', value: string): string {
   const key = `${prefix}${value}` as Key;
   return key in en ? t(key) : value;
 }

@@ -1,6 +1,6 @@
 /** The operator console: sign-in, the shell (header, navigation, language), the router and the shared site data. */
 import { render } from 'preact';
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, checkSession, get, setSignedOutHandler, signOut, type Site } from './api.js';
 import { I18n, translator, useI18n, type Key, type Lang } from './i18n.js';
 import { Live, LiveFeed } from './live.js';
@@ -81,12 +81,65 @@ function LiveStatus({ feed }: { feed: LiveFeed }) {
   );
 }
 
+/**
+ * The tabs. On a narrow screen they scroll sideways: a fading edge with an arrow
+ * shows on the side where more tabs are (classes more-start / more-end, kept up
+ * to date on scroll and resize), and the current tab is scrolled into view.
+ */
+function TabBar({ items, active }: { items: typeof NAV; active: Route['name'] }) {
+  const { t, lang } = useI18n();
+  const list = useRef<HTMLUListElement>(null);
+  const [more, setMore] = useState({ start: false, end: false });
+  const measure = () => {
+    const ul = list.current;
+    if (!ul) return;
+    const start = ul.scrollLeft > 1;
+    const end = ul.scrollLeft + ul.clientWidth < ul.scrollWidth - 1;
+    setMore((m) => (m.start === start && m.end === end ? m : { start, end }));
+  };
+  useEffect(() => {
+    const ul = list.current;
+    if (!ul) return;
+    const observer = new ResizeObserver(measure);
+    observer.observe(ul);
+    return () => observer.disconnect();
+  }, []);
+  useEffect(() => {
+    const ul = list.current;
+    const current = ul?.querySelector<HTMLElement>('a[aria-current="page"]');
+    if (ul && current) {
+      // Only the tab strip scrolls (not the page): the tab is brought fully in view, clear of the fading edges.
+      const edge = 40;
+      const left = current.offsetLeft; // the list is the link's offset parent: content coordinates, scroll ignored
+      const right = left + current.offsetWidth;
+      if (left - edge < ul.scrollLeft) ul.scrollLeft = Math.max(0, left - edge);
+      else if (right + edge > ul.scrollLeft + ul.clientWidth) ul.scrollLeft = right + edge - ul.clientWidth;
+    }
+    measure();
+  }, [active, lang, items.length]);
+  return (
+    <nav class={`nav${more.start ? ' more-start' : ''}${more.end ? ' more-end' : ''}`} aria-label={t('appName')}>
+      <ul ref={list} onScroll={measure}>
+        {items.map((n) => (
+          <li key={n.name}>
+            <a href={n.href} aria-current={active === n.name ? 'page' : undefined}>
+              {t(n.key)}
+            </a>
+          </li>
+        ))}
+      </ul>
+      <span class="nav-fade start" aria-hidden="true">‹</span>
+      <span class="nav-fade end" aria-hidden="true">›</span>
+    </nav>
+  );
+}
+
 function Screen({ route }: { route: Route }) {
   switch (route.name) {
     case 'day':
       return <DayView assetId={route.parts[0]} date={route.parts[1]} />;
     case 'booking':
-      return <BookingDetail id={route.parts[0] ?? ''} />;
+      return <BookingDetail key={route.parts[0]} id={route.parts[0] ?? ''} />;
     case 'bookings':
       return <Bookings query={route.query} />;
     case 'webhooks':
@@ -96,7 +149,7 @@ function Screen({ route }: { route: Route }) {
     case 'sandbox':
       return <Sandbox />;
     default:
-      return <FloorPlan floorId={route.parts[0]} />;
+      return <FloorPlan floorId={route.parts[0]} projectId={route.query.get('project') ?? undefined} />;
   }
 }
 
@@ -135,17 +188,7 @@ function Console({ onSignOut }: { onSignOut: () => void }) {
           {t('signOut')}
         </button>
       </header>
-      <nav class="nav" aria-label={t('appName')}>
-        <ul>
-          {nav.map((n) => (
-            <li key={n.name}>
-              <a href={n.href} aria-current={active === n.name ? 'page' : undefined}>
-                {t(n.key)}
-              </a>
-            </li>
-          ))}
-        </ul>
-      </nav>
+      <TabBar items={nav} active={active} />
       <main id="main" tabIndex={-1}>
         {site.error ? <ErrorBox error={site.error} onRetry={loadSite} /> : ctx ? (
           <SiteData.Provider value={ctx}>

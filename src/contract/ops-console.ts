@@ -147,12 +147,20 @@ const { pinCode: _pin, ...meetingWithoutPin } = MeetingSchema.properties;
 export const OpsMeeting = Type.Object(meetingWithoutPin, { additionalProperties: false, description: 'A booking (no pinCode)' });
 export type OpsMeeting = Static<typeof OpsMeeting>;
 
+export const HistoryActorKind = Type.Union(
+  [Type.Literal('member'), Type.Literal('app'), Type.Literal('staff'), Type.Literal('system'), Type.Literal('calendar')],
+  { description: 'member (a user), app (a partner app, its own token), staff (the operator console), system (the service\'s clock: no-show, lapsed payment, automatic check-in), calendar (a calendar message without a known organizer)' },
+);
+export type HistoryActorKind = Static<typeof HistoryActorKind>;
+
 export const OpsMeetingDetail = Type.Object(
   {
     ...meetingWithoutPin,
     history: Type.Array(Type.Object({
       action: Type.String(),
       actor: Type.String({ description: 'Who acted: a user id, an app, "ops" or "system"' }),
+      actorKind: HistoryActorKind,
+      actorName: Nullable(Type.String({ description: 'The member\'s or app\'s name; null for staff, system and calendar, or an id no longer known' })),
       source: Type.String({ description: 'user, partner, system, calendar, console, …' }),
       reason: Nullable(Type.String()),
       at: DateTime(),

@@ -3,7 +3,12 @@
  * playwright-core) against the real service with the demo site: sign in with the
  * ops token, watch a booking made through the public API appear on the live floor
  * plan, cancel it from the day view, redeliver a failed webhook delivery, create a
- * visitor invite, advance the sandbox clock; the page policy blocks nothing.
+ * visitor invite, advance the sandbox clock; the page policy blocks nothing. And
+ * what a newcomer met (issue 23): the phone tab bar shows it scrolls and keeps the
+ * current tab in view; room labels wrap only between words (Thai too); history
+ * names who acted; an organizer without email is just a name; the floor picker
+ * keeps to one project; listeners name their event types; the bookings screen's
+ * default dates follow the service clock, not the browser's.
  *
  * UPDATE_SCREENSHOTS=1 writes docs/console/*.png (every screen, phone and desktop).
  * Skipped, with a message, when Chromium is not installed (.ci/run installs it).
@@ -14,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { DateTime } from 'luxon';
 import { OPS_TOKEN, startTestService, type TestService } from '../support/test-service.js';
-import { actAsToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
+import { actAsToken, appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
 import { at, dayAhead, setClock } from '../support/catalogue.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { demoSiteDocument } from '../../src/modules/sandbox/apply-demo.js';
@@ -75,8 +80,61 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     await p.getByRole('button', { name: 'Sign in' }).click();
     await p.getByRole('navigation').getByRole('link', { name: 'Floor plan' }).waitFor();
   };
-  const fitsWidth = async (p: Page, width: number) => {
-    expect(await p.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
+  /** Every room label: its text, the places where a line starts inside a word (Intl.Segmenter's boundaries), and whether it stays on the plan. */
+  const roomLabels = (p: Page) =>
+    p.evaluate<{ text: string; insideWord: string[]; width: number; onPlan: boolean; box: number[] }[]>(`(() => {
+      const plan = document.querySelector('.plan').getBoundingClientRect();
+      return [...document.querySelectorAll('.room-label .room-name')].map((el) => {
+        const text = el.textContent || '';
+        const starts = new Set([...new Intl.Segmenter('th', { granularity: 'word' }).segment(text)].map((s) => s.index));
+        const tops = [];
+        const range = document.createRange();
+        const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+          for (let i = 0; i < n.data.length; i++) {
+            range.setStart(n, i);
+            range.setEnd(n, i + 1);
+            const r = range.getClientRects()[0];
+            tops.push(r && r.width > 0 && n.data[i].trim() ? r.top : null);
+          }
+        }
+        const insideWord = [];
+        let prev = null;
+        tops.forEach((top, i) => {
+          if (top === null) return;
+          if (prev !== null && top > prev + 2 && !starts.has(i)) insideWord.push(text.slice(0, i) + '|' + text.slice(i));
+          prev = top;
+        });
+        const box = el.getBoundingClientRect();
+        return { text, insideWord, width: box.width, onPlan: box.left >= plan.left - 1 && box.right <= plan.right + 1, box: [box.left, box.top, box.right, box.bottom] };
+      });
+    })()`);
+  /** Pairs of room labels that cover each other. */
+  const overlapping = (labels: { text: string; box: number[] }[]) =>
+    labels.flatMap((a, i) => labels.slice(i + 1).filter((b) => a.box[0]! < b.box[2]! - 1 && b.box[0]! < a.box[2]! - 1 && a.box[1]! < b.box[3]! - 1 && b.box[1]! < a.box[3]! - 1).map((b) => `${a.text} / ${b.text}`));
+  /** The tab bar: whether it shows more tabs on either side, and whether the current tab is wholly in view. */
+  const tabBar = (p: Page) =>
+    p.evaluate<{ overflows: boolean; moreStart: boolean; moreEnd: boolean; currentInView: boolean }>(`(() => {
+      const nav = document.querySelector('nav');
+      const strip = nav.querySelector('ul');
+      const view = strip.getBoundingClientRect();
+      const cur = nav.querySelector('a[aria-current="page"]').getBoundingClientRect();
+      const shown = (sel) => {
+        const el = nav.querySelector(sel);
+        return !!el && Number(getComputedStyle(el).opacity) > 0.9 && el.getBoundingClientRect().width > 0;
+      };
+      return {
+        overflows: strip.scrollWidth > strip.clientWidth,
+        moreStart: shown('.nav-fade.start'),
+        moreEnd: shown('.nav-fade.end'),
+        currentInView: cur.left >= view.left - 1 && cur.right <= view.right + 1 && cur.right <= document.documentElement.clientWidth + 1,
+      };
+    })()`);
+  const fitsWidth = async (p: Page, width: number, what = '') => {
+    // On failure, name the widest elements that stick out.
+    const wide = await p.evaluate<string[]>(`[...document.querySelectorAll('body *')].filter((e) => !e.closest('nav') && e.getBoundingClientRect().right > ${width} + 1)
+      .map((e) => e.tagName.toLowerCase() + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).slice(0, 5)`);
+    expect(await p.evaluate<number>('document.documentElement.scrollWidth'), `${what} ${wide.join(', ')}`).toBeLessThanOrEqual(width);
   };
 
   beforeAll(async () => {
@@ -86,6 +144,19 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     svc = await startTestService();
     const doc = structuredClone(demoSiteDocument()) as any;
     doc.webhooks = [{ key: 'front-desk-app', project: 'demo-tower', url: receiver.url('/hook'), secret: HOOK_SECRET, events: ['ROOM_BOOK', 'ROOM_CANCEL'] }];
+    // A second project, whose floor the picker must keep apart, with narrow rooms: a long English word and a Thai name (no spaces).
+    doc.projects.push({ ...doc.projects[0], key: 'h23-sukhumvit', name: 'Sukhumvit Place' });
+    doc.zones.push({ key: 'h23-podium', project: 'h23-sukhumvit', name: 'Podium' });
+    doc.floors.push({ key: 'h23-p3', zone: 'h23-podium', name: '3F' });
+    const teak = doc.rooms.find((r: any) => r.key === 'demo-teak');
+    const box = (x: number, y: number, w: number, h: number) => [{ xPct: x, yPct: y }, { xPct: x + w, yPct: y }, { xPct: x + w, yPct: y + h }, { xPct: x, yPct: y + h }];
+    for (const [key, name, polygon] of [
+      ['h23-ratchaprasong', 'Conference Room Ratchaprasong', box(4, 8, 10, 34)],
+      ['h23-chaophraya', 'ห้องประชุมเจ้าพระยา', box(18, 8, 10, 34)],
+      ['h23-sala', 'Sala ศาลา', box(34, 8, 30, 50)],
+    ] as const) {
+      doc.rooms.push({ ...structuredClone(teak), key, floor: 'h23-p3', name, email: `${key}@rooms.demo.example`, polygon });
+    }
     ids = await applySite(svc, doc);
     D = await dayAhead(svc, TZ, 2);
     while (D.weekday > 5) D = D.plus({ days: 1 });
@@ -175,7 +246,42 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     await expect.poll(async () => (await svc.ops('GET', `/ops/v1/meetings/${liveBookingId}`)).body.data.status).toBe('cancelled');
     await page.locator('.card h2 .badge').filter({ hasText: 'Cancelled' }).waitFor();
     expect(await page.getByRole('button', { name: 'Cancel booking' }).count()).toBe(0);
+    // History names who acted, with the kind: the member who booked, then the staff cancel; never a raw id.
+    const byColumn = async () => {
+      const rows = page.locator('.wide-card tbody tr');
+      const out: { action: string; by: string }[] = [];
+      for (const r of await rows.all()) {
+        out.push({ action: (await r.locator('td').nth(1).innerText()).trim(), by: (await r.locator('td').nth(2).innerText()).replace(/\s+/g, ' ').trim() });
+      }
+      return out;
+    };
+    await expect.poll(async () => (await byColumn()).length).toBe(2);
+    expect(await byColumn()).toEqual([
+      { action: 'create', by: 'Malee Srisuk member' },
+      { action: 'cancel', by: 'Operator console staff' },
+    ]);
     await shot(page, 'booking-cancelled-desktop');
+  }, 60_000);
+
+  it('names an app that booked as itself, and shows an organizer without email by name only', async () => {
+    const app = (await appToken(svc, 'demo-portal', 'demo-portal-secret-not-for-production-0001')).access_token;
+    const res = await svc.request('POST', '/meetings', {
+      token: app, body: { meetingRoomId: id('demo-teak'), title: 'Lobby screen sync', startDateTime: at(D, '16:00'), endDateTime: at(D, '17:00') },
+    });
+    expect(res.status, res.text).toBe(201);
+    const bookingId = res.body.data._id as string;
+    expect((await svc.ops('GET', `/ops/v1/meetings/${bookingId}`)).body.data.organizer.email ?? '').toBe('');
+    await page.goto(`${svc.url}/console#/booking/${bookingId}`);
+    await page.locator('.card h2').filter({ hasText: 'Lobby screen sync' }).waitFor();
+    await page.getByRole('heading', { name: 'History' }).waitFor();
+    const organizer = page.locator('.facts dt').filter({ hasText: /^Organizer$/ }).locator('xpath=following-sibling::dd[1]');
+    expect(await organizer.textContent()).toBe('Demo tenant portal');
+    const by = page.locator('.wide-card tbody tr').first().locator('td').nth(2);
+    expect((await by.innerText()).replace(/\s+/g, ' ').trim()).toBe('Demo tenant portal app');
+    expect(await page.locator('.wide-card tbody').innerText()).not.toMatch(/[0-9a-f]{24}/);
+    // The previous booking's "cancelled" notice does not follow to this one.
+    expect(await page.getByText('The booking was cancelled.').count()).toBe(0);
+    await shot(page, 'booking-detail-app-desktop');
   }, 60_000);
 
   it('lists bookings with the search filters', async () => {
@@ -196,6 +302,9 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     receiver.respond('/hook', 200);
     await page.goto(`${svc.url}/console#/webhooks/${hookId}`);
     await page.getByRole('heading', { name: 'Delivery log of front-desk-app' }).waitFor();
+    // The listener names the event types it receives (not only how many).
+    const listener = page.locator('tbody tr').filter({ has: page.getByRole('link', { name: 'front-desk-app' }) });
+    expect(await listener.locator('.event-list li').allTextContents()).toEqual(['ROOM_BOOK', 'ROOM_CANCEL']);
     const failedRow = page.locator('tbody tr').filter({ hasText: 'ROOM_BOOK' }).filter({ hasText: '500' }).first();
     await failedRow.waitFor();
     await shot(page, 'webhooks-desktop');
@@ -271,6 +380,42 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     expect(new Set(seen.requests.map((u) => new URL(u).origin))).toEqual(new Set([svc.url]));
   }, 60_000);
 
+  it('keeps the floor picker to one project', async () => {
+    await page.goto(`${svc.url}/console#/floor/${id('demo-s8')}`);
+    const floorPicker = page.getByRole('combobox', { name: 'Floor' });
+    await page.locator('polygon').first().waitFor();
+    expect((await floorPicker.locator('option').allTextContents()).sort()).toEqual(['12F', '15F', '30F', '8F']);
+    const projectPicker = page.getByRole('combobox', { name: 'Project' });
+    expect(await projectPicker.locator('option:checked').textContent()).toBe('Chao Phraya Tower');
+    await projectPicker.selectOption({ label: 'Sukhumvit Place' });
+    await expect.poll(() => page.evaluate<string>('location.hash')).toBe(`#/floor/${id('h23-p3')}`);
+    await page.locator(`polygon[data-asset="${id('h23-chaophraya')}"]`).waitFor();
+    expect(await floorPicker.locator('option').allTextContents()).toEqual(['3F']);
+    await page.getByText(/^Sukhumvit Place · Podium · 3F/).waitFor();
+  }, 60_000);
+
+  it('wraps room labels only between words (Thai too), on the plan, not over each other', async () => {
+    await page.goto(`${svc.url}/console#/floor/${id('h23-p3')}`);
+    await page.locator(`polygon[data-asset="${id('h23-chaophraya')}"]`).waitFor();
+    const labels = await roomLabels(page);
+    expect(labels.map((l) => l.text).sort()).toEqual(['Conference Room Ratchaprasong', 'Sala ศาลา', 'ห้องประชุมเจ้าพระยา']);
+    for (const l of labels) {
+      expect(l.insideWord, l.text).toEqual([]);
+      expect(l.onPlan, l.text).toBe(true);
+      expect(l.width, l.text).toBeGreaterThan(20);
+    }
+    expect(overlapping(labels)).toEqual([]);
+    // The full name stays available where a word is cut short: the room's tooltip and its name for assistive technology.
+    const thai = page.locator(`polygon[data-asset="${id('h23-chaophraya')}"]`);
+    expect(await thai.locator('title').textContent()).toBe('ห้องประชุมเจ้าพระยา');
+    expect(await thai.getAttribute('aria-label')).toBe('ห้องประชุมเจ้าพระยา: Free');
+    await shot(page, 'floor-plan-second-project-desktop');
+
+    await page.goto(`${svc.url}/console#/floor/${id('demo-s8')}`);
+    await page.locator('polygon').first().waitFor();
+    for (const l of await roomLabels(page)) expect(l.insideWord, l.text).toEqual([]);
+  }, 60_000);
+
   it('on a phone: every screen fits 390 px', async () => {
     const phone = await browser.newContext({ ...PHONE, locale: 'en-GB' });
     try {
@@ -281,6 +426,14 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
       await fitsWidth(p, 390);
       await shot(p, 'sign-in-phone');
       await signIn(p);
+      // The tab bar scrolls sideways on a phone, and says so: a fading edge on the side with more tabs.
+      await expect.poll(async () => (await tabBar(p)).moreEnd).toBe(true);
+      expect(await tabBar(p)).toEqual({ overflows: true, moreStart: false, moreEnd: true, currentInView: true });
+      // Opening a tab that was out of view scrolls it into view (the fade then shows the tabs before it).
+      await p.goto(`${svc.url}/console#/sandbox`);
+      await p.getByRole('timer').waitFor();
+      await expect.poll(async () => (await tabBar(p)).currentInView).toBe(true);
+      await expect.poll(async () => (await tabBar(p)).moreStart).toBe(true);
       const meetings = (await svc.ops('GET', `/ops/v1/meetings?from=${encodeURIComponent(at(D, '00:00'))}&to=${encodeURIComponent(at(D, '23:59'))}`)).body.data as any[];
       const training = meetings.find((m) => m.title === 'New joiner training');
       const screens: [string, string, string][] = [
@@ -293,11 +446,26 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
         ['sandbox', '#/sandbox', '[role=timer]'],
         ['error-state', '#/day/ffffffffffffffffffffffff', '.error-box'],
         ['empty-state', `#/floor/${id('demo-r30')}`, '.empty'],
+        ['floor-plan-second-project', `#/floor/${id('h23-p3')}`, '.plan'],
       ];
       for (const [name, hash, ready] of screens) {
         await p.goto(`${svc.url}/console${hash}`);
         await p.locator(ready).first().waitFor();
-        await fitsWidth(p, 390);
+        await fitsWidth(p, 390, name);
+        expect((await tabBar(p)).currentInView, name).toBe(true);
+        if (name === 'booking-detail') {
+          // The lapsed payment's cancel is the service's own (its clock), named as such.
+          const history = (await p.locator('.wide-card tbody').innerText()).replace(/\s+/g, ' ');
+          expect(history).toContain('payment-timeout The service system (clock)');
+        }
+        if (name.startsWith('floor-plan')) {
+          const labels = await roomLabels(p);
+          for (const l of labels) {
+            expect(l.insideWord, l.text).toEqual([]);
+            expect(l.onPlan, l.text).toBe(true);
+          }
+          expect(overlapping(labels), name).toEqual([]);
+        }
         await shot(p, `${name}-phone`);
       }
       await p.goto(`${svc.url}/console#/floor/${id('demo-s8')}`);
@@ -305,10 +473,27 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
       await p.getByRole('heading', { name: 'ผังชั้น', level: 1 }).waitFor();
       await p.locator('.plan').waitFor();
       await fitsWidth(p, 390);
+      expect((await tabBar(p)).currentInView).toBe(true);
+      for (const l of await roomLabels(p)) expect(l.insideWord, l.text).toEqual([]);
       await shot(p, 'floor-plan-thai-phone');
       expect(phoneSeen.problems).toEqual([]);
     } finally {
       await phone.close();
     }
   }, 120_000);
+
+  // Last: it moves the sandbox clock years ahead of the browser's.
+  it("defaults the bookings screen's dates to the service clock, not the browser's", async () => {
+    const far = D.plus({ days: 900 }).startOf('day');
+    await setClock(svc, at(far, '10:00'));
+    await page.goto(`${svc.url}/console#/floor`);
+    await page.goto(`${svc.url}/console#/bookings`);
+    await page.getByRole('heading', { name: 'Bookings', level: 1 }).waitFor();
+    const from = page.getByLabel('From', { exact: true });
+    await from.waitFor();
+    expect(await from.inputValue()).toBe(far.toISODate());
+    expect(await page.getByLabel('To', { exact: true }).inputValue()).toBe(far.plus({ days: 7 }).toISODate());
+    // On the desktop every tab fits: no fading edge.
+    expect(await tabBar(page)).toEqual({ overflows: false, moreStart: false, moreEnd: false, currentInView: true });
+  }, 60_000);
 });

@@ -286,6 +286,10 @@ describe('console API', () => {
       expect(detail.body.data.payment).toBeNull();
       expect(detail.body.data.history.map((h: any) => h.action)).toEqual(expect.arrayContaining(['create', 'check-in']));
       expect(detail.body.data.history[0]).toEqual(expect.objectContaining({ actor: expect.any(String), source: expect.any(String), at: expect.any(String) }));
+      // Who acted, by name and kind (not only the stored id): Alice booked; the annex booking is the hub app's own.
+      expect(detail.body.data.history[0]).toMatchObject({ action: 'create', actorKind: 'member', actorName: 'Alice Example' });
+      const annexDetail = await svc.ops('GET', `/ops/v1/meetings/${annex.body.data._id}`);
+      expect(annexDetail.body.data.history[0]).toMatchObject({ action: 'create', source: 'partner', actorKind: 'app', actorName: 'Multi-site hub' });
       expectError(await svc.ops('GET', '/ops/v1/meetings/ffffffffffffffffffffffff'), 404, 'KS005');
     });
 
@@ -295,7 +299,9 @@ describe('console API', () => {
       const data = accepted(res);
       expect(data).toMatchObject({ _id: m._id, status: 'cancelled', cancelReason: 'Room needed for maintenance' });
       expect(data).not.toHaveProperty('pinCode');
-      expect(data.history.at(-1)).toEqual({ action: 'cancel', actor: 'ops', source: 'console', reason: 'Room needed for maintenance', at: expect.any(String) });
+      expect(data.history.at(-1)).toEqual({
+        action: 'cancel', actor: 'ops', actorKind: 'staff', actorName: null, source: 'console', reason: 'Room needed for maintenance', at: expect.any(String),
+      });
       // The public read shows the same history entry.
       const pub = await ctx.get('portal', m._id);
       expect(pub.body.data.histories.at(-1)).toMatchObject({ action: 'cancel', by: 'ops', source: 'console', reason: 'Room needed for maintenance' });

@@ -1,11 +1,33 @@
 /** One booking (no PIN): times, place, organizer, history, payment state, and the staff cancel with a confirm step. */
 import { useState } from 'preact/hooks';
-import { get, post, type Meeting } from '../api.js';
+import { get, post, type HistoryEntry, type Meeting } from '../api.js';
 import { dateTime, money, span } from '../format.js';
-import { useI18n } from '../i18n.js';
+import { label, useI18n } from '../i18n.js';
 import { useLiveChanges } from '../live.js';
 import { useSite, zoneOf } from '../site.js';
 import { Empty, Notice, Show, StatusBadge, useAction, useLoad } from '../ui.js';
+
+/** "Name <email>", or just the name when the organizer has no email (an app books as itself without one). */
+export function organizerText(o: NonNullable<Meeting['organizer']>): string {
+  const name = o.displayName || o.name;
+  if (!o.email) return name || '—';
+  return name ? `${name} <${o.email}>` : o.email;
+}
+
+/** Who acted: the member's or app's name, or staff / the service / a calendar, with the kind beside it (the raw id only as a tooltip). */
+function HistoryActor({ entry }: { entry: HistoryEntry }) {
+  const { t } = useI18n();
+  const kind = entry.actorKind;
+  const name =
+    entry.actorName ??
+    (kind === 'staff' ? t('actorStaff') : kind === 'system' ? t('actorSystem') : kind === 'calendar' ? t('actorCalendar') : t('actorUnknown'));
+  return (
+    <span class="actor" title={entry.actor}>
+      <span class="actor-name">{name}</span>
+      {kind ? <span class={`badge actor-kind actor-${kind}`}>{label(t, 'actor_', kind)}</span> : null}
+    </span>
+  );
+}
 
 export const CANCELLABLE = new Set(['unpaid', 'active']);
 
@@ -80,7 +102,7 @@ export function BookingDetail({ id }: { id: string }) {
                   <dt>{t('where')}</dt>
                   <dd>{assetId ? <a href={`#/day/${assetId}`}>{b.meetingRoomName ?? b.deskName ?? assetId}</a> : '—'}</dd>
                   <dt>{t('organizer')}</dt>
-                  <dd>{b.organizer ? `${b.organizer.displayName || b.organizer.name} <${b.organizer.email}>` : '—'}</dd>
+                  <dd>{b.organizer ? organizerText(b.organizer) : '—'}</dd>
                   {b.attendees && b.attendees.length > 0 && (
                     <>
                       <dt>{t('attendees')}</dt>
@@ -133,7 +155,9 @@ export function BookingDetail({ id }: { id: string }) {
                         <tr key={i}>
                           <td data-label={t('at')}>{dateTime(h.at, tz, lang)}</td>
                           <td data-label={t('action')}>{h.action}</td>
-                          <td data-label={t('actor')}>{h.actor}</td>
+                          <td data-label={t('actor')}>
+                            <HistoryActor entry={h} />
+                          </td>
                           <td data-label={t('source')}>{h.source}</td>
                           <td data-label={t('reason')}>{h.reason ?? '—'}</td>
                         </tr>

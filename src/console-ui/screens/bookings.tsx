@@ -1,6 +1,6 @@
 /** Bookings: the GET /ops/v1/meetings filters (dates, statuses, text, project, room/desk), paged, with staff cancel. */
 import { useState } from 'preact/hooks';
-import { getPage, MEETING_STATUSES, type Meeting } from '../api.js';
+import { getPage, MEETING_STATUSES, serviceNow, type Meeting } from '../api.js';
 import { addDays, localDate, localInstant, span, dateTime } from '../format.js';
 import { label, useI18n } from '../i18n.js';
 import { useLiveChanges } from '../live.js';
@@ -22,8 +22,8 @@ interface Filters {
 
 function readFilters(q: URLSearchParams, today: string): Filters {
   return {
-    from: q.get('from') ?? today,
-    to: q.get('to') ?? addDays(today, 7),
+    from: q.get('from') || today,
+    to: q.get('to') || addDays(today, 7),
     statuses: q.getAll('status'),
     search: q.get('search') ?? '',
     projectId: q.get('projectId') ?? '',
@@ -44,11 +44,19 @@ function writeFilters(f: Filters): void {
   location.hash = `#/bookings?${q.toString()}`;
 }
 
+/** The bookings screen once it knows the service's today (the default range starts there: the sandbox clock may run far ahead of the browser's). */
 export function Bookings({ query }: { query: URLSearchParams }) {
-  const { t, lang } = useI18n();
   const { site } = useSite();
   const tz = zoneOf(site);
-  const today = localDate(Date.now(), tz);
+  const needsToday = !query.get('from') || !query.get('to');
+  const today = useLoad(async () => (needsToday ? localDate(await serviceNow(), tz) : ''), [tz, needsToday]);
+  useLiveChanges(['clock'], today.reload);
+  return <Show value={today}>{(day) => <BookingsFor key={day} query={query} today={day} tz={tz} />}</Show>;
+}
+
+function BookingsFor({ query, today, tz }: { query: URLSearchParams; today: string; tz: string }) {
+  const { t, lang } = useI18n();
+  const { site } = useSite();
   const applied = readFilters(query, today);
   const [form, setForm] = useState<Filters>(applied);
   const key = query.toString();
@@ -152,7 +160,9 @@ export function Bookings({ query }: { query: URLSearchParams }) {
                     return (
                       <tr key={`${m._id}${m.startDateTime}`}>
                         <td data-label={t('when')}>
-                          {dateTime(m.startDateTime, z, lang)} <span class="muted">({span(m.startDateTime, m.endDateTime, z, lang)})</span>
+                          <span>
+                            {dateTime(m.startDateTime, z, lang)} <span class="muted">({span(m.startDateTime, m.endDateTime, z, lang)})</span>
+                          </span>
                         </td>
                         <td data-label={t('title')}>
                           <a href={`#/booking/${m._id}`}>{m.title || '—'}</a>

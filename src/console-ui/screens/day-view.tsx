@@ -27,7 +27,7 @@ function AssetPicker({ assetId, date }: { assetId?: string; date?: string }) {
           const desks = site.desks.filter((d) => d.floorId === f._id);
           if (rooms.length + desks.length === 0) return null;
           return (
-            <optgroup key={f._id} label={`${f.zoneName} · ${f.name}`}>
+            <optgroup key={f._id} label={`${site.projects.length > 1 ? `${site.projects.find((p) => p._id === f.projectId)?.name ?? ''} · ` : ''}${f.zoneName} · ${f.name}`}>
               {rooms.map((r) => (
                 <option key={r._id} value={r._id}>
                   {r.name}

@@ -1,6 +1,6 @@
 /** Devices (sync state, pending changes) and the day's visitor invites: create one, cancel one. */
 import { useState } from 'preact/hooks';
-import { get, post, type Clock, type Device, type Invite } from '../api.js';
+import { get, post, serviceNow, type Device, type Invite } from '../api.js';
 import { dateTime, localDate, localInstant, span, time } from '../format.js';
 import { useI18n } from '../i18n.js';
 import { useLiveChanges } from '../live.js';
@@ -167,10 +167,7 @@ function Visitors() {
   const [projectId, setProjectId] = useState(site.projects[0]?._id ?? '');
   const tz = zoneOf(site, projectId);
   const [date, setDate] = useState<string | null>(null);
-  const today = useLoad(async () => {
-    const now = sandbox ? Date.parse((await get<Clock>('/ops/v1/clock')).now) : Date.now();
-    return localDate(now, tz);
-  }, [tz, sandbox]);
+  const today = useLoad(async () => localDate(await serviceNow(), tz), [tz, sandbox]);
   const day = date ?? today.data;
   const invites = useLoad(() => (projectId && day ? get<Invite[]>('/ops/v1/visitors/invites', { projectId, date: day }) : Promise.resolve([] as Invite[])), [projectId, day]);
   useLiveChanges(['visitor'], invites.reload);

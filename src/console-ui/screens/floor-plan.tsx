@@ -4,9 +4,11 @@
  * polygon beside; desks as a grid. Re-fetches the floor's "now" on every change
  * the stream reports (and once a minute, as time alone changes states).
  */
+import { Fragment } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ASSET_STATES, get, px, py, type Point, type BookingSummary, type FloorAsset, type FloorNow, type Room } from '../api.js';
 import { time, span } from '../format.js';
+import { labelPlace, labelWords, type RoomBox } from '../label-words.js';
 import { label, useI18n } from '../i18n.js';
 import { useLiveChanges } from '../live.js';
 import { useSite } from '../site.js';
@@ -14,12 +16,11 @@ import { Empty, Show, StateBadge, StatusBadge, useLoad } from '../ui.js';
 
 const LIVE_KINDS = ['meeting', 'clock', 'device'] as const;
 
-/** Where a room's label sits: the middle of its bounding box. */
-function centroid(points: Point[]): { x: number; y: number; w: number } {
+/** A room's bounding box on the plan (percent). */
+function outline(points: Point[]): RoomBox {
   const xs = points.map(px);
   const ys = points.map(py);
-  const w = Math.max(...xs) - Math.min(...xs);
-  return { x: (Math.min(...xs) + Math.max(...xs)) / 2, y: (Math.min(...ys) + Math.max(...ys)) / 2, w };
+  return { minX: Math.min(...xs), maxX: Math.max(...xs), minY: Math.min(...ys), maxY: Math.max(...ys) };
 }
 
 function Legend() {
@@ -76,11 +77,32 @@ function AssetCard({ asset, tz, room }: { asset: FloorAsset | undefined; tz: str
   );
 }
 
-export function FloorPlan({ floorId }: { floorId?: string }) {
+/** Room names wrap between words only (labelWords); a word wider than the room ends in an ellipsis (the full name is the polygon's title). */
+function RoomName({ name }: { name: string }) {
+  const { lang } = useI18n();
+  return (
+    <span class="room-name">
+      {labelWords(name, lang).map((w, i) => (
+        <Fragment key={i}>
+          <span class="word">{w.text}</span>
+          {w.space ? ' ' : null}
+        </Fragment>
+      ))}
+    </span>
+  );
+}
+
+export function FloorPlan({ floorId, projectId }: { floorId?: string; projectId?: string }) {
   const { t, lang } = useI18n();
   const { site } = useSite();
-  const floors = site.floors;
-  const floor = floors.find((f) => f._id === floorId) ?? floors[0];
+  const chosen = site.floors.find((f) => f._id === floorId);
+  // The picker shows one project's floors: the chosen floor's project, else the one asked for, else the first with floors.
+  const project =
+    site.projects.find((p) => p._id === (chosen?.projectId ?? projectId)) ??
+    site.projects.find((p) => site.floors.some((f) => f.projectId === p._id)) ??
+    site.projects[0];
+  const floors = site.floors.filter((f) => f.projectId === project?._id);
+  const floor = chosen ?? floors[0];
   const [selected, setSelected] = useState<string | null>(null);
   const now = useLoad(() => (floor ? get<FloorNow>(`/ops/v1/floors/${floor._id}/now`) : Promise.resolve(null)), [floor?._id]);
   useLiveChanges(LIVE_KINDS, now.reload);
@@ -93,19 +115,41 @@ export function FloorPlan({ floorId }: { floorId?: string }) {
   const groups = useMemo(() => {
     const out: { label: string; floors: typeof floors }[] = [];
     for (const f of floors) {
-      const project = site.projects.find((p) => p._id === f.projectId)?.name ?? '';
-      const name = `${project} · ${f.zoneName}`;
-      let g = out.find((x) => x.label === name);
-      if (!g) out.push((g = { label: name, floors: [] }));
+      let g = out.find((x) => x.label === f.zoneName);
+      if (!g) out.push((g = { label: f.zoneName, floors: [] }));
       g.floors.push(f);
     }
     return out;
-  }, [floors, site.projects]);
+  }, [site.floors, project?._id]);
+
+  const projectPicker =
+    site.projects.length > 1 ? (
+      <label class="inline">
+        <span>{t('project')}</span>
+        <select
+          value={project?._id}
+          onChange={(e) => {
+            const id = (e.target as HTMLSelectElement).value;
+            const first = site.floors.find((f) => f.projectId === id);
+            location.hash = first ? `#/floor/${first._id}` : `#/floor?project=${encodeURIComponent(id)}`;
+          }}
+        >
+          {site.projects.map((p) => (
+            <option key={p._id} value={p._id}>
+              {p.name}
+            </option>
+          ))}
+        </select>
+      </label>
+    ) : null;
 
   if (!floor) {
     return (
       <section>
-        <h1>{t('navFloor')}</h1>
+        <div class="screen-head">
+          <h1>{t('navFloor')}</h1>
+          {projectPicker}
+        </div>
         <Empty>{t('noFloors')}</Empty>
       </section>
     );
@@ -114,11 +158,13 @@ export function FloorPlan({ floorId }: { floorId?: string }) {
   const desks = site.desks.filter((d) => d.floorId === floor._id).sort((a, b) => a.index - b.index || a.name.localeCompare(b.name));
   const drawn = rooms.filter((r) => r.polygon && r.polygon.length >= 3);
   const listed = rooms.filter((r) => !r.polygon || r.polygon.length < 3);
+  const boxes = drawn.map((r) => outline(r.polygon!));
 
   return (
     <section class="floor">
       <div class="screen-head">
         <h1>{t('navFloor')}</h1>
+        {projectPicker}
         <label class="inline">
           <span>{t('floor')}</span>
           <select value={floor._id} onChange={(e) => (location.hash = `#/floor/${(e.target as HTMLSelectElement).value}`)}>
@@ -150,6 +196,7 @@ export function FloorPlan({ floorId }: { floorId?: string }) {
           return (
             <>
               <p class="muted as-of">
+                {site.projects.length > 1 && project ? `${project.name} · ` : ''}
                 {floor.zoneName} · {floor.name} · {t('updatedAt', { t: time(data.at, tz, lang) })}
               </p>
               <div class="floor-grid">
@@ -170,6 +217,7 @@ export function FloorPlan({ floorId }: { floorId?: string }) {
                               aria-label={`${r.name}: ${label(t, 'state_', st)}`}
                               aria-pressed={selected === r._id}
                               data-asset={r._id}
+                              data-name={r.name}
                               onMouseEnter={() => select(r._id)}
                               onFocus={() => select(r._id)}
                               onClick={() => select(r._id)}
@@ -180,15 +228,19 @@ export function FloorPlan({ floorId }: { floorId?: string }) {
                                   open(r._id);
                                 }
                               }}
-                            />
+                            >
+                              <title>{r.name}</title>
+                            </polygon>
                           );
                         })}
                       </svg>
-                      {drawn.map((r) => {
-                        const c = centroid(r.polygon!);
+                      {drawn.map((r, i) => {
+                        const c = labelPlace(boxes[i]!, boxes);
+                        // As wide as the room, at least 4.75rem where there is room beside it; centred on the room.
+                        const w = `min(max(${c.width}%, 4.75rem), ${c.maxWidth}%)`;
                         return (
-                          <div key={r._id} class="room-label" aria-hidden="true" style={{ left: `${c.x}%`, top: `${c.y}%`, maxWidth: `${Math.max(c.w - 1, 8)}%` }}>
-                            <span class="room-name">{r.name}</span>
+                          <div key={r._id} class="room-label" aria-hidden="true" data-asset={r._id} style={{ left: `calc(${c.x}% - ${w} / 2)`, top: `${c.y}%`, width: w }}>
+                            <RoomName name={r.name} />
                             <StateBadge state={stateOf(r._id)} />
                           </div>
                         );

@@ -109,10 +109,25 @@ export function Webhooks({ listenerId }: { listenerId?: string }) {
                       {listeners.map((l) => (
                         <tr key={l._id} class={l._id === listenerId ? 'chosen' : undefined}>
                           <td data-label={t('name')}>
-                            <a href={`#/webhooks/${l._id}`} aria-current={l._id === listenerId ? 'true' : undefined}>
-                              {l.key ?? l._id}
-                            </a>
-                            <div class="muted small-text">{t('events')}: {l.events.length}</div>
+                            <div>
+                              <a href={`#/webhooks/${l._id}`} aria-current={l._id === listenerId ? 'true' : undefined}>
+                                {l.key ?? l._id}
+                              </a>
+                              <div class="events small-text">
+                                <span class="muted">{t('events')}:</span>{' '}
+                                {l.events.length === 0 ? (
+                                  <span class="muted">—</span>
+                                ) : (
+                                  <ul class="event-list">
+                                    {l.events.map((e) => (
+                                      <li key={e}>
+                                        <code>{e}</code>
+                                      </li>
+                                    ))}
+                                  </ul>
+                                )}
+                              </div>
+                            </div>
                           </td>
                           <td data-label={t('project')}>{site.projects.find((p) => p._id === l.projectId)?.name ?? l.projectId}</td>
                           <td data-label={t('url')} class="url">

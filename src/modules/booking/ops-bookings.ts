@@ -15,6 +15,8 @@ import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
 import type { MeetingService } from './meeting-service.js';
 import { DEFAULT_MEETING_PAGE_SIZE } from './meeting-service.js';
 import type { PaymentDesk } from './payment-port.js';
+import type { PeopleRepository } from './people-repository.js';
+import { historyActor } from './rules/history-actor.js';
 import { allOccurrences, listedRows, meetingView, occurrenceStatus, parseOrganizer, parseRecurrence } from './meeting-view.js';
 import { assetNow, daySchedule, localDate, localDayBounds, type AssetBooking } from './rules/asset-now.js';
 import type { AssetConfig } from './rules/asset-config.js';
@@ -35,6 +37,7 @@ export interface OpsBookingsDeps {
   catalogue: CatalogueService;
   payments: PaymentDesk;
   service: MeetingService;
+  people: PeopleRepository;
 }
 
 export class OpsBookings {
@@ -99,10 +102,11 @@ export class OpsBookings {
     const names = await this.assetNames([m]);
     const view = withoutPin(meetingView(m, { assetName: names.get(m.asset_id) ?? '', histories, pinCode: null, now: this.deps.clock.now() }));
     const payment = await this.deps.payments.paymentOf(m.id);
+    const known = await this.deps.people.actorNames(histories.map((h) => h.by).filter((by) => by !== 'ops' && by !== 'system' && by !== 'calendar'));
     const { payment: _snapshot, ...rest } = view;
     return {
       ...rest,
-      history: histories.map((h) => ({ action: h.action, actor: h.by, source: h.source, reason: h.reason, at: iso(h.at) })),
+      history: histories.map((h) => ({ action: h.action, actor: h.by, ...historyActor(h.by, h.source, known), source: h.source, reason: h.reason, at: iso(h.at) })),
       payment: payment ? { status: payment.status, amount: payment.amount, currency: payment.currency, dueAt: payment.dueAt === null ? null : iso(payment.dueAt) } : null,
     };
   }

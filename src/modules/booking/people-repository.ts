@@ -41,6 +41,30 @@ export class PeopleRepository {
   }
 
   /**
+   * The names of ids found as a history entry's `by`: users (an app's service user
+   * marked as the app, under the app's name) and apps by client id (an app that
+   * acted before it had a service user).
+   */
+  async actorNames(ids: string[], db: Db = this.db): Promise<Map<string, { name: string; app: boolean }>> {
+    const out = new Map<string, { name: string; app: boolean }>();
+    const wanted = [...new Set(ids)];
+    if (!wanted.length) return out;
+    const users = await db
+      .selectFrom('users')
+      .leftJoin('apps', 'apps.service_user_id', 'users.id')
+      .select(['users.id as id', 'users.name as name', 'apps.name as appName'])
+      .where('users.id', 'in', wanted)
+      .execute();
+    for (const u of users) out.set(u.id, u.appName !== null ? { name: u.appName, app: true } : { name: u.name, app: false });
+    const rest = wanted.filter((id) => !out.has(id));
+    if (rest.length) {
+      const apps = await db.selectFrom('apps').select(['client_id', 'name']).where('client_id', 'in', rest).execute();
+      for (const a of apps) out.set(a.client_id, { name: a.name, app: true });
+    }
+    return out;
+  }
+
+  /**
    * The user an app books as when it uses its own token: created on first use,
    * named after the app, never a project member. Its own transaction rolls back
    * the new user when a concurrent call claimed the app first; in a caller's
