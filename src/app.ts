@@ -126,6 +126,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // The service's root has no page of its own: a browser opening it lands on the API reference.
+  app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/docs', 302));
 
   await healthRoutes(app, services);
   await tokenRoutes(app, services);
