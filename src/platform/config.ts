@@ -69,8 +69,12 @@ const LIFETIMES: Record<BookingEnv, TokenLifetimes> = {
 
 /** Every configuration problem found, one message each (`problems`); the message lists them all. */
 export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(problems.length === 1 ? problems[0] : `${problems.length} problems:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  readonly problems: string[];
+
+  constructor(problems: string | string[]) {
+    const list = typeof problems === 'string' ? [problems] : problems;
+    super(list.length === 1 ? list[0] : `${list.length} problems:\n${list.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = list;
   }
 }
 
