@@ -1,6 +1,6 @@
 /**
  * Service configuration, read once from environment variables.
- * The variable names are part of the operator contract (shared/operator-api.md).
+ * The variable names are part of the operator contract (docs/operator-api.md).
  */
 import { randomBytes } from 'node:crypto';
 
