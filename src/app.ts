@@ -23,6 +23,7 @@ import { registerJsonBodyParser } from './platform/http/json-body.js';
 import { INSTANT_TEXT } from './platform/time/instant.js';
 import { rejectNulCharacters } from './platform/http/nul-guard.js';
 import { rejectNonFiniteNumbers } from './platform/http/finite-numbers.js';
+import { describeOperation } from './platform/http/openapi-operations.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
 import { opsClockRoutes } from './modules/sandbox/routes.js';
@@ -123,6 +124,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       },
       security: [{ bearer: [] }],
     },
+    // operationId, description and examples of every operation (platform/http/openapi-operations.ts).
+    transform: ({ schema, url, route }) => ({ schema: describeOperation(String(route.method), url, schema) ?? schema, url }),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
