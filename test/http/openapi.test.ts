@@ -1,9 +1,13 @@
 /** The OpenAPI description and the reference page each environment serves. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import Ajv2020Module from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { OPERATIONS } from '../../sdk/src/client.js';
+
+// CommonJS packages: the constructor and the plugin sit on `default`.
+const Ajv2020 = ((Ajv2020Module as any).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
+const addFormats = ((addFormatsModule as any).default ?? addFormatsModule) as typeof addFormatsModule.default;
 
 describe('OpenAPI and reference', () => {
   let svc: TestService;
