@@ -178,10 +178,24 @@ function sampleString(s: JsonSchema, name: string | undefined): string {
     default:
       break;
   }
-  let value = (name && NAMED_SAMPLES[name]) ?? (name ? `${name} text` : 'text');
+  let value = (name && NAMED_SAMPLES[name]) ?? (name ? byNameShape(name) : 'text');
   if (s.maxLength !== undefined && value.length > s.maxLength) value = value.slice(0, s.maxLength);
   while (s.minLength !== undefined && value.length < s.minLength) value += 'x';
   return value;
+}
+
+/** A plausible value for a free-form string, from the shape of its property name. */
+function byNameShape(name: string): string {
+  if (name === 'appId') return 'portal-dev';
+  if (name === 'deliveryId') return PATTERN_SAMPLES['^whk_[0-9a-f-]{36}$'];
+  if (name === '_id' || /Id$/.test(name)) return ID_SAMPLES[name] ?? (/desk/i.test(name) ? DESK_ID : /project/i.test(name) ? PROJECT_ID : /user/i.test(name) ? USER_ID : ROOM_ID);
+  if (/email$/i.test(name)) return 'dana@example.com';
+  if (/(DateTime|At|Time)$/.test(name)) return '2030-01-07T10:00:00+07:00';
+  if (/(Url|url)$/.test(name)) return 'https://booking.example.com/pay/4f9c2a';
+  if (/Name$/.test(name)) return /desk/i.test(name) ? 'Desk 12' : /floor/i.test(name) ? '12F' : /display|organizer|host|visitor/i.test(name) ? 'Dana Reyes' : 'Orchid';
+  if (name === 'pinCode') return '482913';
+  if (name === 'invoiceNo') return 'INV-2030-000123';
+  return `sample ${name}`;
 }
 
 function sampleNumber(s: JsonSchema, integer: boolean): number {
