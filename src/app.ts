@@ -24,6 +24,7 @@ import { INSTANT_TEXT } from './platform/time/instant.js';
 import { webhookDocs } from './contract/webhook-docs.js';
 import { rejectNulCharacters } from './platform/http/nul-guard.js';
 import { rejectNonFiniteNumbers } from './platform/http/finite-numbers.js';
+import { describeOperation } from './platform/http/openapi-operations.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
 import { opsClockRoutes } from './modules/sandbox/routes.js';
@@ -126,9 +127,13 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       // Every event type's delivery, from the payload schemas of the contract (contract/webhook-docs.ts).
       webhooks: webhookDocs(),
     },
+    // operationId, description and examples of every operation (platform/http/openapi-operations.ts).
+    transform: ({ schema, url, route }) => ({ schema: describeOperation(String(route.method), url, schema) ?? schema, url }),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // The service's root has no page of its own: a browser opening it lands on the API reference.
+  app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/docs', 302));
 
   await healthRoutes(app, services);
   await tokenRoutes(app, services);

@@ -129,6 +129,22 @@ async function secretsKey(config: Config, settings: SettingsRepository): Promise
   return Buffer.from(stored, 'hex');
 }
 
+/**
+ * development/uat without OPS_TOKEN: the token generated at the first start is kept with the data,
+ * sealed with the secrets key (printed at every start, so it must be recoverable), and reused, so
+ * a restart does not end console sessions or invalidate scripts. Whichever instance stores first wins.
+ */
+async function keepGeneratedOpsToken(config: Config, settings: SettingsRepository, box: SecretBox): Promise<void> {
+  if (!config.opsTokenGenerated) return;
+  const stored = await settings.getOrInit('dev_ops_token', box.seal(config.opsToken));
+  try {
+    config.opsToken = box.open(stored);
+  } catch {
+    // Sealed under another secrets key (SECRETS_KEY changed): the new token replaces it.
+    await settings.set('dev_ops_token', box.seal(config.opsToken));
+  }
+}
+
 export interface ServiceOptions {
   /** Where background workers report failures (the logger in production). */
   onError?: (err: unknown, context?: { job: string }) => void;
@@ -153,6 +169,7 @@ export async function createServices(config: Config, storage: Storage, realClock
 
   const catalogueRepo = new CatalogueRepository(storage.db);
   const secretBox = new SecretBox(await secretsKey(config, settings));
+  await keepGeneratedOpsToken(config, settings, secretBox);
   const onError = options.onError ?? (() => {});
   const catalogue = new CatalogueService(catalogueRepo, serviceClock);
   const meetingRepo = new MeetingRepository(storage.db);

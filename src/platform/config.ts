@@ -1,6 +1,6 @@
 /**
  * Service configuration, read once from environment variables.
- * The variable names are part of the operator contract (shared/operator-api.md).
+ * The variable names are part of the operator contract (docs/operator-api.md).
  */
 import { randomBytes } from 'node:crypto';
 
@@ -67,27 +67,67 @@ const LIFETIMES: Record<BookingEnv, TokenLifetimes> = {
   production: { accessSeconds: 900, refreshSeconds: 14 * 86400, actAsSeconds: 300, refreshReuseGraceSeconds: 30 },
 };
 
-export class ConfigError extends Error {}
+/** Every configuration problem found, one message each (`problems`); the message lists them all. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+
+  constructor(problems: string | string[]) {
+    const list = typeof problems === 'string' ? [problems] : problems;
+    super(list.length === 1 ? list[0] : `${list.length} problems:\n${list.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = list;
+  }
+}
+
+/**
+ * Problems found so far by the running loadConfig (it is synchronous): readers report a bad value
+ * here and carry on with the default, so one start-up names every missing or invalid variable.
+ */
+let collecting: string[] | null = null;
+
+function problem(message: string): void {
+  if (!collecting) throw new ConfigError([message]);
+  collecting.push(message);
+}
 
 function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  if (!Number.isInteger(n) || n < min) {
+    problem(`${name} must be an integer >= ${min}, got "${raw}"`);
+    return fallback;
+  }
   return n;
 }
 
 function parseSecretsKey(raw: string | undefined): Buffer | null {
   if (!raw) return null;
   const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
-  if (key.length !== 32) throw new ConfigError('SECRETS_KEY must be 32 bytes, as 64 hex characters or base64');
+  if (key.length !== 32) {
+    problem('SECRETS_KEY must be 32 bytes, as 64 hex characters or base64');
+    return null;
+  }
   return key;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const bookingEnv = (env.BOOKING_ENV || 'development') as BookingEnv;
+  const outer = collecting;
+  collecting = [];
+  try {
+    const config = readConfig(env);
+    if (collecting.length > 0) throw new ConfigError(collecting);
+    return config;
+  } finally {
+    collecting = outer;
+  }
+}
+
+function readConfig(env: NodeJS.ProcessEnv): Config {
+  let bookingEnv = (env.BOOKING_ENV || 'development') as BookingEnv;
   if (!['development', 'uat', 'production'].includes(bookingEnv)) {
-    throw new ConfigError(`BOOKING_ENV must be development, uat or production, got "${bookingEnv}"`);
+    problem(`BOOKING_ENV must be development, uat or production, got "${bookingEnv}"`);
+    // The variables production requires are still checked, so they are reported too.
+    bookingEnv = 'production';
   }
   const port = intVar(env, 'PORT', 3000);
   const host = env.HOST || '127.0.0.1';
@@ -97,15 +137,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   let opsToken = env.OPS_TOKEN || '';
   let opsTokenGenerated = false;
   if (!opsToken) {
-    if (bookingEnv === 'production') throw new ConfigError('OPS_TOKEN is required in production');
+    if (bookingEnv === 'production') problem('OPS_TOKEN is required in production');
     opsToken = `ops_${randomBytes(24).toString('base64url')}`;
     opsTokenGenerated = true;
   } else if (bookingEnv === 'production' && opsToken.length < 32) {
-    throw new ConfigError('OPS_TOKEN must be at least 32 characters in production');
+    problem('OPS_TOKEN must be at least 32 characters in production');
   }
 
   const secretsKey = parseSecretsKey(env.SECRETS_KEY);
-  if (!secretsKey && bookingEnv === 'production') throw new ConfigError('SECRETS_KEY is required in production');
+  if (!secretsKey && bookingEnv === 'production' && !env.SECRETS_KEY) problem('SECRETS_KEY is required in production');
 
   const base = LIFETIMES[bookingEnv];
   const tokens: TokenLifetimes = {
@@ -117,10 +157,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   // It bounds how long another instance's revocation can go unseen, so it stays short.
   const callerCacheMs = intVar(env, 'CALLER_CACHE_MS', 2000, 0);
-  if (callerCacheMs > 60_000) throw new ConfigError('CALLER_CACHE_MS must be at most 60000');
+  if (callerCacheMs > 60_000) problem('CALLER_CACHE_MS must be at most 60000');
 
-  const transport = env.DEVICE_TRANSPORT || 'sandbox';
-  if (transport !== 'sandbox' && transport !== 'mqtt') throw new ConfigError(`DEVICE_TRANSPORT must be sandbox or mqtt, got "${transport}"`);
+  let transport = (env.DEVICE_TRANSPORT || 'sandbox') as 'sandbox' | 'mqtt';
+  if (transport !== 'sandbox' && transport !== 'mqtt') {
+    problem(`DEVICE_TRANSPORT must be sandbox or mqtt, got "${transport}"`);
+    transport = 'sandbox';
+  }
 
   const demoDefault = bookingEnv === 'development' ? '1' : '0';
   return {
@@ -170,7 +213,10 @@ function parseOrigins(raw: string | undefined): string[] {
     } catch {
       origin = null;
     }
-    if (!origin) throw new ConfigError(`CORS_ORIGINS must list origins like https://app.example.com (no path, no "*"), got "${item}"`);
+    if (!origin) {
+      problem(`CORS_ORIGINS must list origins like https://app.example.com (no path, no "*"), got "${item}"`);
+      continue;
+    }
     if (!out.includes(origin)) out.push(origin);
   }
   return out;

@@ -1,10 +1,15 @@
 /** The OpenAPI description and the reference page each environment serves. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Ajv2020Module from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { startTestService, type TestService } from '../support/test-service.js';
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import { EVENT_DATA_SCHEMAS, EVENT_TYPES, eventDeliverySchema } from '../../src/contract/events.js';
 import { driveEveryEvent, startEveryEventService, type EveryEventCtx } from '../support/every-event.js';
+import { OPERATIONS } from '../../sdk/src/client.js';
+
+// CommonJS packages: the constructor and the plugin sit on `default`.
+const Ajv2020 = ((Ajv2020Module as any).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
+const addFormats = ((addFormatsModule as any).default ?? addFormatsModule) as typeof addFormatsModule.default;
 
 describe('OpenAPI and reference', () => {
   let svc: TestService;
@@ -123,8 +128,8 @@ describe('OpenAPI webhooks: the delivery of every event type, from the schemas t
   });
 
   it('a real delivered body of each event type validates against its published schema (ajv, JSON Schema 2020-12), and not against another type\'s', () => {
-    const ajv = new Ajv2020.default({ strict: false, allErrors: true });
-    addFormats.default(ajv);
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
     const validators = Object.fromEntries(EVENT_TYPES.map((type) => [type, ajv.compile(bodySchema(type))]));
     const delivered = e.deliveries();
     for (const type of EVENT_TYPES) {
@@ -143,5 +148,102 @@ describe('OpenAPI webhooks: the delivery of every event type, from the schemas t
     const book = delivered.find((r) => r.body.type === 'ROOM_BOOK')!;
     const { meetingId: _gone, ...withoutId } = book.body.data;
     expect(validators.ROOM_BOOK({ ...book.body, data: withoutId })).toBe(false);
+  });
+});
+
+/** The operationIds of every operation, by `METHOD path`: changing one breaks generated clients, so it is a deliberate edit here. */
+const OPERATION_IDS: Record<string, string> = {
+  'GET /healthz': 'health', 'GET /readyz': 'ready',
+  'POST /auth/accessToken': 'requestToken', 'POST /auth/revoke': 'revoke', 'GET /auth/whoami': 'whoami',
+  'GET /meeting-rooms': 'searchRooms', 'GET /meeting-rooms/{id}': 'getRoom', 'GET /desks': 'searchDesks', 'GET /desks/{id}': 'getDesk',
+  'POST /meetings': 'createMeeting', 'GET /meetings': 'listMeetings', 'GET /meetings/{id}': 'getMeeting', 'PATCH /meetings/{id}': 'updateMeeting',
+  'POST /meetings/{id}/cancel': 'cancelMeeting', 'POST /meetings/{id}/check-in': 'checkIn', 'POST /meetings/{id}/check-out': 'checkOut',
+  'PUT /partner/members/{externalUserId}': 'putMember', 'GET /partner/members/{externalUserId}': 'getMember',
+  'DELETE /partner/members/{externalUserId}': 'deleteMember', 'PUT /partner/members/{externalUserId}/credentials': 'putCredentials',
+  'POST /ops/v1/session': 'signInConsole', 'GET /ops/v1/session': 'getConsoleSession', 'DELETE /ops/v1/session': 'signOutConsole',
+  'GET /ops/v1/clock': 'getSandboxClock', 'POST /ops/v1/clock': 'moveSandboxClock', 'POST /ops/v1/apply': 'applySiteDocument',
+  'GET /ops/v1/webhooks': 'listWebhookListeners', 'GET /ops/v1/webhooks/{id}': 'getWebhookListener',
+  'POST /ops/v1/webhooks/{id}/enable': 'enableWebhookListener', 'GET /ops/v1/webhooks/{id}/deliveries': 'listWebhookDeliveries',
+  'POST /ops/v1/deliveries/{deliveryId}/redeliver': 'redeliverDelivery',
+  'GET /ops/v1/payments': 'listPayments', 'POST /ops/v1/payments/{paymentId}/settle': 'settlePayment', 'POST /ops/v1/payments/{paymentId}/fail': 'failPayment',
+  'GET /ops/v1/devices': 'listDevices', 'GET /ops/v1/devices/{deviceId}': 'getDevice',
+  'POST /ops/v1/devices/{deviceId}/offline': 'setDeviceOffline', 'POST /ops/v1/devices/{deviceId}/online': 'setDeviceOnline',
+  'POST /ops/v1/calendar-sync/{provider}/messages': 'receiveCalendarMessage',
+  'POST /ops/v1/visitors/invites': 'createVisitorInvite', 'GET /ops/v1/visitors/invites': 'listVisitorInvites',
+  'POST /ops/v1/visitors/invites/{inviteId}/cancel': 'cancelVisitorInvite', 'GET /ops/v1/visitors/invites/{inviteId}': 'getVisitorInvite',
+  'POST /ops/v1/devices/{deviceId}/scans': 'recordDeviceScan',
+  'GET /ops/v1/calendar-sync/rooms/{roomId}/feed': 'getRoomFeed', 'DELETE /ops/v1/calendar-sync/rooms/{roomId}/feed': 'revokeRoomFeed',
+  'POST /ops/v1/calendar-sync/rooms/{roomId}/feed/rotate': 'rotateRoomFeed',
+  'GET /ops/v1/meetings': 'listAllMeetings', 'GET /ops/v1/meetings/{id}': 'getMeetingDetail', 'POST /ops/v1/meetings/{id}/cancel': 'staffCancelMeeting',
+  'GET /ops/v1/floors/{floorId}/now': 'getFloorNow', 'GET /ops/v1/assets/{assetId}/day': 'getAssetDay', 'GET /ops/v1/site': 'getSiteOverview',
+  'GET /ops/v1/stream': 'streamChanges',
+};
+
+describe('OpenAPI operations: ids, descriptions, examples', () => {
+  let svc: TestService;
+  let spec: any;
+  let operations: { key: string; op: any }[];
+  beforeAll(async () => {
+    svc = await startTestService({ noWorkers: true });
+    spec = (await svc.request('GET', '/openapi.json')).body;
+    operations = [];
+    for (const [path, item] of Object.entries<any>(spec.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        if (['get', 'put', 'post', 'patch', 'delete'].includes(method)) operations.push({ key: `${method.toUpperCase()} ${path}`, op });
+      }
+    }
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('every operation has a unique camelCase operationId, the one listed here', () => {
+    const ids = operations.map(({ op }) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^[a-z][a-zA-Z0-9]*$/);
+    expect(Object.fromEntries(operations.map(({ key, op }) => [key, op.operationId]))).toEqual(OPERATION_IDS);
+  });
+
+  it('the public operations carry the SDK method names (sdk OPERATIONS)', () => {
+    for (const [key, method] of Object.entries(OPERATIONS)) expect(OPERATION_IDS[key], key).toBe(method);
+  });
+
+  it('every operation has a description of its own (not just the summary)', () => {
+    for (const { key, op } of operations) {
+      expect(typeof op.description, key).toBe('string');
+      expect(op.description.length, key).toBeGreaterThan(30);
+      expect(op.description, key).not.toBe(op.summary);
+    }
+  });
+
+  it('every request body and every success answer has an example that validates against its own schema', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const problems: string[] = [];
+    const check = (where: string, media: any) => {
+      if (!media?.schema) return;
+      if (!('example' in media)) {
+        problems.push(`${where}: no example`);
+        return;
+      }
+      const validate = ajv.compile(media.schema);
+      if (!validate(media.example)) problems.push(`${where}: ${ajv.errorsText(validate.errors)}`);
+    };
+    for (const { key, op } of operations) {
+      for (const [type, media] of Object.entries<any>(op.requestBody?.content ?? {})) check(`${key} request ${type}`, media);
+      const success = Object.entries<any>(op.responses ?? {}).filter(([status]) => /^2\d\d$/.test(status));
+      expect(success.length, key).toBeGreaterThan(0);
+      let examples = 0;
+      for (const [status, response] of success) {
+        for (const [type, media] of Object.entries<any>(response.content ?? {})) {
+          check(`${key} ${status} ${type}`, media);
+          examples += 1;
+        }
+      }
+      // 204 answers have no body; the event stream is text/event-stream without a schema.
+      const bodiless = success.every(([status]) => status === '204') || key === 'GET /ops/v1/stream';
+      if (examples === 0 && !bodiless) problems.push(`${key}: no success answer with content`);
+    }
+    expect(problems).toEqual([]);
   });
 });

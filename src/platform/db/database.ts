@@ -10,6 +10,7 @@ import { Kysely, Migrator, SqliteDialect, sql, type KyselyConfig, type LogEvent 
 import { BatchingPostgresDialect, nameStatements } from './pg-driver.js';
 import type { Database } from './schema.js';
 import { migrationProvider } from './migrations/index.js';
+import { databaseUrlError, isConnectFailure } from './connect-error.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -115,14 +116,27 @@ export async function migrate(db: Kysely<Database>): Promise<void> {
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
-    throw new Error(`migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`);
+    throw new Error(`migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`, { cause: error });
   }
 }
 
 export async function openStorage(databaseUrl: string, options: StorageOptions = {}): Promise<Storage> {
   const engine: Engine = isPostgresUrl(databaseUrl) ? 'postgres' : 'sqlite';
-  const db = engine === 'postgres' ? await openPostgres(databaseUrl, options) : openSqlite(databaseUrl, options);
-  await migrate(db);
+  let db: Kysely<Database>;
+  try {
+    db = engine === 'postgres' ? await openPostgres(databaseUrl, options) : openSqlite(databaseUrl, options);
+  } catch (err) {
+    throw isConnectFailure(err) ? databaseUrlError(databaseUrl, err) : err;
+  }
+  try {
+    await migrate(db);
+  } catch (err) {
+    // The first statement is the first connection: a refused one is DATABASE_URL's fault, and says so.
+    const cause = err instanceof Error && err.cause !== undefined ? err.cause : err;
+    if (!isConnectFailure(cause)) throw err;
+    await db.destroy().catch(() => {});
+    throw databaseUrlError(databaseUrl, cause);
+  }
   let closed = false;
   return {
     db,
