@@ -40,6 +40,7 @@ import { MemberService } from './modules/members/member-service.js';
 import { CredentialService } from './modules/members/credential-service.js';
 import { CredentialRepository } from './modules/members/credential-repository.js';
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
+import { ConsoleSessionRepository } from './platform/db/console-session-repository.js';
 import { RateLimiter } from './platform/rate-limit.js';
 import { DeviceRepository } from './modules/devices/device-repository.js';
 import { DeviceSync } from './modules/devices/device-sync.js';
@@ -110,7 +111,7 @@ export interface Services {
   tokenAttempts: TokenAttempts;
   /** The console's live changes: one poller per instance shared by every open stream. */
   changeFeed: ChangeFeed;
-  /** Console sessions: the signed cookie exchanged for the ops token, and its CSRF token. */
+  /** Console sessions: stored, revocable sessions behind a signed cookie exchanged for the ops token, and their CSRF tokens. */
   consoleSessions: ConsoleSessions;
   /** Failed console sign-ins per client address (429 KS036 once used up). */
   consoleSignInFailures: RateLimiter;
@@ -270,7 +271,7 @@ export async function createServices(config: Config, storage: Storage, realClock
       new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
     ),
     changeFeed,
-    consoleSessions: new ConsoleSessions(config.opsToken, realClock),
+    consoleSessions: new ConsoleSessions(config.opsToken, config.env, new ConsoleSessionRepository(storage.db), realClock),
     consoleSignInFailures: new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
     startWorkers: () => {
       void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));

@@ -40,7 +40,7 @@ export function opsAuth(opsToken: string, sessions?: ConsoleSessions) {
     const auth = req.headers.authorization;
     const cookie = sessions && auth === undefined ? cookieValue(req.headers.cookie, SESSION_COOKIE) : undefined;
     if (sessions && cookie !== undefined) {
-      if (sessions.verify(cookie) === null) throw errors.unauthorized('The console session is missing or expired; sign in again');
+      if ((await sessions.verify(cookie)) === null) throw errors.unauthorized('The console session is missing or expired; sign in again');
       if (SAFE_METHODS.has(req.method)) return;
       const sent = req.headers[CSRF_HEADER];
       if (typeof sent !== 'string' || !sameText(sent, sessions.csrfOf(cookie))) {
