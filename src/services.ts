@@ -107,7 +107,7 @@ export interface Services {
   roomFeeds: RoomFeedService;
   /** All background work: lifecycle steps, webhook deliveries, token purge, device sync, visitor expiry. */
   jobs: JobRunner;
-  /** Failed app_secret attempts per app_id and per client address (the token endpoint's brute-force limit). */
+  /** Failed app_secret attempts per (app_id, client address) and per client address (the token endpoint's brute-force limit). */
   tokenAttempts: TokenAttempts;
   /** The console's live changes: one poller per instance shared by every open stream. */
   changeFeed: ChangeFeed;
