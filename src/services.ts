@@ -60,6 +60,7 @@ import { RoomFeedService } from './modules/calendar-sync/feed-service.js';
 import { UrlGuard } from './platform/net/url-guard.js';
 import { TokenAttempts } from './modules/auth/token-attempts.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
+import { OpsTokenFailures } from './platform/http/authenticate.js';
 import { ChangeFeed } from './platform/changes/change-feed.js';
 
 export interface Services {
@@ -113,8 +114,8 @@ export interface Services {
   changeFeed: ChangeFeed;
   /** Console sessions: stored, revocable sessions behind a signed cookie exchanged for the ops token, and their CSRF tokens. */
   consoleSessions: ConsoleSessions;
-  /** Failed console sign-ins per client address (429 KS036 once used up). */
-  consoleSignInFailures: RateLimiter;
+  /** Wrong ops tokens (Bearer or console sign-in) per client address (429 KS036 once used up). */
+  opsTokenFailures: OpsTokenFailures;
   /** The SSRF guard of webhook addresses (at apply and at connect time); tests replace its `resolve`. */
   urlGuard: UrlGuard;
   /** Starts the background work (the job runner). */
@@ -272,7 +273,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     ),
     changeFeed,
     consoleSessions: new ConsoleSessions(config.opsToken, config.env, new ConsoleSessionRepository(storage.db), realClock),
-    consoleSignInFailures: new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
+    opsTokenFailures: new OpsTokenFailures(new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs)),
     startWorkers: () => {
       void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));
       jobs.start();

@@ -9,7 +9,7 @@
  * (equal-length buffers whatever was presented).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { OPS_TOKEN, startTestService, type TestService } from '../support/test-service.js';
 import { actAsRequest, applySite, expectError, HUB_APP_ID, HUB_SECRET, PLAIN_APP_ID, PLAIN_SECRET, PORTAL_APP_ID, PORTAL_SECRET } from '../support/fixtures.js';
 
 const grant = (svc: TestService, appId: string, secret: string, from?: string) =>
@@ -162,5 +162,64 @@ describe('ops token comparison', () => {
     } finally {
       await svc.close();
     }
+  });
+});
+
+describe('wrong ops tokens are limited per address (Bearer and console sign-in share the count)', () => {
+  let svc: TestService | undefined;
+  let other: TestService | undefined;
+  afterEach(async () => {
+    await other?.close();
+    await svc?.close();
+    svc = other = undefined;
+  });
+  const opsCall = (on: TestService, token: string | null, from: string) =>
+    on.request('GET', '/ops/v1/clock', { headers: { 'x-forwarded-for': from, ...(token === null ? {} : { authorization: `Bearer ${token}` }) } });
+  const signIn = (on: TestService, token: string, from: string) =>
+    on.request('POST', '/ops/v1/session', { body: { token }, headers: { 'x-forwarded-for': from } });
+  const expectLimited = (res: Awaited<ReturnType<typeof opsCall>>) => {
+    expectError(res, 429, 'KS036');
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(300);
+  };
+
+  it('past the limit of wrong Bearer tokens an address gets 429 with Retry-After, even with the right token; other addresses never', async () => {
+    svc = await startTestService({ env: { TOKEN_FAILURES_PER_ADDRESS: '3', TRUST_PROXY: '127.0.0.1' } });
+    const attacker = '203.0.113.9';
+    for (let i = 0; i < 3; i++) expectError(await opsCall(svc, `wrong-${i}`, attacker), 401, 'KS002');
+    expectLimited(await opsCall(svc, 'wrong-again', attacker));
+    expectLimited(await opsCall(svc, OPS_TOKEN, attacker));
+    expectLimited(await signIn(svc, OPS_TOKEN, attacker));
+    // Another address: the right token, as a Bearer token and at sign-in.
+    expect((await opsCall(svc, OPS_TOKEN, '198.51.100.20')).status).toBe(200);
+    const session = await signIn(svc, OPS_TOKEN, '198.51.100.20');
+    expect(session.status, session.text).toBe(200);
+    // The same attacker's IPv6 neighbourhood is one client; another /64 is not.
+    for (let i = 1; i <= 3; i++) expectError(await opsCall(svc, 'wrong', `2001:db8:5:6::${i}`), 401, 'KS002');
+    expectLimited(await opsCall(svc, OPS_TOKEN, '2001:db8:5:6::77'));
+    expect((await opsCall(svc, OPS_TOKEN, '2001:db8:5:7::1')).status).toBe(200);
+    // Requests with no token at all are refused but not counted.
+    for (let i = 0; i < 6; i++) expectError(await opsCall(svc, null, '198.51.100.30'), 401, 'KS002');
+    expect((await opsCall(svc, OPS_TOKEN, '198.51.100.30')).status).toBe(200);
+  });
+
+  it('wrong sign-ins and wrong Bearer tokens count together, on every instance; the right token signs in from another address', async () => {
+    const env = { TOKEN_FAILURES_PER_ADDRESS: '3', TRUST_PROXY: '127.0.0.1' };
+    svc = await startTestService({ env });
+    other = await startTestService({ database: svc.database, keepDatabase: true, env });
+    const attacker = '192.0.2.40';
+    expectError(await signIn(svc, 'wrong-1', attacker), 401, 'KS002');
+    expectError(await opsCall(other, 'wrong-2', attacker), 401, 'KS002');
+    expectError(await signIn(other, 'wrong-3', attacker), 401, 'KS002');
+    // The address is limited on both instances, for the right token too.
+    expectLimited(await signIn(svc, OPS_TOKEN, attacker));
+    expectLimited(await opsCall(svc, OPS_TOKEN, attacker));
+    expectLimited(await opsCall(other, OPS_TOKEN, attacker));
+    // The operator, elsewhere, signs in and works.
+    const ok = await signIn(other, OPS_TOKEN, '192.0.2.41');
+    expect(ok.status, ok.text).toBe(200);
+    const cookie = ok.headers.get('set-cookie')!.split(';')[0]!;
+    expect((await svc.request('GET', '/ops/v1/site', { headers: { cookie, 'x-forwarded-for': '192.0.2.41' } })).status).toBe(200);
   });
 });

@@ -20,12 +20,11 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { safeEqual, sha256Hex } from '../crypto/secrets.js';
 import { errors, ServiceError } from '../errors.js';
 import type { Clock } from '../clock/clock.js';
-import type { RateLimiter } from '../rate-limit.js';
 import type { ConsoleSessionRepository } from '../db/console-session-repository.js';
 import { CSRF_HEADER, SESSION_COOKIE, SESSION_SECONDS, SessionBody, SessionStarted } from '../../contract/ops-console.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { ok } from './envelope.js';
-import { tokenMatcher } from './authenticate.js';
+import { tokenMatcher, type OpsTokenFailures } from './authenticate.js';
 import type { App } from './types.js';
 
 const mac = (key: Buffer, text: string) => createHmac('sha256', key).update(text, 'utf8').digest('base64url');
@@ -107,8 +106,8 @@ export function cookieValue(header: string | undefined, name: string): string | 
 export interface SessionRouteOptions {
   opsToken: string;
   sessions: ConsoleSessions;
-  /** Failed sign-ins per client address (real time, shared by instances): 429 KS036 once used up. */
-  failures: RateLimiter;
+  /** Wrong ops tokens per client address, shared with the ops guard's Bearer tokens: 429 KS036 once used up. */
+  failures: OpsTokenFailures;
   /** Adds `Secure` to the cookie (PUBLIC_BASE_URL is https). */
   secure: boolean;
 }
@@ -124,19 +123,15 @@ export async function consoleSessionRoutes(app: App, o: SessionRouteOptions): Pr
     schema: {
       tags: ['ops'], summary: 'Console sign-in: the ops token for an HttpOnly, SameSite=Strict session cookie and its CSRF token',
       description: `Cookie ${SESSION_COOKIE}, 12 hours. With the cookie, every request other than GET/HEAD must carry ${CSRF_HEADER}. ` +
-        'A wrong token is 401 KS002; too many from one address are 429 KS036 with Retry-After.',
+        'A wrong token is 401 KS002. Wrong ops tokens (here or as a Bearer token) are limited per client address: past the limit that address ' +
+        'gets 429 KS036 with Retry-After, even with the right token, until the window ends; other addresses are not affected.',
       security: [],
       body: SessionBody,
       response: { 200: Envelope(SessionStarted), 400: ErrorEnvelope, 401: ErrorEnvelope, 429: ErrorEnvelope },
     },
   }, async (req, reply) => {
-    const key = `ops-session-fail:${req.ip}`;
-    const state = await o.failures.peek(key);
-    if (!state.allowed) throw errors.tooManyRequests('Too many failed sign-ins; retry after the Retry-After seconds', state.retryAfterSeconds);
-    if (!matches(req.body.token)) {
-      await o.failures.hit(key);
-      throw errors.unauthorized('Wrong ops token');
-    }
+    // The limit is per address: a limited address is refused even the right token (429); other addresses never are.
+    await o.failures.admit(req.ip, matches(req.body.token), 'Wrong ops token');
     const s = await o.sessions.issue();
     reply.header('set-cookie', cookie(s.value, SESSION_SECONDS));
     return ok({ csrfToken: s.csrfToken, expiresAt: new Date(s.expiresAt).toISOString() });
