@@ -163,7 +163,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsFeedRoutes(ops, services);
     await opsMeetingRoutes(ops, services);
     await opsSiteRoutes(ops, services);
-    await changeStreamRoute(ops, services.changeFeed);
+    await changeStreamRoute(ops, services.changeFeed, services.consoleSessions);
   });
 
   return app;

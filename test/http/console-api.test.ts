@@ -419,6 +419,31 @@ describe('console API', () => {
       stream.close();
     });
 
+    it('a stream opened with a cookie ends within seconds of sign-out on another instance; a Bearer stream is untouched', async () => {
+      const second = await startTestService({ database: svc.database, keepDatabase: true });
+      try {
+        const { cookie } = await signIn(svc);
+        const byCookie = await openStream(svc.url, { cookie });
+        const byToken = await openStream(svc.url, { authorization: `Bearer ${OPS_TOKEN}` });
+        try {
+          expect((await second.request('DELETE', '/ops/v1/session', { headers: { cookie } })).status).toBe(204);
+          const started = Date.now();
+          await expect(byCookie.until(() => false)).rejects.toThrow('stream ended');
+          expect(Date.now() - started).toBeLessThan(12_000); // the recheck runs every 5 s
+          // The Bearer stream still gets changes.
+          const m = await ctx.bookRoom('alice', 'r1', '21:00', '21:30');
+          expect((await byToken.until((c) => c.kind === 'meeting' && c.id === m._id)).projectId).toBe(id('tower'));
+          // The console's reconnect is refused.
+          expectError(await svc.request('GET', '/ops/v1/stream', { headers: { cookie } }), 401, 'KS002');
+        } finally {
+          byCookie.close();
+          byToken.close();
+        }
+      } finally {
+        await second.close();
+      }
+    });
+
     it('a booking made on another instance over the same database reaches this instance\'s stream; shutdown does not wait on it', async () => {
       const second = await startTestService({ database: svc.database, keepDatabase: true });
       let closed = false;
