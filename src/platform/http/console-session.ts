@@ -127,7 +127,7 @@ export async function consoleSessionRoutes(app: App, o: SessionRouteOptions): Pr
         'gets 429 KS036 with Retry-After, even with the right token, until the window ends; other addresses are not affected.',
       security: [],
       body: SessionBody,
-      response: { 200: Envelope(SessionStarted), 400: ErrorEnvelope, 401: ErrorEnvelope, 429: ErrorEnvelope },
+      response: { 200: Envelope(SessionStarted), 400: ErrorEnvelope, 401: ErrorEnvelope, 429: ErrorEnvelope, 503: ErrorEnvelope },
     },
   }, async (req, reply) => {
     // The limit is per address: a limited address is refused even the right token (429); other addresses never are.
@@ -143,7 +143,7 @@ export async function consoleSessionRoutes(app: App, o: SessionRouteOptions): Pr
       summary: 'The console session: when it ends and its CSRF token (401 without a valid one)',
       description: 'Lets a reloaded console page carry on without signing in again. Only a same-origin page can read the answer (CORS is closed by default), and the cookie alone never authorizes a write.',
       security,
-      response: { 200: Envelope(SessionStarted), 401: ErrorEnvelope },
+      response: { 200: Envelope(SessionStarted), 401: ErrorEnvelope, 503: ErrorEnvelope },
     },
   }, async (req) => {
     const value = cookieValue(req.headers.cookie, SESSION_COOKIE);
