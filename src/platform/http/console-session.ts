@@ -36,7 +36,7 @@ async function store<T>(op: () => Promise<T>): Promise<T> {
     return await op();
   } catch (err) {
     if (err instanceof ServiceError) throw err;
-    throw errors.authUnavailable('The service is temporarily unavailable: the console session could not be checked (it was not ended); retry after the Retry-After seconds');
+    throw errors.authUnavailable('The service is temporarily unavailable: the console session could not be checked or stored (nothing was decided); retry after the Retry-After seconds');
   }
 }
 
