@@ -120,7 +120,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'Access token from POST /auth/accessToken' },
-          opsToken: { type: 'http', scheme: 'bearer', description: 'OPS_TOKEN of this deployment' },
+          opsToken: { type: 'http', scheme: 'bearer', description: 'OPS_TOKEN of this deployment (wrong tokens are limited per client address: 429 KS036 with Retry-After)' },
         },
       },
       security: [{ bearer: [] }],
@@ -154,13 +154,13 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
 
   // The console's sign-in (the ops token in the body) and sign-out: outside the ops guard.
   await consoleSessionRoutes(app, {
-    opsToken: services.config.opsToken, sessions: services.consoleSessions, failures: services.consoleSignInFailures,
+    opsToken: services.config.opsToken, sessions: services.consoleSessions, failures: services.opsTokenFailures,
     secure: services.config.publicBaseUrl.startsWith('https:'),
   });
 
-  // Operator surface: every route in this scope needs the ops token or a console session (CSRF header on writes).
+  // Operator surface: every route in this scope needs the ops token (wrong ones limited per address) or a console session (CSRF header on writes).
   await app.register(async (ops: App) => {
-    ops.addHook('onRequest', opsAuth(services.config.opsToken, services.consoleSessions));
+    ops.addHook('onRequest', opsAuth(services.config.opsToken, services.consoleSessions, services.opsTokenFailures));
     await opsClockRoutes(ops, services);
     await opsApplyRoutes(ops, services);
     await opsWebhookRoutes(ops, services);
@@ -171,7 +171,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsFeedRoutes(ops, services);
     await opsMeetingRoutes(ops, services);
     await opsSiteRoutes(ops, services);
-    await changeStreamRoute(ops, services.changeFeed);
+    await changeStreamRoute(ops, services.changeFeed, services.consoleSessions);
   });
 
   return app;

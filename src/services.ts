@@ -40,6 +40,7 @@ import { MemberService } from './modules/members/member-service.js';
 import { CredentialService } from './modules/members/credential-service.js';
 import { CredentialRepository } from './modules/members/credential-repository.js';
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
+import { ConsoleSessionRepository } from './platform/db/console-session-repository.js';
 import { RateLimiter } from './platform/rate-limit.js';
 import { DeviceRepository } from './modules/devices/device-repository.js';
 import { DeviceSync } from './modules/devices/device-sync.js';
@@ -59,6 +60,7 @@ import { RoomFeedService } from './modules/calendar-sync/feed-service.js';
 import { UrlGuard } from './platform/net/url-guard.js';
 import { TokenAttempts } from './modules/auth/token-attempts.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
+import { OpsTokenFailures } from './platform/http/authenticate.js';
 import { ChangeFeed } from './platform/changes/change-feed.js';
 
 export interface Services {
@@ -106,14 +108,14 @@ export interface Services {
   roomFeeds: RoomFeedService;
   /** All background work: lifecycle steps, webhook deliveries, token purge, device sync, visitor expiry. */
   jobs: JobRunner;
-  /** Failed app_secret attempts per app_id and per client address (the token endpoint's brute-force limit). */
+  /** Failed app_secret attempts per (app_id, client address) and per client address (the token endpoint's brute-force limit). */
   tokenAttempts: TokenAttempts;
   /** The console's live changes: one poller per instance shared by every open stream. */
   changeFeed: ChangeFeed;
-  /** Console sessions: the signed cookie exchanged for the ops token, and its CSRF token. */
+  /** Console sessions: stored, revocable sessions behind a signed cookie exchanged for the ops token, and their CSRF tokens. */
   consoleSessions: ConsoleSessions;
-  /** Failed console sign-ins per client address (429 KS036 once used up). */
-  consoleSignInFailures: RateLimiter;
+  /** Wrong ops tokens (Bearer or console sign-in) per client address (429 KS036 once used up). */
+  opsTokenFailures: OpsTokenFailures;
   /** The SSRF guard of webhook addresses (at apply and at connect time); tests replace its `resolve`. */
   urlGuard: UrlGuard;
   /** Starts the background work (the job runner). */
@@ -287,8 +289,8 @@ export async function createServices(config: Config, storage: Storage, realClock
       new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
     ),
     changeFeed,
-    consoleSessions: new ConsoleSessions(config.opsToken, realClock),
-    consoleSignInFailures: new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
+    consoleSessions: new ConsoleSessions(config.opsToken, config.env, new ConsoleSessionRepository(storage.db), realClock),
+    opsTokenFailures: new OpsTokenFailures(new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs)),
     startWorkers: () => {
       void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));
       jobs.start();

@@ -45,7 +45,10 @@ export interface Config {
    * socket's address is the client's), a hop count, or comma-separated addresses/CIDRs.
    */
   trustProxy: boolean | number | string;
-  /** Failed app_secret attempts at the token endpoint allowed per window, per app_id and per client address. */
+  /**
+   * Failed attempts allowed per window: app_secret failures at the token endpoint per (app_id, client address) pair
+   * (`perApp`) and per client address (`perAddress`, also the limit of wrong ops tokens per address).
+   */
   tokenFailures: { perApp: number; perAddress: number; windowMs: number };
   /** How long SIGTERM may take (in-flight requests and the running job) before the process exits 1 anyway. */
   shutdownTimeoutMs: number;

@@ -4,6 +4,7 @@
  * real clock, never the sandbox clock). A refused request is answered 429 KS036
  * with the seconds until the window ends.
  */
+import { isIPv6 } from 'node:net';
 import type { Clock } from './clock/clock.js';
 import type { RateLimitRepository } from './db/rate-limit-repository.js';
 
@@ -46,4 +47,20 @@ export class RateLimiter {
       retryAfterSeconds: Math.max(1, Math.ceil((windowStart + this.windowMs - now) / 1000)),
     };
   }
+}
+
+/**
+ * The client a per-address limit counts: an IPv4 address as it is (also when
+ * IPv4-mapped, `::ffff:a.b.c.d`), an IPv6 address by its /64 prefix, since one
+ * client commonly holds a whole /64 and could otherwise take a fresh address per try.
+ */
+export function addressBucket(ip: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (!isIPv6(ip)) return ip;
+  const [head, tail] = ip.toLowerCase().split('::') as [string, string | undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }

@@ -143,6 +143,94 @@ describe('console API', () => {
     });
   });
 
+  describe('sign-out and the stored session', () => {
+    const read = (on: TestService, cookie: string) => on.request('GET', '/ops/v1/site', { headers: { cookie } });
+    // A write that changes nothing: authorized, it reaches the route (404 for an unknown meeting); else 401.
+    const write = (on: TestService, cookie: string, csrf: string) =>
+      on.request('POST', '/ops/v1/meetings/ffffffffffffffffffffffff/cancel', { headers: { cookie, 'x-csrf-token': csrf }, body: {} });
+    const wrote = (res: HttpResult) => expectError(res, 404, 'KS005');
+
+    it('after sign-out the old cookie reads nothing, gets no CSRF token and writes nothing (401); other sessions carry on', async () => {
+      const kept = await signIn(svc);
+      const { cookie, csrf } = await signIn(svc);
+      expect((await read(svc, cookie)).status).toBe(200);
+      wrote(await write(svc, cookie, csrf));
+      expect((await svc.request('DELETE', '/ops/v1/session', { headers: { cookie } })).status).toBe(204);
+      expectError(await read(svc, cookie), 401, 'KS002');
+      expectError(await svc.request('GET', '/ops/v1/session', { headers: { cookie } }), 401, 'KS002');
+      expectError(await write(svc, cookie, csrf), 401, 'KS002');
+      expectError(await svc.request('GET', '/ops/v1/stream', { headers: { cookie } }), 401, 'KS002');
+      // Signing out again is harmless; the other session is untouched.
+      expect((await svc.request('DELETE', '/ops/v1/session', { headers: { cookie } })).status).toBe(204);
+      expect((await read(svc, kept.cookie)).status).toBe(200);
+      wrote(await write(svc, kept.cookie, kept.csrf));
+    });
+
+    it('signed out on one instance, the cookie fails on another instance over the same database at once', async () => {
+      const second = await startTestService({ database: svc.database, keepDatabase: true });
+      try {
+        const { cookie, csrf } = await signIn(svc);
+        expect((await read(second, cookie)).status).toBe(200);
+        wrote(await write(second, cookie, csrf));
+        expect((await svc.request('DELETE', '/ops/v1/session', { headers: { cookie } })).status).toBe(204);
+        expectError(await read(second, cookie), 401, 'KS002');
+        expectError(await write(second, cookie, csrf), 401, 'KS002');
+        // And the other way round.
+        const b = await signIn(second);
+        expect((await read(svc, b.cookie)).status).toBe(200);
+        expect((await second.request('DELETE', '/ops/v1/session', { headers: { cookie: b.cookie } })).status).toBe(204);
+        expectError(await read(svc, b.cookie), 401, 'KS002');
+      } finally {
+        await second.close();
+      }
+    });
+
+    it('a restart keeps a valid session and not a revoked one', async () => {
+      let first: TestService | undefined = await startTestService({ keepDatabase: true });
+      const database = first.database;
+      let again: TestService | undefined;
+      try {
+        const valid = await signIn(first);
+        const revoked = await signIn(first);
+        expect((await first.request('DELETE', '/ops/v1/session', { headers: { cookie: revoked.cookie } })).status).toBe(204);
+        await first.close();
+        first = undefined;
+        again = await startTestService({ database });
+        expect((await read(again, valid.cookie)).status).toBe(200);
+        wrote(await write(again, valid.cookie, valid.csrf));
+        const session = await again.request('GET', '/ops/v1/session', { headers: { cookie: valid.cookie } });
+        expect(session.body.data?.csrfToken).toBe(valid.csrf);
+        expectError(await read(again, revoked.cookie), 401, 'KS002');
+        expectError(await write(again, revoked.cookie, revoked.csrf), 401, 'KS002');
+      } finally {
+        await first?.close();
+        if (again) await again.close();
+        else await database.drop();
+      }
+    });
+
+    it('a cookie minted in one environment is refused by another with the same OPS_TOKEN and database', async () => {
+      const prodEnv = { BOOKING_ENV: 'production', SECRETS_KEY: 'cd'.repeat(32) };
+      const uat = await startTestService({ database: svc.database, keepDatabase: true, env: { BOOKING_ENV: 'uat' } });
+      const prod = await startTestService({ database: svc.database, keepDatabase: true, env: prodEnv });
+      try {
+        const fromUat = await signIn(uat);
+        expect((await read(uat, fromUat.cookie)).status).toBe(200);
+        expectError(await read(prod, fromUat.cookie), 401, 'KS002');
+        expectError(await write(prod, fromUat.cookie, fromUat.csrf), 401, 'KS002');
+        expectError(await prod.request('GET', '/ops/v1/session', { headers: { cookie: fromUat.cookie } }), 401, 'KS002');
+        expectError(await read(svc, fromUat.cookie), 401, 'KS002'); // development
+        const fromProd = await signIn(prod);
+        expect((await read(prod, fromProd.cookie)).status).toBe(200);
+        expectError(await read(uat, fromProd.cookie), 401, 'KS002');
+        expectError(await read(svc, fromProd.cookie), 401, 'KS002');
+      } finally {
+        await prod.close();
+        await uat.close();
+      }
+    });
+  });
+
   describe('reads', () => {
     it('GET /ops/v1/site lists projects, floors with their zone, rooms with polygons, desks', async () => {
       const res = await svc.ops('GET', '/ops/v1/site');
@@ -335,6 +423,31 @@ describe('console API', () => {
       const { cookie } = await signIn(svc);
       const stream = await openStream(svc.url, { cookie });
       stream.close();
+    });
+
+    it('a stream opened with a cookie ends within seconds of sign-out on another instance; a Bearer stream is untouched', async () => {
+      const second = await startTestService({ database: svc.database, keepDatabase: true });
+      try {
+        const { cookie } = await signIn(svc);
+        const byCookie = await openStream(svc.url, { cookie });
+        const byToken = await openStream(svc.url, { authorization: `Bearer ${OPS_TOKEN}` });
+        try {
+          expect((await second.request('DELETE', '/ops/v1/session', { headers: { cookie } })).status).toBe(204);
+          const started = Date.now();
+          await expect(byCookie.until(() => false)).rejects.toThrow('stream ended');
+          expect(Date.now() - started).toBeLessThan(12_000); // the recheck runs every 5 s
+          // The Bearer stream still gets changes.
+          const m = await ctx.bookRoom('alice', 'r1', '21:00', '21:30');
+          expect((await byToken.until((c) => c.kind === 'meeting' && c.id === m._id)).projectId).toBe(id('tower'));
+          // The console's reconnect is refused.
+          expectError(await svc.request('GET', '/ops/v1/stream', { headers: { cookie } }), 401, 'KS002');
+        } finally {
+          byCookie.close();
+          byToken.close();
+        }
+      } finally {
+        await second.close();
+      }
     });
 
     it('a booking made on another instance over the same database reaches this instance\'s stream; shutdown does not wait on it', async () => {

@@ -1,13 +1,19 @@
 /**
  * Brute-force guard of the token endpoint: failed app_secret attempts are counted
- * per app_id and per client address in fixed windows shared by every instance
- * (platform/rate-limit.ts, real time). Once either count reaches its limit, every
- * grant presenting an app_secret for that app, or from that address, answers 429
- * KS036 with Retry-After until the window ends, even with the right secret (an
- * attacker who hits the right secret while locked learns nothing).
+ * per (app_id, client address) and per client address, in fixed windows shared by
+ * every instance (platform/rate-limit.ts, real time). Once a count reaches its
+ * limit, that address answers 429 KS036 with Retry-After for that app (or, past the
+ * per-address limit, for every app) until the window ends, even with the right
+ * secret: an attacker who hits the right secret while limited learns nothing.
+ *
+ * An IPv6 client counts by its /64 (addressBucket). There is no lock per app alone: failures from one address never refuse the right
+ * secret from another, so knowing an app_id is not enough to lock its owner out.
+ * Guessing from many addresses is bounded per address, and app secrets are at least
+ * 32 characters, stored as scrypt hashes.
  */
 import { errors, ServiceError } from '../../platform/errors.js';
-import type { RateLimiter } from '../../platform/rate-limit.js';
+import { addressBucket, type RateLimiter } from '../../platform/rate-limit.js';
+import { sha256Hex } from '../../platform/crypto/secrets.js';
 
 export class LockedOut extends ServiceError {
   constructor(retryAfterSeconds: number) {
@@ -17,20 +23,20 @@ export class LockedOut extends ServiceError {
 
 export class TokenAttempts {
   constructor(
-    private readonly perApp: RateLimiter,
+    private readonly perAppAddress: RateLimiter,
     private readonly perAddress: RateLimiter,
   ) {}
 
-  /** Throws LockedOut when the app or the address has used up its failures in this window. */
+  /** Throws LockedOut when this address has used up its failures for the app, or for all apps, in this window. */
   async check(appId: string, address: string): Promise<void> {
-    const [app, addr] = await store(() => Promise.all([this.perApp.peek(appKey(appId)), this.perAddress.peek(addressKey(address))]));
-    const locked = [app, addr].filter((d) => !d.allowed);
+    const decisions = await store(() => Promise.all([this.perAppAddress.peek(pairKey(appId, address)), this.perAddress.peek(addressKey(address))]));
+    const locked = decisions.filter((d) => !d.allowed);
     if (locked.length) throw new LockedOut(Math.max(...locked.map((d) => d.retryAfterSeconds)));
   }
 
-  /** Counts one failed attempt against the app and the address. */
+  /** Counts one failed attempt against the (app, address) pair and the address. */
   async failed(appId: string, address: string): Promise<void> {
-    await store(() => Promise.all([this.perApp.hit(appKey(appId)), this.perAddress.hit(addressKey(address))]));
+    await store(() => Promise.all([this.perAppAddress.hit(pairKey(appId, address)), this.perAddress.hit(addressKey(address))]));
   }
 }
 
@@ -44,8 +50,9 @@ async function store<T>(op: () => Promise<T>): Promise<T> {
   }
 }
 
-const appKey = (appId: string) => `token-fail:app:${appId}`;
-const addressKey = (address: string) => `token-fail:addr:${address}`;
+// The app_id is hashed into the key: any string may be presented, the key stays short.
+const pairKey = (appId: string, address: string) => `token-fail:app-addr:${sha256Hex(appId).slice(0, 32)}:${addressBucket(address)}`;
+const addressKey = (address: string) => `token-fail:addr:${addressBucket(address)}`;
 
 /** Whether `err` is the token endpoint's refusal of an app_id/app_secret pair (401 KS002). */
 export function isBadCredentials(err: unknown): boolean {

@@ -262,6 +262,7 @@ export interface Database {
   calendar_events: CalendarEventTable;
   room_feeds: RoomFeedTable;
   rate_limits: RateLimitTable;
+  console_sessions: ConsoleSessionTable;
   deliveries: DeliveryTable;
 }
 
@@ -374,6 +375,15 @@ export interface RateLimitTable {
   key: string;
   window_start: Millis;
   count: number;
+}
+
+/** A console session (platform/http/console-session.ts): the SHA-256 of its id, never the id. */
+export interface ConsoleSessionTable {
+  id_hash: string;
+  env: string;
+  created_at: Millis;
+  expires_at: Millis;
+  revoked_at: Millis | null;
 }
 
 export interface InvoiceCounterTable {

@@ -6,14 +6,20 @@
  * reply (no onSend hooks), so it sets `cache-control: no-store`, `nosniff` and
  * `x-accel-buffering: no` (no proxy buffering) itself. On shutdown (preClose) every
  * stream is ended, so the graceful close never waits on an open stream.
+ * A stream opened with the console's session cookie re-checks the session every
+ * SESSION_RECHECK_MS and ends once it is revoked (signed out on any instance) or
+ * expired; the console's reconnect is then refused (401).
  */
 import { Type } from 'typebox';
 import type { ChangeFeed } from '../changes/change-feed.js';
+import { SESSION_COOKIE } from '../../contract/ops-console.js';
+import { cookieValue, type ConsoleSessions } from './console-session.js';
 import type { App } from './types.js';
 
 export const PING_MS = 15_000;
+export const SESSION_RECHECK_MS = 5_000;
 
-export async function changeStreamRoute(app: App, feed: ChangeFeed): Promise<void> {
+export async function changeStreamRoute(app: App, feed: ChangeFeed, sessions?: ConsoleSessions): Promise<void> {
   const open = new Set<() => void>();
   app.addHook('preClose', async () => {
     for (const end of [...open]) end();
@@ -44,10 +50,17 @@ export async function changeStreamRoute(app: App, feed: ChangeFeed): Promise<voi
     const unsubscribe = feed.subscribe((c) => {
       res.write(`event: change\ndata: ${JSON.stringify(c)}\n\n`);
     });
+    // The guard let a cookie through only when no Authorization header was sent (authenticate.ts).
+    const cookie = sessions && req.headers.authorization === undefined ? cookieValue(req.headers.cookie, SESSION_COOKIE) : undefined;
+    const recheck = cookie === undefined ? undefined : setInterval(() => {
+      // A store that cannot be reached ends nothing; the next recheck decides.
+      sessions!.verify(cookie).then((valid) => valid === null && end(), () => {});
+    }, SESSION_RECHECK_MS);
     const end = () => {
       if (ended) return;
       ended = true;
       clearInterval(ping);
+      if (recheck) clearInterval(recheck);
       unsubscribe();
       open.delete(end);
       res.end();

@@ -80,7 +80,7 @@ function ok(res: HttpResult, status = 200): any {
 
 export async function startWorld(): Promise<World> {
   // No background workers: the state a request leaves is the state the next snapshot sees.
-  const svc = await startTestService({ noWorkers: true, env: { PARTNER_RATE_LIMIT_PER_MINUTE: '1000000' } });
+  const svc = await startTestService({ noWorkers: true, env: { PARTNER_RATE_LIMIT_PER_MINUTE: '1000000', TOKEN_FAILURES_PER_ADDRESS: '1000000' } });
   const ids = await applySite(svc, fuzzSite());
   const id = (key: string) => idOf(ids, key);
   const D = await dayAhead(svc, TZ, 2);
