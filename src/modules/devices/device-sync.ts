@@ -176,7 +176,7 @@ export class DeviceSync implements TransportEvents {
     const state = parseState(c.state);
     const format = cardFormatOf(device);
     const needsSecrets = state.face !== null || state.qr !== null;
-    const secrets = needsSecrets ? await this.source(subject.kind).secrets(device.projectId, subject.id) : { face: null, qrCode: null };
+    const secrets = needsSecrets ? await this.source(subject.kind).secrets(device.projectId, subject.id, deviceInfo(device)) : { face: null, qrCode: null };
     return {
       v: 1, deviceId: device.id, seq: Number(c.seq), op: 'upsert', subject, stateHash: stateHash(state),
       cards: state.cards.map((uid) => ({
@@ -203,6 +203,7 @@ export class DeviceSync implements TransportEvents {
     const { repo, clock } = this.deps;
     const devices = await repo.projectDevices(projectId);
     let queued = 0;
+    for (const source of this.sources.values()) await source.prepare?.(projectId);
     for (const source of this.sources.values()) {
       const ids = new Set([...(await source.subjects(projectId)), ...(await repo.targetedSubjects(source.kind, devices.map((d) => d.id)))]);
       const all = [...ids];
