@@ -20,11 +20,10 @@ const QR = 'QR-SECRET-7f3a9c';
 
 // --- fixtures -----------------------------------------------------------------
 
+/** `size` bytes that start as a baseline JPEG of 480x640 (the header a terminal checks), then filler. */
 function jpeg(size: number, seed = 1): Buffer {
   const b = Buffer.alloc(size, seed);
-  b[0] = 0xff;
-  b[1] = 0xd8;
-  b[2] = 0xff;
+  b.set([0xff, 0xd8, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x02, 0x80, 0x01, 0xe0, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
   return b;
 }
 const FACE = jpeg(4096, 7);
