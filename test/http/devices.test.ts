@@ -94,6 +94,28 @@ describe('enrollment', () => {
   });
 });
 
+describe('members without credentials', () => {
+  it('a member with no credential holds no entry on any device; removing the last one removes the entry', async () => {
+    const bare = await api.putOk('dev-bare', { firstName: 'No', lastName: 'Credentials' });
+    const id = await member('dev-last', ['0000000111']);
+    for (const key of ['t1', 't2', 'g1']) await waitForDevice(svc, dev(key), (v) => settled(v) && !!enrollmentOf(v, id));
+    // Both members are in the groups; only the one with a credential is on the devices.
+    for (const key of ['t1', 't2', 'g1']) expect(enrollmentOf(await deviceView(svc, dev(key)), bare.memberId)).toBeUndefined();
+
+    // The last card and the face go: the member leaves every device (not an empty entry).
+    const res = await api.credentials('dev-last', { cards: [], face: null });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.cards.filter((c: any) => c.type === 'real')).toEqual([]);
+    // A face-only member had been given a virtual card; with a physical card there is none, so nothing is left.
+    expect(res.body.data.cards).toEqual([]);
+    for (const key of ['t1', 't2', 'g1']) {
+      const view = await waitForDevice(svc, dev(key), (v) => settled(v) && !enrollmentOf(v, id));
+      expect(view.enrollments.filter((e: any) => e.cardNos.length === 0 && !e.face)).toEqual([]);
+    }
+    expect(await svc.services.deviceSync.reconcileAll()).toBe(0);
+  });
+});
+
 describe('an unreachable device', () => {
   it('keeps changes pending while offline and catches up in order when back; superseded changes are coalesced', async () => {
     const t1 = dev('t1');

@@ -2,7 +2,8 @@
  * The members module's answer to the devices module (its `AccessSource`): an
  * active member holds, on every device of the access groups they are in, their
  * active cards (physical and virtual) and, where the device takes faces, their
- * face. Face bytes leave the module only inside a command sent to a device.
+ * face (the picture derived for the device's kind). A member with nothing to hold
+ * on a device (no card, no face it takes) has no entry there. Face bytes leave the module only inside a command sent to a device.
  */
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Db } from '../../platform/db/db.js';
@@ -38,6 +39,8 @@ export class MemberAccessSource implements AccessSource {
       // No picture yet (a face stored before its profile existed) holds no face until the next reconcile derives it.
       const limits = faceLimitsFor(d.kind);
       const variant = limits && face ? variants.find((v) => v.profile === limits.profile && v.source_sha256 === face) : undefined;
+      // Nothing to hold (no card, no face this device takes): no entry, so a member whose last credential goes leaves the device.
+      if (!cards.length && !variant?.sha256) continue;
       out.set(d.id, {
         cards: cards.map((c) => c.uid), face: variant?.sha256 ?? null, faceRefused: variant?.refused ?? null, qr: null, plates: [], validFrom: null, validUntil: null,
       });
