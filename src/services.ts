@@ -185,8 +185,8 @@ export async function createServices(config: Config, storage: Storage, realClock
   const faceVariants = new FaceVariants({ db: storage.db, engine: storage.engine, repo: credentialRepo, secretBox, now: () => serviceClock.now() });
 
   // Building devices: members (and visitors) tell the devices module what changed; the sync job delivers.
-  const deviceTransport = createTransport(config, options.logger);
   const deviceRepo = new DeviceRepository(storage.db, storage.engine);
+  const deviceTransport = createTransport(config, options.logger, deviceRepo);
   const deviceSync = new DeviceSync({
     db: storage.db, engine: storage.engine, repo: deviceRepo, transport: deviceTransport, clock: serviceClock,
     sources: [new MemberAccessSource(membersRepo, credentialRepo, secretBox, faceVariants)],
@@ -288,8 +288,8 @@ export async function createServices(config: Config, storage: Storage, realClock
 }
 
 /** The device transport DEVICE_TRANSPORT selects. */
-function createTransport(config: Config, logger?: TransportLogger): DeviceTransport {
+function createTransport(config: Config, logger: TransportLogger | undefined, repo: DeviceRepository): DeviceTransport {
   const d = config.devices;
-  if (d.transport === 'sandbox') return new SandboxTransport();
+  if (d.transport === 'sandbox') return new SandboxTransport((id) => repo.sandboxMemory(id));
   return new MqttTransport({ url: d.mqttUrl, topicPrefix: d.topicPrefix, ackTimeoutMs: d.ackTimeoutMs, logger });
 }
