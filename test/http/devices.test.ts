@@ -183,7 +183,7 @@ describe('bad input and repair', () => {
     await svc.services.storage.db.deleteFrom('face_variants').where('user_id', '=', m.memberId).execute();
     expect(await svc.services.deviceSync.reconcileAll()).toBe(0);
     expect(await variants()).toEqual(before);
-  });
+  }, 90_000); // a 12-megapixel photo is made and decoded: slow on a loaded machine
 
   it('a face no picture can be made of stays off the face reader, is reported there, and keeps no card off', async () => {
     const m = await api.putOk('dev-badface', { firstName: 'Bad', lastName: 'Face' });

@@ -302,7 +302,9 @@ export class DeviceSync implements TransportEvents {
     const { repo } = this.deps;
     if (!(await repo.device(deviceId))) return 0;
     // A device that reports its memory is reachable: what it lacks goes out now, not after a backoff.
-    await this.setOnline(deviceId, true);
+    // (Written only when it changes: every reconcile pass asks every device.)
+    const known = await repo.state(deviceId);
+    if (!known || Number(known.online) !== 1) await this.setOnline(deviceId, true);
     const reported = new Map(report.holds.map((h) => [subjectKey(h.subject), h.stateHash]));
     const unknown: SubjectRef[] = [];
     await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
