@@ -43,6 +43,7 @@ export class SandboxTransport implements DeviceTransport {
     let queued = 0;
     for (const id of deviceIds) {
       const held = await this.memory(id);
+      await new Promise<void>((resolve) => setImmediate(resolve)); // requests run between devices (SQLite statements do not yield)
       if (!held) continue; // switched offline: it does not answer
       queued += await events.inventory(id, {
         lastSeq: held.reduce((m, h) => Math.max(m, h.seq), 0),
