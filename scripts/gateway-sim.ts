@@ -2,7 +2,9 @@
  * `npm run gateway:sim`: runs the reference building gateway against a broker.
  *   MQTT_URL            broker (default mqtt://127.0.0.1:1883)
  *   MQTT_TOPIC_PREFIX   topic prefix (default booking)
- *   GATEWAY_STATE_FILE  optional JSON file keeping the devices' memory across restarts
+ *   GATEWAY_STATE_FILE  optional JSON file keeping the devices' memory across restarts; without it
+ *                       every start is a gateway that lost its memory: its new bootId makes the
+ *                       service ask for every inventory and send the devices everything again
  * Ctrl-C stops it gracefully (gateway status offline); kill -9 leaves it to the last will.
  */
 import pino from 'pino';

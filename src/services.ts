@@ -50,6 +50,7 @@ import { MqttTransport, type TransportLogger } from './modules/devices/mqtt-tran
 import type { DeviceTransport } from './modules/devices/transport.js';
 import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, deviceSyncJob, ReconcileSchedule } from './modules/devices/jobs.js';
 import { MemberAccessSource } from './modules/members/member-access.js';
+import { FaceVariants } from './modules/members/face-variants.js';
 import { VisitorRepository } from './modules/visitors/visitor-repository.js';
 import { CalendarSync } from './modules/calendar-sync/calendar-service.js';
 import { CalendarRepository } from './modules/calendar-sync/calendar-repository.js';
@@ -200,13 +201,14 @@ export async function createServices(config: Config, storage: Storage, realClock
   });
   const membersRepo = new MembersRepository(storage.db, storage.engine);
   const credentialRepo = new CredentialRepository(storage.db);
+  const faceVariants = new FaceVariants({ db: storage.db, engine: storage.engine, repo: credentialRepo, secretBox, now: () => serviceClock.now() });
 
   // Building devices: members (and visitors) tell the devices module what changed; the sync job delivers.
-  const deviceTransport = createTransport(config, options.logger);
   const deviceRepo = new DeviceRepository(storage.db, storage.engine);
+  const deviceTransport = createTransport(config, options.logger, deviceRepo);
   const deviceSync = new DeviceSync({
     db: storage.db, engine: storage.engine, repo: deviceRepo, transport: deviceTransport, clock: serviceClock,
-    sources: [new MemberAccessSource(membersRepo, credentialRepo, secretBox)],
+    sources: [new MemberAccessSource(membersRepo, credentialRepo, secretBox, faceVariants)],
     onQueued: () => jobs.poke(DEVICE_SYNC_JOB), onError,
   });
   const devices = new DeviceService({
@@ -223,7 +225,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     jobs.poke(DEVICE_RECONCILE_JOB);
   });
 
-  const credentials = new CredentialService({ db: storage.db, engine: storage.engine, repo: credentialRepo, members: membersRepo, secretBox, access: devices, clock: serviceClock });
+  const credentials = new CredentialService({ db: storage.db, engine: storage.engine, repo: credentialRepo, members: membersRepo, secretBox, access: devices, faces: faceVariants, clock: serviceClock });
   const members = new MemberService({ db: storage.db, engine: storage.engine, repo: membersRepo, credentials, access: devices, clock: serviceClock,
     onMembershipsChanged: () => tokens.forgetCallers(),
   });
@@ -305,8 +307,8 @@ export async function createServices(config: Config, storage: Storage, realClock
 }
 
 /** The device transport DEVICE_TRANSPORT selects. */
-function createTransport(config: Config, logger?: TransportLogger): DeviceTransport {
+function createTransport(config: Config, logger: TransportLogger | undefined, repo: DeviceRepository): DeviceTransport {
   const d = config.devices;
-  if (d.transport === 'sandbox') return new SandboxTransport();
+  if (d.transport === 'sandbox') return new SandboxTransport((id) => repo.sandboxMemory(id));
   return new MqttTransport({ url: d.mqttUrl, topicPrefix: d.topicPrefix, ackTimeoutMs: d.ackTimeoutMs, logger });
 }

@@ -36,8 +36,19 @@ export const WireAck = Type.Object({
 });
 export type WireAck = Static<typeof WireAck>;
 
-export const WireStatus = Type.Object({ v: Type.Literal(1), online: Type.Boolean() });
+export const WireStatus = Type.Object({
+  v: Type.Literal(1),
+  online: Type.Boolean(),
+  bootId: Type.Optional(Type.String({ description: "Gateway status only: this run of the gateway, new at every start; a new one makes the service ask for every inventory" })),
+});
 export type WireStatus = Static<typeof WireStatus>;
+
+/** `{prefix}/gateway/sync`: the service asks for inventories. */
+export const WireSync = Type.Object({
+  v: Type.Literal(1),
+  deviceIds: Type.Optional(Type.Array(Type.String(), { description: 'Devices to answer for, each with an inventory even when it holds nothing' })),
+});
+export type WireSync = Static<typeof WireSync>;
 
 export const WireInventory = Type.Object({
   v: Type.Literal(1),

@@ -6,6 +6,9 @@ export const DeviceEnrollment = Type.Object({
   memberId: Type.String(),
   cardNos: Type.Array(Type.String({ pattern: '^[0-9]{10}$' }), { description: 'Cards the device holds for the member, 10-digit decimal-reversed' }),
   face: Type.Boolean({ description: 'Whether the device holds a face photo of the member (the bytes are never returned)' }),
+  faceRefused: Type.Union([Type.String(), Type.Null()], {
+    description: "Why the member's face is not on this device although one is stored (no picture within the device's limits could be made from it); null otherwise. The member's cards are on the device all the same",
+  }),
 });
 
 export const DeviceVisitorPass = Type.Object({

@@ -85,12 +85,13 @@ describe('mqtt transport with the reference gateway', () => {
 
   it('a gateway that goes away gets the changes when it comes back, in order', async () => {
     const m = await api.putOk('mq-2', { firstName: 'Mq', lastName: 'Two' });
+    expect((await api.credentials('mq-2', { cards: [{ cardNo: '0000000010' }] })).status).toBe(200);
     await waitForDevice(svc, dev('g1'), (v) => settled(v) && v.enrollments.some((e: any) => e.memberId === m.memberId));
     await gw.crash();
     for (const cardNo of ['0000000011', '0000000012']) expect((await api.credentials('mq-2', { cards: [{ cardNo }] })).status).toBe(200);
     const away = await waitForDevice(svc, dev('g1'), (v) => v.online === false && v.pendingChanges === 1, 10_000);
     expect(away.lastError).toMatch(/offline/);
-    expect(held(gw, dev('g1'), m.memberId)!.cards).toEqual([]);
+    expect(held(gw, dev('g1'), m.memberId)!.cards.map((c) => c.cardNo)).toEqual(['0000000010']);
 
     await gw.start();
     for (const key of ['t1', 't2', 'g1']) {
@@ -111,6 +112,71 @@ describe('mqtt transport with the reference gateway', () => {
   });
 });
 
+describe('a gateway that lost its memory', () => {
+  const prefix = `test/${randomUUID()}`;
+  let svc: TestService;
+  let gw: GatewaySimulator;
+  let ids: SiteIds;
+  let api: PartnerClient;
+  const dev = (key: string) => idOf(ids, key);
+  const holdsCard = (g: GatewaySimulator, key: string, memberId: string, cardNo: string) => {
+    const h = g.memory(dev(key)).holds[`member:${memberId}`];
+    return !!h && h.cards.some((c) => c.cardNo === cardNo || c.uid === uidOf(cardNo));
+  };
+
+  beforeAll(async () => {
+    gw = new GatewaySimulator({ url: MQTT_URL, topicPrefix: prefix });
+    await gw.start();
+    // Reconcile passes only when the test runs one.
+    svc = await startTestService({ env: { ...mqttEnv(prefix), DEVICE_RECONCILE_SECONDS: '3600' } });
+    ids = await applySite(svc, deviceSite());
+    api = new PartnerClient(svc, (await appToken(svc, PARTNER_APP_ID, PARTNER_SECRET)).access_token);
+  });
+
+  afterAll(async () => {
+    await svc?.close();
+    await gw?.stop();
+  });
+
+  it('restarted without its state (the gateway:sim default), it is asked what its devices hold and given everything again', async () => {
+    const m = await api.putOk('mq-boot', { firstName: 'Mq', lastName: 'Boot' });
+    expect((await api.credentials('mq-boot', { cards: [{ cardNo: '0000000041' }], face: face(4), faceConsentAt: CONSENT })).status).toBe(200);
+    for (const key of ['t1', 't2', 'g1']) await until(`${key} to hold mq-boot`, () => holdsCard(gw, key, m.memberId, '0000000041'));
+    for (const key of ['t1', 't2', 'g1']) await waitForDevice(svc, dev(key), settled);
+
+    // The process is killed and started again with no state file: every device is empty.
+    await gw.crash();
+    gw = new GatewaySimulator({ url: MQTT_URL, topicPrefix: prefix });
+    await gw.start();
+
+    for (const key of ['t1', 't2', 'g1']) await until(`${key} to hold mq-boot again`, () => holdsCard(gw, key, m.memberId, '0000000041'), 15_000);
+    expect(gw.memory(dev('t1')).holds[`member:${m.memberId}`]!.faceSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(gw.memory(dev('t2')).holds[`member:${m.memberId}`]!.faceSha256).toBeNull();
+    for (const key of ['t1', 't2', 'g1']) {
+      const view = await waitForDevice(svc, dev(key), (v) => settled(v) && v.online && v.enrollments.some((e: any) => e.memberId === m.memberId), 10_000);
+      expect(view.enrollments.find((e: any) => e.memberId === m.memberId).cardNos).toEqual(['0000000041']);
+    }
+    // Nothing on the devices that are not the member's.
+    for (const key of ['s1', 'a1']) expect(gw.memory(dev(key)).holds[`member:${m.memberId}`]).toBeUndefined();
+  });
+
+  it('a reconcile pass asks the devices, not its own records: an entry a device lost comes back', async () => {
+    const m = await api.putOk('mq-lost', { firstName: 'Mq', lastName: 'Lost' });
+    expect((await api.credentials('mq-lost', { cards: [{ cardNo: '0000000051' }] })).status).toBe(200);
+    await until('g1 to hold mq-lost', () => holdsCard(gw, 'g1', m.memberId, '0000000051'));
+    await waitForDevice(svc, dev('g1'), (v) => settled(v) && v.enrollments.some((e: any) => e.memberId === m.memberId));
+
+    // The device drops the entry; nothing tells the service (no inventory is published).
+    gw.forget(dev('g1'), { kind: 'member', id: m.memberId });
+    expect(holdsCard(gw, 'g1', m.memberId, '0000000051')).toBe(false);
+
+    await svc.services.deviceSync.reconcileAll();
+    await until('g1 to hold mq-lost again', () => holdsCard(gw, 'g1', m.memberId, '0000000051'), 10_000);
+    const view = await waitForDevice(svc, dev('g1'), (v) => settled(v) && v.enrollments.some((e: any) => e.memberId === m.memberId));
+    expect(view.enrollments.find((e: any) => e.memberId === m.memberId).cardNos).toEqual(['0000000051']);
+  });
+});
+
 describe('a restart of the service mid-queue', () => {
   it('loses nothing: the next run delivers what the first could not', async () => {
     const prefix = `test/${randomUUID()}`;
@@ -125,6 +191,7 @@ describe('a restart of the service mid-queue', () => {
       const token = (await appToken(first, PARTNER_APP_ID, PARTNER_SECRET)).access_token;
       const api = new PartnerClient(first, token);
       const m = await api.putOk('mq-r', { firstName: 'Re', lastName: 'Start' });
+      expect((await api.credentials('mq-r', { cards: [{ cardNo: '0000000030' }] })).status).toBe(200);
       await waitForDevice(first, t1, (v) => settled(v) && v.enrollments.some((e: any) => e.memberId === m.memberId));
       await gw.setDeviceOnline(t1, false);
       expect((await api.credentials('mq-r', { cards: [{ cardNo: '0000000031' }] })).status).toBe(200);

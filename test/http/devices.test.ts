@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
 import { PartnerClient, PARTNER_APP_ID, PARTNER_SECRET } from '../support/partner-members.js';
-import { deviceSite, deviceView, face, settled, waitForDevice } from '../support/devices.js';
+import { deviceSite, deviceView, face, phonePhoto, settled, undecodableFace, waitForDevice } from '../support/devices.js';
 import { cardNoOf, decodeCard } from '../../src/modules/members/rules/card-codec.js';
 import { createTestDatabase } from '../support/test-database.js';
 
@@ -64,7 +64,7 @@ describe('enrollment', () => {
     expect(Object.keys(view)).toEqual(expect.arrayContaining(['_id', 'name', 'kind', 'online', 'pendingChanges', 'lastSyncedAt', 'enrollments']));
     expect(view).toMatchObject({ name: 'Gym reader', kind: 'face-card-reader', location: { en: 'Gym, 5th floor', th: 'ฟิตเนส ชั้น 5' } });
     for (const e of view.enrollments) {
-      expect(Object.keys(e).sort()).toEqual(['cardNos', 'face', 'memberId']);
+      expect(Object.keys(e).sort()).toEqual(['cardNos', 'face', 'faceRefused', 'memberId']);
       for (const c of e.cardNos) expect(c).toMatch(/^\d{10}$/);
     }
     expect(JSON.stringify(view)).not.toContain(face('dev-1'.length).slice(0, 40));
@@ -91,6 +91,28 @@ describe('enrollment', () => {
     for (const key of ['t1', 't2', 'g1']) {
       await waitForDevice(svc, dev(key), (v) => settled(v) && !enrollmentOf(v, id));
     }
+  });
+});
+
+describe('members without credentials', () => {
+  it('a member with no credential holds no entry on any device; removing the last one removes the entry', async () => {
+    const bare = await api.putOk('dev-bare', { firstName: 'No', lastName: 'Credentials' });
+    const id = await member('dev-last', ['0000000111']);
+    for (const key of ['t1', 't2', 'g1']) await waitForDevice(svc, dev(key), (v) => settled(v) && !!enrollmentOf(v, id));
+    // Both members are in the groups; only the one with a credential is on the devices.
+    for (const key of ['t1', 't2', 'g1']) expect(enrollmentOf(await deviceView(svc, dev(key)), bare.memberId)).toBeUndefined();
+
+    // The last card and the face go: the member leaves every device (not an empty entry).
+    const res = await api.credentials('dev-last', { cards: [], face: null });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.cards.filter((c: any) => c.type === 'real')).toEqual([]);
+    // A face-only member had been given a virtual card; with a physical card there is none, so nothing is left.
+    expect(res.body.data.cards).toEqual([]);
+    for (const key of ['t1', 't2', 'g1']) {
+      const view = await waitForDevice(svc, dev(key), (v) => settled(v) && !enrollmentOf(v, id));
+      expect(view.enrollments.filter((e: any) => e.cardNos.length === 0 && !e.face)).toEqual([]);
+    }
+    expect(await svc.services.deviceSync.reconcileAll()).toBe(0);
   });
 });
 
@@ -136,20 +158,50 @@ describe('an unreachable device', () => {
 });
 
 describe('bad input and repair', () => {
-  it('a face the device cannot take is recorded on the device view and not retried', async () => {
+  it('a phone photo well over the device\'s limit reaches the face reader as a picture it takes, with the member\'s cards', async () => {
     const m = await api.putOk('dev-bigface', { firstName: 'Big', lastName: 'Face' });
-    const res = await api.credentials('dev-bigface', { cards: [{ cardNo: '0000000401' }], face: face(9, 300 * 1024), faceConsentAt: CONSENT });
+    const photo = await phonePhoto(3);
+    expect(Buffer.from(photo, 'base64').length).toBeGreaterThan(300 * 1024);
+    const res = await api.credentials('dev-bigface', { cards: [{ cardNo: '0000000401' }], face: photo, faceConsentAt: CONSENT });
     expect(res.status, res.text).toBe(200);
-    const view = await waitForDevice(svc, dev('t1'), (v) => settled(v) && v.problems.some((p: any) => p.subject.id === m.memberId));
-    // The device keeps what it held before the refused change (the member, enrolled by the member PUT, with nothing yet).
-    expect(enrollmentOf(view, m.memberId)).toEqual({ memberId: m.memberId, cardNos: [], face: false });
-    expect(view.problems.find((p: any) => p.subject.id === m.memberId).message).toMatch(/200 KB/);
-    // The card reader takes no face, so it holds the member.
+    expect(res.body.data.face).toEqual({ present: true });
+    // The sandbox device takes only a baseline JPEG within 480x640 and 200 KB (the rule a terminal applies).
+    const view = await waitForDevice(svc, dev('t1'), (v) => settled(v) && !!enrollmentOf(v, m.memberId)?.cardNos.length);
+    expect(enrollmentOf(view, m.memberId)).toEqual({ memberId: m.memberId, cardNos: ['0000000401'], face: true, faceRefused: null });
+    expect(view.problems.filter((p: any) => p.subject.id === m.memberId)).toEqual([]);
     const cardOnly = await waitForDevice(svc, dev('t2'), (v) => settled(v) && !!enrollmentOf(v, m.memberId));
-    expect(enrollmentOf(cardOnly, m.memberId).cardNos).toEqual(['0000000401']);
-    // A repair pass does not send it again.
+    expect(enrollmentOf(cardOnly, m.memberId)).toMatchObject({ cardNos: ['0000000401'], face: false, faceRefused: null });
+    // Nothing returns the picture: the view and the member read carry no image bytes.
+    const text = JSON.stringify(view) + JSON.stringify((await api.get('dev-bigface')).body);
+    expect(text).not.toContain(photo.slice(100, 160));
+    expect(text).not.toMatch(/\/9j\/|iVBORw0/); // base64 of a JPEG or PNG start
+    expect(await svc.services.deviceSync.reconcileAll()).toBe(0);
+    // A face stored before its pictures existed (an upgrade) gets them from the next repair pass, and the device keeps it.
+    const variants = () => svc.services.storage.db.selectFrom('face_variants').select(['profile', 'sha256']).where('user_id', '=', m.memberId).execute();
+    const before = await variants();
+    expect(before).toHaveLength(1);
+    await svc.services.storage.db.deleteFrom('face_variants').where('user_id', '=', m.memberId).execute();
+    expect(await svc.services.deviceSync.reconcileAll()).toBe(0);
+    expect(await variants()).toEqual(before);
+  }, 90_000); // a 12-megapixel photo is made and decoded: slow on a loaded machine
+
+  it('a face no picture can be made of stays off the face reader, is reported there, and keeps no card off', async () => {
+    const m = await api.putOk('dev-badface', { firstName: 'Bad', lastName: 'Face' });
+    const res = await api.credentials('dev-badface', { cards: [{ cardNo: '0000000402' }], face: undecodableFace(), faceConsentAt: CONSENT });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.face).toEqual({ present: true });
+    const view = await waitForDevice(svc, dev('t1'), (v) => settled(v) && !!enrollmentOf(v, m.memberId)?.cardNos.length);
+    expect(enrollmentOf(view, m.memberId)).toEqual({
+      memberId: m.memberId, cardNos: ['0000000402'], face: false, faceRefused: expect.stringMatching(/could not be decoded/),
+    });
+    // Not a device refusal: nothing was refused, nothing is retried.
+    expect(view.problems.filter((p: any) => p.subject.id === m.memberId)).toEqual([]);
     await svc.services.deviceSync.reconcileAll();
     expect((await deviceView(svc, dev('t1'))).pendingChanges).toBe(0);
+    // A good face later replaces the refusal.
+    expect((await api.credentials('dev-badface', { face: face(11), faceConsentAt: CONSENT })).status).toBe(200);
+    const fixed = await waitForDevice(svc, dev('t1'), (v) => settled(v) && enrollmentOf(v, m.memberId)?.face === true);
+    expect(enrollmentOf(fixed, m.memberId)).toEqual({ memberId: m.memberId, cardNos: ['0000000402'], face: true, faceRefused: null });
   });
 
   it('a device that lost an enrollment gets it back on the next repair', async () => {

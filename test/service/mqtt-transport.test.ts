@@ -20,11 +20,10 @@ const QR = 'QR-SECRET-7f3a9c';
 
 // --- fixtures -----------------------------------------------------------------
 
+/** `size` bytes that start as a baseline JPEG of 480x640 (the header a terminal checks), then filler. */
 function jpeg(size: number, seed = 1): Buffer {
   const b = Buffer.alloc(size, seed);
-  b[0] = 0xff;
-  b[1] = 0xd8;
-  b[2] = 0xff;
+  b.set([0xff, 0xd8, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x02, 0x80, 0x01, 0xe0, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
   return b;
 }
 const FACE = jpeg(4096, 7);
@@ -85,14 +84,22 @@ function recordingLogger() {
   return { logger, lines };
 }
 
+/** Records what the transport reports; when the gateway comes online it asks for the inventories of `devices`, as the sync service does. */
 function recordingEvents() {
   const reachability: { deviceId: string; online: boolean }[] = [];
   const inventories: { deviceId: string; lastSeq: number; holds: { subject: { kind: string; id: string }; stateHash: string }[] }[] = [];
+  const devices: string[] = [];
+  const ref: { transport?: MqttTransport } = {};
+  let gatewayOnline = 0;
   const events: TransportEvents = {
     reachability: (deviceId, online) => reachability.push({ deviceId, online }),
-    inventory: (deviceId, report) => inventories.push({ deviceId, ...report }),
+    inventory: async (deviceId, report) => (inventories.push({ deviceId, ...report }), 0),
+    gatewayOnline: () => {
+      gatewayOnline++;
+      void ref.transport?.requestInventory(devices);
+    },
   };
-  return { events, reachability, inventories };
+  return { events, reachability, inventories, devices, ref, onlineCount: () => gatewayOnline };
 }
 
 async function waitFor<T>(probe: () => T | undefined | false, what: string, ms = 5000): Promise<T> {
@@ -137,6 +144,7 @@ async function setup(opts: { ackTimeoutMs?: number; statusGraceMs?: number; gate
     cleanups.push(() => s.crash());
   }
   const transport = new MqttTransport({ url: URL, topicPrefix: prefix, ackTimeoutMs: opts.ackTimeoutMs ?? 3000, statusGraceMs: opts.statusGraceMs ?? 1000, logger: log.logger });
+  rec.ref.transport = transport;
   await transport.start(rec.events);
   cleanups.push(() => transport.stop());
   return { prefix, sim: sim!, transport, log, simLog, ...rec };
@@ -312,10 +320,48 @@ describe('MqttTransport with the reference gateway', () => {
     back.clearMemory(d);
     const second = recordingEvents();
     const t2 = new MqttTransport({ url: URL, topicPrefix: prefix });
+    second.devices.push(d);
+    second.ref.transport = t2;
     await t2.start(second.events);
     cleanups.push(() => t2.stop());
     const empty = await waitFor(() => second.inventories.find((i) => i.deviceId === d), 'the inventory after the sync request');
     expect(empty).toEqual({ deviceId: d, lastSeq: 0, holds: [] });
+  });
+
+  it('a gateway restarted without its memory is noticed by its new bootId; asked, it answers for every named device, empty ones too', async () => {
+    const { prefix, sim, transport, inventories, devices, onlineCount } = await setup();
+    const d = 'dev-boot';
+    devices.push(d, 'dev-never-seen');
+    await transport.deliver(target(d), [member(d, 1, 'm1')]);
+    expect(Object.keys(sim.memory(d).holds)).toEqual(['member:m1']);
+    await waitFor(() => onlineCount() >= 1, 'the first gateway online');
+    const before = onlineCount();
+    inventories.length = 0;
+
+    // A fresh process, no state file: it knows no device, and says so only when asked.
+    await sim.stop();
+    const fresh = new GatewaySimulator({ url: URL, topicPrefix: prefix });
+    await fresh.start();
+    cleanups.push(() => fresh.crash());
+    await waitFor(() => onlineCount() > before, 'the restarted gateway noticed');
+    const inv = await waitFor(() => inventories.find((i) => i.deviceId === d), 'the restarted device\'s inventory');
+    expect(inv).toEqual({ deviceId: d, lastSeq: 0, holds: [] });
+    expect(await waitFor(() => inventories.find((i) => i.deviceId === 'dev-never-seen'), 'an unknown device\'s inventory')).toEqual({ deviceId: 'dev-never-seen', lastSeq: 0, holds: [] });
+    // The new run takes commands at once.
+    expect((await transport.deliver(target(d), [member(d, 2, 'm1')])).answered).toEqual([{ seq: 2, ok: true }]);
+  });
+
+  it('a stale last will of an earlier run does not take the new run offline', async () => {
+    const { prefix, sim, transport } = await setup();
+    const d = 'dev-will';
+    await transport.deliver(target(d), [member(d, 1, 'm1')]);
+    const fresh = new GatewaySimulator({ url: URL, topicPrefix: prefix });
+    await fresh.start();
+    cleanups.push(() => fresh.crash());
+    await new Promise((r) => setTimeout(r, 200));
+    await sim.crash(); // the old run's last will (online false, its bootId) arrives after the new run's status
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await transport.deliver(target(d), [member(d, 2, 'm1')])).answered).toEqual([{ seq: 2, ok: true }]);
   });
 
   it('re-delivery of applied seqs is idempotent; a command refused for a passing reason is applied when sent again', async () => {

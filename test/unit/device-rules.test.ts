@@ -63,14 +63,31 @@ describe('device kinds', () => {
 });
 
 describe('what a device refuses', () => {
-  const png = (size: number) => Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(size - 8, 1)]).toString('base64');
+  /** A PNG-typed picture of `size` bytes whose header says 480x640 (or w x h). */
+  const png = (size: number, w = 480, h = 640) => {
+    const head = Buffer.alloc(24);
+    head.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+    head.writeUInt32BE(w, 16);
+    head.writeUInt32BE(h, 20);
+    return Buffer.concat([head, Buffer.alloc(size - 24, 1)]).toString('base64');
+  };
+  /** A baseline (SOF0) or progressive (SOF2) JPEG header of h x w pixels. */
+  const jpeg = (w: number, h: number, sof = 0xc0) =>
+    Buffer.from([0xff, 0xd8, 0xff, sof, 0x00, 0x11, 0x08, h >> 8, h & 0xff, w >> 8, w & 0xff, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]).toString('base64');
   const cmd = (extra: Partial<WireCommand>): WireCommand => ({
     v: 1, deviceId: 'd', seq: 1, op: 'upsert', subject: { kind: 'member', id: 'm' }, stateHash: 'h', cards: [], face: null, ...extra,
   });
 
   it('takes a JPEG or PNG face up to the device limit', () => {
     expect(checkCommand(cmd({ face: { mime: 'image/png', sha256: 'x', data: png(DEVICE_FACE_MAX_BYTES) } }), 'face-card-reader')).toEqual({ ok: true });
-    expect(checkCommand(cmd({ face: { mime: 'image/jpeg', sha256: 'x', data: Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2]).toString('base64') } }), 'x').ok).toBe(true);
+    expect(checkCommand(cmd({ face: { mime: 'image/jpeg', sha256: 'x', data: jpeg(480, 640) } }), 'x').ok).toBe(true);
+  });
+
+  it('refuses a picture beyond the kind\'s pixels, a progressive JPEG, or one whose header cannot be read', () => {
+    expect(checkCommand(cmd({ face: { mime: 'image/png', sha256: 'x', data: png(1000, 481, 640) } }), 'face-card-reader')).toEqual({ ok: false, message: expect.stringMatching(/481x640/) });
+    expect(checkCommand(cmd({ face: { mime: 'image/jpeg', sha256: 'x', data: jpeg(480, 641) } }), 'face-card-reader').ok).toBe(false);
+    expect(checkCommand(cmd({ face: { mime: 'image/jpeg', sha256: 'x', data: jpeg(100, 100, 0xc2) } }), 'face-card-reader')).toEqual({ ok: false, message: expect.stringMatching(/progressive/) });
+    expect(checkCommand(cmd({ face: { mime: 'image/jpeg', sha256: 'x', data: Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2]).toString('base64') } }), 'x').ok).toBe(false);
   });
 
   it('refuses a face over the limit, or one that is not what it claims', () => {

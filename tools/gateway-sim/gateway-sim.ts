@@ -16,6 +16,13 @@
  * that was refused for a passing reason and is sent again later is still applied
  * even if a later command for another subject got through in between.
  *
+ * Each start is a new run with its own `bootId`, named in the gateway status and
+ * its last will, so the service notices a restart (and asks what the devices hold)
+ * even when it never saw the gateway offline. A sync request is answered for every
+ * device the gateway knows and every device it names, an unknown one with an empty
+ * inventory: a gateway that lost its memory holds nothing. A retained status of
+ * another run (an old last will, published late) is overwritten with this run's.
+ *
  * Logs name devices, seqs and subjects only, never faces or QR codes.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -24,7 +31,7 @@ import { connect, type MqttClient } from 'mqtt';
 import { checkCommand } from '../../src/modules/devices/rules/device-command-check.js';
 import { subjectKey, type SubjectKind } from '../../src/modules/devices/rules/subject-state.js';
 import type { FailureKind, WireAck, WireCommand } from '../../src/modules/devices/transport.js';
-import { mqttTopics, parseCommand, sendImmediately, parseSync, type InventoryMessage, type MqttTopics } from '../../src/modules/devices/mqtt-topics.js';
+import { mqttTopics, parseCommand, parseStatus, sendImmediately, parseSync, type InventoryMessage, type MqttTopics } from '../../src/modules/devices/mqtt-topics.js';
 
 export interface HeldSubject {
   subject: { kind: SubjectKind; id: string };
@@ -71,6 +78,8 @@ export class GatewaySimulator {
   /** Messages are handled one at a time, in arrival order. */
   private queue: Promise<void> = Promise.resolve();
   private readonly log: SimLogger;
+  /** This run (new at each start). */
+  private bootId = '';
 
   constructor(private readonly opts: GatewaySimulatorOptions) {
     this.topics = mqttTopics(opts.topicPrefix);
@@ -82,13 +91,14 @@ export class GatewaySimulator {
   async start(): Promise<void> {
     if (this.client) throw new Error('gateway simulator already started');
     const t = this.topics;
+    this.bootId = randomUUID();
     const client = connect(this.opts.url, {
       clientId: this.opts.clientId ?? `gateway-sim-${randomUUID()}`,
       clean: true,
       resubscribe: false,
       reconnectPeriod: 1000,
       keepalive: 10,
-      will: { topic: t.gatewayStatus, payload: Buffer.from(JSON.stringify({ v: 1, online: false })), qos: 1, retain: true },
+      will: { topic: t.gatewayStatus, payload: Buffer.from(JSON.stringify({ v: 1, online: false, bootId: this.bootId })), qos: 1, retain: true },
     });
     this.client = client;
     client.on('message', (topic, payload) => {
@@ -110,7 +120,7 @@ export class GatewaySimulator {
     if (!client) return;
     this.client = null;
     await this.queue;
-    if (client.connected) await client.publishAsync(this.topics.gatewayStatus, JSON.stringify({ v: 1, online: false }), { qos: 1, retain: true });
+    if (client.connected) await client.publishAsync(this.topics.gatewayStatus, JSON.stringify({ v: 1, online: false, bootId: this.bootId }), { qos: 1, retain: true });
     await client.endAsync();
     client.removeAllListeners();
     client.on('error', () => {}); // a late error from the ended client must not crash the process
@@ -143,6 +153,14 @@ export class GatewaySimulator {
     this.save();
   }
 
+  /** The device lost one entry (a terminal's face library pruned, a record deleted on the device). */
+  forget(deviceId: string, subject: { kind: SubjectKind; id: string }): void {
+    const mem = this.device(deviceId).memory;
+    delete mem.holds[subjectKey(subject)];
+    delete mem.subjectSeqs[subjectKey(subject)];
+    this.save();
+  }
+
   /** Publishes one device's inventory now. */
   async publishInventory(deviceId: string): Promise<void> {
     if (this.client?.connected) await this.sendInventory(this.client, deviceId);
@@ -161,8 +179,9 @@ export class GatewaySimulator {
 
   private async onConnect(client: MqttClient): Promise<void> {
     const t = this.topics;
-    await client.subscribeAsync({ [t.wildcard.commands]: { qos: 1 }, [t.gatewaySync]: { qos: 1 } });
-    await client.publishAsync(t.gatewayStatus, JSON.stringify({ v: 1, online: true }), { qos: 1, retain: true });
+    // Subscribed before announcing: the service's sync request answers the announcement.
+    await client.subscribeAsync({ [t.wildcard.commands]: { qos: 1 }, [t.gatewaySync]: { qos: 1 }, [t.gatewayStatus]: { qos: 1 } });
+    await client.publishAsync(t.gatewayStatus, JSON.stringify({ v: 1, online: true, bootId: this.bootId }), { qos: 1, retain: true });
     for (const id of this.devices.keys()) await this.publishStatus(client, id);
     for (const id of this.devices.keys()) await this.sendInventory(client, id);
     this.log.info({ url: this.opts.url, prefix: t.prefix, devices: this.devices.size }, 'gateway-sim: online');
@@ -171,10 +190,19 @@ export class GatewaySimulator {
   private async onMessage(client: MqttClient, topic: string, payload: Buffer): Promise<void> {
     const where = this.topics.parse(topic);
     if (!where) return;
+    if (where.kind === 'gateway-status') {
+      // Another run's status (an old last will published late) must not stand for this run.
+      const s = parseStatus(payload);
+      if (s.ok && s.value.bootId !== this.bootId && this.client === client) {
+        await client.publishAsync(this.topics.gatewayStatus, JSON.stringify({ v: 1, online: true, bootId: this.bootId }), { qos: 1, retain: true });
+      }
+      return;
+    }
     if (where.kind === 'gateway-sync') {
       const s = parseSync(payload);
       if (!s.ok) return this.log.warn({ topic, reason: s.reason }, 'gateway-sim: ignoring a malformed sync request');
-      for (const id of this.devices.keys()) await this.sendInventory(client, id);
+      const ids = new Set([...this.devices.keys(), ...(s.value.deviceIds ?? [])]);
+      for (const id of ids) await this.sendInventory(client, id);
       return;
     }
     if (where.kind !== 'commands') return;
@@ -219,7 +247,8 @@ export class GatewaySimulator {
   }
 
   private async sendInventory(client: MqttClient, deviceId: string): Promise<void> {
-    const mem = this.device(deviceId).memory;
+    // A device it has never seen holds nothing (and stays unknown until a command comes for it).
+    const mem = this.devices.get(deviceId)?.memory ?? emptyMemory();
     const report: InventoryMessage = {
       v: 1,
       deviceId,

@@ -29,8 +29,10 @@ export interface AccessSource {
   desired(projectId: string, subjectId: string, devices: DeviceInfo[], trx?: Db): Promise<Map<string, SubjectState>>;
   /** Every subject of the project with anything to hold on some device (reconcile). */
   subjects(projectId: string, trx?: Db): Promise<string[]>;
-  /** The secrets a command for this subject carries; null fields when there are none. */
-  secrets(projectId: string, subjectId: string): Promise<SubjectSecrets>;
+  /** The secrets a command for this subject to `device` carries (the face as that kind of device takes it); null fields when there are none. */
+  secrets(projectId: string, subjectId: string, device: DeviceInfo): Promise<SubjectSecrets>;
+  /** Optional work before a reconcile plans the project (outside any transaction): e.g. deriving missing face pictures. */
+  prepare?(projectId: string): Promise<void>;
 }
 
 /** What the members and visitors modules call in their own transaction when a subject's access changes. */

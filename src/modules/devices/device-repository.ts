@@ -75,6 +75,20 @@ export class DeviceRepository {
     return this.devicesQuery(db).where('access_groups.project_id', '=', projectId).orderBy('devices.id').execute();
   }
 
+  async allDeviceIds(db: Db = this.db): Promise<string[]> {
+    const rows = await db.selectFrom('devices').select('id').orderBy('id').execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** What a sandbox device holds (what it acknowledged), with the seq that wrote each entry; null when it is switched offline. */
+  async sandboxMemory(deviceId: string, db: Db = this.db): Promise<{ subject_kind: string; subject_id: string; state: string; seq: number }[] | null> {
+    const state = await db.selectFrom('device_state').select('online').where('device_id', '=', deviceId).executeTakeFirst();
+    if (state && Number(state.online) !== 1) return null;
+    const rows = await db.selectFrom('device_enrollments').select(['subject_kind', 'subject_id', 'state', 'seq'])
+      .where('device_id', '=', deviceId).orderBy('subject_kind').orderBy('subject_id').execute();
+    return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
+  }
+
   async projectIdsWithDevices(db: Db = this.db): Promise<string[]> {
     const rows = await db
       .selectFrom('devices')

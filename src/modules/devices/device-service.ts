@@ -90,7 +90,7 @@ export class DeviceService implements AccessChangeLog {
     const visitorPasses: DeviceView['visitorPasses'] = [];
     for (const h of held) {
       const s = parseState(h.state);
-      if (h.subject_kind === 'member') enrollments.push({ memberId: h.subject_id, cardNos: s.cards.map(cardNoOf), face: s.face !== null });
+      if (h.subject_kind === 'member') enrollments.push({ memberId: h.subject_id, cardNos: s.cards.map(cardNoOf), face: s.face !== null, faceRefused: s.faceRefused ?? null });
       else visitorPasses.push({ inviteId: h.subject_id, qrCode: s.qr !== null, licensePlate: s.plates.length > 0, validFrom: iso(s.validFrom), validUntil: iso(s.validUntil) });
     }
     return {

@@ -12,8 +12,11 @@
  *    device acknowledged becomes what it holds; a refusal for bad input is recorded
  *    and not retried; an unreachable device is tried again with backoff.
  * 3. **Repair** (the `device-reconcile` job and gateway inventories): targets are
- *    planned again from the sources, and a device whose acknowledged holdings differ
- *    from its targets with nothing pending gets the difference queued.
+ *    planned again from the sources, and every device is asked what it holds (its
+ *    inventory: the sandbox answers at once, a gateway when it can). What a device
+ *    reports replaces what the service recorded for it, and the difference from its
+ *    targets, for subjects with nothing pending, is queued. A gateway coming online
+ *    or restarting (maybe without its memory) is asked the same.
  */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock/clock.js';
@@ -28,7 +31,7 @@ import type { CommandRow, DeviceRepository, DeviceRow, DeviceStateRow } from './
 import { retryDelayMs } from './rules/device-kinds.js';
 import { stateHash } from './state-hash.js';
 import { parseState, stateJson, subjectKey, type SubjectKind, type SubjectRef, type SubjectState } from './rules/subject-state.js';
-import type { DeviceTransport, TransportEvents, WireCommand } from './transport.js';
+import type { DeviceTransport, InventoryReport, TransportEvents, WireCommand } from './transport.js';
 
 /** Commands per delivery round. */
 export const DELIVERY_BATCH = 200;
@@ -176,7 +179,7 @@ export class DeviceSync implements TransportEvents {
     const state = parseState(c.state);
     const format = cardFormatOf(device);
     const needsSecrets = state.face !== null || state.qr !== null;
-    const secrets = needsSecrets ? await this.source(subject.kind).secrets(device.projectId, subject.id) : { face: null, qrCode: null };
+    const secrets = needsSecrets ? await this.source(subject.kind).secrets(device.projectId, subject.id, deviceInfo(device)) : { face: null, qrCode: null };
     return {
       v: 1, deviceId: device.id, seq: Number(c.seq), op: 'upsert', subject, stateHash: stateHash(state),
       cards: state.cards.map((uid) => ({
@@ -192,17 +195,30 @@ export class DeviceSync implements TransportEvents {
 
   // ----- 3. repair -----------------------------------------------------------------
 
-  /** Plans every subject of every project again, then queues what devices lack. Returns commands queued. */
+  /**
+   * Plans every subject of every project again, then asks every device what it holds;
+   * each answer queues what that device lacks. Returns the commands queued by the
+   * planning and by the answers that came before it returns (the sandbox's; a
+   * gateway's answers are applied when they arrive).
+   */
   async reconcileAll(): Promise<number> {
     let queued = 0;
     for (const projectId of await this.deps.repo.projectIdsWithDevices()) queued += await this.reconcileProject(projectId);
+    queued += await this.requestInventories();
+    if (queued) this.deps.onQueued?.();
     return queued;
+  }
+
+  /** Asks every device for its inventory (a reconcile, a gateway that came online). */
+  async requestInventories(): Promise<number> {
+    return this.deps.transport.requestInventory(await this.deps.repo.allDeviceIds());
   }
 
   async reconcileProject(projectId: string): Promise<number> {
     const { repo, clock } = this.deps;
     const devices = await repo.projectDevices(projectId);
     let queued = 0;
+    for (const source of this.sources.values()) await source.prepare?.(projectId);
     for (const source of this.sources.values()) {
       const ids = new Set([...(await source.subjects(projectId)), ...(await repo.targetedSubjects(source.kind, devices.map((d) => d.id)))]);
       const all = [...ids];
@@ -218,10 +234,7 @@ export class DeviceSync implements TransportEvents {
         await yieldToRequests();
       }
     }
-    for (const d of devices) {
-      queued += await this.repairDevice(d.id);
-      await yieldToRequests();
-    }
+    // What devices lack is queued from what they report (requestInventories), never from what was sent to them.
     if (queued) this.deps.onQueued?.();
     return queued;
   }
@@ -272,16 +285,26 @@ export class DeviceSync implements TransportEvents {
     if (online) this.deps.onQueued?.();
   }
 
-  /** A device's full memory (after a gateway reconnects): what it holds replaces what we recorded; the difference is queued. */
-  inventory(deviceId: string, report: { lastSeq: number; holds: { subject: SubjectRef; stateHash: string }[] }): void {
-    void this.applyInventory(deviceId, report).catch((err) => this.deps.onError?.(err, { job: 'device-inventory' }));
+  /** The gateway came online or restarted: ask what its devices hold. */
+  gatewayOnline(): void {
+    void this.requestInventories().catch((err) => this.deps.onError?.(err, { job: 'device-inventory-request' }));
   }
 
-  async applyInventory(deviceId: string, report: { lastSeq: number; holds: { subject: SubjectRef; stateHash: string }[] }): Promise<number> {
+  /** A device's full memory (asked for, or after a gateway reconnects): what it holds replaces what we recorded; the difference is queued. */
+  inventory(deviceId: string, report: InventoryReport): Promise<number> {
+    return this.applyInventory(deviceId, report).catch((err) => {
+      this.deps.onError?.(err, { job: 'device-inventory' });
+      return 0;
+    });
+  }
+
+  async applyInventory(deviceId: string, report: InventoryReport): Promise<number> {
     const { repo } = this.deps;
     if (!(await repo.device(deviceId))) return 0;
     // A device that reports its memory is reachable: what it lacks goes out now, not after a backoff.
-    await this.setOnline(deviceId, true);
+    // (Written only when it changes: every reconcile pass asks every device.)
+    const known = await repo.state(deviceId);
+    if (!known || Number(known.online) !== 1) await this.setOnline(deviceId, true);
     const reported = new Map(report.holds.map((h) => [subjectKey(h.subject), h.stateHash]));
     const unknown: SubjectRef[] = [];
     await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {

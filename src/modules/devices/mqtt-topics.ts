@@ -6,8 +6,13 @@
  *   {prefix}/devices/{deviceId}/acks       gateway → service  QoS 1, not retained  WireAck
  *   {prefix}/devices/{deviceId}/status     gateway → service  QoS 1, retained      {v:1, online}
  *   {prefix}/devices/{deviceId}/inventory  gateway → service  QoS 1, not retained  {v:1, deviceId, lastSeq, holds}
- *   {prefix}/gateway/status                gateway → service  QoS 1, retained      {v:1, online} (last will: online false)
- *   {prefix}/gateway/sync                  service → gateway  QoS 1, not retained  {v:1}: publish every inventory
+ *   {prefix}/gateway/status                gateway → service  QoS 1, retained      {v:1, online, bootId?} (last will: online false)
+ *   {prefix}/gateway/sync                  service → gateway  QoS 1, not retained  {v:1, deviceIds?}: publish every inventory
+ *
+ * `bootId` names one run of the gateway (new at every start): a new one means the
+ * gateway restarted, maybe without its memory, and the service asks again what its
+ * devices hold. `deviceIds` names the devices the service knows: the gateway
+ * answers for each, with an empty inventory for one it holds nothing for.
  *
  * A parser answers the payload, or a short reason it was refused (never the payload
  * itself: a command carries a face and a QR code, which must not reach a log).
@@ -18,6 +23,8 @@ import type { SubjectKind } from './rules/subject-state.js';
 export interface StatusMessage {
   v: 1;
   online: boolean;
+  /** Gateway status only: the gateway's run (new at each start). */
+  bootId?: string;
 }
 
 export interface InventoryMessage {
@@ -29,6 +36,8 @@ export interface InventoryMessage {
 
 export interface SyncMessage {
   v: 1;
+  /** Devices to answer for even when they hold nothing (or are unknown to the gateway). */
+  deviceIds?: string[];
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -135,7 +144,8 @@ export function parseStatus(payload: Buffer | string): Parsed<StatusMessage> {
   const j = json(payload);
   if (!j.ok) return j;
   if (typeof j.value.online !== 'boolean') return { ok: false, reason: 'status without online' };
-  return { ok: true, value: { v: 1, online: j.value.online } };
+  if (j.value.bootId !== undefined && !(isStr(j.value.bootId) && j.value.bootId.length > 0)) return { ok: false, reason: 'status with a malformed bootId' };
+  return { ok: true, value: { v: 1, online: j.value.online, ...(j.value.bootId !== undefined ? { bootId: j.value.bootId as string } : {}) } };
 }
 
 export function parseInventory(payload: Buffer | string): Parsed<InventoryMessage> {
@@ -153,7 +163,11 @@ export function parseInventory(payload: Buffer | string): Parsed<InventoryMessag
 
 export function parseSync(payload: Buffer | string): Parsed<SyncMessage> {
   const j = json(payload);
-  return j.ok ? { ok: true, value: { v: 1 } } : j;
+  if (!j.ok) return j;
+  const ids = j.value.deviceIds;
+  if (ids === undefined) return { ok: true, value: { v: 1 } };
+  if (!Array.isArray(ids) || !ids.every((id) => isStr(id) && isTopicLevel(id))) return { ok: false, reason: 'sync request with malformed deviceIds' };
+  return { ok: true, value: { v: 1, deviceIds: ids as string[] } };
 }
 
 /**

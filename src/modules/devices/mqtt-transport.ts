@@ -4,7 +4,8 @@
  *
  * Connection. One client, clean session, automatic reconnect. Nothing the service
  * needs lives in a broker session: statuses are retained (re-read on every
- * subscribe), the service asks for every inventory on every (re)connect, and a
+ * subscribe), the service asks for every inventory on every (re)connect and
+ * whenever the gateway comes online or restarts (a new `bootId`), and a
  * command whose ack was lost is simply not answered, so the sync service sends it
  * again (the gateway acknowledges a repeat without applying it twice). A clean
  * session also leaves no queue behind on the broker for an instance that is gone.
@@ -116,6 +117,8 @@ export class MqttTransport implements DeviceTransport {
   private connectedAt = 0;
   /** Last retained gateway status; undefined until one arrives. */
   private gatewayOnline: boolean | undefined;
+  /** The run of the gateway its last online status named. */
+  private gatewayBootId: string | undefined;
   private readonly deviceOnline = new Map<string, boolean>();
   private readonly pending = new Set<PendingDelivery>();
   private statusWaiters: (() => void)[] = [];
@@ -240,6 +243,14 @@ export class MqttTransport implements DeviceTransport {
     return null;
   }
 
+  async requestInventory(deviceIds: string[]): Promise<number> {
+    const client = this.client;
+    if (!client?.connected) return 0;
+    const ids = deviceIds.filter(isTopicLevel);
+    await client.publishAsync(this.topics.gatewaySync, JSON.stringify({ v: 1, deviceIds: ids }), { qos: 1, retain: false });
+    return 0;
+  }
+
   private releaseStatusWaiters(): void {
     const waiters = this.statusWaiters;
     this.statusWaiters = [];
@@ -253,7 +264,7 @@ export class MqttTransport implements DeviceTransport {
       this.connectedAt = Date.now();
       this.onReady?.();
       this.log.info({ url: this.opts.url, prefix: t.prefix }, 'mqtt transport: connected; asking the gateway for inventories');
-      await client.publishAsync(t.gatewaySync, JSON.stringify({ v: 1 }), { qos: 1, retain: false });
+      this.emit('gateway-online', () => this.events?.gatewayOnline());
     } catch (err) {
       this.log.error({ err: (err as Error).message }, 'mqtt transport: subscribing or the sync request failed');
     }
@@ -266,10 +277,20 @@ export class MqttTransport implements DeviceTransport {
       case 'gateway-status': {
         const s = parseStatus(payload);
         if (!s.ok) return this.malformed(topic, s.reason);
-        if (this.gatewayOnline !== s.value.online) this.log.info({ online: s.value.online }, 'mqtt transport: gateway status');
-        this.gatewayOnline = s.value.online;
+        const { online, bootId } = s.value;
+        // The last will of an earlier run arriving after the new run announced itself is stale.
+        if (!online && bootId !== undefined && this.gatewayOnline && this.gatewayBootId !== undefined && bootId !== this.gatewayBootId) return;
+        const cameOnline = online && (this.gatewayOnline !== true || (bootId !== undefined && bootId !== this.gatewayBootId));
+        if (this.gatewayOnline !== online) this.log.info({ online }, 'mqtt transport: gateway status');
+        this.gatewayOnline = online;
+        if (online) this.gatewayBootId = bootId;
         this.releaseStatusWaiters();
-        if (!s.value.online) for (const p of this.pending) p.stop('offline', 'the gateway went offline');
+        if (!online) for (const p of this.pending) p.stop('offline', 'the gateway went offline');
+        // Back, or restarted: what its devices hold may have changed (a gateway that lost its memory holds nothing).
+        if (cameOnline) {
+          this.log.info({ bootId }, 'mqtt transport: gateway online; asking for inventories');
+          this.emit('gateway-online', () => this.events?.gatewayOnline());
+        }
         return;
       }
       case 'status': {
@@ -293,7 +314,7 @@ export class MqttTransport implements DeviceTransport {
         if (!r.ok) return this.malformed(topic, r.reason);
         if (r.value.deviceId !== where.deviceId) return this.malformed(topic, 'inventory deviceId does not match its topic');
         const { lastSeq, holds } = r.value;
-        this.emit('inventory', () => this.events?.inventory(where.deviceId, { lastSeq, holds }));
+        this.emit('inventory', () => void this.events?.inventory(where.deviceId, { lastSeq, holds }));
         return;
       }
       default:

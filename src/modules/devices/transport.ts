@@ -32,8 +32,15 @@ export interface DeliveryReport {
 export interface TransportEvents {
   /** The device became reachable or unreachable. */
   reachability(deviceId: string, online: boolean): void;
-  /** The device's full memory: subject and state hash per enrolled subject, and the last sequence it applied. */
-  inventory(deviceId: string, report: { lastSeq: number; holds: { subject: { kind: SubjectKind; id: string }; stateHash: string }[] }): void;
+  /** The device's full memory: subject and state hash per enrolled subject, and the last sequence it applied. Resolves to the commands it queued. */
+  inventory(deviceId: string, report: InventoryReport): Promise<number>;
+  /** The gateway came online, or restarted (maybe without its memory): ask for every inventory. */
+  gatewayOnline(): void;
+}
+
+export interface InventoryReport {
+  lastSeq: number;
+  holds: { subject: { kind: SubjectKind; id: string }; stateHash: string }[];
 }
 
 export interface DeviceTransport {
@@ -43,4 +50,10 @@ export interface DeviceTransport {
   stop(): Promise<void>;
   /** Sends the commands in order and reports the answers (see the module comment). */
   deliver(device: DeviceTarget, commands: WireCommand[]): Promise<DeliveryReport>;
+  /**
+   * Asks these devices what they hold; each answer arrives as an `inventory` event.
+   * Resolves to the commands queued by answers that arrived before it returns (the
+   * sandbox answers at once; over MQTT they come later, and it resolves to 0).
+   */
+  requestInventory(deviceIds: string[]): Promise<number>;
 }

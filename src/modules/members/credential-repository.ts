@@ -1,9 +1,10 @@
 /** Access cards and face photos of members, and the device-enrollment outbox rows their changes write. */
 import type { Insertable, Kysely, Selectable } from 'kysely';
-import type { CardTable, Database, FaceTable } from '../../platform/db/schema.js';
+import type { CardTable, Database, FaceTable, FaceVariantTable } from '../../platform/db/schema.js';
 import type { Db } from '../../platform/db/db.js';
 
 export type CardRow = Selectable<CardTable>;
+export type FaceVariantRow = Selectable<FaceVariantTable>;
 
 export class CredentialRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -49,7 +50,36 @@ export class CredentialRepository {
     await db.insertInto('faces').values(row).execute();
   }
 
+  /** Replaces the member's derived pictures (one row per profile). */
+  async putVariants(projectId: string, userId: string, rows: Insertable<FaceVariantTable>[], db: Db = this.db): Promise<void> {
+    await db.deleteFrom('face_variants').where('project_id', '=', projectId).where('user_id', '=', userId).execute();
+    if (rows.length) await db.insertInto('face_variants').values(rows).execute();
+  }
+
+  /** The member's derived pictures without their bytes: profile, what they were derived from, digest or refusal. */
+  async variantDigests(projectId: string, userId: string, db: Db = this.db): Promise<Pick<FaceVariantRow, 'profile' | 'source_sha256' | 'sha256' | 'refused'>[]> {
+    return db.selectFrom('face_variants').select(['profile', 'source_sha256', 'sha256', 'refused'])
+      .where('project_id', '=', projectId).where('user_id', '=', userId).execute();
+  }
+
+  async sealedVariant(projectId: string, userId: string, profile: string, db: Db = this.db): Promise<Pick<FaceVariantRow, 'image_enc' | 'mime' | 'sha256'> | undefined> {
+    return db.selectFrom('face_variants').select(['image_enc', 'mime', 'sha256'])
+      .where('project_id', '=', projectId).where('user_id', '=', userId).where('profile', '=', profile).executeTakeFirst();
+  }
+
+  /** Members of the project whose face has no derived picture for one of `profiles` (stored before derivation existed, or the limits changed). */
+  async facesWithoutVariants(projectId: string, profiles: readonly string[], db: Db = this.db): Promise<string[]> {
+    if (!profiles.length) return [];
+    const rows = await db.selectFrom('faces').select('faces.user_id').where('faces.project_id', '=', projectId)
+      .where((eb) => eb.or(profiles.map((profile) => eb.not(eb.exists(eb.selectFrom('face_variants').select('face_variants.user_id')
+        .whereRef('face_variants.project_id', '=', 'faces.project_id').whereRef('face_variants.user_id', '=', 'faces.user_id')
+        .whereRef('face_variants.source_sha256', '=', 'faces.sha256').where('face_variants.profile', '=', profile))))))
+      .orderBy('faces.user_id').execute();
+    return rows.map((r) => r.user_id);
+  }
+
   async deleteFace(projectId: string, userId: string, db: Db = this.db): Promise<boolean> {
+    await db.deleteFrom('face_variants').where('project_id', '=', projectId).where('user_id', '=', userId).execute();
     const res = await db.deleteFrom('faces').where('project_id', '=', projectId).where('user_id', '=', userId).executeTakeFirst();
     return Number(res.numDeletedRows) > 0;
   }

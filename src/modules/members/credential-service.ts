@@ -19,6 +19,7 @@ import { cardNoOf, decodeCard, defaultCardLabel } from './rules/card-codec.js';
 import { decodeFace, needsVirtualCard, newVirtualUid, planCards } from './rules/credentials.js';
 import type { CardRow, CredentialRepository } from './credential-repository.js';
 import type { MembersRepository } from './members-repository.js';
+import type { FaceVariants } from './face-variants.js';
 import type { AccessChangeLog } from '../devices/access-source.js';
 import { parseInstant } from '../../platform/time/instant.js';
 
@@ -39,6 +40,8 @@ export interface CredentialServiceDeps {
   secretBox: SecretBox;
   /** Where access changes go (the devices module): recorded in the same transaction. */
   access: AccessChangeLog;
+  /** The pictures devices take, derived from a new face before the write. */
+  faces: FaceVariants;
   clock: Clock;
 }
 
@@ -74,6 +77,10 @@ export class CredentialService {
     const offboarded = () => errors.conflict('This member is offboarded; PUT the member first to reactivate it', { conflictKey: 'status' });
     if (member.status !== 'active') throw offboarded();
 
+    // Derived before the transaction (image work takes a while and holds no lock); stored with the original.
+    const faceSha256 = face ? createHash('sha256').update(face.bytes).digest('hex') : null;
+    const variants = face ? await this.deps.faces.derive(face.bytes, faceSha256!) : [];
+
     const now = this.deps.clock.now();
     const { projectId, userId } = member;
     const { repo } = this.deps;
@@ -101,9 +108,10 @@ export class CredentialService {
       } else if (face) {
         await repo.putFace({
           project_id: projectId, user_id: userId, image_enc: this.deps.secretBox.seal(face.bytes.toString('base64')), mime: face.mime,
-          sha256: createHash('sha256').update(face.bytes).digest('hex'), consent_at: parseInstant(body.faceConsentAt!, 'body.faceConsentAt'),
+          sha256: faceSha256!, consent_at: parseInstant(body.faceConsentAt!, 'body.faceConsentAt'),
           consent_text: body.faceConsentAt!, updated_at: now,
         }, trx);
+        await this.deps.faces.store(trx, projectId, userId, variants, now);
         changed.add('face');
       }
       // A member with a face and no physical card gets one virtual card, never a second.

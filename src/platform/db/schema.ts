@@ -252,6 +252,7 @@ export interface Database {
   unit_residents: UnitResidentTable;
   cards: CardTable;
   faces: FaceTable;
+  face_variants: FaceVariantTable;
   access_changes: AccessChangeTable;
   device_state: DeviceStateTable;
   device_targets: DeviceSubjectStateTable;
@@ -356,6 +357,19 @@ export interface FaceTable {
   consent_at: Millis;
   consent_text: string;
   updated_at: Millis;
+}
+
+/** A face picture derived for a device profile (sealed), or why none could be made. */
+export interface FaceVariantTable {
+  project_id: string;
+  user_id: string;
+  profile: string;
+  source_sha256: string;
+  image_enc: string | null;
+  mime: string | null;
+  sha256: string | null;
+  refused: string | null;
+  created_at: Millis;
 }
 
 /** Device-enrollment outbox: a subject's access changed (written with the change). */

@@ -3,11 +3,15 @@
  * reference gateway so both behave alike. Such a refusal is recorded on the device
  * view and never retried: sending the same command again cannot succeed.
  *
- * HikVision-style terminals take a face picture of at most 200 KB in JPEG or PNG;
- * a larger or undecodable picture is refused. Card numbers must fit the device's
+ * HikVision-style terminals take a face picture of at most 200 KB in JPEG or PNG,
+ * within the kind's pixel limits (face-limits.ts), a JPEG baseline; a larger,
+ * progressive or unreadable picture is refused. The service sends only pictures it
+ * derived within these limits, so a refusal here means a device unlike the rules. Card numbers must fit the device's
  * format, and a visitor pass needs a QR code or a plate.
  */
 import type { WireCommand } from '../../../contract/device-wire.js';
+import { faceLimitsFor } from './face-limits.js';
+import { imageHeader } from './image-header.js';
 
 export const DEVICE_FACE_MAX_BYTES = 200 * 1024;
 
@@ -25,6 +29,13 @@ export function checkCommand(cmd: WireCommand, deviceKind: string): CommandCheck
     if (!isPng && !isJpeg) return { ok: false, message: 'face photo is not a JPEG or PNG image the device can read' };
     if (bytes.length > DEVICE_FACE_MAX_BYTES) {
       return { ok: false, message: `face photo is ${Math.ceil(bytes.length / 1024)} KB; the device takes at most ${DEVICE_FACE_MAX_BYTES / 1024} KB` };
+    }
+    const header = imageHeader(bytes);
+    if (!header) return { ok: false, message: 'face photo header cannot be read' };
+    if (header.progressive) return { ok: false, message: 'face photo is a progressive JPEG; the device takes baseline JPEG only' };
+    const limits = faceLimitsFor(deviceKind);
+    if (limits && (header.width > limits.width || header.height > limits.height)) {
+      return { ok: false, message: `face photo is ${header.width}x${header.height} pixels; the device takes at most ${limits.width}x${limits.height}` };
     }
   }
   for (const c of cmd.cards ?? []) {

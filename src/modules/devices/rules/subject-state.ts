@@ -16,8 +16,10 @@ export interface SubjectRef {
 export interface SubjectState {
   /** Decoded card UIDs (8 uppercase hex digits), sorted. */
   cards: string[];
-  /** SHA-256 (hex) of the face image, or null. */
+  /** SHA-256 (hex) of the face picture the device takes (derived for its kind), or null. */
   face: string | null;
+  /** Why the member's face cannot go to this device (no picture within its limits); absent otherwise. The cards still go. */
+  faceRefused?: string | null;
   /** Keyed tag of a visitor's QR card code, or null. */
   qr: string | null;
   /** Licence plates, normalized (see visitors' plate rule), sorted. */
@@ -34,6 +36,8 @@ export function canonicalState(s: SubjectState): SubjectState {
   return {
     cards: [...new Set(s.cards)].sort(),
     face: s.face,
+    // Only when set, so states without a refusal serialize (and hash) as they always did.
+    ...(s.faceRefused ? { faceRefused: s.faceRefused } : {}),
     qr: s.qr,
     plates: [...new Set(s.plates)].sort(),
     validFrom: s.validFrom,

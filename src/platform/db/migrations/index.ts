@@ -12,6 +12,7 @@ import * as m009 from './009-calendar-sync.js';
 import * as m010 from './010-delivery-due-index.js';
 import * as m011 from './011-catalogue-indexes.js';
 import * as m012 from './012-console-sessions.js';
+import * as m013 from './013-face-variants.js';
 
 const migrations: Record<string, Migration> = {
   '001-initial-schema': m001,
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '010-delivery-due-index': m010,
   '011-catalogue-indexes': m011,
   '012-console-sessions': m012,
+  '013-face-variants': m013,
 };
 
 export const migrationProvider: MigrationProvider = {
