@@ -239,31 +239,9 @@ export class SiteRepository {
   // -------------------------------------------------------------------------
 
   /**
-   * Inserts the row (with `insertOnly` columns and both timestamps) when nothing is
-   * stored, otherwise rewrites only the changed columns plus `updated_at`; an
-   * unchanged row is not touched.
-   */
-  async upsertTimestamped(
-    table: KeyedTable | 'apps' | 'memberships',
-    id: string,
-    stored: object | undefined,
-    next: Record<string, unknown>,
-    now: number,
-    insertOnly: Record<string, unknown> = {},
-    db: Db = this.db,
-  ): Promise<Outcome> {
-    if (!stored) {
-      await (db as AnyDb).insertInto(table).values({ id, ...next, ...insertOnly, created_at: now, updated_at: now }).execute();
-      return 'inserted';
-    }
-    const changes = changedColumns(stored, next);
-    if (Object.keys(changes).length === 0) return 'unchanged';
-    await (db as AnyDb).updateTable(table).set({ ...changes, updated_at: now }).where('id', '=', id).execute();
-    return 'updated';
-  }
-
-  /**
-   * `upsertTimestamped` for many rows of one table, set-based: new rows go in as
+   * Upserts many rows of one table, set-based, each row by id: a row with nothing
+   * stored is inserted (with its `insertOnly` columns and both timestamps), a
+   * stored one gets only its changed columns plus `updated_at`. New rows go in as
    * multi-row INSERTs, changed rows as multi-row `INSERT … ON CONFLICT (id) DO
    * UPDATE` of their changed columns (the stored row supplies the others, so
    * nothing else changes), unchanged rows are not touched. Statements hold at
