@@ -17,6 +17,7 @@ import { consoleSessionRoutes } from './platform/http/console-session.js';
 import { changeStreamRoute } from './platform/http/change-stream.js';
 import { securityHeaders } from './platform/http/security-headers.js';
 import { registerCors } from './platform/http/cors.js';
+import { registerCompression } from './platform/http/compression.js';
 import { registerStrictFormats } from './platform/http/formats.js';
 import { guardQuery } from './platform/http/query.js';
 import { registerJsonBodyParser } from './platform/http/json-body.js';
@@ -92,6 +93,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // Security headers and the CORS policy on every answer (platform/http: security-headers.ts, cors.ts).
   app.addHook('onSend', securityHeaders());
   registerCors(app, services.config.corsOrigins);
+  // Large answers compressed as Accept-Encoding allows (platform/http/compression.ts); before any route is added.
+  await registerCompression(app);
 
   // Bracket array parameters, repeated single-valued ones, non-decimal numbers (platform/http/query.ts).
   app.addHook('preValidation', guardQuery);

@@ -8,6 +8,7 @@ import { ServiceError, errors } from '../../src/platform/errors.js';
 import { MAX_POLL_BACKOFF_MS, pollBackoffMs } from '../../src/platform/jobs/runner.js';
 
 const sqliteError = (code: string, message: string) => Object.assign(new Error(message), { code });
+const pgError = (code: string, message: string) => Object.assign(new Error(message), { code, severity: 'FATAL' });
 
 describe('Retry-After', () => {
   it.each([
@@ -20,6 +21,19 @@ describe('Retry-After', () => {
     ['SQLITE_BUSY', sqliteError('SQLITE_BUSY', 'database is locked'), 503],
     ['SQLITE_FULL', sqliteError('SQLITE_FULL', 'database or disk is full'), 503],
     ['pg admin shutdown (57P01)', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }), 503],
+    ['pg crash shutdown (57P02)', pgError('57P02', 'terminating connection because of crash of another server process'), 503],
+    ['pg cannot connect now (57P03)', pgError('57P03', 'the database system is in recovery mode'), 503],
+    ['pg too many connections for a role (53300)', pgError('53300', 'too many connections for role "booking"'), 503],
+    ['pg connection failure (08006)', pgError('08006', 'connection failure'), 503],
+    ['pg connection does not exist (08003)', pgError('08003', 'connection does not exist'), 503],
+    ['pg database not accepting connections (55000)', pgError('55000', 'database "booking" is not currently accepting connections'), 503],
+    ['ECONNRESET', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), 503],
+    ['EPIPE', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }), 503],
+    ['ETIMEDOUT', Object.assign(new Error('connect ETIMEDOUT 10.0.0.1:5432'), { code: 'ETIMEDOUT' }), 503],
+    ['a refused connection to several addresses (AggregateError, empty message)', Object.assign(new AggregateError([Object.assign(new Error('connect ECONNREFUSED ::1:5432'), { code: 'ECONNREFUSED' })], ''), {}), 503],
+    ['a wrapped refusal (cause)', new Error('query failed', { cause: pgError('57P01', 'terminating connection due to administrator command') }), 503],
+    ['pg pool: connect timeout', new Error('timeout exceeded when trying to connect'), 503],
+    ['pg pool: Connection terminated due to connection timeout', new Error('Connection terminated due to connection timeout'), 503],
   ])('%s → %i with a whole number of seconds', (_name, err, status) => {
     const res = toErrorResponse(err);
     expect(res.status).toBe(status);
@@ -36,6 +50,17 @@ describe('Retry-After', () => {
     const lost = toErrorResponse(new Error('Connection terminated unexpectedly'));
     expect(Number(full.headers!['retry-after'])).toBeGreaterThan(Number(lost.headers!['retry-after']));
     expect(full.body).toEqual({ code: 'KS004', success: false, message: expect.stringMatching(/temporarily unavailable/) });
+  });
+
+  it('55000 other than a refused connection is a fault of the statement: 500, no Retry-After', () => {
+    const res = toErrorResponse(pgError('55000', 'currval of sequence "s" is not yet defined in this session'));
+    expect(res.status).toBe(500);
+    expect(res.headers).toBeUndefined();
+  });
+
+  it('a SQLSTATE names what happened: its message is not second-guessed', () => {
+    expect(toErrorResponse(pgError('23505', 'duplicate key value violates unique constraint "x" (terminating connection)')).status).toBe(500);
+    expect(toErrorResponse(pgError('42P01', 'relation "too many clients" does not exist')).status).toBe(500);
   });
 
   it('no Retry-After on other errors', () => {

@@ -18,6 +18,10 @@ import { DeskSnapshots } from './desk-snapshots.js';
 import { RoomSnapshots, filterRooms, withUnavailableReason } from './room-snapshots.js';
 import type { CalendarQuery, DeskQuery, RoomQuery } from '../../contract/catalogue.js';
 import { parseInstant } from '../../platform/time/instant.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/** Rooms assessed between two turns of the event loop in a windowed search. */
+const ASSESS_SLICE = 2000;
 
 export type { AssetInContext, DeskRow, ProjectRow, RoomRow, SlotRow } from './catalogue-repository.js';
 export { MAX_CLEANUP_MS } from './catalogue-repository.js';
@@ -127,11 +131,14 @@ export class CatalogueService {
     if (start === undefined) return rooms.map((r) => r.json);
 
     const open = rooms.filter((r) => !isClosedStatus('room', r.row.status)); // closed assets drop out of windowed searches
-    const verdicts = assessAssets(
-      open.map(({ row: r }) => ({ id: r.id, configJson: r.config, cleanupMinutes: cleanupFor(project, r, false) })),
-      { start, end, now: this.clock.now(), timeZone: project.timezone },
-      holds,
-    );
+    // Assessed in slices with a turn of the event loop between them: a site of tens of thousands of rooms never holds the loop.
+    const window = { start, end, now: this.clock.now(), timeZone: project.timezone };
+    const verdicts: Verdict[] = [];
+    for (let i = 0; i < open.length; i += ASSESS_SLICE) {
+      if (i > 0) await nextTurn();
+      const slice = open.slice(i, i + ASSESS_SLICE);
+      verdicts.push(...assessAssets(slice.map(({ row: r }) => ({ id: r.id, configJson: r.config, cleanupMinutes: cleanupFor(project, r, false) })), window, holds));
+    }
     const out: Buffer[] = [];
     for (let i = 0; i < open.length; i++) {
       const r = open[i];

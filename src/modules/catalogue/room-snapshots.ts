@@ -11,6 +11,10 @@
 import type { CatalogueRepository, RoomRow } from './catalogue-repository.js';
 import { viewsOf } from './asset-views.js';
 import { ConfigInterner } from './config-interner.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/** Rooms serialized between two turns of the event loop when a snapshot is built. */
+const BUILD_SLICE = 1000;
 
 export interface RoomSnapshot {
   row: RoomRow;
@@ -57,18 +61,33 @@ export class RoomSnapshots {
 
   constructor(private readonly repo: CatalogueRepository) {}
 
+  /** Builds under way, by project and version: concurrent searches after a change share one build. */
+  private readonly building = new Map<string, Promise<RoomSnapshot[]>>();
+
   async of(projectId: string): Promise<RoomSnapshot[]> {
     const version = await this.repo.roomsVersion(projectId);
     const hit = this.cache.get(projectId);
     if (hit && hit.version === version) return hit.rooms;
+    const key = `${projectId}|${version}`;
+    let build = this.building.get(key);
+    if (!build) {
+      build = this.build(projectId, version).finally(() => this.building.delete(key));
+      this.building.set(key, build);
+    }
+    return build;
+  }
+
+  /** Reads and serializes the project's rooms, a turn of the event loop every BUILD_SLICE rooms. */
+  private async build(projectId: string, version: string): Promise<RoomSnapshot[]> {
     const view = viewsOf().room;
-    const rooms = (await this.repo.projectRooms(projectId))
-      .map((row) => ({
-        row: { ...row, config: this.configs.intern(row.config) },
-        json: Buffer.from(JSON.stringify(view(row))),
-        nameLower: row.name.toLowerCase(),
-      }))
-      .sort(byName);
+    const rows = await this.repo.projectRooms(projectId);
+    const rooms: RoomSnapshot[] = [];
+    for (let i = 0; i < rows.length; i++) {
+      if (i > 0 && i % BUILD_SLICE === 0) await nextTurn();
+      const row = rows[i]!;
+      rooms.push({ row: { ...row, config: this.configs.intern(row.config) }, json: Buffer.from(JSON.stringify(view(row))), nameLower: row.name.toLowerCase() });
+    }
+    rooms.sort(byName);
     this.cache.set(projectId, { version, rooms });
     return rooms;
   }

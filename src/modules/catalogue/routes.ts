@@ -1,4 +1,6 @@
 /** GET /meeting-rooms, /meeting-rooms/{id}, /desks, /desks/{id}. */
+import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
 import { ok, okJsonArray, okPage } from '../../platform/http/envelope.js';
@@ -26,6 +28,38 @@ function okJsonArrayBytes(items: readonly Buffer[]): Buffer {
   return Buffer.concat(parts);
 }
 
+/** Bytes of an answer sent as one buffer; larger ones are streamed (okJsonArrayStream). */
+const STREAM_FROM_BYTES = 256 * 1024;
+
+/**
+ * okJsonArrayBytes as a stream of about STREAM_FROM_BYTES chunks, with a turn of
+ * the event loop between them: a list of tens of thousands of rooms (tens of MB)
+ * is never copied into one buffer, and is produced only as fast as the client
+ * (or the compressor) takes it.
+ */
+function okJsonArrayBody(items: readonly Buffer[]): Buffer | Readable {
+  let total = ARRAY_HEAD.length + ARRAY_TAIL.length;
+  for (const item of items) total += item.length + 1;
+  if (total <= STREAM_FROM_BYTES) return okJsonArrayBytes(items);
+  return Readable.from((async function* () {
+    let parts: Buffer[] = [ARRAY_HEAD];
+    let size = ARRAY_HEAD.length;
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0) parts.push(COMMA);
+      parts.push(items[i]!);
+      size += items[i]!.length + 1;
+      if (size >= STREAM_FROM_BYTES) {
+        yield Buffer.concat(parts);
+        parts = [];
+        size = 0;
+        await nextTurn();
+      }
+    }
+    parts.push(ARRAY_TAIL);
+    yield Buffer.concat(parts);
+  })(), { objectMode: false });
+}
+
 const errorResponses = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
 
 export async function catalogueRoutes(app: App, services: Services): Promise<void> {
@@ -41,7 +75,7 @@ export async function catalogueRoutes(app: App, services: Services): Promise<voi
   }, async (req, reply) => {
     // The rooms come pre-serialized (see room-snapshots.ts); the envelope is added around them.
     const rooms = await catalogue.searchRooms(req.principal, req.query);
-    return reply.type('application/json; charset=utf-8').send(okJsonArrayBytes(rooms) as never);
+    return reply.type('application/json; charset=utf-8').send(okJsonArrayBody(rooms) as never);
   });
 
   app.get('/meeting-rooms/:id', {

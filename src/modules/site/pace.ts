@@ -7,7 +7,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /** Entities handled between two turns of the event loop. */
-export const PACE_EVERY = 200;
+export const PACE_EVERY = 100;
 
 export type Pacer = () => Promise<void>;
 

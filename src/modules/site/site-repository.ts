@@ -1,5 +1,5 @@
 /** Persistence for declarative site apply: look-ups by key/identity, change-only upserts, derived-column cascades. */
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Database } from '../../platform/db/schema.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -50,6 +50,43 @@ export interface AppRelations {
 }
 
 export type Outcome = 'inserted' | 'updated' | 'unchanged';
+
+/** One row for upsertMany: its id, the stored row (undefined: insert), the wanted columns, and columns set only on insert. */
+export interface UpsertEntry {
+  id: string;
+  stored: object | undefined;
+  next: Record<string, unknown>;
+  insertOnly?: Record<string, unknown>;
+}
+
+/**
+ * Values one multi-row statement may carry: under PostgreSQL's 65,535 parameters
+ * and SQLite's 32,766 host parameters.
+ */
+export const MAX_PARAMETERS = 30_000;
+/** Rows one multi-row statement carries at most: each statement runs synchronously on SQLite, so it stays short. */
+export const MAX_ROWS_PER_STATEMENT = 100;
+
+/**
+ * Rows split into chunks for multi-row statements: rows of one chunk have the
+ * same columns (a multi-row VALUES list needs one column list, and SQLite has no
+ * DEFAULT in VALUES), and each chunk stays within MAX_PARAMETERS values.
+ */
+export function sameColumnChunks<R extends Record<string, unknown>>(rows: readonly R[]): R[][] {
+  const bySignature = new Map<string, R[]>();
+  for (const row of rows) {
+    const signature = Object.keys(row).sort().join(',');
+    const list = bySignature.get(signature);
+    if (list) list.push(row);
+    else bySignature.set(signature, [row]);
+  }
+  const out: R[][] = [];
+  for (const list of bySignature.values()) {
+    const perChunk = Math.max(1, Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(MAX_PARAMETERS / Math.max(1, Object.keys(list[0]!).length))));
+    for (let i = 0; i < list.length; i += perChunk) out.push(list.slice(i, i + perChunk));
+  }
+  return out;
+}
 
 /** Columns of `next` whose value differs from `stored` (null and undefined are the same). */
 export function changedColumns(stored: object | undefined, next: Record<string, unknown>): Record<string, unknown> {
@@ -202,27 +239,72 @@ export class SiteRepository {
   // -------------------------------------------------------------------------
 
   /**
-   * Inserts the row (with `insertOnly` columns and both timestamps) when nothing is
-   * stored, otherwise rewrites only the changed columns plus `updated_at`; an
-   * unchanged row is not touched.
+   * Upserts many rows of one table, set-based, each row by id: a row with nothing
+   * stored is inserted (with its `insertOnly` columns and both timestamps), a
+   * stored one gets only its changed columns plus `updated_at`. New rows go in as
+   * multi-row INSERTs, changed rows as multi-row `INSERT … ON CONFLICT (id) DO
+   * UPDATE` of their changed columns (the stored row supplies the others, so
+   * nothing else changes), unchanged rows are not touched. Statements hold at
+   * most MAX_PARAMETERS values each, and the event loop gets a turn between them.
+   * Two entries for one id are merged, the later one winning.
    */
-  async upsertTimestamped(
+  async upsertMany(
     table: KeyedTable | 'apps' | 'memberships',
-    id: string,
-    stored: object | undefined,
-    next: Record<string, unknown>,
+    entries: readonly UpsertEntry[],
     now: number,
-    insertOnly: Record<string, unknown> = {},
     db: Db = this.db,
-  ): Promise<Outcome> {
-    if (!stored) {
-      await (db as AnyDb).insertInto(table).values({ id, ...next, ...insertOnly, created_at: now, updated_at: now }).execute();
-      return 'inserted';
+  ): Promise<Record<Outcome, number>> {
+    const counts: Record<Outcome, number> = { inserted: 0, updated: 0, unchanged: 0 };
+    const merged = new Map<string, UpsertEntry>();
+    for (const e of entries) {
+      const prev = merged.get(e.id);
+      merged.set(e.id, prev ? { ...prev, next: { ...prev.next, ...e.next }, insertOnly: { ...prev.insertOnly, ...e.insertOnly } } : e);
     }
-    const changes = changedColumns(stored, next);
-    if (Object.keys(changes).length === 0) return 'unchanged';
-    await (db as AnyDb).updateTable(table).set({ ...changes, updated_at: now }).where('id', '=', id).execute();
-    return 'updated';
+    const inserts: Record<string, unknown>[] = [];
+    const updates: { row: Record<string, unknown>; changed: string[] }[] = [];
+    let seen = 0;
+    for (const e of merged.values()) {
+      if (++seen % CHUNK === 0) await nextTurn();
+      if (!e.stored) {
+        inserts.push({ id: e.id, ...e.next, ...e.insertOnly, created_at: now, updated_at: now });
+        continue;
+      }
+      const changes = changedColumns(e.stored, e.next);
+      const changed = Object.keys(changes);
+      if (changed.length === 0) {
+        counts.unchanged++;
+        continue;
+      }
+      updates.push({ row: { ...(e.stored as Record<string, unknown>), ...changes, id: e.id, updated_at: now }, changed });
+    }
+    let statements = 0;
+    for (const rows of sameColumnChunks(inserts)) {
+      if (statements++ > 0) await nextTurn();
+      await (db as AnyDb).insertInto(table).values(rows).execute();
+      counts.inserted += rows.length;
+    }
+    for (const rows of sameColumnChunks(updates.map((u) => u.row))) {
+      if (statements++ > 0) await nextTurn();
+      const inChunk = new Set(rows);
+      const columns = new Set<string>(['updated_at']);
+      for (const u of updates) if (inChunk.has(u.row)) for (const c of u.changed) columns.add(c);
+      await (db as AnyDb)
+        .insertInto(table)
+        .values(rows)
+        .onConflict((oc) => oc.column('id').doUpdateSet((eb) => Object.fromEntries([...columns].map((c) => [c, eb.ref(`excluded.${c}`)]))))
+        .execute();
+      counts.updated += rows.length;
+    }
+    return counts;
+  }
+
+  /** Inserts rows (every one new) as multi-row INSERTs within the parameter limit, a turn of the event loop between statements. */
+  async insertMany<T extends 'app_links' | 'app_access_groups' | 'app_projects'>(table: T, rows: readonly Row<T>[], db: Db = this.db): Promise<void> {
+    let statements = 0;
+    for (const chunk of sameColumnChunks(rows as unknown as Record<string, unknown>[])) {
+      if (statements++ > 0) await nextTurn();
+      await (db as AnyDb).insertInto(table).values(chunk).execute();
+    }
   }
 
   /** Sets an app's project binding (permissions JSON or null), writing only when it differs. */
@@ -252,10 +334,6 @@ export class SiteRepository {
     return 'updated';
   }
 
-  async insertAppAccessGroup(row: Row<'app_access_groups'>, db: Db = this.db): Promise<void> {
-    await db.insertInto('app_access_groups').values(row).execute();
-  }
-
   /**
    * Keeps derived columns consistent after zones, floors or projects were
    * re-parented: floors follow their zone's project, and rooms/desks follow their
@@ -283,23 +361,25 @@ export class SiteRepository {
       }
     }
     if (floors.size === 0) return;
-    const brandOf = new Map<string, string>();
-    for (const part of chunks([...floors.values()].map((f) => f.project_id))) {
-      const rows = await db.selectFrom('projects').select(['id', 'brand_id']).where('id', 'in', part).execute();
-      for (const r of rows) brandOf.set(r.id, r.brand_id);
-    }
-    let written = 0;
-    for (const f of floors.values()) {
-      if (++written % CHUNK === 0) await nextTurn();
-      const brandId = brandOf.get(f.project_id);
-      if (!brandId) continue;
+    // Rooms and desks follow their floor: one set-based UPDATE per table and chunk of floors, only differing rows.
+    const floorIds = [...floors.keys()];
+    for (let i = 0; i < floorIds.length; i += CHUNK) {
+      if (i > 0) await nextTurn();
+      const part = floorIds.slice(i, i + CHUNK);
       for (const table of ['rooms', 'desks'] as const) {
-        await db
-          .updateTable(table)
-          .set({ zone_id: f.zone_id, project_id: f.project_id, brand_id: brandId, updated_at: now })
-          .where('floor_id', '=', f.id)
-          .where((eb) => eb.or([eb('zone_id', '<>', f.zone_id), eb('project_id', '<>', f.project_id), eb('brand_id', '<>', brandId)]))
-          .execute();
+        const t = sql.table(table);
+        await sql`
+          update ${t} set
+            zone_id = (select f.zone_id from floors f where f.id = ${t}.floor_id),
+            project_id = (select f.project_id from floors f where f.id = ${t}.floor_id),
+            brand_id = (select p.brand_id from floors f join projects p on p.id = f.project_id where f.id = ${t}.floor_id),
+            updated_at = ${now}
+          where floor_id in (${sql.join(part)})
+            and exists (
+              select 1 from floors f join projects p on p.id = f.project_id
+              where f.id = ${t}.floor_id and (f.zone_id <> ${t}.zone_id or f.project_id <> ${t}.project_id or p.brand_id <> ${t}.brand_id)
+            )`.execute(db);
+        await nextTurn();
       }
     }
   }

@@ -1,7 +1,9 @@
 /** Writes a site plan: maps document entries to table rows (spec defaults applied) and upserts them, changed columns only. */
 import { newId } from '../../platform/ids.js';
 import type { Db } from '../../platform/db/db.js';
-import type { SiteRepository } from './site-repository.js';
+import type { Row, SiteRepository, UpsertEntry } from './site-repository.js';
+
+type UpsertTable = Parameters<SiteRepository['upsertMany']>[0];
 import type { DeskDoc, RoomDoc } from '../../contract/site-document.js';
 import type { AssetParents, SitePlan } from './site-plan.js';
 import { pacer } from './pace.js';
@@ -76,16 +78,19 @@ export async function writePlan(
 ): Promise<void> {
   const { now } = opts;
   const pace = pacer();
-  // Every entity's write first lets other requests run now and then (see pace.ts).
-  const upsert = async (
-    table: Parameters<SiteRepository['upsertTimestamped']>[0],
-    id: string,
-    stored: object | undefined,
-    next: Record<string, unknown>,
-    insertOnly?: Record<string, unknown>,
-  ) => {
+  // Rows are collected per table and written set-based (repo.upsertMany: multi-row statements, the event
+  // loop getting a turn between them), parents before children. Building each row first lets other
+  // requests run now and then (see pace.ts).
+  let pending: { table: UpsertTable; entries: UpsertEntry[] } | undefined;
+  const flush = async () => {
+    if (pending) await repo.upsertMany(pending.table, pending.entries, now, trx);
+    pending = undefined;
+  };
+  const upsert = async (table: UpsertTable, id: string, stored: object | undefined, next: Record<string, unknown>, insertOnly?: Record<string, unknown>) => {
     await pace();
-    return repo.upsertTimestamped(table, id, stored, next, now, insertOnly, trx);
+    if (pending && pending.table !== table) await flush();
+    pending ??= { table, entries: [] };
+    pending.entries.push({ id, stored, next, insertOnly });
   };
 
   for (const e of plan.brands) await upsert('brands', e.id, e.stored, { key: e.doc.key, name: e.doc.name });
@@ -128,6 +133,9 @@ export async function writePlan(
       blocked_from_booking: bool(e.doc.blockedFromBooking ?? false),
       brand_staff: canonicalJson(e.brandStaff),
     });
+  }
+  // Memberships after every user exists.
+  for (const e of plan.users) {
     for (const m of e.memberships) {
       // The origin (`source`) of an existing membership is history and is kept; an
       // employee id is only written when the document gives one.
@@ -139,6 +147,9 @@ export async function writePlan(
 
   for (const g of plan.accessGroups) {
     await upsert('access_groups', g.id, g.stored, { key: g.doc.key, project_id: g.projectId, name: g.doc.name });
+  }
+  // Devices after every access group exists.
+  for (const g of plan.accessGroups) {
     for (const d of g.devices) {
       await upsert('devices', d.id, d.stored, {
         key: d.doc.key, access_group_id: g.id, name: d.doc.name, kind: d.doc.kind,
@@ -157,6 +168,7 @@ export async function writePlan(
       act_as: bool(a.doc.actAs ?? false),
     });
   }
+  await flush();
   // Relations after every app, user and access group exists.
   for (const a of plan.apps) await writeAppRelations(repo, plan, a, now, trx, pace);
 
@@ -186,6 +198,7 @@ export async function writePlan(
     });
   }
 
+  await flush();
   await repo.cascadeDerivedColumns({
     zones: plan.zones.map((z) => ({ id: z.id, projectId: z.projectId })),
     floorIds: plan.floors.map((f) => f.id),
@@ -206,20 +219,22 @@ async function writeAppRelations(
       trx,
     );
   }
-  for (const groupId of a.accessGroupIds) {
-    if (!storedGroups.has(groupId)) {
-      await repo.insertAppAccessGroup({ app_id: a.id, access_group_id: groupId }, trx);
-    }
-  }
+  const newGroups = a.accessGroupIds.filter((groupId) => !storedGroups.has(groupId)).map((groupId) => ({ app_id: a.id, access_group_id: groupId }));
+  await repo.insertMany('app_access_groups', newGroups, trx);
+  // New links go in set-based; a link whose external id changed is rewritten alone.
+  const newLinks: Row<'app_links'>[] = [];
   for (const link of a.links) {
     await pace();
     const existing = storedLinks.get(link.userId);
-    await repo.upsertAppLink(existing, {
+    const row = {
       id: existing?.id ?? newId(now),
       app_id: a.id,
       user_id: link.userId,
       external_user_id: link.externalUserId,
       created_at: existing?.created_at ?? now,
-    }, trx);
+    };
+    if (existing) await repo.upsertAppLink(existing, row, trx);
+    else newLinks.push(row);
   }
+  await repo.insertMany('app_links', newLinks, trx);
 }

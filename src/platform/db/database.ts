@@ -6,11 +6,14 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import type pg from 'pg';
-import { Kysely, Migrator, SqliteDialect, sql, type KyselyConfig, type LogEvent } from 'kysely';
+import { Kysely, Migrator, sql, type KyselyConfig, type LogEvent } from 'kysely';
 import { BatchingPostgresDialect, nameStatements } from './pg-driver.js';
 import type { Database } from './schema.js';
 import { migrationProvider } from './migrations/index.js';
 import { databaseUrlError, isConnectFailure } from './connect-error.js';
+import { BusyRetrySqliteDialect, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy.js';
+
+export { SQLITE_BUSY_WAIT_MS } from './sqlite-busy.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -55,10 +58,11 @@ function openSqlite(path: string, options: StorageOptions): Kysely<Database> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const conn = new SqliteDatabase(path);
   conn.pragma('journal_mode = WAL');
-  conn.pragma('busy_timeout = 5000');
+  // A few milliseconds: SQLite's busy wait blocks the event loop. Longer waits are retried asynchronously (sqlite-busy.ts).
+  conn.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   conn.pragma('foreign_keys = ON');
   conn.pragma('synchronous = NORMAL');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }), log: logOf(options) });
+  return new Kysely<Database>({ dialect: new BusyRetrySqliteDialect({ database: withStatementCache(conn) }, conn), log: logOf(options) });
 }
 
 /** Prepared statements kept per connection, by SQL text (most recently used first out when full). */

@@ -43,6 +43,13 @@ import type pg from 'pg';
 export const PREPARED_PER_CONNECTION = 500;
 /** PostgreSQL's limit on parameters per statement. */
 const MAX_PARAMETERS = 65_535;
+/**
+ * Largest insert (in parameters) that waits. A bulk insert (a site apply's
+ * multi-row chunk) is worth its own round trip and runs at once: written out as
+ * literals and combined with others it would cost the event loop and the server's
+ * parser far more than the round trip it saves.
+ */
+export const WAIT_MAX_PARAMETERS = 2_000;
 
 /** A plain multi-row VALUES insert whose every value is a parameter. */
 const PLAIN_INSERT = /^insert into "[a-z_][a-z0-9_]*" \("[a-z_][a-z0-9_]*"(?:, "[a-z_][a-z0-9_]*")*\) values (\(\$\d+(?:, \$\d+)*\)(?:, \(\$\d+(?:, \$\d+)*\))*)$/;
@@ -137,7 +144,7 @@ class PgConnection implements DatabaseConnection {
     }
     if (this.inTransaction) {
       const rows = plainInsertRows(query.sql);
-      if (rows !== null && query.parameters.length < MAX_PARAMETERS) {
+      if (rows !== null && query.parameters.length <= WAIT_MAX_PARAMETERS) {
         this.pending.push(query);
         return { numAffectedRows: BigInt(rows), rows: [] };
       }
@@ -180,7 +187,8 @@ class PgConnection implements DatabaseConnection {
     if (!this.beginPending && this.pending.length === 0) return this.run<R>(query);
     const parts: string[] = this.beginPending ? ['begin'] : [];
     const inserts = this.waitingStatements();
-    const texts = [...inserts, query].map((q) => inlineParameters(q.sql, q.parameters, this.escapeLiteral));
+    // A bulk statement keeps its parameters (see WAIT_MAX_PARAMETERS): what waits goes out before it, one by one.
+    const texts = query.parameters.length > WAIT_MAX_PARAMETERS ? [null] : [...inserts, query].map((q) => inlineParameters(q.sql, q.parameters, this.escapeLiteral));
     this.beginPending = false;
     this.pending = [];
     if (texts.every((t) => t !== null)) {

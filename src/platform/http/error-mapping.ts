@@ -7,6 +7,7 @@ import { DEFAULT_RETRY_AFTER_429_S, DEFAULT_RETRY_AFTER_503_S, SERVICE_UNAVAILAB
 import { errorBody } from './envelope.js';
 import { INSTANT_TEXT } from '../time/instant.js';
 import { HTTP_URL_PATTERN } from '../../contract/common.js';
+import { isDatabaseFull, isDatabaseUnavailable } from '../db/unavailable.js';
 
 interface AjvLikeError {
   instancePath?: string;
@@ -103,9 +104,6 @@ export interface ErrorResponse {
   headers?: Record<string, string>;
 }
 
-const DB_UNAVAILABLE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection terminated|not queryable|timeout exceeded|SQLITE_BUSY|database is locked|too many clients|the database system is (starting up|shutting down)|terminating connection|^57P0[1-3]$|^08\d\d\d$/i;
-/** The disk is full (SQLITE_FULL): nothing was written; retryable once an operator frees space. */
-const DB_FULL = /SQLITE_FULL|database or disk is full/i;
 /** Retry-After of a full disk: freeing space takes an operator. */
 const RETRY_AFTER_FULL_S = 30;
 
@@ -114,12 +112,8 @@ export function toErrorResponse(err: unknown): ErrorResponse {
   const res = mapError(err);
   if (res.status !== 503 && res.status !== 429) return res;
   const explicit = err instanceof ServiceError ? err.retryAfterSeconds : undefined;
-  const seconds = explicit ?? (isFull(err) ? RETRY_AFTER_FULL_S : res.status === 429 ? DEFAULT_RETRY_AFTER_429_S : DEFAULT_RETRY_AFTER_503_S);
+  const seconds = explicit ?? (isDatabaseFull(err) ? RETRY_AFTER_FULL_S : res.status === 429 ? DEFAULT_RETRY_AFTER_429_S : DEFAULT_RETRY_AFTER_503_S);
   return { ...res, headers: { ...res.headers, 'retry-after': String(Math.max(1, Math.ceil(seconds))) } };
-}
-
-function isFull(err: unknown): boolean {
-  return DB_FULL.test(String((err as Error)?.message ?? '')) || DB_FULL.test(String((err as { code?: string })?.code ?? ''));
 }
 
 function mapError(err: unknown): ErrorResponse {
@@ -152,7 +146,8 @@ function mapError(err: unknown): ErrorResponse {
   if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return { status: fe.statusCode, body: errorBody('KS001', [String(fe.message)]), internal: false };
   }
-  if (DB_UNAVAILABLE.test(String((err as Error)?.message ?? '')) || DB_UNAVAILABLE.test(String((err as { code?: string })?.code ?? '')) || isFull(err)) {
+  // The database cannot serve us now (platform/db/unavailable.ts says which failures those are): retryable.
+  if (isDatabaseUnavailable(err) || isDatabaseFull(err)) {
     return { status: 503, body: errorBody('KS004', SERVICE_UNAVAILABLE), internal: true };
   }
   return { status: 500, body: errorBody('KS004', 'Internal server error'), internal: true };
