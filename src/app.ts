@@ -20,6 +20,7 @@ import { registerCors } from './platform/http/cors.js';
 import { registerStrictFormats } from './platform/http/formats.js';
 import { guardQuery } from './platform/http/query.js';
 import { registerJsonBodyParser } from './platform/http/json-body.js';
+import { JSON_BODY_LIMIT_BYTES } from './platform/http/body-limits.js';
 import { INSTANT_TEXT } from './platform/time/instant.js';
 import { rejectNulCharacters } from './platform/http/nul-guard.js';
 import { rejectNonFiniteNumbers } from './platform/http/finite-numbers.js';
@@ -49,7 +50,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   const { trustProxy } = services.config;
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: false }),
-    bodyLimit: services.config.bodyLimitBytes,
+    // Sized per route (platform/http/body-limits.ts): this default for ordinary JSON, larger only where a route needs it.
+    bodyLimit: JSON_BODY_LIMIT_BYTES,
     ajv: {
       customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
       onCreate: registerStrictFormats,
@@ -74,6 +76,10 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     const res = toErrorResponse(err);
     if (res.internal) req.log.error({ err }, 'request failed');
     for (const [name, value] of Object.entries(res.headers ?? {})) reply.header(name, value);
+    // A body over the route's limit: Fastify would close at once, and the reset of a connection still carrying the
+    // unread upload can overtake the 413. Kept open, Node discards the rest of the body unparsed (bounded by
+    // REQUEST_TIMEOUT_MS) and the client reads its answer.
+    if (res.status === 413) reply.removeHeader('connection');
     reply.status(res.status).send(res.body);
   });
   // Shutting down: a request arriving on a kept-alive connection gets 503 KS004 with Retry-After (in-flight ones finish).
