@@ -18,6 +18,7 @@ import { changeStreamRoute } from './platform/http/change-stream.js';
 import { securityHeaders } from './platform/http/security-headers.js';
 import { registerCors } from './platform/http/cors.js';
 import { registerStrictFormats } from './platform/http/formats.js';
+import { stopValidationEarly } from './platform/http/validation.js';
 import { guardQuery } from './platform/http/query.js';
 import { registerJsonBodyParser } from './platform/http/json-body.js';
 import { JSON_BODY_LIMIT_BYTES } from './platform/http/body-limits.js';
@@ -54,7 +55,11 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     bodyLimit: JSON_BODY_LIMIT_BYTES,
     ajv: {
       customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
-      onCreate: registerStrictFormats,
+      // The date-time grammar; and a first-problem pass so a request with many problems stops early (validation.ts).
+      onCreate: (ajv) => {
+        registerStrictFormats(ajv);
+        stopValidationEarly(ajv as unknown as Parameters<typeof stopValidationEarly>[0]);
+      },
     },
     // Requests arriving while closing are answered by the hook below (the envelope, with Retry-After).
     return503OnClosing: false,
