@@ -48,7 +48,7 @@ export interface BuildAppOptions {
 }
 
 export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<App> {
-  const { trustProxy } = services.config;
+  const { trustProxy, timeouts } = services.config;
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: false }),
     // Sized per route (platform/http/body-limits.ts): this default for ordinary JSON, larger only where a route needs it.
@@ -64,6 +64,16 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     // Requests arriving while closing are answered by the hook below (the envelope, with Retry-After).
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    // Connection timeouts (README): an idle kept-alive socket is closed; headers or a body that do not arrive in time get
+    // 408 KS001 (clientErrorHandler). Node checks pending requests every connectionsCheckingInterval.
+    keepAliveTimeout: timeouts.keepAliveMs,
+    requestTimeout: timeouts.requestMs,
+    connectionTimeout: timeouts.connectionMs,
+    http: {
+      requestTimeout: timeouts.requestMs,
+      headersTimeout: timeouts.headersMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(timeouts.headersMs / 4))),
+    },
     // X-Forwarded-For only from the proxies TRUST_PROXY names (none by default): the client address counts token failures.
     trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     // Path parameters up to 512 characters reach validation (partner externalUserId: at most 128, else 400).

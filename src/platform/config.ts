@@ -49,6 +49,8 @@ export interface Config {
   tokenFailures: { perApp: number; perAddress: number; windowMs: number };
   /** How long SIGTERM may take (in-flight requests and the running job) before the process exits 1 anyway. */
   shutdownTimeoutMs: number;
+  /** HTTP connection timeouts (Node's server: keep-alive idle, headers, whole request, socket inactivity). */
+  timeouts: { keepAliveMs: number; headersMs: number; requestMs: number; connectionMs: number };
   /** How device changes reach devices (operator-api.md "Access devices"). */
   devices: {
     transport: 'sandbox' | 'mqtt';
@@ -122,6 +124,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const transport = env.DEVICE_TRANSPORT || 'sandbox';
   if (transport !== 'sandbox' && transport !== 'mqtt') throw new ConfigError(`DEVICE_TRANSPORT must be sandbox or mqtt, got "${transport}"`);
 
+  const timeouts = {
+    keepAliveMs: intVar(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1),
+    headersMs: intVar(env, 'HEADERS_TIMEOUT_MS', 20_000, 1),
+    requestMs: intVar(env, 'REQUEST_TIMEOUT_MS', 120_000, 1),
+    connectionMs: intVar(env, 'CONNECTION_TIMEOUT_MS', 120_000, 0),
+  };
+  if (timeouts.headersMs > timeouts.requestMs) throw new ConfigError('HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS');
+
   const demoDefault = bookingEnv === 'development' ? '1' : '0';
   return {
     port,
@@ -149,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       windowMs: intVar(env, 'TOKEN_FAILURE_WINDOW_SECONDS', 300, 1) * 1000,
     },
     shutdownTimeoutMs: intVar(env, 'SHUTDOWN_TIMEOUT_MS', 15_000, 100),
+    timeouts,
     devices: {
       transport,
       mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',
