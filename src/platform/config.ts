@@ -34,6 +34,8 @@ export interface Config {
   applyBodyLimitBytes: number;
   /** How long a webhook receiver has to answer. */
   webhookTimeoutMs: number;
+  /** uat only (WEBHOOK_ALLOW_LOOPBACK=1): webhook URLs may name loopback receivers (the SSRF guard refuses them otherwise). */
+  webhookAllowLoopback: boolean;
   /** Partner member requests per app per 60 s (the specification's 30; raise it only for load tests). */
   partnerRateLimitPerMinute: number;
   /** How long a resolved bearer token is reused without reading the token store (0: never). */
@@ -132,6 +134,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   if (timeouts.headersMs > timeouts.requestMs) throw new ConfigError('HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS');
 
+  const webhookAllowLoopback = env.WEBHOOK_ALLOW_LOOPBACK === '1';
+  if (webhookAllowLoopback && bookingEnv === 'production') throw new ConfigError('WEBHOOK_ALLOW_LOOPBACK is for uat only; production never delivers to loopback');
+
   const demoDefault = bookingEnv === 'development' ? '1' : '0';
   return {
     port,
@@ -149,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES', 15 * 1024 * 1024, 1024),
     applyBodyLimitBytes: intVar(env, 'APPLY_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024),
     webhookTimeoutMs: intVar(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
+    webhookAllowLoopback,
     partnerRateLimitPerMinute: intVar(env, 'PARTNER_RATE_LIMIT_PER_MINUTE', 30, 1),
     callerCacheMs,
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
