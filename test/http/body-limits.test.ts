@@ -52,11 +52,12 @@ function post(url: string, path: string, body: Buffer, chunked = false): Promise
     });
     const length = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${body.length}`;
     socket.write(`POST ${path} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\n${length}\r\n\r\n`);
-    // The body goes in 64 KiB pieces, each written before the next, and stops once the
-    // answer is in: as a client that reads while it writes. (Writing it all at once
-    // lets the service's reset of the closed connection overtake its 413 unread.)
+    // As curl does with a large body, wait briefly for an early answer before sending it;
+    // then send it in 64 KiB pieces, each written before the next, stopping once the
+    // answer is in: a client that reads while it writes.
     const piece = 64 * 1024;
     const send = async () => {
+      await new Promise((r) => setTimeout(r, 20));
       for (let i = 0; i < body.length && !answered && !socket.destroyed; i += piece) {
         const chunk = body.subarray(i, i + piece);
         const framed = chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) : chunk;
