@@ -122,6 +122,9 @@ describe('body limits: the token endpoint under a flood of large bodies', () => 
     for (let i = 0; i < 20; i++) await svc.request('GET', '/healthz');
     for (let i = 0; i < 3; i++) await post(svc.url, '/auth/accessToken', medium);
 
+    // The machine's own noise (tests share it): /healthz p99 over 2 s with no attack.
+    const quiet = p99(await probe(svc.url, new Promise((r) => setTimeout(r, 2_000))));
+
     const answers: { status: number; ms: number }[] = [];
     const attack = (async () => {
       const started = performance.now();
@@ -140,7 +143,8 @@ describe('body limits: the token endpoint under a flood of large bodies', () => 
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 413));
     expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(5_000);
     expect(latencies.length).toBeGreaterThanOrEqual(50);
-    expect(p99(latencies), `p99 of ${latencies.length} probes; max ${Math.max(...latencies).toFixed(1)} ms`).toBeLessThan(50);
+    // Under 50 ms on a quiet machine; on a loaded one the attack may add at most 50 ms to the quiet p99. (Before: seconds.)
+    expect(p99(latencies), `p99 of ${latencies.length} probes; max ${Math.max(...latencies).toFixed(1)} ms; quiet p99 ${quiet.toFixed(1)} ms`).toBeLessThan(50 + quiet);
   }, 120_000);
 });
 
