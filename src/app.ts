@@ -19,8 +19,10 @@ import { securityHeaders } from './platform/http/security-headers.js';
 import { registerCors } from './platform/http/cors.js';
 import { registerCompression } from './platform/http/compression.js';
 import { registerStrictFormats } from './platform/http/formats.js';
+import { stopValidationEarly } from './platform/http/validation.js';
 import { guardQuery } from './platform/http/query.js';
 import { registerJsonBodyParser } from './platform/http/json-body.js';
+import { JSON_BODY_LIMIT_BYTES } from './platform/http/body-limits.js';
 import { INSTANT_TEXT } from './platform/time/instant.js';
 import { webhookDocs } from './contract/webhook-docs.js';
 import { rejectNulCharacters } from './platform/http/nul-guard.js';
@@ -49,17 +51,32 @@ export interface BuildAppOptions {
 }
 
 export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<App> {
-  const { trustProxy } = services.config;
+  const { trustProxy, timeouts } = services.config;
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: false }),
-    bodyLimit: services.config.bodyLimitBytes,
+    // Sized per route (platform/http/body-limits.ts): this default for ordinary JSON, larger only where a route needs it.
+    bodyLimit: JSON_BODY_LIMIT_BYTES,
     ajv: {
       customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
-      onCreate: registerStrictFormats,
+      // The date-time grammar; and a first-problem pass so a request with many problems stops early (validation.ts).
+      onCreate: (ajv) => {
+        registerStrictFormats(ajv);
+        stopValidationEarly(ajv as unknown as Parameters<typeof stopValidationEarly>[0]);
+      },
     },
     // Requests arriving while closing are answered by the hook below (the envelope, with Retry-After).
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    // Connection timeouts (README): an idle kept-alive socket is closed; headers or a body that do not arrive in time get
+    // 408 KS001 (clientErrorHandler). Node checks pending requests every connectionsCheckingInterval.
+    keepAliveTimeout: timeouts.keepAliveMs,
+    requestTimeout: timeouts.requestMs,
+    connectionTimeout: timeouts.connectionMs,
+    http: {
+      requestTimeout: timeouts.requestMs,
+      headersTimeout: timeouts.headersMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(timeouts.headersMs / 4))),
+    },
     // X-Forwarded-For only from the proxies TRUST_PROXY names (none by default): the client address counts token failures.
     trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     // Path parameters up to 512 characters reach validation (partner externalUserId: at most 128, else 400).
@@ -77,6 +94,10 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     const res = toErrorResponse(err);
     if (res.internal) req.log.error({ err }, 'request failed');
     for (const [name, value] of Object.entries(res.headers ?? {})) reply.header(name, value);
+    // A body over the route's limit: Fastify would close at once, and the reset of a connection still carrying the
+    // unread upload can overtake the 413. Kept open, Node discards the rest of the body unparsed (bounded by
+    // REQUEST_TIMEOUT_MS) and the client reads its answer.
+    if (res.status === 413) reply.removeHeader('connection');
     reply.status(res.status).send(res.body);
   });
   // Shutting down: a request arriving on a kept-alive connection gets 503 KS004 with Retry-After (in-flight ones finish).

@@ -19,7 +19,7 @@ export type TimeRange = Static<typeof TimeRange>;
 export const DayConfig = Type.Object(
   {
     availableTime: TimeRange,
-    breakTimes: Type.Optional(Type.Array(TimeRange, { description: 'Ranges within the open hours when booking is blocked' })),
+    breakTimes: Type.Optional(Type.Array(TimeRange, { maxItems: 100, description: 'Ranges within the open hours when booking is blocked' })),
   },
   { additionalProperties: false, description: 'Operating hours of one weekday' },
 );

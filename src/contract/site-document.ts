@@ -18,7 +18,15 @@ const Name = (what: string) => Type.String({ minLength: 1, maxLength: 200, descr
 
 const Email = (description: string) => Type.String({ format: 'email', maxLength: 254, description });
 
-const StringList = (description: string) => Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { description });
+/**
+ * Bounds of the lists nested in an entry (a section's own length is checked by the apply, with its own message).
+ * The body limit bounds them too; these refuse a runaway list at validation, naming it.
+ */
+const MAX_LIST = 1_000;
+/** Links of one app and devices of one access group may be as many as a section's entries (25,000). */
+const MAX_LONG_LIST = 25_000;
+
+const StringList = (description: string) => Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: MAX_LIST, description });
 
 /** Largest price or discount a document may state, in the project currency. */
 const MAX_PRICE = 1_000_000_000;
@@ -42,7 +50,7 @@ const Polygon = Type.Array(
     },
     { additionalProperties: false },
   ),
-  { description: 'Outline on the floor plan, vertices in drawing order (implicitly closed); omit for none' },
+  { maxItems: MAX_LIST, description: 'Outline on the floor plan, vertices in drawing order (implicitly closed); omit for none' },
 );
 
 const Equipments = Type.Object(
@@ -150,9 +158,9 @@ export const UserDoc = Type.Object(
     firstName: Type.Optional(Type.String({ maxLength: 200 })),
     lastName: Type.Optional(Type.String({ maxLength: 200 })),
     profileName: Type.Optional(Type.String({ maxLength: 200 })),
-    memberships: Type.Optional(Type.Array(MembershipDoc, { description: 'Projects the user belongs to; default []' })),
+    memberships: Type.Optional(Type.Array(MembershipDoc, { maxItems: MAX_LIST, description: 'Projects the user belongs to; default []' })),
     blockedFromBooking: Type.Optional(Type.Boolean({ default: false, description: 'An admin block on booking; default false' })),
-    brandStaff: Type.Optional(Type.Array(Ref('brand'), { description: 'Brands whose staff the user is; default []' })),
+    brandStaff: Type.Optional(Type.Array(Ref('brand'), { maxItems: MAX_LIST, description: 'Brands whose staff the user is; default []' })),
   },
   { additionalProperties: false, description: 'A person' },
 );
@@ -165,14 +173,14 @@ export const AppDoc = Type.Object(
     appId: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{2,127}$', description: 'The client id (app_id) the integrator sends; unique per environment' }),
     appSecret: Type.String({ minLength: 32, maxLength: 512, description: 'The client secret (app_secret), at least 32 characters; stored hashed' }),
     name: Name('app'),
-    projects: Type.Array(Ref('project'), { minItems: 1, description: 'Projects the app is bound to; more than one makes a multi-project app' }),
+    projects: Type.Array(Ref('project'), { minItems: 1, maxItems: MAX_LIST, description: 'Projects the app is bound to; more than one makes a multi-project app' }),
     projectRoles: Type.Optional(
       Type.Array(
         Type.Object(
-          { project: Ref('project'), permissions: Type.Array(PERMISSION, { description: 'Permissions the app holds on that project' }) },
+          { project: Ref('project'), permissions: Type.Array(PERMISSION, { maxItems: MAX_LIST, description: 'Permissions the app holds on that project' }) },
           { additionalProperties: false },
         ),
-        { description: 'Roles of the app per project (each project must also be in projects); default []' },
+        { maxItems: MAX_LIST, description: 'Roles of the app per project (each project must also be in projects); default []' },
       ),
     ),
     actAs: Type.Optional(Type.Boolean({ default: false, description: 'Whether the app may obtain delegated (act_as) tokens; default false' })),
@@ -185,10 +193,10 @@ export const AppDoc = Type.Object(
           },
           { additionalProperties: false },
         ),
-        { description: 'Members linked to the app (each must be a member of one of its projects); default []' },
+        { maxItems: MAX_LONG_LIST, description: 'Members linked to the app (each must be a member of one of its projects); default []' },
       ),
     ),
-    accessGroups: Type.Optional(Type.Array(Ref('access group'), { description: 'Access groups the app may grant; default []' })),
+    accessGroups: Type.Optional(Type.Array(Ref('access group'), { maxItems: MAX_LIST, description: 'Access groups the app may grant; default []' })),
   },
   { additionalProperties: false, description: 'Third-party app credentials of this environment' },
 );
@@ -216,7 +224,7 @@ export const AccessGroupDoc = Type.Object(
     key: Key('access group'),
     project: Ref('project'),
     name: Name('access group'),
-    devices: Type.Optional(Type.Array(DeviceDoc, { description: 'Devices of the group; default []' })),
+    devices: Type.Optional(Type.Array(DeviceDoc, { maxItems: MAX_LONG_LIST, description: 'Devices of the group; default []' })),
   },
   { additionalProperties: false, description: 'A group of access-control devices members can be enrolled on' },
 );
@@ -229,7 +237,7 @@ export const WebhookAuthDoc = Type.Object(
     scheme: Type.Enum(['signature-only', 'bearer', 'custom-header', 'jwt'], { description: 'Extra authentication added to each delivery' }),
     token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'Static token; bearer scheme only' })),
     headers: Type.Optional(
-      Type.Record(Type.String(), Type.String({ maxLength: 4096 }), { description: 'Header name to value; custom-header scheme only' }),
+      Type.Record(Type.String(), Type.String({ maxLength: 4096 }), { maxProperties: 50, description: 'Header name to value; custom-header scheme only' }),
     ),
   },
   { additionalProperties: false, description: 'Delivery authentication; default {scheme: "signature-only"}. Stored encrypted' },
@@ -241,7 +249,7 @@ export const WebhookDoc = Type.Object(
     project: Ref('project'),
     url: Type.String({ format: 'uri', pattern: '^https?://\\S+$', maxLength: 2048, description: 'http(s) address that receives the deliveries' }),
     secret: Type.String({ minLength: 32, maxLength: 512, description: 'Shared signing secret, at least 32 characters; stored encrypted' }),
-    events: Type.Array(Type.Enum([...WEBHOOK_EVENT_TYPES]), { minItems: 1, uniqueItems: true, description: 'Event types delivered to this listener' }),
+    events: Type.Array(Type.Enum([...WEBHOOK_EVENT_TYPES]), { minItems: 1, maxItems: WEBHOOK_EVENT_TYPES.length, uniqueItems: true, description: 'Event types delivered to this listener' }),
     auth: Type.Optional(WebhookAuthDoc),
   },
   { additionalProperties: false, description: 'A webhook listener of a project' },

@@ -34,6 +34,8 @@ export interface Config {
   applyBodyLimitBytes: number;
   /** How long a webhook receiver has to answer. */
   webhookTimeoutMs: number;
+  /** uat only (WEBHOOK_ALLOW_LOOPBACK=1): webhook URLs may name loopback receivers (the SSRF guard refuses them otherwise). */
+  webhookAllowLoopback: boolean;
   /** Partner member requests per app per 60 s (the specification's 30; raise it only for load tests). */
   partnerRateLimitPerMinute: number;
   /** How long a resolved bearer token is reused without reading the token store (0: never). */
@@ -52,6 +54,8 @@ export interface Config {
   tokenFailures: { perApp: number; perAddress: number; windowMs: number };
   /** How long SIGTERM may take (in-flight requests and the running job) before the process exits 1 anyway. */
   shutdownTimeoutMs: number;
+  /** HTTP connection timeouts (Node's server: keep-alive idle, headers, whole request, socket inactivity). */
+  timeouts: { keepAliveMs: number; headersMs: number; requestMs: number; connectionMs: number };
   /** How device changes reach devices (operator-api.md "Access devices"). */
   devices: {
     transport: 'sandbox' | 'mqtt';
@@ -168,6 +172,17 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     transport = 'sandbox';
   }
 
+  const timeouts = {
+    keepAliveMs: intVar(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1),
+    headersMs: intVar(env, 'HEADERS_TIMEOUT_MS', 20_000, 1),
+    requestMs: intVar(env, 'REQUEST_TIMEOUT_MS', 120_000, 1),
+    connectionMs: intVar(env, 'CONNECTION_TIMEOUT_MS', 120_000, 0),
+  };
+  if (timeouts.headersMs > timeouts.requestMs) problem('HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS');
+
+  const webhookAllowLoopback = env.WEBHOOK_ALLOW_LOOPBACK === '1';
+  if (webhookAllowLoopback && bookingEnv === 'production') problem('WEBHOOK_ALLOW_LOOPBACK is for uat only; production never delivers to loopback');
+
   const demoDefault = bookingEnv === 'development' ? '1' : '0';
   return {
     port,
@@ -185,6 +200,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES', 15 * 1024 * 1024, 1024),
     applyBodyLimitBytes: intVar(env, 'APPLY_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024),
     webhookTimeoutMs: intVar(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
+    webhookAllowLoopback,
     partnerRateLimitPerMinute: intVar(env, 'PARTNER_RATE_LIMIT_PER_MINUTE', 30, 1),
     callerCacheMs,
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
@@ -195,6 +211,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
       windowMs: intVar(env, 'TOKEN_FAILURE_WINDOW_SECONDS', 300, 1) * 1000,
     },
     shutdownTimeoutMs: intVar(env, 'SHUTDOWN_TIMEOUT_MS', 15_000, 100),
+    timeouts,
     devices: {
       transport,
       mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',

@@ -74,9 +74,9 @@ describe('error envelope', () => {
       expect(res.body.success).toBe(false);
     });
 
-    it('oversized body (BODY_LIMIT_BYTES=2048) → 413 enveloped', async () => {
+    it('oversized body (over the token endpoint\'s few KB) → 413 enveloped', async () => {
       const res = await svc.request('POST', '/auth/accessToken', {
-        body: { grant_type: 'app_credentials', app_id: 'x', app_secret: 'y'.repeat(4096) },
+        body: { grant_type: 'app_credentials', app_id: 'x', app_secret: 'y'.repeat(16 * 1024) },
       });
       expect(res.status, res.text).toBe(413);
       expect(Object.keys(res.body).sort()).toEqual(['code', 'message', 'success']);

@@ -12,7 +12,7 @@
  *   methods, headers and max-age; another origin gets nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService, type HttpResult } from '../support/test-service.js';
+import { OPS_TOKEN, startTestService, type TestService, type HttpResult } from '../support/test-service.js';
 import { applySite, appToken, actAsToken, idOf, type SiteIds } from '../support/fixtures.js';
 import { TZ, webhookSite } from '../support/webhook-site.js';
 import { at, dayAhead } from '../support/catalogue.js';
@@ -175,6 +175,23 @@ describe('CORS', () => {
       expect(accessControl(get), origin).toEqual([]);
       expect(get.headers.get('vary'), origin).toMatch(/\borigin\b/i);
     }
+  });
+
+  it('CORS is for the public API only: the ops surface gets no access-control header, even for an allowed origin', async () => {
+    const origin = 'https://app.example.com';
+    for (const path of ['/ops/v1/apply', '/ops/v1/session', '/ops/v1/meetings/abc/cancel', '/ops/v1/changes', '/ops/v1/clock?x=1', '/OPS/v1/apply', '/ops']) {
+      const res = await preflight(open, origin, path);
+      expect(res.status, path).toBe(204);
+      expect(accessControl(res), path).toEqual([]);
+    }
+    const get = await open.request('GET', '/ops/v1/clock', { token: OPS_TOKEN, headers: { origin } });
+    expect(get.status).toBe(200);
+    expect(accessControl(get)).toEqual([]);
+    const refused = await open.request('GET', '/ops/v1/clock', { headers: { origin } });
+    expect(refused.status).toBe(401);
+    expect(accessControl(refused)).toEqual([]);
+    // The public API keeps it.
+    expect((await preflight(open, origin, '/meetings')).headers.get('access-control-allow-origin')).toBe(origin);
   });
 
   it('CORS_ORIGINS refuses a wildcard or a path', async () => {

@@ -108,6 +108,16 @@ describe('webhook URLs in production', () => {
       ['name-ula', 'https://ula.example/hook', /unique-local address .*fd00::1/],
       ['name-mixed', 'https://mixed.example/hook', /private address .*192\.168\.1\.10/],
       ['plain-http', 'http://public.example/hook', /must use https in production/],
+      // Issue 23: local names refused without DNS, IPv4 unwrapped from 6to4 and Teredo, names that do not resolve.
+      ['name-localhost-dot', `https://localhost.:${rx.port}/hook`, /localhost\., a loopback name/],
+      ['name-ip6-localhost', 'https://ip6-localhost/hook', /loopback name/],
+      ['name-metadata-bare', 'https://metadata/latest', /cloud metadata name/],
+      ['name-metadata-google', 'https://metadata.google.internal/computeMetadata/v1/', /cloud metadata name/],
+      ['name-single-label', 'https://intranet/hook', /single-label/],
+      ['lit-6to4-loopback', 'https://[2002:7f00:1::]/hook', /loopback/],
+      ['lit-teredo-loopback', 'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook', /loopback/],
+      ['lit-nat64-local', 'https://[64:ff9b:1::a00:1]/hook', /reserved/],
+      ['name-unresolvable', 'https://nowhere.example/hook', /must resolve to a public address \(nowhere\.example does not resolve\)/],
     ];
     const doc = webhookSite({ hooks: [...literal.map(([key, url]) => hook(key, url)), hook('fine', 'https://public.example/hook')] });
     const res = await svc.ops('POST', '/ops/v1/apply', doc);
@@ -121,7 +131,7 @@ describe('webhook URLs in production', () => {
     }
     expect(messages.some((m) => m.includes('[fine]'))).toBe(false);
     // Literal addresses are classified without DNS; names were resolved, never connected to.
-    expect(new Set(dns.asked)).toEqual(new Set(['loop.example', 'metadata.example', 'ten.example', 'ula.example', 'mixed.example', 'public.example']));
+    expect(new Set(dns.asked)).toEqual(new Set(['loop.example', 'metadata.example', 'ten.example', 'ula.example', 'mixed.example', 'public.example', 'nowhere.example']));
     expect(rx.connections).toBe(0);
   });
 
@@ -155,6 +165,52 @@ describe('webhook URLs in production', () => {
     }
     expect(rx.connections).toBe(0);
     expect(rx.requests).toBe(0);
+  });
+});
+
+describe('webhook URLs in uat', () => {
+  let svc: TestService;
+  let rx: CountingReceiver;
+  afterEach(async () => {
+    await svc?.close();
+    await rx?.close();
+  });
+  const UAT = { BOOKING_ENV: 'uat' };
+
+  it('the production guard applies: a loopback or private receiver is refused', async () => {
+    rx = await CountingReceiver.start();
+    svc = await startTestService({ env: UAT });
+    svc.services.urlGuard.resolve = fakeDns({}).resolve;
+    const doc = webhookSite({ hooks: [hook('local', `http://127.0.0.1:${rx.port}/hook`), hook('name', `http://localhost:${rx.port}/hook`), hook('ten', 'https://10.0.0.5/hook')] });
+    const res = await svc.ops('POST', '/ops/v1/apply', doc);
+    expectError(res, 400, 'KS001');
+    expect(res.body.message).toEqual([
+      'webhooks[local].url must use https in uat',
+      'webhooks[name].url must use https in uat',
+      'webhooks[ten].url must not be 10.0.0.5, a private address, in uat',
+    ]);
+    expect(rx.connections).toBe(0);
+  });
+
+  it('WEBHOOK_ALLOW_LOOPBACK=1 allows loopback receivers (over http), and nothing else', async () => {
+    rx = await CountingReceiver.start();
+    svc = await startTestService({ env: { ...UAT, WEBHOOK_ALLOW_LOOPBACK: '1' } });
+    svc.services.urlGuard.resolve = fakeDns({ 'inside.example': ['192.168.1.10'] }).resolve;
+    const refused = await svc.ops('POST', '/ops/v1/apply', webhookSite({ hooks: [hook('ten', 'https://10.0.0.5/hook'), hook('inside', 'https://inside.example/hook')] }));
+    expectError(refused, 400, 'KS001');
+    expect(refused.body.message).toHaveLength(2);
+
+    const doc = webhookSite({ rooms: [{ key: 'lotus', name: 'Lotus' }], hooks: [hook('local', `http://127.0.0.1:${rx.port}/hook`)] });
+    const ids = await applySite(svc, doc);
+    const alice = (await actAsToken(svc, { subject: 'ext-alice' })).access_token;
+    const now = await svc.ops('GET', '/ops/v1/clock');
+    const D = DateTime.fromISO(now.body.data.now).setZone(TZ).startOf('day').plus({ days: 2 });
+    const res = await svc.request('POST', '/meetings', {
+      token: alice, body: { meetingRoomId: idOf(ids, 'lotus'), title: 'local', startDateTime: at(D, '09:00'), endDateTime: at(D, '10:00') },
+    });
+    expect(res.status, res.text).toBe(201);
+    await svc.services.jobs.drain(DELIVERY_JOB);
+    expect(rx.requests).toBe(1);
   });
 });
 

@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
 import { ok } from '../../platform/http/envelope.js';
+import { bodyLimit } from '../../platform/http/body-limits.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { Revoked, TokenRequest, TokenResponse, WhoAmI } from '../../contract/auth.js';
 import type { Principal } from './principal.js';
@@ -27,6 +28,8 @@ export function bearerAuth(tokens: TokenService) {
 
 export async function tokenRoutes(app: App, services: Services): Promise<void> {
   app.post('/auth/accessToken', {
+    // Unauthenticated: a grant is a few short fields, so a few KB (platform/http/body-limits.ts).
+    bodyLimit: bodyLimit('token', services.config),
     schema: {
       tags: ['auth'],
       summary: 'Obtain an access token (app_credentials, refresh_token or act_as)',

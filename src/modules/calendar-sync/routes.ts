@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
 import { ok } from '../../platform/http/envelope.js';
+import { bodyLimit } from '../../platform/http/body-limits.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { CalendarMessageResult, ProviderParams } from '../../contract/calendar-sync.js';
 
@@ -17,6 +18,7 @@ export async function opsCalendarRoutes(app: App, services: Services): Promise<v
   app.addContentTypeParser('text/calendar', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
   app.post('/ops/v1/calendar-sync/:provider/messages', {
+    bodyLimit: bodyLimit('calendar', services.config),
     schema: {
       tags: ['ops'],
       summary: 'Apply one iTIP message a synced room received (REQUEST, CANCEL or REPLY); answers with the room\'s REPLY',

@@ -3,6 +3,7 @@ import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
 import { Type } from 'typebox';
 import { ok } from '../../platform/http/envelope.js';
+import { bodyLimit } from '../../platform/http/body-limits.js';
 import { errors } from '../../platform/errors.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { MemberParams, PartnerMember, PutMemberBody, PutMemberResult } from '../../contract/members.js';
@@ -44,6 +45,8 @@ export async function memberRoutes(app: App, services: Services): Promise<void> 
     }, async (req) => ok(await members.get(partnerContext(req.principal), req.params.externalUserId)));
 
     scope.put('/partner/members/:externalUserId/credentials', {
+      // The face photo travels in the body (base64): BODY_LIMIT_BYTES, not the ordinary JSON limit.
+      bodyLimit: bodyLimit('upload', services.config),
       schema: {
         tags: ['partner members'],
         summary: 'Set the member\'s access cards and face photo (each field independent; omitted fields untouched)',

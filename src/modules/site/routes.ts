@@ -2,6 +2,7 @@
 import type { App } from '../../platform/http/types.js';
 import type { Services } from '../../services.js';
 import { ok } from '../../platform/http/envelope.js';
+import { bodyLimit } from '../../platform/http/body-limits.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { SiteDocument } from '../../contract/site-document.js';
 import { ApplyResult } from '../../contract/ops.js';
@@ -14,7 +15,7 @@ export async function opsApplyRoutes(app: App, services: Services): Promise<void
   const site = services.site;
   app.post('/ops/v1/apply', {
     // Its own limit, not BODY_LIMIT_BYTES: parsing and checking a document happen before the apply can yield.
-    bodyLimit: services.config.applyBodyLimitBytes,
+    bodyLimit: bodyLimit('apply', services.config),
     schema: {
       tags: ['ops'],
       summary: 'Apply a site document: upsert brands, projects, assets, users, apps, access groups, webhooks and promo codes by key',

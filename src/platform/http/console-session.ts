@@ -26,6 +26,7 @@ import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { ok } from './envelope.js';
 import { tokenMatcher, type OpsTokenFailures } from './authenticate.js';
 import type { App } from './types.js';
+import { TOKEN_BODY_LIMIT_BYTES } from './body-limits.js';
 
 const mac = (key: Buffer, text: string) => createHmac('sha256', key).update(text, 'utf8').digest('base64url');
 const COOKIE_FORMAT = /^(v2\.([A-Za-z0-9_-]{43}))\.([A-Za-z0-9_-]{43})$/;
@@ -120,6 +121,7 @@ export async function consoleSessionRoutes(app: App, o: SessionRouteOptions): Pr
   const security = [{ opsToken: [] }];
 
   app.post('/ops/v1/session', {
+    bodyLimit: TOKEN_BODY_LIMIT_BYTES,
     schema: {
       tags: ['ops'], summary: 'Console sign-in: the ops token for an HttpOnly, SameSite=Strict session cookie and its CSRF token',
       description: `Cookie ${SESSION_COOKIE}, 12 hours. With the cookie, every request other than GET/HEAD must carry ${CSRF_HEADER}. ` +

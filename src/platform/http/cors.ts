@@ -12,6 +12,10 @@
  *   allowed, and with no access-control-* headers at all otherwise (the browser
  *   then refuses the real request). Any other OPTIONS request is 404 KS005 as
  *   before (no route).
+ * - CORS is for the public API only: the operator surface (`/ops…`, used by the
+ *   same-origin console and by server-side tools) never gets an access-control
+ *   header, whatever the origin; its preflights are answered as for an origin not
+ *   on the list.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from './types.js';
@@ -22,15 +26,21 @@ export const ALLOWED_HEADERS = 'authorization, content-type';
 export const EXPOSED_HEADERS = 'location, retry-after';
 export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
+/** Whether a request path is on the operator surface (no CORS there). Case-insensitive, like the router's worst case. */
+export function isOpsPath(url: string): boolean {
+  const path = url.split('?')[0]!.toLowerCase();
+  return path === '/ops' || path.startsWith('/ops/');
+}
+
 export function registerCors(app: App, origins: readonly string[]): void {
   const allowed = new Set(origins);
-  const isAllowed = (origin: string | undefined): origin is string => origin !== undefined && allowed.has(origin);
+  const isAllowed = (origin: string | undefined, url: string): origin is string => origin !== undefined && allowed.has(origin) && !isOpsPath(url);
 
   app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     if (allowed.size === 0) return payload;
     reply.header('vary', appendVary(reply.getHeader('vary'), 'origin'));
     const origin = req.headers.origin;
-    if (isAllowed(origin) && !reply.hasHeader('access-control-allow-origin')) {
+    if (isAllowed(origin, req.url) && !reply.hasHeader('access-control-allow-origin')) {
       reply.header('access-control-allow-origin', origin);
       reply.header('access-control-expose-headers', EXPOSED_HEADERS);
     }
@@ -46,7 +56,7 @@ export function registerCors(app: App, origins: readonly string[]): void {
       if (!origin || !req.headers['access-control-request-method']) {
         return reply.status(404).send(errorBody('KS005', `No route OPTIONS ${req.url.split('?')[0]}`));
       }
-      if (isAllowed(origin)) {
+      if (isAllowed(origin, req.url)) {
         reply.headers({
           'access-control-allow-origin': origin,
           'access-control-allow-methods': ALLOWED_METHODS,

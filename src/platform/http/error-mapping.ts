@@ -8,6 +8,23 @@ import { errorBody } from './envelope.js';
 import { INSTANT_TEXT } from '../time/instant.js';
 import { HTTP_URL_PATTERN } from '../../contract/common.js';
 import { isDatabaseFull, isDatabaseUnavailable } from '../db/unavailable.js';
+import { TRUNCATED_KEYWORD } from './validation.js';
+
+/** How many problems one 400 KS001 lists; the rest are counted in one final entry. */
+export const MAX_LISTED_PROBLEMS = 100;
+
+/**
+ * The first MAX_LISTED_PROBLEMS messages, then one entry counting the rest ("… and 199900 more").
+ * `more`: the list stopped early (validation-level truncation): the count is unknown.
+ */
+export function capMessages(messages: string[], more = false): string[] {
+  if (messages.length <= MAX_LISTED_PROBLEMS && !more) return messages;
+  const listed = messages.slice(0, MAX_LISTED_PROBLEMS);
+  const rest = messages.length - listed.length;
+  if (more) listed.push(`… and possibly more problems: the request is too large to list them all${rest > 0 ? ` (${rest} more found)` : ''}`);
+  else listed.push(`… and ${rest} more`);
+  return listed;
+}
 
 interface AjvLikeError {
   instancePath?: string;
@@ -61,8 +78,16 @@ function collapseLiteralUnions(errs: AjvSchemaError[]): AjvLikeError[] {
   return errs.filter((e) => !dropped.has(e)).map((e) => replaced.get(e) ?? e);
 }
 
-/** One readable message per violated constraint (one per bad value of a union of literals). */
+/**
+ * One readable message per violated constraint (one per bad value of a union of
+ * literals), at most MAX_LISTED_PROBLEMS and a final entry counting the rest.
+ */
 export function formatValidationErrors(errs: AjvLikeError[], context: string): string[] {
+  const truncated = errs.some((e) => e.keyword === TRUNCATED_KEYWORD);
+  return capMessages(validationMessages(truncated ? errs.filter((e) => e.keyword !== TRUNCATED_KEYWORD) : errs, context), truncated);
+}
+
+function validationMessages(errs: AjvLikeError[], context: string): string[] {
   const where = context === 'querystring' ? 'query' : context;
   const messages = collapseLiteralUnions(errs).map((e) => {
     const path = jsonPath(where, e.instancePath);
@@ -118,7 +143,8 @@ export function toErrorResponse(err: unknown): ErrorResponse {
 
 function mapError(err: unknown): ErrorResponse {
   if (err instanceof ServiceError) {
-    return { status: err.status, body: errorBody(err.code, err.detail, err.data), internal: err.status >= 500 && err.code === 'KS004' };
+    const detail = Array.isArray(err.detail) ? capMessages(err.detail) : err.detail;
+    return { status: err.status, body: errorBody(err.code, detail, err.data), internal: err.status >= 500 && err.code === 'KS004' };
   }
   const fe = err as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
   if (fe && Array.isArray(fe.validation)) {

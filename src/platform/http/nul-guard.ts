@@ -7,38 +7,90 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../errors.js';
+import { MAX_BODY_DEPTH } from './body-limits.js';
 
 const NUL = '\u0000';
 
+/** What `findFirst` found: the value `bad` picked, or a container nested deeper than allowed. */
+export interface Found {
+  /** JSON-ish path (`body.rooms[0].name`) of the value; of the container, for a bad key. */
+  path: string;
+  tooDeep: boolean;
+}
+
 /**
- * JSON-ish path (`body.rooms[0].name`) of the first value in `value` that `bad`
- * picks, keys included (`bad` sees each key as a string). Iterative, so deep
- * nesting cannot overflow the stack. Shared by the request guards (NUL here,
- * non-finite numbers in finite-numbers.ts).
+ * The first value in `value` that `bad` picks, keys included (`bad` sees each key
+ * as a string), or the first container more than `maxDepth` levels deep. Shared by
+ * the request guards (NUL and nesting here, non-finite numbers in finite-numbers.ts).
+ *
+ * Iterative (deep nesting cannot overflow the stack) and allocation-free per
+ * element: it keeps, per level, the container, its keys (objects only) and the
+ * position reached, reusing those slots; the path string is built only for what it
+ * reports. A multi-megabyte array costs one pass and no garbage.
  */
-export function firstPath(value: unknown, root: string, bad: (v: unknown) => boolean): string | undefined {
-  const stack: [unknown, string][] = [[value, root]];
-  while (stack.length) {
-    const [v, path] = stack.pop()!;
-    if (bad(v)) return path;
-    if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
-    } else if (v && typeof v === 'object') {
-      for (const [k, x] of Object.entries(v)) {
-        if (bad(k)) return path;
-        stack.push([x, `${path}.${k}`]);
-      }
+export function findFirst(value: unknown, root: string, bad: (v: unknown) => boolean, maxDepth = Infinity): Found | undefined {
+  if (bad(value)) return { path: root, tooDeep: false };
+  if (!value || typeof value !== 'object') return undefined;
+  const containers: unknown[] = [value];
+  const keyLists: (string[] | null)[] = [Array.isArray(value) ? null : Object.keys(value)];
+  const positions: number[] = [0];
+  let depth = 0;
+  const pathTo = (levels: number): string => {
+    let out = root;
+    for (let d = 0; d < levels; d++) {
+      const keys = keyLists[d];
+      const at = positions[d] - 1;
+      out += keys ? `.${keys[at]}` : `[${at}]`;
+    }
+    return out;
+  };
+  while (depth >= 0) {
+    const container = containers[depth] as Record<string, unknown> | unknown[];
+    const keys = keyLists[depth];
+    const at = positions[depth];
+    const length = keys ? keys.length : (container as unknown[]).length;
+    if (at >= length) {
+      containers[depth] = undefined; // let it go
+      depth--;
+      continue;
+    }
+    positions[depth] = at + 1;
+    let child: unknown;
+    if (keys) {
+      const key = keys[at];
+      if (bad(key)) return { path: pathTo(depth), tooDeep: false };
+      child = (container as Record<string, unknown>)[key];
+    } else {
+      child = (container as unknown[])[at];
+    }
+    if (bad(child)) return { path: pathTo(depth + 1), tooDeep: false };
+    if (child && typeof child === 'object') {
+      if (depth + 1 >= maxDepth) return { path: pathTo(depth + 1), tooDeep: true };
+      depth++;
+      containers[depth] = child;
+      keyLists[depth] = Array.isArray(child) ? null : Object.keys(child);
+      positions[depth] = 0;
     }
   }
   return undefined;
 }
 
-const hasNul = (v: unknown) => typeof v === 'string' && v.includes(NUL);
-const firstNul = (value: unknown, root: string) => firstPath(value, root, hasNul);
+/** Path of the first value in `value` that `bad` picks (see findFirst), nesting unbounded. */
+export function firstPath(value: unknown, root: string, bad: (v: unknown) => boolean): string | undefined {
+  return findFirst(value, root, bad)?.path;
+}
 
-/** preValidation hook. The HTML payment page answers mangled links itself (its own 404 page). */
+const hasNul = (v: unknown) => typeof v === 'string' && v.includes(NUL);
+const firstNul = (value: unknown, root: string) => findFirst(value, root, hasNul, MAX_BODY_DEPTH);
+
+/**
+ * preValidation hook: the NUL character, and a body (or query) nested more than
+ * MAX_BODY_DEPTH levels, are 400 KS001 before validation. The HTML payment page
+ * answers mangled links itself (its own 404 page).
+ */
 export async function rejectNulCharacters(req: FastifyRequest): Promise<void> {
   if (req.routeOptions.url?.startsWith('/pay/')) return;
   const found = firstNul(req.params, 'params') ?? firstNul(req.query, 'query') ?? firstNul(req.body, 'body');
-  if (found) throw errors.validation([`${found} must not contain the NUL character (U+0000)`]);
+  if (found?.tooDeep) throw errors.validation([`${found.path} is nested more than ${MAX_BODY_DEPTH} levels deep`]);
+  if (found) throw errors.validation([`${found.path} must not contain the NUL character (U+0000)`]);
 }

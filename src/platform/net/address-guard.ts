@@ -4,8 +4,10 @@
  *
  * Refused: loopback, private (RFC 1918), link-local (incl. the cloud metadata
  * address 169.254.169.254), unique-local IPv6, CGNAT (100.64/10), unspecified,
- * multicast, broadcast and other reserved ranges, and the IPv4-mapped (and NAT64)
- * IPv6 forms of any refused IPv4 address. CIDR matching uses node's net.BlockList.
+ * multicast, broadcast and other reserved ranges (also the local-use NAT64 prefix
+ * 64:ff9b:1::/48), and every IPv6 form that carries a refused IPv4 address:
+ * IPv4-mapped, -compatible and -translated, NAT64 64:ff9b::/96, 6to4 (2002::/16)
+ * and Teredo (2001::/32, server and client). CIDR matching uses node's net.BlockList.
  */
 import { BlockList, isIP } from 'node:net';
 
@@ -44,6 +46,8 @@ const RANGES: [AddressClass, 'ipv4' | 'ipv6', string, number][] = [
   ['multicast', 'ipv6', 'ff00::', 8],
   ['reserved', 'ipv6', '2001:db8::', 32],
   ['reserved', 'ipv6', '100::', 64],
+  // Local-use NAT64 (RFC 8215): a translator inside the network, not globally reachable.
+  ['reserved', 'ipv6', '64:ff9b:1::', 48],
   // Deprecated site-local.
   ['private', 'ipv6', 'fec0::', 10],
 ];
@@ -55,19 +59,32 @@ for (const [cls, family, net, prefix] of RANGES) {
   list.addSubnet(net, prefix, family);
 }
 
-/** The IPv4 address an IPv6 address embeds (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d, NAT64 64:ff9b::/96), if any. */
-export function embeddedIPv4(v6: string): string | null {
+/**
+ * The IPv4 addresses an IPv6 address carries: IPv4-mapped ::ffff:a.b.c.d,
+ * -compatible ::a.b.c.d, -translated ::ffff:0:a.b.c.d, NAT64 64:ff9b::/96, 6to4
+ * 2002:AABB:CCDD::/48 (the relay reaches AABBCCDD), and Teredo 2001:0::/32 (the
+ * server in the next 32 bits, the client in the last 32, inverted). Empty when none.
+ */
+export function embeddedIPv4s(v6: string): string[] {
   const words = expandIPv6(v6);
-  if (!words) return null;
+  if (!words) return [];
   const [a, b, c, d, e, f, g, h] = words as [number, number, number, number, number, number, number, number];
-  const v4 = () => `${g >> 8}.${g & 0xff}.${h >> 8}.${h & 0xff}`;
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
   if (a === 0 && b === 0 && c === 0 && d === 0 && e === 0 && (f === 0xffff || f === 0)) {
     // ::ffff:x (mapped) or ::x (compatible; :: and ::1 themselves are IPv6 classes)
-    if (f === 0 && g === 0) return null;
-    return v4();
+    if (f === 0 && g === 0) return [];
+    return [v4(g, h)];
   }
-  if (a === 0x64 && b === 0xff9b && c === 0 && d === 0 && e === 0 && f === 0) return v4();
-  return null;
+  if (a === 0 && b === 0 && c === 0 && d === 0 && e === 0xffff && f === 0) return [v4(g, h)]; // ::ffff:0:x (translated)
+  if (a === 0x64 && b === 0xff9b && c === 0 && d === 0 && e === 0 && f === 0) return [v4(g, h)];
+  if (a === 0x2002) return [v4(b, c)];
+  if (a === 0x2001 && b === 0) return [v4(c, d), v4(g ^ 0xffff, h ^ 0xffff)];
+  return [];
+}
+
+/** The first IPv4 address an IPv6 address carries (embeddedIPv4s), if any. */
+export function embeddedIPv4(v6: string): string | null {
+  return embeddedIPv4s(v6)[0] ?? null;
 }
 
 /** Eight 16-bit words of an IPv6 address text, or null when it is not one. */
@@ -97,8 +114,11 @@ export function blockedAddressClass(address: string): AddressClass | null {
   const family = isIP(text);
   if (family === 0) return 'reserved';
   if (family === 6) {
-    const v4 = embeddedIPv4(text);
-    if (v4 !== null) return blockedAddressClass(v4);
+    const carried = embeddedIPv4s(text);
+    for (const v4 of carried) {
+      const cls = blockedAddressClass(v4);
+      if (cls) return cls;
+    }
   }
   const type = family === 4 ? 'ipv4' : 'ipv6';
   for (const [cls, list] of LISTS) if (list.check(text, type)) return cls;

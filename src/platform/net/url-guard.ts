@@ -1,18 +1,22 @@
 /**
  * The SSRF guard of addresses the service connects to on someone else's behalf
- * (webhook listeners). In production (`enforce`) such a URL must be https and
- * every address its host resolves to must be public (address-guard.ts):
+ * (webhook listeners). In production and uat (`enforce`) such a URL must be https
+ * and every address its host resolves to must be public (address-guard.ts, which
+ * also unwraps IPv4 carried in IPv6 forms):
  *
  * - at registration (`checkUrl`): a literal IP is classified without DNS; a host
- *   name is resolved (never connected to). A name that does not resolve now is
- *   accepted (the receiver may not be deployed yet): the connect-time check still
- *   guards it.
+ *   name is normalized (case, trailing dot), refused outright when it is a local
+ *   name (localhost, ip6-localhost, metadata, single-label names, .local,
+ *   .internal, …), else resolved (never connected to). A name that does not
+ *   resolve, or resolves to any non-public address, is refused.
  * - at connect time (`checkTarget` for the URL, `lookup` as the HTTP request's
  *   lookup function): every address the name resolves to at that moment is
  *   checked before any connection is opened, so a name re-pointed at an internal
  *   address after registration (DNS rebinding) is refused.
  *
- * development and uat allow everything (receivers on localhost are normal there).
+ * development allows everything (receivers on localhost are normal there). With
+ * `allowLoopback` (uat with WEBHOOK_ALLOW_LOOPBACK=1) loopback addresses and
+ * localhost names are allowed, over http too; nothing else changes.
  * The DNS resolver is injectable (`resolve`), so tests never do real DNS.
  */
 import dns from 'node:dns';
@@ -39,18 +43,48 @@ export class BlockedAddressError extends Error {
 }
 
 export interface UrlGuardOptions {
-  /** Refuse non-https and non-public addresses (production). */
+  /** Refuse non-https and non-public addresses (production and uat). */
   enforce: boolean;
+  /** Allow loopback addresses and localhost names, over http too (uat: WEBHOOK_ALLOW_LOOPBACK=1). */
+  allowLoopback?: boolean;
+  /** The environment named in refusals (default production). */
+  environment?: string;
   resolve?: Resolver;
+}
+
+/** Names that only ever mean this machine. */
+const LOOPBACK_NAMES = new Set(['localhost', 'ip6-localhost', 'ip6-loopback', 'localhost.localdomain']);
+/** Names of cloud metadata services. */
+const METADATA_NAMES = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal']);
+/** Suffixes of names that resolve only inside a network (RFC 6761, RFC 8375, ICANN's .internal). */
+const LOCAL_SUFFIXES = ['.localhost', '.local', '.localdomain', '.home.arpa', '.internal', '.intranet', '.lan'];
+
+/** A host name as DNS compares it: lower case, without the trailing root dot(s). */
+export function normalizeHostname(host: string): string {
+  return host.toLowerCase().replace(/\.+$/, '');
+}
+
+/** Why a host name is refused without resolving it (a local or metadata name), or null. */
+export function localNameReason(hostname: string): { loopback: boolean; reason: string } | null {
+  const host = normalizeHostname(hostname);
+  if (LOOPBACK_NAMES.has(host) || host.endsWith('.localhost')) return { loopback: true, reason: `must not be ${hostname}, a loopback name` };
+  if (METADATA_NAMES.has(host)) return { loopback: false, reason: `must not be ${hostname}, a cloud metadata name` };
+  if (!host.includes('.')) return { loopback: false, reason: `must not be ${hostname}, a single-label (local) name; use a fully qualified public name` };
+  if (LOCAL_SUFFIXES.some((s) => host.endsWith(s))) return { loopback: false, reason: `must not be ${hostname}, a name local to a network` };
+  return null;
 }
 
 export class UrlGuard {
   readonly enforce: boolean;
+  readonly allowLoopback: boolean;
+  private readonly where: string;
   /** Replaceable (tests inject a resolver); read on every lookup. */
   resolve: Resolver;
 
   constructor(options: UrlGuardOptions) {
     this.enforce = options.enforce;
+    this.allowLoopback = options.allowLoopback ?? false;
+    this.where = `in ${options.environment ?? 'production'}`;
     this.resolve = options.resolve ?? systemResolver;
   }
 
@@ -58,14 +92,16 @@ export class UrlGuard {
   async checkUrl(url: string): Promise<string | null> {
     const target = this.checkTarget(url);
     if (target.refused) return target.refused;
-    if (!this.enforce || target.literal) return null;
+    // A literal address is already classified; an allowed loopback name is resolved at connect time.
+    if (!this.enforce || target.literal || (this.allowLoopback && localNameReason(target.host)?.loopback)) return null;
     let addresses: ResolvedAddress[];
     try {
       addresses = await withTimeout(this.resolve(target.host), REGISTRATION_LOOKUP_MS);
     } catch {
-      return null; // not resolvable now: checked again when connecting
+      addresses = [];
     }
-    return refusal(target.host, addresses);
+    if (addresses.length === 0) return `must resolve to a public address (${target.host} does not resolve)`;
+    return refusal(target.host, addresses, this.allowLoopback, this.where);
   }
 
   /**
@@ -83,12 +119,13 @@ export class UrlGuard {
     const host = u.hostname.replace(/^\[|\]$/g, '');
     const literal = isIP(host) !== 0;
     if (!this.enforce) return { host, literal, refused: null };
-    if (u.protocol !== 'https:') return { host, literal, refused: 'must use https in production' };
-    if (literal) {
-      const cls = blockedAddressClass(host);
-      return { host, literal, refused: cls ? `must not be ${host}, a ${cls} address, in production` : null };
-    }
-    if (host === 'localhost' || host.endsWith('.localhost')) return { host, literal, refused: `must not be ${host}, a loopback name, in production` };
+    const cls = literal ? blockedAddressClass(host) : null;
+    const local = literal ? null : localNameReason(host);
+    const loopbackAllowed = this.allowLoopback && (literal ? cls === 'loopback' : local?.loopback === true);
+    if (u.protocol !== 'https:' && !loopbackAllowed) return { host, literal, refused: `must use https ${this.where}` };
+    if (loopbackAllowed) return { host, literal, refused: null };
+    if (literal) return { host, literal, refused: cls ? `must not be ${host}, a ${cls} address, ${this.where}` : null };
+    if (local) return { host, literal, refused: `${local.reason}, ${this.where}` };
     return { host, literal, refused: null };
   }
 
@@ -109,7 +146,7 @@ export class UrlGuard {
         const f = options.family as number | string | undefined;
         const family = f === 4 || f === 'IPv4' ? 4 : f === 6 || f === 'IPv6' ? 6 : 0;
         const usable = family ? all.filter((a) => a.family === family) : all;
-        const reason = refusal(hostname, all);
+        const reason = refusal(hostname, all, this.allowLoopback, this.where);
         if (reason) return callback(new BlockedAddressError(`refused before connecting: the URL ${reason}`), '', 0);
         if (usable.length === 0) {
           const err = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
@@ -124,10 +161,10 @@ export class UrlGuard {
 }
 
 /** Why connecting to `host` at these addresses is refused (any refused address refuses the host), or null. */
-function refusal(host: string, addresses: ResolvedAddress[]): string | null {
+function refusal(host: string, addresses: ResolvedAddress[], allowLoopback: boolean, where: string): string | null {
   for (const a of addresses) {
     const cls = blockedAddressClass(a.address);
-    if (cls) return `must not resolve to a ${cls} address in production (${host} resolves to ${a.address})`;
+    if (cls && !(allowLoopback && cls === 'loopback')) return `must not resolve to a ${cls} address ${where} (${host} resolves to ${a.address})`;
   }
   return null;
 }
