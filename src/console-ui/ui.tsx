@@ -131,3 +131,16 @@ export function useAction() {
   };
   return { busy, done, error, run };
 }
+
+/** One `<option>` per project, named: the project pickers of the floor plan, bookings and visitors screens. */
+export function ProjectOptions({ projects }: { projects: readonly { _id: string; name: string }[] }) {
+  return (
+    <>
+      {projects.map((p) => (
+        <option key={p._id} value={p._id}>
+          {p.name}
+        </option>
+      ))}
+    </>
+  );
+}

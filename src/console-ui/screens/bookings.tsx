@@ -5,7 +5,7 @@ import { addDays, localDate, localInstant, span, dateTime } from '../format.js';
 import { label, useI18n } from '../i18n.js';
 import { useLiveChanges } from '../live.js';
 import { useSite, zoneOf } from '../site.js';
-import { Empty, Show, StatusBadge, useLoad } from '../ui.js';
+import { Empty, ProjectOptions, Show, StatusBadge, useLoad } from '../ui.js';
 import { CancelBooking } from './booking-detail.js';
 
 const PAGE = 25;
@@ -103,11 +103,7 @@ function BookingsFor({ query, today, tz }: { query: URLSearchParams; today: stri
           <span>{t('project')}</span>
           <select value={form.projectId} onChange={(e) => set({ projectId: (e.target as HTMLSelectElement).value, assetId: '' })}>
             <option value="">{t('allProjects')}</option>
-            {site.projects.map((p) => (
-              <option key={p._id} value={p._id}>
-                {p.name}
-              </option>
-            ))}
+            <ProjectOptions projects={site.projects} />
           </select>
         </label>
         <label>

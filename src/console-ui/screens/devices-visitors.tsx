@@ -5,7 +5,7 @@ import { dateTime, localDate, localInstant, span, time } from '../format.js';
 import { useI18n } from '../i18n.js';
 import { useLiveChanges } from '../live.js';
 import { useSite, zoneOf } from '../site.js';
-import { Empty, Notice, Show, StatusBadge, useAction, useLoad } from '../ui.js';
+import { Empty, Notice, ProjectOptions, Show, StatusBadge, useAction, useLoad } from '../ui.js';
 
 function Devices() {
   const { t, lang } = useI18n();
@@ -179,11 +179,7 @@ function Visitors() {
         <label class="inline">
           <span>{t('project')}</span>
           <select value={projectId} onChange={(e) => setProjectId((e.target as HTMLSelectElement).value)}>
-            {site.projects.map((p) => (
-              <option key={p._id} value={p._id}>
-                {p.name}
-              </option>
-            ))}
+            <ProjectOptions projects={site.projects} />
           </select>
         </label>
         <label class="inline">

@@ -12,7 +12,7 @@ import { labelPlace, labelWords, type RoomBox } from '../label-words.js';
 import { label, useI18n } from '../i18n.js';
 import { useLiveChanges } from '../live.js';
 import { useSite } from '../site.js';
-import { Empty, Show, StateBadge, StatusBadge, useLoad } from '../ui.js';
+import { Empty, ProjectOptions, Show, StateBadge, StatusBadge, useLoad } from '../ui.js';
 
 const LIVE_KINDS = ['meeting', 'clock', 'device'] as const;
 
@@ -134,11 +134,7 @@ export function FloorPlan({ floorId, projectId }: { floorId?: string; projectId?
             location.hash = first ? `#/floor/${first._id}` : `#/floor?project=${encodeURIComponent(id)}`;
           }}
         >
-          {site.projects.map((p) => (
-            <option key={p._id} value={p._id}>
-              {p.name}
-            </option>
-          ))}
+          <ProjectOptions projects={site.projects} />
         </select>
       </label>
     ) : null;
