@@ -79,22 +79,39 @@ interface Ctx {
   token: string;
   meetingId: string;
   slot: number;
+  own: number;
 }
 
-/** A create body for the next slot of room r1 (15 minutes every 30 from 13:00, many days ahead). */
+/** Rooms the load's creates take turns in; `own` is kept for the creates that must succeed (prepare, recovers). */
+const ROOMS = ['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7', 'r8'];
+const OWN_ROOM = 'own';
+/** Days ahead a slot may be, inside the site's advance-booking limit; the load wraps round (a taken slot is a 409, which the load allows). */
+const DAYS = 25;
+
+function bodyAt(ctx: Ctx, room: string, k: number, title: string) {
+  const start = ctx.D.plus({ days: Math.floor(k / 16) % DAYS, hours: 13, minutes: 30 * (k % 16) });
+  return { meetingRoomId: idOf(ctx.ids, room), title, startDateTime: start.toISO(), endDateTime: start.plus({ minutes: 15 }).toISO() };
+}
+
+/** The load's next create: 15 minutes every 30 from 13:00, each room in turn, then the next day. */
 function createBody(ctx: Ctx) {
   const n = ctx.slot++;
-  const start = ctx.D.plus({ days: Math.floor(n / 16), hours: 13, minutes: 30 * (n % 16) });
-  return { meetingRoomId: idOf(ctx.ids, 'r1'), title: `refusal ${n}`, startDateTime: start.toISO(), endDateTime: start.plus({ minutes: 15 }).toISO() };
+  return bodyAt(ctx, ROOMS[n % ROOMS.length], Math.floor(n / ROOMS.length), `refusal ${n}`);
+}
+
+/** A create that must succeed: the next slot of the room the load never books. */
+function ownBody(ctx: Ctx) {
+  const n = ctx.own++;
+  return bodyAt(ctx, OWN_ROOM, n, `recovered ${n}`);
 }
 
 async function prepare(svc: TestService): Promise<Ctx> {
-  const ids = await applySite(svc, meetingSite({ rooms: [{ key: 'r1' }] }));
+  const ids = await applySite(svc, meetingSite({ rooms: [...ROOMS, OWN_ROOM].map((key) => ({ key })) }));
   const D = await dayAhead(svc, TZ, 2);
   await setClock(svc, at(D, '07:00'));
   const token = (await appToken(svc)).access_token;
-  const ctx: Ctx = { ids, D, token, meetingId: '', slot: 0 };
-  const made = await svc.request('POST', '/meetings', { token, body: createBody(ctx) });
+  const ctx: Ctx = { ids, D, token, meetingId: '', slot: 0, own: 0 };
+  const made = await svc.request('POST', '/meetings', { token, body: ownBody(ctx) });
   expect(made.status, made.text).toBe(201);
   ctx.meetingId = made.body.data._id;
   return ctx;
@@ -103,7 +120,7 @@ async function prepare(svc: TestService): Promise<Ctx> {
 async function recovers(svc: TestService, ctx: Ctx): Promise<void> {
   await until('ready again', async () => (await svc.request('GET', '/readyz')).status === 200, 20_000, 200);
   const token = (await appToken(svc)).access_token;
-  const res = await svc.request('POST', '/meetings', { token, body: createBody(ctx) });
+  const res = await svc.request('POST', '/meetings', { token, body: ownBody(ctx) });
   expect(res.status, res.text).toBe(201);
   ctx.token = token;
 }
