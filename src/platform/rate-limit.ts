@@ -4,9 +4,9 @@
  * real clock, never the sandbox clock). A refused request is answered 429 KS036
  * with the seconds until the window ends.
  */
-import { isIPv6 } from 'node:net';
 import type { Clock } from './clock/clock.js';
 import type { RateLimitRepository } from './db/rate-limit-repository.js';
+import { ipv6Words } from './net/address-guard.js';
 
 export interface RateDecision {
   allowed: boolean;
@@ -57,10 +57,7 @@ export class RateLimiter {
 export function addressBucket(ip: string): string {
   const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
   if (mapped) return mapped[1]!;
-  if (!isIPv6(ip)) return ip;
-  const [head, tail] = ip.toLowerCase().split('::') as [string, string | undefined];
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const words = ipv6Words(ip);
+  if (!words) return ip;
+  return `${words.slice(0, 4).map((w) => w.toString(16)).join(':')}::/64`;
 }

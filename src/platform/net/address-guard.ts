@@ -66,7 +66,7 @@ for (const [cls, family, net, prefix] of RANGES) {
  * server in the next 32 bits, the client in the last 32, inverted). Empty when none.
  */
 export function embeddedIPv4s(v6: string): string[] {
-  const words = expandIPv6(v6);
+  const words = ipv6Words(v6);
   if (!words) return [];
   const [a, b, c, d, e, f, g, h] = words as [number, number, number, number, number, number, number, number];
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
@@ -87,8 +87,8 @@ export function embeddedIPv4(v6: string): string | null {
   return embeddedIPv4s(v6)[0] ?? null;
 }
 
-/** Eight 16-bit words of an IPv6 address text, or null when it is not one. */
-function expandIPv6(text: string): number[] | null {
+/** Eight 16-bit words of an IPv6 address text (brackets and a zone allowed), or null when it is not one. */
+export function ipv6Words(text: string): number[] | null {
   let s = text.replace(/^\[|\]$/g, '').split('%')[0]!;
   if (isIP(s) !== 6) return null;
   const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
