@@ -62,6 +62,19 @@ function fakeDns(table: Record<string, string[]>) {
 
 const hook = (key: string, url: string): HookSpec => ({ key, url, events: ['ROOM_BOOK'] });
 
+
+/** Books room `lotus` two days ahead as alice (one ROOM_BOOK event) and runs the deliveries that fall due. */
+async function bookLotusAndDeliver(svc: TestService, ids: SiteIds): Promise<void> {
+  const alice = (await actAsToken(svc, { subject: 'ext-alice' })).access_token;
+  const now = await svc.ops('GET', '/ops/v1/clock');
+  const D = DateTime.fromISO(now.body.data.now).setZone(TZ).startOf('day').plus({ days: 2 });
+  const res = await svc.request('POST', '/meetings', {
+    token: alice, body: { meetingRoomId: idOf(ids, 'lotus'), title: 'local', startDateTime: at(D, '09:00'), endDateTime: at(D, '10:00') },
+  });
+  expect(res.status, res.text).toBe(201);
+  await svc.services.jobs.drain(DELIVERY_JOB);
+}
+
 describe('webhook URLs in production', () => {
   let svc: TestService;
   let rx: CountingReceiver;
@@ -202,14 +215,7 @@ describe('webhook URLs in uat', () => {
 
     const doc = webhookSite({ rooms: [{ key: 'lotus', name: 'Lotus' }], hooks: [hook('local', `http://127.0.0.1:${rx.port}/hook`)] });
     const ids = await applySite(svc, doc);
-    const alice = (await actAsToken(svc, { subject: 'ext-alice' })).access_token;
-    const now = await svc.ops('GET', '/ops/v1/clock');
-    const D = DateTime.fromISO(now.body.data.now).setZone(TZ).startOf('day').plus({ days: 2 });
-    const res = await svc.request('POST', '/meetings', {
-      token: alice, body: { meetingRoomId: idOf(ids, 'lotus'), title: 'local', startDateTime: at(D, '09:00'), endDateTime: at(D, '10:00') },
-    });
-    expect(res.status, res.text).toBe(201);
-    await svc.services.jobs.drain(DELIVERY_JOB);
+    await bookLotusAndDeliver(svc, ids);
     expect(rx.requests).toBe(1);
   });
 });
@@ -235,14 +241,7 @@ describe('webhook URLs in development', () => {
     await svc.services.jobs.drain(DELIVERY_JOB);
     expect(rx.connections, 'registering never connects').toBe(0);
 
-    const alice = (await actAsToken(svc, { subject: 'ext-alice' })).access_token;
-    const now = await svc.ops('GET', '/ops/v1/clock');
-    const D = DateTime.fromISO(now.body.data.now).setZone(TZ).startOf('day').plus({ days: 2 });
-    const res = await svc.request('POST', '/meetings', {
-      token: alice, body: { meetingRoomId: idOf(ids, 'lotus'), title: 'local', startDateTime: at(D, '09:00'), endDateTime: at(D, '10:00') },
-    });
-    expect(res.status, res.text).toBe(201);
-    await svc.services.jobs.drain(DELIVERY_JOB);
+    await bookLotusAndDeliver(svc, ids);
     expect(rx.requests).toBe(1);
     expect(asked).toEqual([]);
   });
