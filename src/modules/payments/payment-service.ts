@@ -13,7 +13,7 @@ import { ServiceError, errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { JobHandler } from '../../platform/jobs/handler.js';
 import { timedJob } from '../../platform/jobs/timed.js';
-import type { BookingChanges, MeetingRow } from '../booking/booking-changes.js';
+import type { BookingChanges, LockedBooking, MeetingRow } from '../booking/booking-changes.js';
 import { SYSTEM_ACTOR, type Actor, type BookingChange } from '../booking/booking-change.js';
 import { billingWithStatus, type BillingEntry, type OpenPayment, type PaymentDesk, type PaymentSnapshot, type PromoCode } from '../booking/payment-port.js';
 import type { PaymentProvider } from './provider.js';
@@ -320,9 +320,7 @@ export class PaymentService implements PaymentDesk {
           let from = cur.status;
           if (decision.lapseFirst) {
             // The deadline passed before the lapse job got to it: the lapse happens now, as of the deadline.
-            await this.deps.repo.transition(cur.id, 'pending', { status: 'expired', updated_at: cur.expires_at }, trx);
-            if (cur.promo_code_id) await this.deps.repo.releasePromoUse(cur.promo_code_id, trx);
-            if (meeting.status === 'unpaid') await write(this.lapsedChange(meeting, cur));
+            await this.lapseLocked({ trx, meeting, write }, cur);
             from = 'expired';
           }
           await this.deps.repo.transition(cur.id, from, { status: 'refunded', updated_at: now }, trx);
@@ -346,14 +344,22 @@ export class PaymentService implements PaymentDesk {
 
   /** The deadline of a pending payment passed: the unpaid booking is cancelled with the exact reason. */
   async lapse(p: PaymentRow): Promise<void> {
-    const done = await this.deps.bookings.change(p.meeting_id, async ({ trx, meeting, write }) => {
-      if (!(await this.deps.repo.transition(p.id, 'pending', { status: 'expired', updated_at: p.expires_at }, trx))) return;
-      if (p.promo_code_id) await this.deps.repo.releasePromoUse(p.promo_code_id, trx);
-      if (meeting.status !== 'unpaid') return;
-      await write(this.lapsedChange(meeting, p));
+    const done = await this.deps.bookings.change(p.meeting_id, async (locked) => {
+      await this.lapseLocked(locked, p);
     });
     // A payment whose booking is gone is simply closed.
     if (done === undefined) await this.deps.repo.transition(p.id, 'pending', { status: 'expired', updated_at: p.expires_at });
+  }
+
+  /**
+   * The lapse itself, under the booking's lock, as of the deadline: a still pending payment
+   * expires, its promo use is released, and an unpaid booking is cancelled. Nothing when the
+   * payment was no longer pending.
+   */
+  private async lapseLocked({ trx, meeting, write }: Pick<LockedBooking, 'trx' | 'meeting' | 'write'>, p: PaymentRow): Promise<void> {
+    if (!(await this.deps.repo.transition(p.id, 'pending', { status: 'expired', updated_at: p.expires_at }, trx))) return;
+    if (p.promo_code_id) await this.deps.repo.releasePromoUse(p.promo_code_id, trx);
+    if (meeting.status === 'unpaid') await write(this.lapsedChange(meeting, p));
   }
 
   /** The second reminder of a back-office hold: *_PAYMENT_DUE at about 75 % of the hold, if still unpaid. */
