@@ -10,6 +10,7 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Principal } from '../auth/principal.js';
+import { mayBookPrivately } from './rules/private-access.js';
 import { safeEqual, type SecretBox } from '../../platform/crypto/secrets.js';
 import { ServiceError, errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -233,11 +234,13 @@ export class MeetingService {
 
   /** Private assets: members of the project (not visitors), brand staff, or an app with a role on the project. */
   private async checkPrivateAccess(p: Principal, asset: Asset, organizer: Organizer & { user: UserRow }, project: ProjectRow): Promise<void> {
-    if (asset.row.is_public === 1) return;
-    if (p.projects.get(project.id)?.hasRole) return;
-    const membership = await this.deps.people.membership(organizer.userId, project.id);
-    if (membership && membership.status === 'active' && membership.user_type !== 'visitor') return;
-    if ((JSON.parse(organizer.user.brand_staff) as string[]).includes(project.brand_id)) return;
+    const assetIsPublic = asset.row.is_public === 1;
+    const appHasRole = p.projects.get(project.id)?.hasRole === true;
+    if (mayBookPrivately({ assetIsPublic, appHasRole, membership: null, brandStaff: false })) return;
+    const m = await this.deps.people.membership(organizer.userId, project.id);
+    const membership = m && m.status === 'active' ? (m.user_type === 'visitor' ? 'visitor' : 'member') : null;
+    const brandStaff = (JSON.parse(organizer.user.brand_staff) as string[]).includes(project.brand_id);
+    if (mayBookPrivately({ assetIsPublic, appHasRole, membership, brandStaff })) return;
     throw errors.forbidden(`This ${asset.kind} is private to the members of its project`);
   }
 

@@ -18,6 +18,7 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Database } from '../../platform/db/schema.js';
+import { mayBookPrivately } from '../booking/rules/private-access.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { CalendarMessageResult, CalendarProvider } from '../../contract/calendar-sync.js';
@@ -199,7 +200,7 @@ export class CalendarSync {
     if (!c.master.organizer) return REASONS.noOrganizer;
     if (!o) return `${c.master.organizer.email} is not a user of ${project}`;
     if (!o.member && !o.brandStaff) return `${o.email ?? c.master.organizer.email} is not a member of ${project}`;
-    if (c.room.asset.is_public !== 1 && o.member !== 'member' && !o.brandStaff) return `${c.room.asset.name} is private to the members of ${project}`;
+    if (!mayBookPrivately({ assetIsPublic: c.room.asset.is_public === 1, membership: o.member, brandStaff: o.brandStaff })) return `${c.room.asset.name} is private to the members of ${project}`;
     if (o.blocked) return 'The organizer has been blocked from booking by an administrator';
     return null;
   }
