@@ -9,6 +9,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from './services.js';
 import type { App } from './platform/http/types.js';
+import { guarded, type RouteGuards } from './platform/http/module.js';
 import { errorBody } from './platform/http/envelope.js';
 import { clientErrorHandler, toErrorResponse } from './platform/http/error-mapping.js';
 import { errors } from './platform/errors.js';
@@ -168,9 +169,15 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // The operator console's page and bundle (its data comes from the ops API below).
   await consoleRoutes(app);
 
-  // Public API: every route in this scope needs a valid bearer token.
-  await app.register(async (api: App) => {
-    api.addHook('onRequest', bearerAuth(services.tokens));
+  // The two guards modules put their routes behind (platform/http/module.ts).
+  const guards: RouteGuards = {
+    // Public API: a valid bearer token.
+    api: bearerAuth(services.tokens),
+    // Operator surface: the ops token (wrong ones limited per address) or a console session (CSRF header on writes).
+    ops: opsAuth(services.config.opsToken, services.consoleSessions, services.opsTokenFailures),
+  };
+
+  await guarded(app, guards.api, async (api) => {
     await catalogueRoutes(api, services);
     await meetingRoutes(api, services);
     await memberRoutes(api, services);
@@ -182,9 +189,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     secure: services.config.publicBaseUrl.startsWith('https:'),
   });
 
-  // Operator surface: every route in this scope needs the ops token (wrong ones limited per address) or a console session (CSRF header on writes).
-  await app.register(async (ops: App) => {
-    ops.addHook('onRequest', opsAuth(services.config.opsToken, services.consoleSessions, services.opsTokenFailures));
+  await guarded(app, guards.ops, async (ops) => {
     await opsClockRoutes(ops, services);
     await opsApplyRoutes(ops, services);
     await opsWebhookRoutes(ops, services);
