@@ -241,7 +241,7 @@ export type EventDelivery = Static<typeof EventDelivery>;
 /** The `data` schema of each event type of the catalogue (a ROOM_ and a DESK_ event share one). */
 export const EVENT_DATA_SCHEMAS: Readonly<Record<string, TSchema>> = {
   ...Object.fromEntries(
-    (['ROOM', 'DESK'] as const).flatMap((asset) => [
+    (['ROOM', 'DESK'] as const).flatMap((asset): [string, TSchema][] => [
       [`${asset}_BOOK`, BookEventData],
       [`${asset}_MODIFY`, ModifyEventData],
       [`${asset}_CANCEL`, CancelEventData],

@@ -6,7 +6,7 @@
  * single read's booking calendar. Bookings are seeded in storage (test/support/bookings.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DateTime } from 'luxon';
+import { type DateTime } from 'luxon';
 import { startTestService, type TestService } from '../support/test-service.js';
 import {
   actAsToken,

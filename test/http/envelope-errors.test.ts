@@ -158,7 +158,7 @@ describe('error envelope', () => {
       const settings = svc.services.settings;
       const original = settings.get;
       settings.get = async () => {
-        // eslint-disable-next-line @typescript-eslint/only-throw-error
+         
         throw { secret: SECRET_TEXT };
       };
       restore.push(() => {

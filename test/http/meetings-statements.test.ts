@@ -10,7 +10,7 @@ import { TEST_ENGINE } from '../support/test-database.js';
 import { actAsToken, appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
 import { webhookSite, ROOM_EVENTS } from '../support/webhook-site.js';
 import { at, dayAhead, setClock } from '../support/catalogue.js';
-import { DateTime } from 'luxon';
+import { type DateTime } from 'luxon';
 
 /** Statements a room booking may take, the token check included (see docs/architecture.md). */
 const CREATE_BUDGET = 16;

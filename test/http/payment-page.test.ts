@@ -5,7 +5,7 @@
  * Paid bookings are seeded without the booking API (test/support/payments.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DateTime } from 'luxon';
+import { type DateTime } from 'luxon';
 import { startTestService, type HttpResult, type TestService } from '../support/test-service.js';
 import { appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
 import { TZ, webhookSite } from '../support/webhook-site.js';

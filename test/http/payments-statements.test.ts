@@ -5,7 +5,7 @@
  * of the same booking of a free room, on the engine under test.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DateTime } from 'luxon';
+import { type DateTime } from 'luxon';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { statementCounter } from '../support/statements.js';
 import { appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';

@@ -122,7 +122,7 @@ beforeAll(async () => {
   try {
     raw = await connectAsync(URL, { connectTimeout: 3000, reconnectPeriod: 0 }, false);
   } catch (err) {
-    throw new Error(`no MQTT broker at ${URL} (start one: mosquitto -d -c /etc/mosquitto/mosquitto.conf): ${(err as Error).message}`);
+    throw new Error(`no MQTT broker at ${URL} (start one: mosquitto -d -c /etc/mosquitto/mosquitto.conf): ${(err as Error).message}`, { cause: err });
   }
   return async () => {
     await raw.endAsync();

@@ -6,7 +6,7 @@
  * around the meeting routes.
  */
 import { expect } from 'vitest';
-import { DateTime } from 'luxon';
+import { type DateTime } from 'luxon';
 import { startTestService, type HttpResult, type TestService } from './test-service.js';
 import {
   actAsToken,

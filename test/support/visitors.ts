@@ -5,7 +5,7 @@
  * receiver: one subscribed to the visitor events, one to booking events only.
  */
 import { expect } from 'vitest';
-import { DateTime } from 'luxon';
+import { type DateTime } from 'luxon';
 import { startTestService, type HttpResult, type TestService } from './test-service.js';
 import { appToken, applySite, idOf, type SiteIds } from './fixtures.js';
 import { PARTNER_APP_ID, PARTNER_SECRET, PartnerClient, partnerSite } from './partner-members.js';

@@ -2,6 +2,7 @@
  * The one place where failures become HTTP responses. Everything that leaves the
  * service as an error passes through `toErrorResponse`.
  */
+import type { Socket } from 'node:net';
 import type { FastifyError } from 'fastify';
 import { DEFAULT_RETRY_AFTER_429_S, DEFAULT_RETRY_AFTER_503_S, SERVICE_UNAVAILABLE, ServiceError } from '../errors.js';
 import { errorBody } from './envelope.js';
@@ -190,7 +191,7 @@ export function clientErrorResponse(err: { code?: string }): { status: number; t
   return { status: 400, text: 'Bad Request', body: errorBody('KS001', ['the request is not valid HTTP']) };
 }
 
-export function clientErrorHandler(err: Error & { code?: string }, socket: import('node:net').Socket): void {
+export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
   // A reset connection has no one left to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   if (socket.writable) {

@@ -17,6 +17,6 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
       done(null, undefined);
       return;
     }
-    standard(req, text, done);
+    void standard(req, text, done);
   });
 }

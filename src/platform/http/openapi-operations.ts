@@ -133,7 +133,34 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
 // Sampling a value from a JSON schema
 // ---------------------------------------------------------------------------
 
-type JsonSchema = Record<string, any>;
+/** The parts of a JSON schema the sampler reads (TypeBox schemas, as Fastify hands them to the transform). */
+interface JsonSchema {
+  [keyword: string]: unknown;
+  const?: unknown;
+  enum?: unknown[];
+  allOf?: JsonSchema[];
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  type?: string | string[];
+  pattern?: string;
+  format?: string;
+  minLength?: number;
+  maxLength?: number;
+  default?: unknown;
+  minimum?: number;
+  exclusiveMinimum?: number;
+  maximum?: number;
+  minItems?: number;
+  maxItems?: number;
+  items?: JsonSchema;
+  required?: string[];
+  properties?: Record<string, JsonSchema>;
+  patternProperties?: Record<string, JsonSchema>;
+  hide?: boolean;
+  description?: string;
+  body?: JsonSchema;
+  response?: Record<string, JsonSchema>;
+}
 
 /** Values for the patterns the contract uses. */
 const PATTERN_SAMPLES: Record<string, string> = {
@@ -199,7 +226,7 @@ function byNameShape(name: string): string {
 }
 
 function sampleNumber(s: JsonSchema, integer: boolean): number {
-  let n = s.default ?? (s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1 : 1));
+  let n = typeof s.default === 'number' ? s.default : (s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1 : 1));
   if (s.maximum !== undefined && n > s.maximum) n = s.maximum;
   return integer ? Math.ceil(n) : n;
 }
@@ -217,11 +244,11 @@ export function sampleOf(schema: JsonSchema, options: { requiredOnly?: boolean }
     return Object.assign({}, ...schema.allOf.map((part: JsonSchema) => sampleOf(part, options, name, depth + 1)));
   }
   if (Array.isArray(schema.anyOf) || Array.isArray(schema.oneOf)) {
-    const branches: JsonSchema[] = schema.anyOf ?? schema.oneOf;
-    const preferred = branches.find((b) => b.type !== 'null') ?? branches[0];
+    const branches: JsonSchema[] = schema.anyOf ?? schema.oneOf ?? [];
+    const preferred = branches.find((b) => b.type !== 'null') ?? branches[0]!;
     return sampleOf(preferred, options, name, depth + 1);
   }
-  const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== 'null') : schema.type;
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
   switch (type) {
     case 'string':
       return sampleString(schema, name);
@@ -270,10 +297,11 @@ export function describeOperation<S extends object>(method: string, url: string,
   const doc = OPERATION_DOCS[`${method} ${url.replace(/:(\w+)/g, '{$1}')}`];
   if (!doc) return schema;
   const out: JsonSchema = { ...s, operationId: doc.operationId, description: s.description ?? doc.description };
-  if (s.body) out.body = withExample(s.body, () => doc.request ?? sampleOf(s.body, { requiredOnly: true }));
+  const body = s.body;
+  if (body) out.body = withExample(body, () => doc.request ?? sampleOf(body, { requiredOnly: true }));
   if (s.response) {
-    const responses: JsonSchema = { ...s.response };
-    for (const [status, response] of Object.entries<JsonSchema>(s.response)) {
+    const responses: Record<string, JsonSchema> = { ...s.response };
+    for (const [status, response] of Object.entries(s.response)) {
       if (!/^2\d\d$/.test(status) || !response || typeof response !== 'object' || !hasShape(response)) continue;
       responses[status] = withExample(response, () => sampleOf(response));
     }

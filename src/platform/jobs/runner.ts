@@ -59,7 +59,7 @@ export interface PollStats {
 
 /** Runtime state of one registered handler. */
 interface Slot {
-  h: JobHandler<any>;
+  h: JobHandler<unknown>;
   timer?: NodeJS.Timeout;
   /** The pass (or replay) holding this handler, if any. */
   current: Promise<void> | null;
@@ -245,7 +245,7 @@ export class JobRunner {
   }
 
   /** One read of due items, without those failed in this pass, backing off, or in flight here. */
-  private async read(s: Slot, failed: Set<string>, now: number, realNow: number, ignoreKeys = false): Promise<{ items: any[]; short: boolean }> {
+  private async read(s: Slot, failed: Set<string>, now: number, realNow: number, ignoreKeys = false): Promise<{ items: unknown[]; short: boolean }> {
     const h = s.h;
     const skip = new Set(failed);
     for (const [id, b] of s.backoff) if (b.retryAt > now) skip.add(id);
@@ -287,7 +287,7 @@ export class JobRunner {
         }
         if (s.running.has(h.id(item))) continue;
         if (!(await this.claim(s, item, realNow))) continue;
-        this.launch(s, item, failed);
+        void this.launch(s, item, failed); // tracked in s.pending; execute() settles every outcome itself
         started++;
       }
       result.started += started;

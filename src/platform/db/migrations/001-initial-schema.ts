@@ -41,7 +41,7 @@ const assetColumns = (t: T): T =>
       .addColumn('polygon', 'text'),
   );
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('brands')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -240,7 +240,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   for (const table of [
     'settings', 'tokens', 'token_families', 'promo_codes', 'webhooks', 'app_access_groups', 'devices',
     'access_groups', 'app_links', 'app_projects', 'apps', 'memberships', 'users', 'desks', 'rooms',

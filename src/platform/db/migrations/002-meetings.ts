@@ -7,7 +7,7 @@
  */
 import type { Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('projects').addColumn('max_hold_ms', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
   // The user an app books as when it books with its own (non-delegated) token.
   await db.schema.alterTable('apps').addColumn('service_user_id', 'text').execute();
@@ -93,7 +93,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('meeting_histories').ifExists().execute();
   await db.schema.dropTable('meeting_slots').ifExists().execute();
   await db.schema.dropTable('meeting_attendees').ifExists().execute();

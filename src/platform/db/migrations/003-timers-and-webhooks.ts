@@ -7,7 +7,7 @@
  */
 import type { Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('timers')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -56,7 +56,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('deliveries_webhook_idx').on('deliveries').columns(['webhook_id', 'created_at']).execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('deliveries').ifExists().execute();
   await db.schema.dropTable('events').ifExists().execute();
   await db.schema.dropTable('timers').ifExists().execute();

@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   // One column per statement: SQLite adds a single column per ALTER TABLE.
   await db.schema.alterTable('promo_codes').addColumn('valid_from', 'bigint').execute();
   await db.schema.alterTable('promo_codes').addColumn('valid_until', 'bigint').execute();
@@ -13,7 +13,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('promo_codes').addColumn('used_count', 'integer', (c) => c.notNull().defaultTo(0)).execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   for (const column of ['used_count', 'max_uses', 'valid_until', 'valid_from']) {
     await db.schema.alterTable('promo_codes').dropColumn(column).execute();
   }

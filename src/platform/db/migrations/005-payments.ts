@@ -8,7 +8,7 @@
  */
 import type { Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('payments')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -48,7 +48,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('invoice_counters').execute();
   await db.schema.dropTable('payments').execute();
 }

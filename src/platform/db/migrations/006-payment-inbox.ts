@@ -6,7 +6,7 @@
  */
 import type { Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('payment_inbox')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -25,6 +25,6 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('payment_inbox_pending_idx').on('payment_inbox').columns(['processed_at', 'received_at']).execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('payment_inbox').execute();
 }

@@ -12,7 +12,7 @@
  */
 import type { Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('member_groups')
     .addColumn('user_id', 'text', (c) => c.notNull())
@@ -86,6 +86,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   for (const t of ['rate_limits', 'access_changes', 'faces', 'cards', 'unit_residents', 'member_groups']) await db.schema.dropTable(t).execute();
 }

@@ -14,7 +14,7 @@
  */
 import type { Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('devices').addColumn('location_en', 'text').execute();
   await db.schema.alterTable('devices').addColumn('location_th', 'text').execute();
   await db.schema.alterTable('devices').addColumn('card_format', 'text').execute();
@@ -115,7 +115,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('visitor_entries_invite_idx').on('visitor_entries').columns(['invite_id', 'at']).execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   for (const t of ['visitor_entries', 'visitor_invites', 'device_enrollments', 'device_commands', 'device_targets', 'device_state']) await db.schema.dropTable(t).execute();
   await db.schema.alterTable('access_changes').dropColumn('subject_kind').execute();
   for (const c of ['card_format', 'location_th', 'location_en']) await db.schema.alterTable('devices').dropColumn(c).execute();

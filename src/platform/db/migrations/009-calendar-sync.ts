@@ -9,7 +9,7 @@
  */
 import type { Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('calendar_events')
     .addColumn('provider', 'text', (c) => c.notNull())
@@ -35,7 +35,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('room_feeds').execute();
   await db.schema.dropTable('calendar_events').execute();
 }

@@ -11,7 +11,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createIndex('deliveries_pending_idx')
     .on('deliveries')
@@ -21,7 +21,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('deliveries_due_idx').ifExists().execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('deliveries_due_idx').ifNotExists().on('deliveries').columns(['status', 'next_attempt_at']).execute();
   await db.schema.dropIndex('deliveries_pending_idx').ifExists().execute();
 }

@@ -15,7 +15,7 @@
  */
 import type { Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createIndex('desks_listing_idx')
     .on('desks')
@@ -31,7 +31,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('rooms_version_idx').on('rooms').columns(['project_id', 'updated_at']).execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('rooms_version_idx').execute();
   await db.schema.createIndex('meeting_slots_project_idx').on('meeting_slots').columns(['project_id', 'start_at']).execute();
   await db.schema.dropIndex('meeting_slots_search_idx').execute();

@@ -10,7 +10,7 @@
  */
 import type { Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('console_sessions')
     .addColumn('id_hash', 'text', (c) => c.primaryKey())
@@ -22,6 +22,6 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('console_sessions_expiry_idx').on('console_sessions').column('expires_at').execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('console_sessions').execute();
 }
