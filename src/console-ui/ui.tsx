@@ -23,7 +23,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
       (data) => mine === seq.current && setState({ data, loading: false }),
       (error) => mine === seq.current && setState({ error, loading: false }),
     );
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // Not `load` itself: callers pass a new closure on every render; `deps` names what it reads.
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((n) => n + 1), []);
   return { data: state.data, error: state.error, loading: state.loading, reload };
