@@ -5,50 +5,42 @@
  * routes validate and serialize with), imported with `import type`: erased at
  * build time, so TypeBox never enters the bundle (scripts/build-console.ts checks).
  */
-import type { ClockState, Delivery as ContractDelivery } from '../contract/ops.js';
+import type { ClockState, Delivery } from '../contract/ops.js';
 import type {
-  AssetDay as ContractAssetDay, AssetNow, AssetState as ContractAssetState, BookingSummary as ContractBookingSummary,
-  ConsoleDevice, ConsoleInvite, ConsoleListener, ConsolePayment, ConsoleSite, FloorNow as ContractFloorNow, HistoryActorKind,
-  OpsMeeting, OpsMeetingDetail, SessionStarted,
+  AssetNow, AssetState, ConsoleDevice, ConsoleInvite, ConsoleListener, ConsolePayment, ConsoleSite, OpsMeeting,
+  OpsMeetingDetail, SessionStarted,
 } from '../contract/ops-console.js';
 import type { MeetingStatus } from '../contract/meetings.js';
-import type { PageMeta as ContractPageMeta } from '../contract/envelope.js';
+import type { PageMeta } from '../contract/envelope.js';
 
-export type AssetState = ContractAssetState;
+export type { AssetDay, AssetState, BookingSummary, FloorNow } from '../contract/ops-console.js';
+export type { Delivery, PageMeta };
+
 /** The contract's ASSET_STATES and MEETING_STATUSES, restated as values: importing the contract's values would bundle TypeBox. */
 export const ASSET_STATES: readonly AssetState[] = ['free', 'booked', 'checked-in', 'cleaning', 'closed'];
 export const MEETING_STATUSES: readonly MeetingStatus[] = ['unpaid', 'active', 'checked-in', 'done', 'cancelled', 'rejected'];
 
+/** GET /ops/v1/site: projects, floors, rooms, desks and the members by name. */
 export type Site = ConsoleSite;
 export type Project = Site['projects'][number];
 export type Floor = Site['floors'][number];
 export type Room = Site['rooms'][number];
 export type Desk = Site['desks'][number];
-export type SiteUser = Site['users'][number];
 /** A polygon vertex in percent of the plan. */
 export type Point = NonNullable<Room['polygon']>[number];
 export const px = (p: Point) => p.xPct;
 export const py = (p: Point) => p.yPct;
 
-export type BookingSummary = ContractBookingSummary;
+/** An asset of GET /ops/v1/floors/:floorId/now: its state now, the booking holding it and the next. */
 export type FloorAsset = AssetNow;
-export type FloorNow = ContractFloorNow;
 
-export type AssetDay = ContractAssetDay;
-export type Span = AssetDay['open'][number];
-export type DayBooking = AssetDay['bookings'][number];
-
-export type ActorKind = HistoryActorKind;
 /** A booking in the ops list (GET /ops/v1/meetings). */
 export type Meeting = OpsMeeting;
 /** One booking with its history and payment state (GET /ops/v1/meetings/:id). */
 export type MeetingDetail = OpsMeetingDetail;
 export type HistoryEntry = MeetingDetail['history'][number];
-export type Payment = NonNullable<MeetingDetail['payment']>;
-export type PageMeta = ContractPageMeta;
 
 export type Listener = ConsoleListener;
-export type Delivery = ContractDelivery;
 export type Device = ConsoleDevice;
 export type Invite = ConsoleInvite;
 export type Clock = ClockState;
