@@ -3,7 +3,9 @@
  * dist/console: index.html plus assets/console.js and assets/console.css, minified.
  * Run by `npm run build` (and so at install through `prepare`), and by the browser
  * test before it starts. Prints the sizes; fails when the JavaScript a first load
- * fetches exceeds the budget (150 KB minified).
+ * fetches exceeds the budget (150 KB minified), and when the bundle holds code of
+ * TypeBox or of src/contract: the console takes the contract's types with
+ * `import type` only (erased at build time), never its schemas.
  */
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -14,6 +16,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 export const CONSOLE_SRC = `${root}src/console-ui/`;
 export const CONSOLE_OUT = `${root}dist/console/`;
 export const JS_BUDGET_BYTES = 150 * 1024;
+/** Inputs the bundle must not contain: the schemas (and TypeBox under them) stay on the server. */
+const SERVER_ONLY = [/(^|\/)node_modules\/typebox\//, /(^|\/)src\/contract\//];
 
 export interface ConsoleBuild {
   jsBytes: number;
@@ -23,7 +27,7 @@ export interface ConsoleBuild {
 
 export async function buildConsole(outDir = CONSOLE_OUT): Promise<ConsoleBuild> {
   mkdirSync(`${outDir}assets`, { recursive: true });
-  await build({
+  const { metafile } = await build({
     entryPoints: { console: `${CONSOLE_SRC}main.tsx`, 'console-style': `${CONSOLE_SRC}console.css` },
     outdir: `${outDir}assets`,
     bundle: true,
@@ -36,7 +40,15 @@ export async function buildConsole(outDir = CONSOLE_OUT): Promise<ConsoleBuild> 
     legalComments: 'none',
     charset: 'utf8',
     logLevel: 'warning',
+    metafile: true,
   });
+  const leaked = Object.keys(metafile.inputs).filter((input) => SERVER_ONLY.some((re) => re.test(input)));
+  if (leaked.length > 0) {
+    const named = leaked.filter((input) => SERVER_ONLY[1]!.test(input));
+    throw new Error(
+      `console bundle holds server-only code, ${leaked.length} files of TypeBox or src/contract (import the contract with \`import type\`): ${[...named, leaked[0]].join(', ')}`,
+    );
+  }
   copyFileSync(`${CONSOLE_SRC}index.html`, `${outDir}index.html`);
   const js = readFileSync(`${outDir}assets/console.js`);
   const css = readFileSync(`${outDir}assets/console-style.css`);

@@ -1,58 +1,51 @@
 /**
  * The console's one way to the service: the documented ops API (and nothing
  * private), with the session cookie and, on writes, the x-csrf-token header.
- * Types mirror docs of CONSOLE-CONTRACT / operator-api.md (the UI cannot import
- * the server's TypeBox schemas without bundling TypeBox, so only the fields it reads).
+ * Types are the contract's own (src/contract, `Static<>` of the schemas the
+ * routes validate and serialize with), imported with `import type`: erased at
+ * build time, so TypeBox never enters the bundle (scripts/build-console.ts checks).
  */
+import type { ClockState, Delivery } from '../contract/ops.js';
+import type {
+  AssetNow, AssetState, ConsoleDevice, ConsoleInvite, ConsoleListener, ConsolePayment, ConsoleSite, OpsMeeting,
+  OpsMeetingDetail, SessionStarted,
+} from '../contract/ops-console.js';
+import type { MeetingStatus } from '../contract/meetings.js';
+import type { PageMeta } from '../contract/envelope.js';
 
-export type AssetState = 'free' | 'booked' | 'checked-in' | 'cleaning' | 'closed';
+export type { AssetDay, AssetState, BookingSummary, FloorNow } from '../contract/ops-console.js';
+export type { Delivery, PageMeta };
+
+/** The contract's ASSET_STATES and MEETING_STATUSES, restated as values: importing the contract's values would bundle TypeBox. */
 export const ASSET_STATES: readonly AssetState[] = ['free', 'booked', 'checked-in', 'cleaning', 'closed'];
-export const MEETING_STATUSES = ['unpaid', 'active', 'checked-in', 'done', 'cancelled', 'rejected'] as const;
+export const MEETING_STATUSES: readonly MeetingStatus[] = ['unpaid', 'active', 'checked-in', 'done', 'cancelled', 'rejected'];
 
-export interface Project { _id: string; key: string | null; name: string; timezone: string; currency: string }
-export interface Floor { _id: string; key: string | null; name: string; projectId: string; zoneId: string; zoneName: string; planImageUrl: string | null }
-/** A polygon vertex in percent of the plan: the API's {x, y} (the site document's {xPct, yPct} also read). */
-export interface Point { x?: number; y?: number; xPct?: number; yPct?: number }
-export const px = (p: Point) => p.x ?? p.xPct ?? 0;
-export const py = (p: Point) => p.y ?? p.yPct ?? 0;
-export interface Room { _id: string; key: string | null; name: string; floorId: string; projectId: string; capacity: number; status: string; isPublic: boolean; polygon: Point[] | null }
-export interface Desk { _id: string; key: string | null; name: string; floorId: string; projectId: string; index: number; status: string }
-export interface SiteUser { _id: string; name: string; projectIds?: string[] }
-export interface Site { projects: Project[]; floors: Floor[]; rooms: Room[]; desks: Desk[]; users?: SiteUser[] }
+/** GET /ops/v1/site: projects, floors, rooms, desks and the members by name. */
+export type Site = ConsoleSite;
+export type Project = Site['projects'][number];
+export type Floor = Site['floors'][number];
+export type Room = Site['rooms'][number];
+export type Desk = Site['desks'][number];
+/** A polygon vertex in percent of the plan. */
+export type Point = NonNullable<Room['polygon']>[number];
+export const px = (p: Point) => p.xPct;
+export const py = (p: Point) => p.yPct;
 
-export interface BookingSummary { _id: string; title: string; status: string; startDateTime: string; endDateTime: string; organizerName: string }
-export interface FloorAsset { _id: string; kind: 'room' | 'desk'; name: string; state: AssetState; current: BookingSummary | null; next: BookingSummary | null }
-export interface FloorNow { floorId: string; at: string; timeZone: string; assets: FloorAsset[] }
+/** An asset of GET /ops/v1/floors/:floorId/now: its state now, the booking holding it and the next. */
+export type FloorAsset = AssetNow;
 
-export interface Span { start: string; end: string }
-export interface DayBooking { _id: string; title: string; status: string; startDateTime: string; endDateTime: string; cleaningEndsAt: string | null; organizerName: string }
-export interface AssetDay { asset: { _id: string; kind: 'room' | 'desk'; name: string }; date: string; timeZone: string; open: Span[]; breaks: Span[]; bookings: DayBooking[] }
+/** A booking in the ops list (GET /ops/v1/meetings). */
+export type Meeting = OpsMeeting;
+/** One booking with its history and payment state (GET /ops/v1/meetings/:id). */
+export type MeetingDetail = OpsMeetingDetail;
+export type HistoryEntry = MeetingDetail['history'][number];
 
-export type ActorKind = 'member' | 'app' | 'staff' | 'system' | 'calendar';
-export interface HistoryEntry { action: string; actor: string; actorKind?: ActorKind; actorName?: string | null; source: string; reason?: string | null; at: string }
-export interface Payment { status: string; amount: number; currency: string; dueAt: string | null }
-export interface Meeting {
-  _id: string; status: string; projectId: string; title: string; body?: string; startDateTime: string; endDateTime: string;
-  meetingRoomId?: string; meetingRoomName?: string; deskId?: string; deskName?: string; allDay?: boolean;
-  organizer?: { name: string; email: string; displayName?: string };
-  attendees?: { email: string; name: string; responseStatus: string }[];
-  cancelReason?: string; createdAt?: string;
-  history?: HistoryEntry[]; payment?: Payment | null;
-}
-export interface PageMeta { limit: number; offset: number; total: number }
-
-export interface Listener { _id: string; key: string | null; projectId: string; url: string; events: string[]; enabled: boolean; consecutiveFailures: number }
-export interface Delivery {
-  id: string; webhookId: string; type: string; status: string; attempts: number; lastStatus: number | null; lastError: string | null;
-  nextAttemptAt: string | null; createdAt: string; deliveredAt: string | null;
-}
-export interface Device { _id: string; name: string; kind: string; online: boolean; pendingChanges: number; lastSyncedAt: string | null }
-export interface Invite {
-  _id: string; projectId: string; hostUserId: string; status: string; visitorName: string; visitorEmail: string | null;
-  startDateTime: string; endDateTime: string | null; validUntil: string; licensePlate: string | null; visitPurpose: string | null;
-}
-export interface Clock { now: string; offsetMs: number }
-export interface PendingPayment { _id: string; meetingId: string; status: string; amount: number; currency: string; expiresAt: string | null }
+export type Listener = ConsoleListener;
+export type Device = ConsoleDevice;
+export type Invite = ConsoleInvite;
+export type Clock = ClockState;
+export type PendingPayment = ConsolePayment;
+export type Session = SessionStarted;
 
 export class ApiError extends Error {
   constructor(readonly status: number, readonly code: string, message: string, readonly retryAfter: number | null = null) {
@@ -124,7 +117,7 @@ export const getPage = <T>(path: string, query?: Query) => call<T[]>('GET', with
 export const post = async <T>(path: string, body: unknown = {}): Promise<T> => (await call<T>('POST', path, body)).data;
 
 export async function signIn(token: string): Promise<void> {
-  const data = await post<{ csrfToken: string; expiresAt: string }>('/ops/v1/session', { token });
+  const data = await post<Session>('/ops/v1/session', { token });
   setCsrf(data.csrfToken);
 }
 export async function signOut(): Promise<void> {
@@ -158,7 +151,7 @@ export async function serviceNow(): Promise<number> {
 /** Whether the cookie still holds a session (and we still know its CSRF token for writes). */
 export async function checkSession(): Promise<boolean> {
   try {
-    const data = await get<{ expiresAt: string; csrfToken?: string }>('/ops/v1/session');
+    const data = await get<Session>('/ops/v1/session');
     if (data?.csrfToken) setCsrf(data.csrfToken);
     return hasCsrf();
   } catch {

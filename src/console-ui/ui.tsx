@@ -1,4 +1,4 @@
-/** Small shared pieces: loading, error and empty states, status badges, the data hook, an inline confirm. */
+/** Small shared pieces: loading, error and empty states, status badges, the data hook, an inline confirm, the data table. */
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type AssetState } from './api.js';
@@ -23,7 +23,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
       (data) => mine === seq.current && setState({ data, loading: false }),
       (error) => mine === seq.current && setState({ error, loading: false }),
     );
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // Not `load` itself: callers pass a new closure on every render; `deps` names what it reads.
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((n) => n + 1), []);
   return { data: state.data, error: state.error, loading: state.loading, reload };
@@ -142,5 +142,51 @@ export function ProjectOptions({ projects }: { projects: readonly { _id: string;
         </option>
       ))}
     </>
+  );
+}
+
+/** One column of a DataTable: its header (also each cell's data-label, the caption a phone shows), its cell, and the cell's class. */
+export interface Column<T> {
+  header: string;
+  cell: (row: T) => ComponentChildren;
+  class?: (row: T) => string | undefined;
+}
+
+/**
+ * The console's table: a `table.cards-on-phone` (rows become labelled cards on a phone), or the
+ * empty state when there are no rows. The screens' lists (bookings, listeners, deliveries,
+ * devices, visitors, payments, a booking's history) all render through it.
+ */
+export function DataTable<T>({ columns, rows, rowKey, rowClass, empty }: {
+  columns: readonly Column<T>[];
+  rows: readonly T[];
+  rowKey: (row: T, index: number) => string | number;
+  rowClass?: (row: T) => string | undefined;
+  empty: ComponentChildren;
+}) {
+  if (rows.length === 0) return <Empty>{empty}</Empty>;
+  return (
+    <table class="table cards-on-phone">
+      <thead>
+        <tr>
+          {columns.map((c, i) => (
+            <th key={i} scope="col">
+              {c.header}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row, r) => (
+          <tr key={rowKey(row, r)} class={rowClass?.(row)}>
+            {columns.map((c, i) => (
+              <td key={i} data-label={c.header} class={c.class?.(row)}>
+                {c.cell(row)}
+              </td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

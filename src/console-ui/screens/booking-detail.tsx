@@ -1,11 +1,11 @@
 /** One booking (no PIN): times, place, organizer, history, payment state, and the staff cancel with a confirm step. */
 import { useState } from 'preact/hooks';
-import { get, post, type HistoryEntry, type Meeting } from '../api.js';
+import { get, post, type HistoryEntry, type Meeting, type MeetingDetail } from '../api.js';
 import { dateTime, money, span } from '../format.js';
 import { label, useI18n } from '../i18n.js';
 import { useLiveChanges } from '../live.js';
 import { useSite, zoneOf } from '../site.js';
-import { Empty, Notice, Show, StatusBadge, useAction, useLoad } from '../ui.js';
+import { DataTable, Empty, Notice, Show, StatusBadge, useAction, useLoad, type Column } from '../ui.js';
 
 /** "Name <email>", or just the name when the organizer has no email (an app books as itself without one). */
 export function organizerText(o: NonNullable<Meeting['organizer']>): string {
@@ -32,7 +32,7 @@ function HistoryActor({ entry }: { entry: HistoryEntry }) {
 export const CANCELLABLE = new Set(['unpaid', 'active']);
 
 /** The cancel button, then a confirm step with an optional reason. */
-export function CancelBooking({ meeting, onDone }: { meeting: Meeting; onDone: () => void }) {
+export function CancelBooking({ meeting, onDone }: { meeting: Pick<Meeting, '_id' | 'status' | 'title'>; onDone: () => void }) {
   const { t } = useI18n();
   const [confirming, setConfirming] = useState(false);
   const [reason, setReason] = useState('');
@@ -71,10 +71,86 @@ export function CancelBooking({ meeting, onDone }: { meeting: Meeting; onDone: (
   );
 }
 
-export function BookingDetail({ id }: { id: string }) {
+/** The booking's facts: when, where, organizer, attendees, cancel reason; and the staff cancel. */
+function BookingFacts({ b, tz, onChange }: { b: MeetingDetail; tz: string; onChange: () => void }) {
   const { t, lang } = useI18n();
+  const assetId = b.meetingRoomId ?? b.deskId;
+  return (
+    <div class="card">
+      <h2>
+        {b.title || '—'} <StatusBadge status={b.status} />
+      </h2>
+      <dl class="facts">
+        <dt>{t('when')}</dt>
+        <dd>
+          {dateTime(b.startDateTime, tz, lang)} ({span(b.startDateTime, b.endDateTime, tz, lang)})
+        </dd>
+        <dt>{t('where')}</dt>
+        <dd>{assetId ? <a href={`#/day/${assetId}`}>{b.meetingRoomName ?? b.deskName ?? assetId}</a> : '—'}</dd>
+        <dt>{t('organizer')}</dt>
+        <dd>{b.organizer ? organizerText(b.organizer) : '—'}</dd>
+        {b.attendees && b.attendees.length > 0 && (
+          <>
+            <dt>{t('attendees')}</dt>
+            <dd>{b.attendees.map((a) => a.name || a.email).join(', ')}</dd>
+          </>
+        )}
+        {b.cancelReason ? (
+          <>
+            <dt>{t('reason')}</dt>
+            <dd>{b.cancelReason}</dd>
+          </>
+        ) : null}
+      </dl>
+      <CancelBooking meeting={b} onDone={onChange} />
+    </div>
+  );
+}
+
+function PaymentFacts({ payment, tz }: { payment: MeetingDetail['payment']; tz: string }) {
+  const { t, lang } = useI18n();
+  return (
+    <div class="card">
+      <h2>{t('payment')}</h2>
+      {payment ? (
+        <dl class="facts">
+          <dt>{t('status')}</dt>
+          <dd>
+            <span class={`badge pay-${payment.status}`}>{payment.status}</span>
+          </dd>
+          <dt>{t('amount')}</dt>
+          <dd>{money(payment.amount, payment.currency, lang)}</dd>
+          <dt>{t('dueAt')}</dt>
+          <dd>{dateTime(payment.dueAt, tz, lang)}</dd>
+        </dl>
+      ) : (
+        <Empty>{t('noPayment')}</Empty>
+      )}
+    </div>
+  );
+}
+
+function HistoryTable({ history, tz }: { history: HistoryEntry[]; tz: string }) {
+  const { t, lang } = useI18n();
+  const columns: Column<HistoryEntry>[] = [
+    { header: t('at'), cell: (h) => dateTime(h.at, tz, lang) },
+    { header: t('action'), cell: (h) => h.action },
+    { header: t('actor'), cell: (h) => <HistoryActor entry={h} /> },
+    { header: t('source'), cell: (h) => h.source },
+    { header: t('reason'), cell: (h) => h.reason ?? '—' },
+  ];
+  return (
+    <div class="card wide-card">
+      <h2>{t('history')}</h2>
+      <DataTable columns={columns} rows={history} rowKey={(_, i) => i} empty={t('noHistory')} />
+    </div>
+  );
+}
+
+export function BookingDetail({ id }: { id: string }) {
+  const { t } = useI18n();
   const { site } = useSite();
-  const m = useLoad(() => get<Meeting>(`/ops/v1/meetings/${id}`), [id]);
+  const m = useLoad(() => get<MeetingDetail>(`/ops/v1/meetings/${id}`), [id]);
   useLiveChanges(['meeting'], m.reload);
   return (
     <section class="booking">
@@ -87,85 +163,11 @@ export function BookingDetail({ id }: { id: string }) {
       <Show value={m}>
         {(b) => {
           const tz = zoneOf(site, b.projectId);
-          const assetId = b.meetingRoomId ?? b.deskId;
           return (
             <div class="detail-grid">
-              <div class="card">
-                <h2>
-                  {b.title || '—'} <StatusBadge status={b.status} />
-                </h2>
-                <dl class="facts">
-                  <dt>{t('when')}</dt>
-                  <dd>
-                    {dateTime(b.startDateTime, tz, lang)} ({span(b.startDateTime, b.endDateTime, tz, lang)})
-                  </dd>
-                  <dt>{t('where')}</dt>
-                  <dd>{assetId ? <a href={`#/day/${assetId}`}>{b.meetingRoomName ?? b.deskName ?? assetId}</a> : '—'}</dd>
-                  <dt>{t('organizer')}</dt>
-                  <dd>{b.organizer ? organizerText(b.organizer) : '—'}</dd>
-                  {b.attendees && b.attendees.length > 0 && (
-                    <>
-                      <dt>{t('attendees')}</dt>
-                      <dd>{b.attendees.map((a) => a.name || a.email).join(', ')}</dd>
-                    </>
-                  )}
-                  {b.cancelReason ? (
-                    <>
-                      <dt>{t('reason')}</dt>
-                      <dd>{b.cancelReason}</dd>
-                    </>
-                  ) : null}
-                </dl>
-                <CancelBooking meeting={b} onDone={m.reload} />
-              </div>
-              <div class="card">
-                <h2>{t('payment')}</h2>
-                {b.payment ? (
-                  <dl class="facts">
-                    <dt>{t('status')}</dt>
-                    <dd>
-                      <span class={`badge pay-${b.payment.status}`}>{b.payment.status}</span>
-                    </dd>
-                    <dt>{t('amount')}</dt>
-                    <dd>{money(b.payment.amount, b.payment.currency, lang)}</dd>
-                    <dt>{t('dueAt')}</dt>
-                    <dd>{dateTime(b.payment.dueAt, tz, lang)}</dd>
-                  </dl>
-                ) : (
-                  <Empty>{t('noPayment')}</Empty>
-                )}
-              </div>
-              <div class="card wide-card">
-                <h2>{t('history')}</h2>
-                {!b.history || b.history.length === 0 ? (
-                  <Empty>{t('noHistory')}</Empty>
-                ) : (
-                  <table class="table cards-on-phone">
-                    <thead>
-                      <tr>
-                        <th scope="col">{t('at')}</th>
-                        <th scope="col">{t('action')}</th>
-                        <th scope="col">{t('actor')}</th>
-                        <th scope="col">{t('source')}</th>
-                        <th scope="col">{t('reason')}</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {b.history.map((h, i) => (
-                        <tr key={i}>
-                          <td data-label={t('at')}>{dateTime(h.at, tz, lang)}</td>
-                          <td data-label={t('action')}>{h.action}</td>
-                          <td data-label={t('actor')}>
-                            <HistoryActor entry={h} />
-                          </td>
-                          <td data-label={t('source')}>{h.source}</td>
-                          <td data-label={t('reason')}>{h.reason ?? '—'}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                )}
-              </div>
+              <BookingFacts b={b} tz={tz} onChange={m.reload} />
+              <PaymentFacts payment={b.payment} tz={tz} />
+              <HistoryTable history={b.history} tz={tz} />
             </div>
           );
         }}

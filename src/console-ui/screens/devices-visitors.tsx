@@ -5,7 +5,7 @@ import { dateTime, localDate, localInstant, span, time } from '../format.js';
 import { useI18n } from '../i18n.js';
 import { useLiveChanges } from '../live.js';
 import { useSite, zoneOf } from '../site.js';
-import { Empty, Notice, ProjectOptions, Show, StatusBadge, useAction, useLoad } from '../ui.js';
+import { DataTable, Notice, ProjectOptions, Show, StatusBadge, useAction, useLoad, type Column } from '../ui.js';
 
 function Devices() {
   const { t, lang } = useI18n();
@@ -13,47 +13,24 @@ function Devices() {
   const tz = zoneOf(site);
   const list = useLoad(() => get<Device[]>('/ops/v1/devices'), []);
   useLiveChanges(['device'], list.reload);
+  const columns: Column<Device>[] = [
+    { header: t('name'), cell: (d) => d.name },
+    { header: t('kind'), cell: (d) => <code>{d.kind}</code> },
+    { header: t('state'), cell: (d) => <span class={`badge ${d.online ? 'device-on' : 'device-off'}`}>{d.online ? t('online') : t('offline')}</span> },
+    {
+      header: t('sync'),
+      cell: (d) => (
+        <span class={`badge ${d.pendingChanges === 0 ? 'sync-ok' : 'sync-pending'}`}>
+          {d.pendingChanges === 0 ? t('inSync') : t('pending', { n: d.pendingChanges })}
+        </span>
+      ),
+    },
+    { header: t('lastSynced'), cell: (d) => (d.lastSyncedAt ? dateTime(d.lastSyncedAt, tz, lang) : t('never')) },
+  ];
   return (
     <div class="card">
       <h2>{t('devices')}</h2>
-      <Show value={list}>
-        {(devices) =>
-          devices.length === 0 ? (
-            <Empty>{t('noDevices')}</Empty>
-          ) : (
-            <table class="table cards-on-phone">
-              <thead>
-                <tr>
-                  <th scope="col">{t('name')}</th>
-                  <th scope="col">{t('kind')}</th>
-                  <th scope="col">{t('state')}</th>
-                  <th scope="col">{t('sync')}</th>
-                  <th scope="col">{t('lastSynced')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {devices.map((d) => (
-                  <tr key={d._id}>
-                    <td data-label={t('name')}>{d.name}</td>
-                    <td data-label={t('kind')}>
-                      <code>{d.kind}</code>
-                    </td>
-                    <td data-label={t('state')}>
-                      <span class={`badge ${d.online ? 'device-on' : 'device-off'}`}>{d.online ? t('online') : t('offline')}</span>
-                    </td>
-                    <td data-label={t('sync')}>
-                      <span class={`badge ${d.pendingChanges === 0 ? 'sync-ok' : 'sync-pending'}`}>
-                        {d.pendingChanges === 0 ? t('inSync') : t('pending', { n: d.pendingChanges })}
-                      </span>
-                    </td>
-                    <td data-label={t('lastSynced')}>{d.lastSyncedAt ? dateTime(d.lastSyncedAt, tz, lang) : t('never')}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
-      </Show>
+      <Show value={list}>{(devices) => <DataTable columns={columns} rows={devices} rowKey={(d) => d._id} empty={t('noDevices')} />}</Show>
     </div>
   );
 }
@@ -171,6 +148,31 @@ function Visitors() {
   const day = date ?? today.data;
   const invites = useLoad(() => (projectId && day ? get<Invite[]>('/ops/v1/visitors/invites', { projectId, date: day }) : Promise.resolve([] as Invite[])), [projectId, day]);
   useLiveChanges(['visitor'], invites.reload);
+  const columns: Column<Invite>[] = [
+    {
+      header: t('visitor'),
+      cell: (i) => (
+        <>
+          <strong>{i.visitorName}</strong>
+          {i.visitPurpose ? <div class="muted small-text">{i.visitPurpose}</div> : null}
+        </>
+      ),
+    },
+    {
+      header: t('when'),
+      cell: (i) => (i.endDateTime ? span(i.startDateTime, i.endDateTime, tz, lang) : `${time(i.startDateTime, tz, lang)} · ${t('validUntil')} ${time(i.validUntil, tz, lang)}`),
+    },
+    { header: t('plate'), cell: (i) => i.licensePlate ?? '—' },
+    { header: t('status'), cell: (i) => <StatusBadge status={i.status} kind="invite_" /> },
+    {
+      header: t('actions'),
+      cell: (i) => (
+        <div class="actions">
+          <CancelInvite invite={i} onDone={invites.reload} />
+        </div>
+      ),
+    },
+  ];
   if (site.projects.length === 0) return null;
   return (
     <div class="card">
@@ -187,47 +189,7 @@ function Visitors() {
           <input type="date" value={day ?? ''} onChange={(e) => setDate((e.target as HTMLInputElement).value || null)} />
         </label>
       </div>
-      <Show value={invites}>
-        {(list) =>
-          list.length === 0 ? (
-            <Empty>{t('noInvites')}</Empty>
-          ) : (
-            <table class="table cards-on-phone">
-              <thead>
-                <tr>
-                  <th scope="col">{t('visitor')}</th>
-                  <th scope="col">{t('when')}</th>
-                  <th scope="col">{t('plate')}</th>
-                  <th scope="col">{t('status')}</th>
-                  <th scope="col">{t('actions')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((i) => (
-                  <tr key={i._id}>
-                    <td data-label={t('visitor')}>
-                      <strong>{i.visitorName}</strong>
-                      {i.visitPurpose ? <div class="muted small-text">{i.visitPurpose}</div> : null}
-                    </td>
-                    <td data-label={t('when')}>
-                      {i.endDateTime ? span(i.startDateTime, i.endDateTime, tz, lang) : `${time(i.startDateTime, tz, lang)} · ${t('validUntil')} ${time(i.validUntil, tz, lang)}`}
-                    </td>
-                    <td data-label={t('plate')}>{i.licensePlate ?? '—'}</td>
-                    <td data-label={t('status')}>
-                      <StatusBadge status={i.status} kind="invite_" />
-                    </td>
-                    <td data-label={t('actions')}>
-                      <div class="actions">
-                        <CancelInvite invite={i} onDone={invites.reload} />
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
-      </Show>
+      <Show value={invites}>{(list) => <DataTable columns={columns} rows={list} rowKey={(i) => i._id} empty={t('noInvites')} />}</Show>
       {day && <InviteForm projectId={projectId} date={day} tz={tz} onCreated={invites.reload} />}
     </div>
   );

@@ -6,7 +6,9 @@
  */
 import { Fragment } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { ASSET_STATES, get, px, py, type Point, type BookingSummary, type FloorAsset, type FloorNow, type Room } from '../api.js';
+import {
+  ASSET_STATES, get, px, py, type AssetState, type BookingSummary, type Desk, type Floor, type FloorAsset, type FloorNow, type Point, type Project, type Room,
+} from '../api.js';
 import { time, span } from '../format.js';
 import { labelPlace, labelWords, type RoomBox } from '../label-words.js';
 import { label, useI18n } from '../i18n.js';
@@ -92,17 +94,220 @@ function RoomName({ name }: { name: string }) {
   );
 }
 
-export function FloorPlan({ floorId, projectId }: { floorId?: string; projectId?: string }) {
-  const { t, lang } = useI18n();
+/** The floors the picker offers: one project's (the chosen floor's project, else the one asked for, else the first with floors). */
+function useFloorChoice(floorId?: string, projectId?: string) {
   const { site } = useSite();
   const chosen = site.floors.find((f) => f._id === floorId);
-  // The picker shows one project's floors: the chosen floor's project, else the one asked for, else the first with floors.
   const project =
     site.projects.find((p) => p._id === (chosen?.projectId ?? projectId)) ??
     site.projects.find((p) => site.floors.some((f) => f.projectId === p._id)) ??
     site.projects[0];
   const floors = site.floors.filter((f) => f.projectId === project?._id);
   const floor = chosen ?? floors[0];
+  const groups = useMemo(() => {
+    const out: { label: string; floors: Floor[] }[] = [];
+    for (const f of floors) {
+      let g = out.find((x) => x.label === f.zoneName);
+      if (!g) out.push((g = { label: f.zoneName, floors: [] }));
+      g.floors.push(f);
+    }
+    return out;
+  }, [site.floors, project?._id]);
+  return { project, floor, groups };
+}
+
+/** The project picker, shown when the site has more than one project: it opens that project's first floor. */
+function ProjectPicker({ project }: { project: Project | undefined }) {
+  const { t } = useI18n();
+  const { site } = useSite();
+  if (site.projects.length <= 1) return null;
+  return (
+    <label class="inline">
+      <span>{t('project')}</span>
+      <select
+        value={project?._id}
+        onChange={(e) => {
+          const id = (e.target as HTMLSelectElement).value;
+          const first = site.floors.find((f) => f.projectId === id);
+          location.hash = first ? `#/floor/${first._id}` : `#/floor?project=${encodeURIComponent(id)}`;
+        }}
+      >
+        <ProjectOptions projects={site.projects} />
+      </select>
+    </label>
+  );
+}
+
+function FloorPicker({ floor, groups }: { floor: Floor; groups: { label: string; floors: Floor[] }[] }) {
+  const { t } = useI18n();
+  return (
+    <label class="inline">
+      <span>{t('floor')}</span>
+      <select value={floor._id} onChange={(e) => (location.hash = `#/floor/${(e.target as HTMLSelectElement).value}`)}>
+        {groups.map((g) => (
+          <optgroup key={g.label} label={g.label}>
+            {g.floors.map((f) => (
+              <option key={f._id} value={f._id}>
+                {f.name}
+              </option>
+            ))}
+          </optgroup>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** What the plan's rooms and tiles share: each asset's state now, which one is selected, and how to select or open one. */
+interface Picking {
+  stateOf: (id: string) => AssetState;
+  selected: string | null;
+  select: (id: string) => void;
+  open: (id: string) => void;
+}
+
+function RoomPolygon({ room, pick }: { room: Room; pick: Picking }) {
+  const { t } = useI18n();
+  const st = pick.stateOf(room._id);
+  return (
+    <polygon
+      class={`room state-${st}${pick.selected === room._id ? ' selected' : ''}`}
+      points={room.polygon!.map((p) => `${px(p)},${py(p)}`).join(' ')}
+      tabIndex={0}
+      role="button"
+      aria-label={`${room.name}: ${label(t, 'state_', st)}`}
+      aria-pressed={pick.selected === room._id}
+      data-asset={room._id}
+      data-name={room.name}
+      onMouseEnter={() => pick.select(room._id)}
+      onFocus={() => pick.select(room._id)}
+      onClick={() => pick.select(room._id)}
+      onDblClick={() => pick.open(room._id)}
+      onKeyDown={(e) => {
+        if (e.key === 'Enter' || e.key === ' ') {
+          e.preventDefault();
+          pick.open(room._id);
+        }
+      }}
+    >
+      <title>{room.name}</title>
+    </polygon>
+  );
+}
+
+/** The drawn rooms over the floor image (or a neutral plan), each with its label placed beside the others. */
+function Plan({ floor, drawn, pick }: { floor: Floor; drawn: Room[]; pick: Picking }) {
+  const { t } = useI18n();
+  const boxes = drawn.map((r) => outline(r.polygon!));
+  return (
+    <div class={`plan ${floor.planImageUrl ? 'with-image' : 'neutral'}`}>
+      {floor.planImageUrl ? <img class="plan-img" src={floor.planImageUrl} alt="" /> : null}
+      <svg class="plan-svg" viewBox="0 0 100 100" preserveAspectRatio="none" role="group" aria-label={t('planLabel', { floor: floor.name })}>
+        {drawn.map((r) => (
+          <RoomPolygon key={r._id} room={r} pick={pick} />
+        ))}
+      </svg>
+      {drawn.map((r, i) => {
+        const c = labelPlace(boxes[i]!, boxes);
+        // As wide as the room, at least 4.75rem where there is room beside it; centred on the room.
+        const w = `min(max(${c.width}%, 4.75rem), ${c.maxWidth}%)`;
+        return (
+          <div key={r._id} class="room-label" aria-hidden="true" data-asset={r._id} style={{ left: `calc(${c.x}% - ${w} / 2)`, top: `${c.y}%`, width: w }}>
+            <RoomName name={r.name} />
+            <StateBadge state={pick.stateOf(r._id)} />
+          </div>
+        );
+      })}
+    </div>
+  );
+}
+
+/** Rooms without a polygon, as tiles beside the plan. */
+function UnplacedRooms({ listed, anyDrawn, pick }: { listed: Room[]; anyDrawn: boolean; pick: Picking }) {
+  const { t } = useI18n();
+  return (
+    <div class="unplaced">
+      <h2>{anyDrawn ? t('notOnPlan') : t('rooms')}</h2>
+      <ul class="tile-list">
+        {listed.map((r) => (
+          <li key={r._id}>
+            <button type="button" class={`tile state-${pick.stateOf(r._id)}`} aria-pressed={pick.selected === r._id} onClick={() => pick.select(r._id)} onMouseEnter={() => pick.select(r._id)}>
+              <span class="tile-name">{r.name}</span>
+              <StateBadge state={pick.stateOf(r._id)} />
+            </button>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function DeskGrid({ desks, pick }: { desks: Desk[]; pick: Picking }) {
+  const { t } = useI18n();
+  return (
+    <div class="floor-desks">
+      <h2>{t('desks')}</h2>
+      {desks.length === 0 ? (
+        <Empty>{t('noDesksOnFloor')}</Empty>
+      ) : (
+        <ul class="desk-grid">
+          {desks.map((d) => (
+            <li key={d._id}>
+              <button type="button" class={`tile desk state-${pick.stateOf(d._id)}`} aria-pressed={pick.selected === d._id} onClick={() => pick.select(d._id)}>
+                <span class="tile-name">{d.name}</span>
+                <StateBadge state={pick.stateOf(d._id)} />
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** The floor's state now: the plan and unplaced rooms, the desks, and the selected asset's card. */
+function FloorState({ data, floor, project, selected, setSelected }: {
+  data: FloorNow; floor: Floor; project: Project | undefined; selected: string | null; setSelected: (id: string) => void;
+}) {
+  const { t, lang } = useI18n();
+  const { site } = useSite();
+  const rooms = site.rooms.filter((r) => r.floorId === floor._id);
+  const desks = site.desks.filter((d) => d.floorId === floor._id).sort((a, b) => a.index - b.index || a.name.localeCompare(b.name));
+  const drawn = rooms.filter((r) => r.polygon && r.polygon.length >= 3);
+  const listed = rooms.filter((r) => !r.polygon || r.polygon.length < 3);
+  const byId = new Map(data.assets.map((a) => [a._id, a]));
+  const tz = data.timeZone;
+  const pick: Picking = {
+    stateOf: (id) => byId.get(id)?.state ?? 'closed',
+    selected,
+    select: setSelected,
+    open: (id) => (location.hash = `#/day/${id}`),
+  };
+  const sel = selected ? byId.get(selected) : undefined;
+  return (
+    <>
+      <p class="muted as-of">
+        {site.projects.length > 1 && project ? `${project.name} · ` : ''}
+        {floor.zoneName} · {floor.name} · {t('updatedAt', { t: time(data.at, tz, lang) })}
+      </p>
+      <div class="floor-grid">
+        <div class="floor-main">
+          {drawn.length > 0 || floor.planImageUrl ? <Plan floor={floor} drawn={drawn} pick={pick} /> : null}
+          {listed.length > 0 && <UnplacedRooms listed={listed} anyDrawn={drawn.length > 0} pick={pick} />}
+          {rooms.length === 0 && <Empty>{t('noRoomsOnFloor')}</Empty>}
+        </div>
+        <DeskGrid desks={desks} pick={pick} />
+        <aside class="floor-side card">
+          <AssetCard asset={sel} tz={tz} room={rooms.find((r) => r._id === selected)} />
+        </aside>
+      </div>
+    </>
+  );
+}
+
+export function FloorPlan({ floorId, projectId }: { floorId?: string; projectId?: string }) {
+  const { t } = useI18n();
+  const { project, floor, groups } = useFloorChoice(floorId, projectId);
   const [selected, setSelected] = useState<string | null>(null);
   const now = useLoad(() => (floor ? get<FloorNow>(`/ops/v1/floors/${floor._id}/now`) : Promise.resolve(null)), [floor?._id]);
   useLiveChanges(LIVE_KINDS, now.reload);
@@ -112,178 +317,30 @@ export function FloorPlan({ floorId, projectId }: { floorId?: string; projectId?
   }, [now.reload]);
   useEffect(() => setSelected(null), [floor?._id]);
 
-  const groups = useMemo(() => {
-    const out: { label: string; floors: typeof floors }[] = [];
-    for (const f of floors) {
-      let g = out.find((x) => x.label === f.zoneName);
-      if (!g) out.push((g = { label: f.zoneName, floors: [] }));
-      g.floors.push(f);
-    }
-    return out;
-  }, [site.floors, project?._id]);
-
-  const projectPicker =
-    site.projects.length > 1 ? (
-      <label class="inline">
-        <span>{t('project')}</span>
-        <select
-          value={project?._id}
-          onChange={(e) => {
-            const id = (e.target as HTMLSelectElement).value;
-            const first = site.floors.find((f) => f.projectId === id);
-            location.hash = first ? `#/floor/${first._id}` : `#/floor?project=${encodeURIComponent(id)}`;
-          }}
-        >
-          <ProjectOptions projects={site.projects} />
-        </select>
-      </label>
-    ) : null;
-
   if (!floor) {
     return (
       <section>
         <div class="screen-head">
           <h1>{t('navFloor')}</h1>
-          {projectPicker}
+          <ProjectPicker project={project} />
         </div>
         <Empty>{t('noFloors')}</Empty>
       </section>
     );
   }
-  const rooms = site.rooms.filter((r) => r.floorId === floor._id);
-  const desks = site.desks.filter((d) => d.floorId === floor._id).sort((a, b) => a.index - b.index || a.name.localeCompare(b.name));
-  const drawn = rooms.filter((r) => r.polygon && r.polygon.length >= 3);
-  const listed = rooms.filter((r) => !r.polygon || r.polygon.length < 3);
-  const boxes = drawn.map((r) => outline(r.polygon!));
-
   return (
     <section class="floor">
       <div class="screen-head">
         <h1>{t('navFloor')}</h1>
-        {projectPicker}
-        <label class="inline">
-          <span>{t('floor')}</span>
-          <select value={floor._id} onChange={(e) => (location.hash = `#/floor/${(e.target as HTMLSelectElement).value}`)}>
-            {groups.map((g) => (
-              <optgroup key={g.label} label={g.label}>
-                {g.floors.map((f) => (
-                  <option key={f._id} value={f._id}>
-                    {f.name}
-                  </option>
-                ))}
-              </optgroup>
-            ))}
-          </select>
-        </label>
+        <ProjectPicker project={project} />
+        <FloorPicker floor={floor} groups={groups} />
         <button type="button" class="btn subtle" onClick={now.reload}>
           {t('refresh')}
         </button>
       </div>
       <Legend />
       <Show value={now}>
-        {(data) => {
-          if (!data) return null;
-          const byId = new Map(data.assets.map((a) => [a._id, a]));
-          const tz = data.timeZone;
-          const stateOf = (id: string) => byId.get(id)?.state ?? 'closed';
-          const select = (id: string) => setSelected(id);
-          const open = (id: string) => (location.hash = `#/day/${id}`);
-          const sel = selected ? byId.get(selected) : undefined;
-          return (
-            <>
-              <p class="muted as-of">
-                {site.projects.length > 1 && project ? `${project.name} · ` : ''}
-                {floor.zoneName} · {floor.name} · {t('updatedAt', { t: time(data.at, tz, lang) })}
-              </p>
-              <div class="floor-grid">
-                <div class="floor-main">
-                  {drawn.length > 0 || floor.planImageUrl ? (
-                    <div class={`plan ${floor.planImageUrl ? 'with-image' : 'neutral'}`}>
-                      {floor.planImageUrl ? <img class="plan-img" src={floor.planImageUrl} alt="" /> : null}
-                      <svg class="plan-svg" viewBox="0 0 100 100" preserveAspectRatio="none" role="group" aria-label={t('planLabel', { floor: floor.name })}>
-                        {drawn.map((r) => {
-                          const st = stateOf(r._id);
-                          return (
-                            <polygon
-                              key={r._id}
-                              class={`room state-${st}${selected === r._id ? ' selected' : ''}`}
-                              points={r.polygon!.map((p) => `${px(p)},${py(p)}`).join(' ')}
-                              tabIndex={0}
-                              role="button"
-                              aria-label={`${r.name}: ${label(t, 'state_', st)}`}
-                              aria-pressed={selected === r._id}
-                              data-asset={r._id}
-                              data-name={r.name}
-                              onMouseEnter={() => select(r._id)}
-                              onFocus={() => select(r._id)}
-                              onClick={() => select(r._id)}
-                              onDblClick={() => open(r._id)}
-                              onKeyDown={(e) => {
-                                if (e.key === 'Enter' || e.key === ' ') {
-                                  e.preventDefault();
-                                  open(r._id);
-                                }
-                              }}
-                            >
-                              <title>{r.name}</title>
-                            </polygon>
-                          );
-                        })}
-                      </svg>
-                      {drawn.map((r, i) => {
-                        const c = labelPlace(boxes[i]!, boxes);
-                        // As wide as the room, at least 4.75rem where there is room beside it; centred on the room.
-                        const w = `min(max(${c.width}%, 4.75rem), ${c.maxWidth}%)`;
-                        return (
-                          <div key={r._id} class="room-label" aria-hidden="true" data-asset={r._id} style={{ left: `calc(${c.x}% - ${w} / 2)`, top: `${c.y}%`, width: w }}>
-                            <RoomName name={r.name} />
-                            <StateBadge state={stateOf(r._id)} />
-                          </div>
-                        );
-                      })}
-                    </div>
-                  ) : null}
-                  {listed.length > 0 && (
-                    <div class="unplaced">
-                      <h2>{drawn.length > 0 ? t('notOnPlan') : t('rooms')}</h2>
-                      <ul class="tile-list">
-                        {listed.map((r) => (
-                          <li key={r._id}>
-                            <button type="button" class={`tile state-${stateOf(r._id)}`} aria-pressed={selected === r._id} onClick={() => select(r._id)} onMouseEnter={() => select(r._id)}>
-                              <span class="tile-name">{r.name}</span>
-                              <StateBadge state={stateOf(r._id)} />
-                            </button>
-                          </li>
-                        ))}
-                      </ul>
-                    </div>
-                  )}
-                  {rooms.length === 0 && <Empty>{t('noRoomsOnFloor')}</Empty>}
-                </div>
-                <div class="floor-desks">
-                  <h2>{t('desks')}</h2>
-                  {desks.length === 0 ? (
-                    <Empty>{t('noDesksOnFloor')}</Empty>
-                  ) : (
-                    <ul class="desk-grid">
-                      {desks.map((d) => (
-                        <li key={d._id}>
-                          <button type="button" class={`tile desk state-${stateOf(d._id)}`} aria-pressed={selected === d._id} onClick={() => select(d._id)}>
-                            <span class="tile-name">{d.name}</span>
-                            <StateBadge state={stateOf(d._id)} />
-                          </button>
-                        </li>
-                      ))}
-                    </ul>
-                  )}
-                </div>
-                <aside class="floor-side card">
-                  <AssetCard asset={sel} tz={tz} room={rooms.find((r) => r._id === selected)} />
-                </aside>
-              </div>
-            </>
-          );
-        }}
+        {(data) => (data ? <FloorState data={data} floor={floor} project={project} selected={selected} setSelected={setSelected} /> : null)}
       </Show>
     </section>
   );

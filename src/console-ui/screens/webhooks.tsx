@@ -4,7 +4,7 @@ import { dateTime } from '../format.js';
 import { useI18n } from '../i18n.js';
 import { useLiveChanges } from '../live.js';
 import { useSite, zoneOf } from '../site.js';
-import { Empty, Notice, Show, useAction, useLoad } from '../ui.js';
+import { DataTable, Notice, Show, useAction, useLoad, type Column } from '../ui.js';
 
 function Deliveries({ listener, onChange }: { listener: Listener; onChange: () => void }) {
   const { t, lang } = useI18n();
@@ -13,71 +13,124 @@ function Deliveries({ listener, onChange }: { listener: Listener; onChange: () =
   const log = useLoad(() => getPage<Delivery>(`/ops/v1/webhooks/${listener._id}/deliveries`, { limit: 50 }), [listener._id]);
   useLiveChanges(['delivery'], log.reload);
   const action = useAction();
+  const columns: Column<Delivery>[] = [
+    { header: t('created'), cell: (d) => dateTime(d.createdAt, tz, lang) },
+    { header: t('type'), cell: (d) => <code>{d.type}</code> },
+    { header: t('status'), cell: (d) => <span class={`badge delivery-${d.status}`}>{d.status}</span> },
+    { header: t('attempts'), cell: (d) => d.attempts },
+    {
+      header: t('lastStatus'),
+      cell: (d) => (
+        <>
+          {d.lastStatus ?? '—'}
+          {d.lastError ? <span class="muted small-text"> {d.lastError}</span> : null}
+        </>
+      ),
+    },
+    { header: t('nextAttempt'), cell: (d) => dateTime(d.nextAttemptAt, tz, lang) },
+    {
+      header: t('actions'),
+      cell: (d) => (
+        <button
+          type="button" class="btn small" disabled={action.busy} aria-label={`${t('redeliver')} ${d.type} ${d.id}`}
+          onClick={() => action.run(() => post(`/ops/v1/deliveries/${d.id}/redeliver`), t('redelivered'), () => {
+            log.reload();
+            onChange();
+          })}
+        >
+          {t('redeliver')}
+        </button>
+      ),
+    },
+  ];
   return (
     <div class="card">
       <h2>{t('deliveriesOf', { key: listener.key ?? listener._id })}</h2>
       <Notice text={action.done} error={action.error} />
-      <Show value={log}>
-        {({ data }) =>
-          data.length === 0 ? (
-            <Empty>{t('noDeliveries')}</Empty>
-          ) : (
-            <table class="table cards-on-phone">
-              <thead>
-                <tr>
-                  <th scope="col">{t('created')}</th>
-                  <th scope="col">{t('type')}</th>
-                  <th scope="col">{t('status')}</th>
-                  <th scope="col">{t('attempts')}</th>
-                  <th scope="col">{t('lastStatus')}</th>
-                  <th scope="col">{t('nextAttempt')}</th>
-                  <th scope="col">{t('actions')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.map((d) => (
-                  <tr key={d.id}>
-                    <td data-label={t('created')}>{dateTime(d.createdAt, tz, lang)}</td>
-                    <td data-label={t('type')}>
-                      <code>{d.type}</code>
-                    </td>
-                    <td data-label={t('status')}>
-                      <span class={`badge delivery-${d.status}`}>{d.status}</span>
-                    </td>
-                    <td data-label={t('attempts')}>{d.attempts}</td>
-                    <td data-label={t('lastStatus')}>
-                      {d.lastStatus ?? '—'}
-                      {d.lastError ? <span class="muted small-text"> {d.lastError}</span> : null}
-                    </td>
-                    <td data-label={t('nextAttempt')}>{dateTime(d.nextAttemptAt, tz, lang)}</td>
-                    <td data-label={t('actions')}>
-                      <button
-                        type="button" class="btn small" disabled={action.busy} aria-label={`${t('redeliver')} ${d.type} ${d.id}`}
-                        onClick={() => action.run(() => post(`/ops/v1/deliveries/${d.id}/redeliver`), t('redelivered'), () => {
-                          log.reload();
-                          onChange();
-                        })}
-                      >
-                        {t('redeliver')}
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
-      </Show>
+      <Show value={log}>{({ data }) => <DataTable columns={columns} rows={data} rowKey={(d) => d.id} empty={t('noDeliveries')} />}</Show>
+    </div>
+  );
+}
+
+/** The event types a listener receives, as a list (or a dash). */
+function ListenerEvents({ events }: { events: string[] }) {
+  const { t } = useI18n();
+  return (
+    <div class="events small-text">
+      <span class="muted">{t('events')}:</span>{' '}
+      {events.length === 0 ? (
+        <span class="muted">—</span>
+      ) : (
+        <ul class="event-list">
+          {events.map((e) => (
+            <li key={e}>
+              <code>{e}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+function Listeners({ listeners, listenerId, onChange }: { listeners: Listener[]; listenerId?: string; onChange: () => void }) {
+  const { t } = useI18n();
+  const { site } = useSite();
+  const action = useAction();
+  const columns: Column<Listener>[] = [
+    {
+      header: t('name'),
+      cell: (l) => (
+        <div>
+          <a href={`#/webhooks/${l._id}`} aria-current={l._id === listenerId ? 'true' : undefined}>
+            {l.key ?? l._id}
+          </a>
+          <ListenerEvents events={l.events} />
+        </div>
+      ),
+    },
+    { header: t('project'), cell: (l) => site.projects.find((p) => p._id === l.projectId)?.name ?? l.projectId },
+    { header: t('url'), class: () => 'url', cell: (l) => <code>{l.url}</code> },
+    {
+      header: t('state'),
+      cell: (l) => <span class={`badge ${l.enabled ? 'listener-on' : 'listener-off'}`}>{l.enabled ? t('enabled') : t('disabled')}</span>,
+    },
+    { header: t('failures'), class: (l) => (l.consecutiveFailures > 0 ? 'warn-text' : undefined), cell: (l) => l.consecutiveFailures },
+    {
+      header: t('actions'),
+      cell: (l) => (
+        <div class="actions">
+          <a class="btn small" href={`#/webhooks/${l._id}`}>
+            {t('deliveries')}
+          </a>
+          {(!l.enabled || l.consecutiveFailures > 0) && (
+            <button
+              type="button" class="btn small" disabled={action.busy}
+              onClick={() => action.run(() => post(`/ops/v1/webhooks/${l._id}/enable`), t('reenabled'), onChange)}
+            >
+              {t('reenable')}
+            </button>
+          )}
+        </div>
+      ),
+    },
+  ];
+  return (
+    <div class="card">
+      <h2>{t('listeners')}</h2>
+      <Notice text={action.done} error={action.error} />
+      <DataTable
+        columns={columns} rows={listeners} rowKey={(l) => l._id} empty={t('noListeners')}
+        rowClass={(l) => (l._id === listenerId ? 'chosen' : undefined)}
+      />
     </div>
   );
 }
 
 export function Webhooks({ listenerId }: { listenerId?: string }) {
   const { t } = useI18n();
-  const { site } = useSite();
   const list = useLoad(() => get<Listener[]>('/ops/v1/webhooks'), []);
   useLiveChanges(['delivery'], list.reload);
-  const action = useAction();
   return (
     <section class="webhooks">
       <div class="screen-head">
@@ -88,78 +141,7 @@ export function Webhooks({ listenerId }: { listenerId?: string }) {
           const chosen = listeners.find((l) => l._id === listenerId);
           return (
             <>
-              <div class="card">
-                <h2>{t('listeners')}</h2>
-                <Notice text={action.done} error={action.error} />
-                {listeners.length === 0 ? (
-                  <Empty>{t('noListeners')}</Empty>
-                ) : (
-                  <table class="table cards-on-phone">
-                    <thead>
-                      <tr>
-                        <th scope="col">{t('name')}</th>
-                        <th scope="col">{t('project')}</th>
-                        <th scope="col">{t('url')}</th>
-                        <th scope="col">{t('state')}</th>
-                        <th scope="col">{t('failures')}</th>
-                        <th scope="col">{t('actions')}</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {listeners.map((l) => (
-                        <tr key={l._id} class={l._id === listenerId ? 'chosen' : undefined}>
-                          <td data-label={t('name')}>
-                            <div>
-                              <a href={`#/webhooks/${l._id}`} aria-current={l._id === listenerId ? 'true' : undefined}>
-                                {l.key ?? l._id}
-                              </a>
-                              <div class="events small-text">
-                                <span class="muted">{t('events')}:</span>{' '}
-                                {l.events.length === 0 ? (
-                                  <span class="muted">—</span>
-                                ) : (
-                                  <ul class="event-list">
-                                    {l.events.map((e) => (
-                                      <li key={e}>
-                                        <code>{e}</code>
-                                      </li>
-                                    ))}
-                                  </ul>
-                                )}
-                              </div>
-                            </div>
-                          </td>
-                          <td data-label={t('project')}>{site.projects.find((p) => p._id === l.projectId)?.name ?? l.projectId}</td>
-                          <td data-label={t('url')} class="url">
-                            <code>{l.url}</code>
-                          </td>
-                          <td data-label={t('state')}>
-                            <span class={`badge ${l.enabled ? 'listener-on' : 'listener-off'}`}>{l.enabled ? t('enabled') : t('disabled')}</span>
-                          </td>
-                          <td data-label={t('failures')} class={l.consecutiveFailures > 0 ? 'warn-text' : undefined}>
-                            {l.consecutiveFailures}
-                          </td>
-                          <td data-label={t('actions')}>
-                            <div class="actions">
-                              <a class="btn small" href={`#/webhooks/${l._id}`}>
-                                {t('deliveries')}
-                              </a>
-                              {(!l.enabled || l.consecutiveFailures > 0) && (
-                                <button
-                                  type="button" class="btn small" disabled={action.busy}
-                                  onClick={() => action.run(() => post(`/ops/v1/webhooks/${l._id}/enable`), t('reenabled'), list.reload)}
-                                >
-                                  {t('reenable')}
-                                </button>
-                              )}
-                            </div>
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                )}
-              </div>
+              <Listeners listeners={listeners} listenerId={listenerId} onChange={list.reload} />
               {chosen ? <Deliveries listener={chosen} onChange={list.reload} /> : listeners.length > 0 ? <p class="muted hint">{t('chooseListener')}</p> : null}
             </>
           );
