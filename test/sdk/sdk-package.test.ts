@@ -45,14 +45,20 @@ function toJs(code: string, module: ts.ModuleKind): string {
   return ts.transpileModule(code, { compilerOptions: { target: ts.ScriptTarget.ES2022, module } }).outputText;
 }
 
-/** Registry tarballs of the repo's locked typescript and @types/node (and their dependencies), for npm's cache. */
+/**
+ * Registry tarballs of the repo's locked typescript and @types/node (and their dependencies): npm's cache holds
+ * them since the repo installed them. By address, since the cache may hold only the abbreviated metadata that
+ * `npm install <name>@<version>` does not accept offline.
+ */
 function lockedTarballs(names: string[]): string[] {
-  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')).packages as Record<string, { resolved?: string; dependencies?: Record<string, string> }>;
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')).packages as Record<string, { version: string; dependencies?: Record<string, string> }>;
   const urls = new Set<string>();
   const visit = (name: string, under: string): void => {
     const key = [`${under}/node_modules/${name}`, `node_modules/${name}`].find((k) => lock[k]);
-    if (!key || urls.has(lock[key].resolved!)) return;
-    urls.add(lock[key].resolved!);
+    if (!key) return;
+    const url = `https://registry.npmjs.org/${name}/-/${name.split('/').pop()}-${lock[key].version}.tgz`;
+    if (urls.has(url)) return;
+    urls.add(url);
     for (const dep of Object.keys(lock[key].dependencies ?? {})) visit(dep, key);
   };
   for (const name of names) visit(name, '');
