@@ -82,6 +82,44 @@ async function installInto(project: string, tarball: string): Promise<string> {
   }
 }
 
+/** Runs one form of the quick start in the project with plain node; it books a room the service then holds. */
+async function runQuickStart(svc: TestService, appSecret: string, project: string, file: string): Promise<void> {
+  const env = plainEnv({ BOOKING_URL: svc.url, APP_SECRET: appSecret });
+  const child = spawn(process.execPath, [file], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  expect(code, output).toBe(0);
+  const booked = /booked (.+): meeting ([0-9a-f]{24}), (\S+)/.exec(output);
+  expect(booked, output).not.toBeNull();
+  const meeting = await svc.ops('GET', `/ops/v1/meetings/${booked![2]}`);
+  expect(meeting.status).toBe(200);
+  expect(meeting.body.data.title).toBe('Standup');
+}
+
+/** Strict tsc over the quick start as an ES module and as CommonJS, the package's declarations checked too. */
+async function typeCheck(project: string): Promise<void> {
+  writeFileSync(join(project, 'quick-start.mts'), quickStartCode());
+  writeFileSync(join(project, 'quick-start-require.cts'), inMain(quickStartCode()));
+  const compilerOptions = {
+    strict: true,
+    target: 'ES2022',
+    lib: ['ES2022'],
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    types: ['node'],
+    skipLibCheck: false, // the package's index.d.ts is checked too
+    noEmitOnError: true,
+    outDir: 'out',
+  };
+  writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['quick-start.mts', 'quick-start-require.cts'] }));
+  const tsc = join(project, 'node_modules/typescript/bin/tsc');
+  await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, env: plainEnv() }).catch((err: { stdout?: string; message: string }) => {
+    throw new Error(`tsc failed:\n${err.stdout ?? err.message}`);
+  });
+}
+
 describe('the SDK package, installed from its tarball into an empty project', () => {
   let svc: TestService;
   let appSecret: string;
@@ -91,7 +129,8 @@ describe('the SDK package, installed from its tarball into an empty project', ()
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sdk-package-'));
     expect(dir.startsWith(ROOT)).toBe(false);
-    const built = run('npm', ['run', '-s', 'build:sdk'], { cwd: ROOT, env: plainEnv() });
+    const built = run('npm', ['run', '-s', 'build:sdk'], { cwd: ROOT, env: plainEnv() }); // while the service starts
+    built.catch(() => undefined); // awaited below
     svc = await startTestService({ noWorkers: true });
     const demo = JSON.parse(readFileSync(join(ROOT, 'src/modules/sandbox/demo-site.json'), 'utf8'));
     const applied = await svc.ops('POST', '/ops/v1/apply', demo);
@@ -114,21 +153,6 @@ describe('the SDK package, installed from its tarball into an empty project', ()
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function runQuickStart(file: string): Promise<void> {
-    const env = plainEnv({ BOOKING_URL: svc.url, APP_SECRET: appSecret });
-    const child = spawn(process.execPath, [file], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    expect(code, output).toBe(0);
-    const booked = /booked (.+): meeting ([0-9a-f]{24}), (\S+)/.exec(output);
-    expect(booked, output).not.toBeNull();
-    const meeting = await svc.ops('GET', `/ops/v1/meetings/${booked![2]}`);
-    expect(meeting.status).toBe(200);
-    expect(meeting.body.data.title).toBe('Standup');
-  }
-
   it('holds the bundles and one self-contained declaration file', () => {
     const pkg = join(project, 'node_modules/@booking/sdk');
     expect(readdirSync(join(pkg, 'dist')).sort()).toEqual(['index.cjs', 'index.d.cts', 'index.d.ts', 'index.js']);
@@ -143,7 +167,7 @@ describe('the SDK package, installed from its tarball into an empty project', ()
   it('runs the quick start as ESM (import)', async () => {
     const file = join(project, 'quick-start.mjs');
     writeFileSync(file, toJs(quickStartCode(), ts.ModuleKind.ESNext));
-    await runQuickStart(file);
+    await runQuickStart(svc, appSecret, project, file);
   }, 120_000);
 
   it('runs the quick start as CommonJS (require)', async () => {
@@ -151,28 +175,11 @@ describe('the SDK package, installed from its tarball into an empty project', ()
     const js = toJs(inMain(quickStartCode()), ts.ModuleKind.CommonJS);
     expect(js).toContain('require("@booking/sdk")');
     writeFileSync(file, js);
-    await runQuickStart(file);
+    await runQuickStart(svc, appSecret, project, file);
   }, 120_000);
 
   it('type-checks the quick start with strict tsc (ESM and require) and runs it', async () => {
-    writeFileSync(join(project, 'quick-start.mts'), quickStartCode());
-    writeFileSync(join(project, 'quick-start-require.cts'), inMain(quickStartCode()));
-    const compilerOptions = {
-      strict: true,
-      target: 'ES2022',
-      lib: ['ES2022'],
-      module: 'NodeNext',
-      moduleResolution: 'NodeNext',
-      types: ['node'],
-      skipLibCheck: false, // the package's index.d.ts is checked too
-      noEmitOnError: true,
-      outDir: 'out',
-    };
-    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['quick-start.mts', 'quick-start-require.cts'] }));
-    const tsc = join(project, 'node_modules/typescript/bin/tsc');
-    await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, env: plainEnv() }).catch((err: { stdout?: string; message: string }) => {
-      throw new Error(`tsc failed:\n${err.stdout ?? err.message}`);
-    });
-    await runQuickStart(join(project, 'out/quick-start.mjs'));
+    await typeCheck(project);
+    await runQuickStart(svc, appSecret, project, join(project, 'out/quick-start.mjs'));
   }, 120_000);
 });
