@@ -594,11 +594,33 @@ function jobHandlerSites(parsed: Parsed): { line: number; what: string }[] {
   return out;
 }
 
-/** Per file: routes registered only in route files or index.ts; job handlers built only in jobs.ts. */
+/** What pure rules must not touch (their imports are checked by layering/rules): the clock, randomness, the process, timers, the network. */
+function impurity(node: ts.Node, sf: ts.SourceFile): string | undefined {
+  if (ts.isCallExpression(node)) {
+    const callee = node.expression.getText(sf);
+    if (['Date.now', 'Math.random', 'performance.now', 'fetch', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask'].includes(callee)) return `${callee}()`;
+  }
+  if (ts.isNewExpression(node) && node.expression.getText(sf) === 'Date' && (node.arguments?.length ?? 0) === 0) return 'new Date()';
+  if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'process') return `process.${node.name.text}`;
+  return undefined;
+}
+
+/** Per file: routes registered only in route files or index.ts; job handlers built only in jobs.ts; rules/ free of clock, randomness and I/O. */
 function layoutRules(file: SourceFile, parsed: Parsed): Violation[] {
   if (!moduleOf(file.path)) return [];
   const out: Violation[] = [];
   const { sf } = parsed;
+  if (nodeOf(file.path)!.endsWith('/rules')) {
+    const visit = (node: ts.Node) => {
+      const what = impurity(node, sf);
+      if (what) {
+        const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
+        out.push({ file: file.path, rule: 'layout/rules', detail: `line ${line}: ${what} in a pure rule (take the time or value as an argument)` });
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
   if (!isRoutes(file.path) && !isModuleIndex(file.path)) {
     const visit = (node: ts.Node) => {
       if (ts.isCallExpression(node) && isRouteRegistration(node)) {
