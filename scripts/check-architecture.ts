@@ -1,6 +1,8 @@
 /**
  * Checks src/ against the layering rules (contract, platform, modules, rules, app),
- * module boundaries, where fastify and SQL may appear, and cycles between nodes.
+ * module boundaries and surfaces (index.ts + rules/), the composition root, where
+ * fastify and SQL may appear, table ownership (scripts/lib/table-owners.ts), module
+ * layout, and cycles between nodes.
  * Prints `file: rule: detail` per violation; exits 1 when there is any.
  */
 import { fileURLToPath } from 'node:url';

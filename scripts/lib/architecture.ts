@@ -9,10 +9,16 @@
  *   modules/<m>/rules        src/modules/<m>/rules/**
  *   modules/<m>              the rest of src/modules/<m>/**
  *   app                      src/app.ts, src/main.ts, src/services.ts
+ *
+ * Rules (the `rule` of a violation): layering/* (contract, platform, app, rules), module-boundary and
+ * surface (what of a module others may import), composition-root (who may import src/services.ts),
+ * fastify, sql, tables (SQL on another module's tables; see table-owners.ts), layout/* (a module's
+ * files: index.ts, routes, jobs, folders), unresolved-import, cycle.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix, relative, sep } from 'node:path';
 import ts from 'typescript';
+import { TABLES, type TableDeclaration } from './table-owners.js';
 
 export interface SourceFile {
   /** Relative to the repository root, `/`-separated, e.g. `src/modules/site/routes.ts`. */
@@ -50,7 +56,7 @@ export interface ModuleGraph {
   nodes: string[];
   /** Edges between distinct nodes, counted for cycles. */
   edges: Map<string, Map<string, Edge>>;
-  /** Edges left out of cycle detection: the sanctioned type-only `Services` imports of route files. */
+  /** Edges left out of cycle detection: imports into the composition root (reported by their own rule). */
   exempt: Edge[];
 }
 
@@ -166,12 +172,19 @@ export function nodeOf(path: string): string | undefined {
 const layerOf = (node: string) => node.split('/')[0]!;
 const moduleOf = (path: string) => (path.startsWith('src/modules/') ? path.split('/')[2] : undefined);
 const baseName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
-const isRoutes = (path: string) => baseName(path) === 'routes.ts';
+/** A module's route file: `routes.ts` or `*-routes.ts` (e.g. calendar-sync's `feed-routes.ts`). */
+const isRoutes = (path: string) => moduleOf(path) !== undefined && /^(.*-)?routes\.ts$/.test(baseName(path));
 const isRepository = (path: string) => baseName(path).endsWith('-repository.ts');
+/** A module's front door, `src/modules/<m>/index.ts`. */
+const isModuleIndex = (path: string) => /^src\/modules\/[^/]+\/index\.ts$/.test(path);
+/** What others may import of a module: its index.ts and anything under its rules/. */
+const isModuleSurface = (path: string) => isModuleIndex(path) || /^src\/modules\/[^/]+\/rules\//.test(path);
+const COMPOSITION_ROOT = 'src/services.ts';
+const MAY_IMPORT_ROOT = new Set(['src/app.ts', 'src/main.ts']);
 
-/** The one sanctioned upward import: `import type { Services } from '…/services.js'` in a route file. */
-function isExemptServicesImport(file: string, ref: ImportRef): boolean {
-  return ref.target === 'src/services.ts' && ref.typeOnly && isRoutes(file) && moduleOf(file) !== undefined;
+/** An import into the `app` node from outside it: left out of cycles, reported as composition-root or layering. */
+function isIntoApp(file: string, ref: ImportRef): boolean {
+  return !!ref.target && nodeOf(ref.target) === 'app' && nodeOf(file) !== 'app';
 }
 
 // ---------------------------------------------------------------------------
@@ -193,7 +206,7 @@ export function buildGraph(files: SourceFile[], parsed = parseAll(files)): Modul
       if (!to || to === from) continue;
       nodes.add(to);
       const key = `${from}\0${to}`;
-      const bucket = isExemptServicesImport(f.path, ref) ? exempt : undefined;
+      const bucket = isIntoApp(f.path, ref) ? exempt : undefined;
       let edge = bucket ? bucket.get(key) : edges.get(from)!.get(to);
       if (!edge) {
         edge = { from, to, via: [] };
@@ -292,7 +305,7 @@ export function formatGraph(graph: ModuleGraph): string[] {
   });
   if (graph.exempt.length > 0) {
     const from = [...new Set(graph.exempt.map((e) => e.from))].sort();
-    lines.push(`# not counted: type-only Services imports of routes.ts files (${from.join(', ')} -> app)`);
+    lines.push(`# not counted for cycles: imports into the composition root (${from.join(', ')} -> app)`);
   }
   return lines;
 }
@@ -337,7 +350,7 @@ function mayHoldSql(path: string): boolean {
 }
 
 function fastifyAllowed(path: string): boolean {
-  return path === 'src/app.ts' || path === 'src/main.ts' || isRoutes(path) || path.startsWith('src/platform/http/');
+  return MAY_IMPORT_ROOT.has(path) || isRoutes(path) || isModuleIndex(path) || path.startsWith('src/platform/http/');
 }
 
 function describe(ref: ImportRef): string {
@@ -365,16 +378,20 @@ function importRules(file: SourceFile, imports: ImportRef[], known: Set<string>)
       if (!ok) report('layering/contract', `${describe(ref)}: contract imports only typebox and contract files`);
     }
 
+    // The composition root is imported by app.ts and main.ts only (type-only imports and routes included).
+    const intoRoot = ref.target === COMPOSITION_ROOT;
+    if (intoRoot && !MAY_IMPORT_ROOT.has(file.path)) {
+      report('composition-root', `${describe(ref)}: only src/app.ts and src/main.ts import src/services.ts (take what you need as deps)`);
+    }
+
     // platform: never modules or the composition root.
-    if (layer === 'platform' && to && (layerOf(to) === 'modules' || to === 'app')) {
+    if (layer === 'platform' && to && (layerOf(to) === 'modules' || to === 'app') && !intoRoot) {
       report('layering/platform', `${describe(ref)}: platform must not import ${to}`);
     }
 
-    // modules: never the composition root, except route files' `import type { Services }`.
-    if (layer === 'modules' && to === 'app' && !isExemptServicesImport(file.path, ref)) {
-      const why =
-        ref.target === 'src/services.ts' ? 'only routes.ts files may import src/services.ts, and only type-only' : `modules must not import ${ref.target}`;
-      report('layering/app', `${describe(ref)}: ${why}`);
+    // modules: never src/app.ts or src/main.ts.
+    if (layer === 'modules' && to === 'app' && !intoRoot) {
+      report('layering/app', `${describe(ref)}: modules must not import ${ref.target}`);
     }
 
     // rules: pure code only.
@@ -390,13 +407,16 @@ function importRules(file: SourceFile, imports: ImportRef[], known: Set<string>)
       }
     }
 
-    // A module reaches another one through its service or its rules, never its repositories or routes.
+    // A module is reached from outside through its index.ts or its rules/, never its repositories, routes or other files.
     const otherModule = ref.target ? moduleOf(ref.target) : undefined;
-    if (ownModule && otherModule && otherModule !== ownModule) {
-      if (isRepository(ref.target!)) {
-        report('module-boundary', `${describe(ref)}: modules/${ownModule} must not use modules/${otherModule}'s repository (use its service)`);
-      } else if (isRoutes(ref.target!)) {
-        report('module-boundary', `${describe(ref)}: modules/${ownModule} must not import modules/${otherModule}'s routes`);
+    if (otherModule && otherModule !== ownModule && layer !== 'platform' && layer !== 'contract') {
+      const who = ownModule ? `modules/${ownModule}` : file.path;
+      if (ownModule && isRepository(ref.target!)) {
+        report('module-boundary', `${describe(ref)}: ${who} must not use modules/${otherModule}'s repository (use its service)`);
+      } else if (ownModule && isRoutes(ref.target!)) {
+        report('module-boundary', `${describe(ref)}: ${who} must not import modules/${otherModule}'s routes`);
+      } else if (!isModuleSurface(ref.target!)) {
+        report('surface', `${describe(ref)}: ${who} may import from modules/${otherModule} only its index.ts or rules/`);
       }
     }
 
@@ -448,19 +468,222 @@ function sqlRule(file: SourceFile, parsed: Parsed): Violation[] {
   return out;
 }
 
+// ---------------------------------------------------------------------------
+// Tables: a module's SQL touches its own tables, plus declared reads and writes
+// ---------------------------------------------------------------------------
+
+const READ_BUILDERS = new Set(['selectFrom', 'innerJoin', 'leftJoin', 'rightJoin', 'fullJoin', 'crossJoin', 'from', 'using']);
+const WRITE_BUILDERS = new Set(['insertInto', 'replaceInto', 'updateTable', 'deleteFrom', 'mergeInto']);
+/** Table names after SQL keywords in a `sql` template's text: `delete from`, `insert into`, `update`, `from`, `join`, `into`. */
+const SQL_TABLE_WORDS = /\b(delete\s+from|insert\s+(?:or\s+\w+\s+)?into|update|from|join|into)\s+"?([A-Za-z_][A-Za-z0-9_]*)"?/gi;
+
+interface TableUse {
+  table: string;
+  write: boolean;
+  line: number;
+  how: string;
+}
+
+/** The table of a builder argument: `'rooms'`, `'rooms as r'`, or each of an array of those; non-literals are skipped. */
+function literalTables(arg: ts.Expression | undefined): string[] {
+  if (!arg) return [];
+  if (ts.isArrayLiteralExpression(arg)) return arg.elements.flatMap((e) => literalTables(e));
+  if (!ts.isStringLiteralLike(arg)) return [];
+  return [arg.text.trim().split(/\s+/)[0]!];
+}
+
+/** Tables a file's SQL names: string literals passed to Kysely's builders, and table names in `sql` templates' text. */
+export function tableUses(file: SourceFile, sf: ts.SourceFile = parse(file)): TableUse[] {
+  const uses: TableUse[] = [];
+  const at = (node: ts.Node) => sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
+  const templateText = (t: ts.TemplateLiteral) =>
+    ts.isNoSubstitutionTemplateLiteral(t) ? t.text : [t.head.text, ...t.templateSpans.map((s) => s.literal.text)].join(' ? ');
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
+      const name = node.expression.name.text;
+      const write = WRITE_BUILDERS.has(name);
+      if (write || READ_BUILDERS.has(name)) {
+        for (const table of literalTables(node.arguments[0])) uses.push({ table, write, line: at(node.expression.name), how: `.${name}('${table}')` });
+      }
+    }
+    if (ts.isTaggedTemplateExpression(node) && /^(\w+\.)?sql(<.*>)?$/s.test(node.tag.getText(sf))) {
+      for (const m of templateText(node.template).matchAll(SQL_TABLE_WORDS)) {
+        const keyword = m[1]!.toLowerCase();
+        const write = keyword !== 'from' && keyword !== 'join';
+        uses.push({ table: m[2]!, write, line: at(node), how: `sql\`… ${keyword.replace(/\s+/g, ' ')} ${m[2]} …\`` });
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return uses;
+}
+
+/** SQL in module m on a table m does not own, unless declared (reads: select/join; writes: anything). */
+function tableRule(file: SourceFile, parsed: Parsed, tables: TableDeclaration): Violation[] {
+  const m = moduleOf(file.path);
+  if (!m) return [];
+  const out: Violation[] = [];
+  const reads = new Set(tables.reads[m] ?? []);
+  const writes = new Set((tables.writes[m] ?? []).map((w) => w.table));
+  for (const use of tableUses(file, parsed.sf)) {
+    const owner = tables.owners[use.table];
+    if (owner === undefined || owner === m) continue; // not a table (a CTE, an alias, a column), or m's own
+    if (writes.has(use.table) || (!use.write && reads.has(use.table))) continue;
+    const what = use.write ? 'writes' : 'reads';
+    out.push({
+      file: file.path,
+      rule: 'tables',
+      detail: `line ${use.line}: ${use.how} ${what} ${use.table}, owned by ${owner}, not declared for ${m} in scripts/lib/table-owners.ts`,
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Layout: index.ts per module, routes in route files, job handlers in jobs.ts, rules/ the only sub-folder
+// ---------------------------------------------------------------------------
+
+const HTTP_METHODS = new Set(['get', 'post', 'put', 'patch', 'delete', 'head', 'options', 'all']);
+
+/** `x.get('/path', …)` (any HTTP verb, a path literal first) or `x.route({ method, url, … })`: registering a route. */
+function isRouteRegistration(node: ts.CallExpression): boolean {
+  if (!ts.isPropertyAccessExpression(node.expression)) return false;
+  const name = node.expression.name.text;
+  const [first] = node.arguments;
+  if (HTTP_METHODS.has(name) && node.arguments.length >= 2 && first) {
+    const text = ts.isStringLiteralLike(first) ? first.text : ts.isTemplateExpression(first) ? first.head.text : undefined;
+    return text !== undefined && text.startsWith('/');
+  }
+  if (name === 'route' && first && ts.isObjectLiteralExpression(first)) {
+    const keys = new Set(first.properties.map((p) => (p.name && ts.isIdentifier(p.name) ? p.name.text : '')));
+    return keys.has('url') && keys.has('method');
+  }
+  return false;
+}
+
+const isJobHandlerType = (t: ts.TypeNode | undefined): boolean =>
+  !!t && ts.isTypeReferenceNode(t) && (ts.isIdentifier(t.typeName) ? t.typeName.text : t.typeName.right.text) === 'JobHandler';
+
+/**
+ * Building a job handler (what `JobRunner.register` takes): a function or method with a body declared to
+ * return `JobHandler<…>`, a variable of type `JobHandler<…>` with a value, `… satisfies/as JobHandler<…>`,
+ * or a value import of platform/jobs' handler builders (periodicJob, timedJob: any value but the runner).
+ * Naming the type alone (an interface field, a parameter) builds nothing and is fine anywhere.
+ */
+function jobHandlerSites(parsed: Parsed): { line: number; what: string }[] {
+  const { sf } = parsed;
+  const out: { line: number; what: string }[] = [];
+  const at = (node: ts.Node) => sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
+  for (const ref of parsed.imports) {
+    if (ref.target?.startsWith('src/platform/jobs/') && !ref.typeOnly && ref.target !== 'src/platform/jobs/runner.ts') {
+      out.push({ line: ref.line, what: `imports a handler builder (${ref.names.join(', ')})` });
+    }
+  }
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body && isJobHandlerType(node.type)) {
+      out.push({ line: at(node), what: 'a function returning JobHandler' });
+    } else if (ts.isVariableDeclaration(node) && node.initializer && isJobHandlerType(node.type)) {
+      out.push({ line: at(node), what: 'a JobHandler variable' });
+    } else if ((ts.isSatisfiesExpression(node) || ts.isAsExpression(node)) && isJobHandlerType(node.type)) {
+      out.push({ line: at(node), what: 'a value typed as JobHandler' });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return out;
+}
+
+/** What pure rules must not touch (their imports are checked by layering/rules): the clock, randomness, the process, timers, the network. */
+function impurity(node: ts.Node, sf: ts.SourceFile): string | undefined {
+  if (ts.isCallExpression(node)) {
+    const callee = node.expression.getText(sf);
+    if (['Date.now', 'Math.random', 'performance.now', 'fetch', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask'].includes(callee)) return `${callee}()`;
+  }
+  if (ts.isNewExpression(node) && node.expression.getText(sf) === 'Date' && (node.arguments?.length ?? 0) === 0) return 'new Date()';
+  if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'process') return `process.${node.name.text}`;
+  return undefined;
+}
+
+/** Per file: routes registered only in route files or index.ts; job handlers built only in jobs.ts; rules/ free of clock, randomness and I/O. */
+function layoutRules(file: SourceFile, parsed: Parsed): Violation[] {
+  if (!moduleOf(file.path)) return [];
+  const out: Violation[] = [];
+  const { sf } = parsed;
+  if (nodeOf(file.path)!.endsWith('/rules')) {
+    const visit = (node: ts.Node) => {
+      const what = impurity(node, sf);
+      if (what) {
+        const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
+        out.push({ file: file.path, rule: 'layout/rules', detail: `line ${line}: ${what} in a pure rule (take the time or value as an argument)` });
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  if (!isRoutes(file.path) && !isModuleIndex(file.path)) {
+    const visit = (node: ts.Node) => {
+      if (ts.isCallExpression(node) && isRouteRegistration(node)) {
+        const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
+        const name = (node.expression as ts.PropertyAccessExpression).name.text;
+        out.push({ file: file.path, rule: 'layout/routes', detail: `line ${line}: .${name}( registers a route outside routes.ts, *-routes.ts or index.ts` });
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  if (baseName(file.path) !== 'jobs.ts') {
+    for (const site of jobHandlerSites(parsed)) {
+      out.push({ file: file.path, rule: 'layout/jobs', detail: `line ${site.line}: ${site.what}: job handlers live in the module's jobs.ts` });
+    }
+  }
+  return out;
+}
+
+/** Per module folder: an index.ts, and no sub-folder but rules/. */
+function moduleFolderRules(files: SourceFile[]): Violation[] {
+  const out: Violation[] = [];
+  const modules = new Map<string, Set<string>>();
+  const folders = new Set<string>();
+  for (const { path } of files) {
+    const parts = path.split('/');
+    if (parts[0] !== 'src' || parts[1] !== 'modules' || parts.length < 4) continue;
+    if (!modules.has(parts[2]!)) modules.set(parts[2]!, new Set());
+    modules.get(parts[2]!)!.add(parts.slice(3).join('/'));
+    if (parts.length >= 5 && parts[3] !== 'rules') folders.add(parts.slice(0, 4).join('/') + '/');
+  }
+  for (const [m, inside] of [...modules].sort(([a], [b]) => a.localeCompare(b))) {
+    if (!inside.has('index.ts')) out.push({ file: `src/modules/${m}/index.ts`, rule: 'layout/index', detail: `modules/${m} has no index.ts (its front door)` });
+  }
+  for (const folder of [...folders].sort()) {
+    out.push({ file: folder, rule: 'layout/folders', detail: `a module holds only files and a rules/ folder` });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Report
+// ---------------------------------------------------------------------------
+
 export interface ArchitectureReport {
   graph: ModuleGraph;
   cycles: string[][];
   violations: Violation[];
 }
 
-export function checkArchitecture(files: SourceFile[]): ArchitectureReport {
+export interface CheckOptions {
+  /** Table ownership to check SQL against; default the declaration in table-owners.ts. */
+  tables?: TableDeclaration;
+}
+
+export function checkArchitecture(files: SourceFile[], options: CheckOptions = {}): ArchitectureReport {
   const parsed = parseAll(files);
   const known = new Set(files.map((f) => f.path));
-  const violations: Violation[] = [];
+  const tables = options.tables ?? TABLES;
+  const violations: Violation[] = [...moduleFolderRules(files)];
   for (const f of files) {
     const p = parsed.get(f.path)!;
-    violations.push(...importRules(f, p.imports, known), ...sqlRule(f, p));
+    violations.push(...importRules(f, p.imports, known), ...sqlRule(f, p), ...tableRule(f, p, tables), ...layoutRules(f, p));
   }
   const graph = buildGraph(files, parsed);
   const cycles = findCycles(graph);
@@ -476,4 +699,12 @@ const lineOf = (v: Violation) => Number(/^line (\d+)/.exec(v.detail)?.[1] ?? 0);
 
 export function formatViolation(v: Violation): string {
   return `${v.file}: ${v.rule}: ${v.detail}`;
+}
+
+/** Rules about edges of the graph that must not exist: a module's internals from outside, anything into the composition root. */
+const CROSSING_RULES = new Set(['surface', 'module-boundary', 'composition-root']);
+
+/** The violations `npm run graph` shows under the graph (and fails on), as `file: rule: detail` lines. */
+export function graphCrossings(report: ArchitectureReport): string[] {
+  return report.violations.filter((v) => CROSSING_RULES.has(v.rule)).map(formatViolation);
 }
