@@ -22,11 +22,10 @@ import { mayBookPrivately } from '../booking/rules/private-access.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { CalendarMessageResult, CalendarProvider } from '../../contract/calendar-sync.js';
-import type { AssetInContext, CatalogueService } from '../catalogue/catalogue-service.js';
-import type { CalendarOrganizer } from '../site/site-service.js';
-import { scopeOf, type BookingChanges, type MeetingRow } from '../booking/booking-changes.js';
-import { newPinCode, type Actor, type BookingChange, type BookingScope, type HistoryEntry, type NewBooking, type Window } from '../booking/booking-change.js';
-import { parseOrganizer, parseRecurrence as storedSeries, withoutOccurrence, type StoredAttendee } from '../booking/meeting-view.js';
+import {
+  newPinCode, parseOrganizer, parseRecurrence as storedSeries, scopeOf, withoutOccurrence,
+  type Actor, type BookingChange, type BookingChanges, type BookingScope, type HistoryEntry, type MeetingRow, type NewBooking, type StoredAttendee, type Window,
+} from '../booking/index.js';
 import { truncateToMinute } from '../booking/rules/availability.js';
 import { checkedInAtCreate, isClosedStatus } from '../booking/rules/asset-config.js';
 import { expandRecurrence, parseRecurrence } from '../booking/rules/recurrence.js';
@@ -34,16 +33,12 @@ import { configProblems, conflictMessage } from '../booking/rules/window-refusal
 import { checkOutEnd } from '../booking/rules/meeting-rules.js';
 import { buildReply, messageHash, parseItip, type ItipEvent, type ItipMessage } from './itip.js';
 import type { CalendarEventRow, CalendarRepository } from './calendar-repository.js';
+import type { CalendarOrganizer, CalendarOrganizers, CalendarRoom, CalendarRooms } from './ports.js';
 import { describeWindow, eventWindow, REASONS, verdict } from './rules/sync-rules.js';
 
-export interface CalendarOrganizers {
-  organizerByEmail(projectId: string, brandId: string, email: string): Promise<CalendarOrganizer | undefined>;
-  accountsByEmail(emails: string[]): Promise<Map<string, { id: string; name: string }>>;
-}
-
-export interface CalendarSyncDeps {
+export interface CalendarSyncServiceDeps {
   changes: BookingChanges;
-  catalogue: CatalogueService;
+  rooms: CalendarRooms;
   organizers: CalendarOrganizers;
   repo: CalendarRepository;
   secretBox: SecretBox;
@@ -65,13 +60,13 @@ interface Decision {
   window?: Window;
 }
 
-type Room = AssetInContext & { email: string };
+type Room = CalendarRoom;
 type Trx = Kysely<Database>;
 
 const TERMINAL = new Set(['done', 'cancelled', 'rejected']);
 
 export class CalendarSync {
-  constructor(private readonly deps: CalendarSyncDeps) {}
+  constructor(private readonly deps: CalendarSyncServiceDeps) {}
 
   /**
    * Applies one iTIP message for every room of the service it concerns (`roomHint`,
@@ -97,10 +92,10 @@ export class CalendarSync {
   /** The rooms among the attendees, plus rooms that already hold this UID (a room removed from the invitation). */
   private async roomsOf(provider: string, message: ItipMessage, hint?: string): Promise<Room[]> {
     const emails = [...new Set(message.events.flatMap((e) => e.attendees.map((a) => a.email)))];
-    const rooms = await this.deps.catalogue.roomsByEmail(emails);
+    const rooms = await this.deps.rooms.roomsByEmail(emails);
     for (const roomId of await this.deps.repo.roomsOf(provider, message.events[0]!.uid)) {
       if (rooms.some((r) => r.asset.id === roomId)) continue;
-      const ctx = await this.deps.catalogue.assetInContext('room', roomId);
+      const ctx = await this.deps.rooms.assetInContext('room', roomId);
       if (ctx) rooms.push({ ...ctx, email: (ctx.asset.email ?? '').toLowerCase() });
     }
     if (hint === undefined) return rooms;

@@ -13,8 +13,9 @@ import type { Clock } from '../../platform/clock/clock.js';
 import { errors } from '../../platform/errors.js';
 import { randomSecret, safeEqual, type SecretBox } from '../../platform/crypto/secrets.js';
 import type { RoomFeed } from '../../contract/calendar-sync.js';
-import type { AssetInContext, CatalogueService } from '../catalogue/catalogue-service.js';
-import type { BookingChanges, FeedBooking } from '../booking/booking-changes.js';
+import type { AssetInContext } from '../catalogue/index.js';
+import type { BookingChanges, FeedBooking } from '../booking/index.js';
+import type { CalendarRooms } from './ports.js';
 import type { FeedRepository, RoomFeedRow } from './feed-repository.js';
 
 const DAY_MS = 86_400_000;
@@ -79,8 +80,8 @@ export class RoomFeedService {
   constructor(
     private readonly deps: {
       repo: FeedRepository;
-      catalogue: CatalogueService;
-      bookings: BookingChanges;
+      rooms: CalendarRooms;
+      bookings: Pick<BookingChanges, 'roomFeedBookings'>;
       secretBox: SecretBox;
       clock: Clock;
       publicBaseUrl: () => string;
@@ -118,7 +119,7 @@ export class RoomFeedService {
     // Looked up by its keyed hash, then compared in constant time with the stored token.
     const row = await this.deps.repo.byTag(this.deps.secretBox.tag(TAG_PURPOSE, token));
     if (!row || !safeEqual(this.deps.secretBox.open(row.token_enc), token)) throw notFound();
-    const ctx = await this.deps.catalogue.assetInContext('room', row.room_id);
+    const ctx = await this.deps.rooms.assetInContext('room', row.room_id);
     if (!ctx) throw notFound();
 
     const bookings = await this.deps.bookings.roomFeedBookings(
@@ -139,7 +140,7 @@ export class RoomFeedService {
   }
 
   private async room(roomId: string): Promise<AssetInContext> {
-    const ctx = await this.deps.catalogue.assetInContext('room', roomId);
+    const ctx = await this.deps.rooms.assetInContext('room', roomId);
     if (!ctx) throw errors.notFound('Meeting room not found');
     return ctx;
   }
