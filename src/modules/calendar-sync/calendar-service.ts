@@ -32,7 +32,7 @@ import { expandRecurrence, parseRecurrence } from '../booking/rules/recurrence.j
 import { configProblems, conflictMessage } from '../booking/rules/window-refusals.js';
 import { checkOutEnd } from '../booking/rules/meeting-rules.js';
 import { buildReply, messageHash, parseItip, type ItipEvent, type ItipMessage } from './itip.js';
-import type { CalendarEventRow, CalendarRepository } from './calendar-repository.js';
+import type { CalendarEvent, CalendarRepository } from './calendar-repository.js';
 import type { CalendarOrganizer, CalendarOrganizers, CalendarRoom, CalendarRooms } from './ports.js';
 import { describeWindow, eventWindow, REASONS, verdict } from './rules/sync-rules.js';
 import {
@@ -120,13 +120,13 @@ export class CalendarSync {
     return changes.withLock('room', room.asset.id, async (trx) => {
       const now = clock.now();
       const stored = (await repo.event(provider, room.asset.id, uid, trx)) ?? null;
-      const v = verdict(stored && { sequence: stored.sequence, dtstamp: stored.dtstamp, lastHash: stored.last_hash }, { sequence, dtstamp, hash });
+      const v = verdict(stored, { sequence, dtstamp, hash });
       if (v !== 'apply') {
-        const meeting = stored?.meeting_id ? ((await changes.meetingIn(trx, stored.meeting_id)) ?? null) : null;
-        return this.result(room, uid, v, meeting, stored!.last_reply, answerOf(stored!.last_reply));
+        const meeting = stored?.meetingId ? ((await changes.meetingIn(trx, stored.meetingId)) ?? null) : null;
+        return this.result(room, uid, v, meeting, stored!.lastReply, answerOf(stored!.lastReply));
       }
       const actor: Actor = { by: organizer?.userId ?? 'calendar', source: provider, sourceDetail: uid };
-      const current = stored?.meeting_id ? ((await changes.meetingIn(trx, stored.meeting_id)) ?? null) : null;
+      const current = stored?.meetingId ? ((await changes.meetingIn(trx, stored.meetingId)) ?? null) : null;
       const ctx: Ctx = { trx, room, scope: scopeOf('room', room), now, actor, organizer: organizer ?? null, message, master, accounts };
       const decision = await this.decide(ctx, current);
 
@@ -138,12 +138,12 @@ export class CalendarSync {
         organizer: master.organizer, partstat: decision.accepted ? 'ACCEPTED' : 'DECLINED',
         comment: decision.reason ?? `Accepted: ${room.asset.name} is booked ${describeWindow(w, room.project.timezone)}`, now,
       });
-      const row: CalendarEventRow = {
-        provider, room_id: room.asset.id, uid, meeting_id: decision.meeting?.id ?? stored?.meeting_id ?? null,
+      const seen: CalendarEvent = {
+        provider, roomId: room.asset.id, uid, meetingId: decision.meeting?.id ?? stored?.meetingId ?? null,
         sequence: Math.max(sequence, stored?.sequence ?? 0), dtstamp: dtstamp ?? stored?.dtstamp ?? null,
-        last_hash: hash, last_reply: reply, created_at: stored?.created_at ?? now, updated_at: now,
+        lastHash: hash, lastReply: reply, createdAt: stored?.createdAt ?? now, updatedAt: now,
       };
-      await repo.put(row, trx);
+      await repo.put(seen, trx);
       return this.result(room, uid, decision.outcome, decision.meeting, reply, { accepted: decision.accepted, reason: decision.reason });
     });
   }
