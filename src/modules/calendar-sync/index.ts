@@ -19,7 +19,8 @@ import { opsCalendarRoutes } from './routes.js';
 import type { CalendarOrganizers, CalendarRooms } from './ports.js';
 
 export { CalendarSync } from './calendar-service.js';
-export type { Outcome, RoomResult } from './calendar-service.js';
+export type { RoomResult } from './calendar-service.js';
+export type { Outcome } from './rules/decision.js';
 export { RoomFeedService } from './feed-service.js';
 export type { CalendarOrganizer, CalendarOrganizers, CalendarRoom, CalendarRooms } from './ports.js';
 
