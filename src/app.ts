@@ -38,10 +38,9 @@ import { meetingRoutes, opsMeetingRoutes } from './modules/booking/routes.js';
 import { memberRoutes } from './modules/members/routes.js';
 import { opsWebhookRoutes } from './modules/webhooks/routes.js';
 import { opsDeviceRoutes } from './modules/devices/routes.js';
-import { opsCalendarRoutes } from './modules/calendar-sync/routes.js';
+import { register as registerCalendarSync } from './modules/calendar-sync/index.js';
 import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
 import { opsVisitorRoutes } from './modules/visitors/routes.js';
-import { opsFeedRoutes, publicFeedRoutes } from './modules/calendar-sync/feed-routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
 
 export const API_VERSION = '1.15.0';
@@ -164,8 +163,6 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await tokenRoutes(app, services);
   // The web payment page: public, its unguessable token is the capability.
   await paymentPageRoutes(app, services);
-  // Room feeds (iCalendar): public, the unguessable token in the address is the capability.
-  await publicFeedRoutes(app, services);
   // The operator console's page and bundle (its data comes from the ops API below).
   await consoleRoutes(app);
 
@@ -195,13 +192,14 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsWebhookRoutes(ops, services);
     await opsPaymentRoutes(ops, services);
     await opsDeviceRoutes(ops, services);
-    await opsCalendarRoutes(ops, services);
     await opsVisitorRoutes(ops, services);
-    await opsFeedRoutes(ops, services);
     await opsMeetingRoutes(ops, services);
     await opsSiteRoutes(ops, services);
     await changeStreamRoute(ops, services.changeFeed, services.consoleSessions);
   });
+  // Calendar sync: the room feeds (public: the unguessable token in the address is the capability),
+  // the room mailboxes' iTIP messages and the feed addresses (ops).
+  await registerCalendarSync(app, { calendarSync: services.calendarSync, roomFeeds: services.roomFeeds, guards });
 
   return app;
 }

@@ -52,12 +52,9 @@ import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, deviceSyncJob, ReconcileSchedule
 import { MemberAccessSource } from './modules/members/member-access.js';
 import { FaceVariants } from './modules/members/face-variants.js';
 import { VisitorRepository } from './modules/visitors/visitor-repository.js';
-import { CalendarSync } from './modules/calendar-sync/calendar-service.js';
-import { CalendarRepository } from './modules/calendar-sync/calendar-repository.js';
+import { createCalendarSync, type CalendarSync, type RoomFeedService } from './modules/calendar-sync/index.js';
 import { VisitorService } from './modules/visitors/visitor-service.js';
 import { VisitorAccessSource } from './modules/visitors/visitor-access.js';
-import { FeedRepository } from './modules/calendar-sync/feed-repository.js';
-import { RoomFeedService } from './modules/calendar-sync/feed-service.js';
 import { UrlGuard } from './platform/net/url-guard.js';
 import { TokenAttempts } from './modules/auth/token-attempts.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
@@ -239,8 +236,8 @@ export async function createServices(config: Config, storage: Storage, realClock
     db: storage.db, engine: storage.engine, repo: visitorRepo, site, units: members, devices, accessLog: devices, outbox, secretBox, clock: serviceClock,
   });
   jobs.register(visitors.expiryJob());
-  const roomFeeds = new RoomFeedService({
-    repo: new FeedRepository(storage.db), catalogue, bookings: bookingChanges, secretBox, clock: serviceClock,
+  const calendar = createCalendarSync({
+    db: storage.db, bookings: bookingChanges, rooms: catalogue, organizers: site, secretBox, clock: serviceClock,
     publicBaseUrl: () => config.publicBaseUrl,
   });
   const changeFeed = new ChangeFeed({
@@ -281,10 +278,8 @@ export async function createServices(config: Config, storage: Storage, realClock
     partnerRateLimit: new RateLimiter(new RateLimitRepository(storage.db), realClock, config.partnerRateLimitPerMinute, 60_000),
     visitors,
     visitorAccess,
-    calendarSync: new CalendarSync({
-      changes: bookingChanges, catalogue, organizers: site, repo: new CalendarRepository(storage.db), secretBox, clock: serviceClock,
-    }),
-    roomFeeds,
+    calendarSync: calendar.calendarSync,
+    roomFeeds: calendar.roomFeeds,
     jobs,
     urlGuard,
     tokenAttempts: new TokenAttempts(

@@ -2,8 +2,9 @@
  * Calendar sync (operator-api.md "Calendar sync"): the room's mailbox hands every
  * iTIP message it receives to the service, which stays the one source of truth.
  * This module is an actor of the booking-change writer, like the API and the clock:
- * it reads under the room's lock, decides with the booking rules, and writes the
- * booking and the calendar record in one transaction.
+ * it reads under the room's lock, decides with the pure rules of `rules/decision.ts`
+ * (the decision table) and the booking rules, and writes the booking and the calendar
+ * record in one transaction.
  *
  * - REQUEST, new UID: booked under every rule, or stored `rejected` and declined.
  * - REQUEST, known UID: a move (before check-in: moved, or cancelled with the rule
@@ -18,39 +19,37 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Database } from '../../platform/db/schema.js';
-import { mayBookPrivately } from '../booking/rules/private-access.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { CalendarMessageResult, CalendarProvider } from '../../contract/calendar-sync.js';
-import type { AssetInContext, CatalogueService } from '../catalogue/catalogue-service.js';
-import type { CalendarOrganizer } from '../site/site-service.js';
-import { scopeOf, type BookingChanges, type MeetingRow } from '../booking/booking-changes.js';
-import { newPinCode, type Actor, type BookingChange, type BookingScope, type HistoryEntry, type NewBooking, type Window } from '../booking/booking-change.js';
-import { parseOrganizer, parseRecurrence as storedSeries, withoutOccurrence, type StoredAttendee } from '../booking/meeting-view.js';
+import {
+  newPinCode, parseOrganizer, parseRecurrence as storedSeries, scopeOf, withoutOccurrence,
+  type Actor, type BookingChange, type BookingChanges, type BookingScope, type HistoryEntry, type MeetingRow, type NewBooking, type StoredAttendee, type Window,
+} from '../booking/index.js';
 import { truncateToMinute } from '../booking/rules/availability.js';
 import { checkedInAtCreate, isClosedStatus } from '../booking/rules/asset-config.js';
 import { expandRecurrence, parseRecurrence } from '../booking/rules/recurrence.js';
 import { configProblems, conflictMessage } from '../booking/rules/window-refusals.js';
 import { checkOutEnd } from '../booking/rules/meeting-rules.js';
 import { buildReply, messageHash, parseItip, type ItipEvent, type ItipMessage } from './itip.js';
-import type { CalendarEventRow, CalendarRepository } from './calendar-repository.js';
+import type { CalendarEvent, CalendarRepository } from './calendar-repository.js';
+import type { CalendarOrganizer, CalendarOrganizers, CalendarRoom, CalendarRooms } from './ports.js';
 import { describeWindow, eventWindow, REASONS, verdict } from './rules/sync-rules.js';
+import {
+  afterWindowCheck, bookingRefusal, currentOccurrence, decide, newInvitation, organizerRefusal, planDropOccurrence, planMove, planMoveOccurrence,
+  type MessageFacts, type Outcome,
+} from './rules/decision.js';
 
-export interface CalendarOrganizers {
-  organizerByEmail(projectId: string, brandId: string, email: string): Promise<CalendarOrganizer | undefined>;
-  accountsByEmail(emails: string[]): Promise<Map<string, { id: string; name: string }>>;
-}
-
-export interface CalendarSyncDeps {
+export interface CalendarSyncServiceDeps {
   changes: BookingChanges;
-  catalogue: CatalogueService;
+  rooms: CalendarRooms;
   organizers: CalendarOrganizers;
   repo: CalendarRepository;
   secretBox: SecretBox;
   clock: Clock;
 }
 
-export type Outcome = 'booked' | 'rejected' | 'moved' | 'unchanged' | 'refused' | 'cancelled' | 'ended' | 'stale' | 'duplicate' | 'ignored';
+export type { Outcome } from './rules/decision.js';
 
 export interface RoomResult extends CalendarMessageResult {
   roomId: string;
@@ -65,13 +64,11 @@ interface Decision {
   window?: Window;
 }
 
-type Room = AssetInContext & { email: string };
+type Room = CalendarRoom;
 type Trx = Kysely<Database>;
 
-const TERMINAL = new Set(['done', 'cancelled', 'rejected']);
-
 export class CalendarSync {
-  constructor(private readonly deps: CalendarSyncDeps) {}
+  constructor(private readonly deps: CalendarSyncServiceDeps) {}
 
   /**
    * Applies one iTIP message for every room of the service it concerns (`roomHint`,
@@ -97,10 +94,10 @@ export class CalendarSync {
   /** The rooms among the attendees, plus rooms that already hold this UID (a room removed from the invitation). */
   private async roomsOf(provider: string, message: ItipMessage, hint?: string): Promise<Room[]> {
     const emails = [...new Set(message.events.flatMap((e) => e.attendees.map((a) => a.email)))];
-    const rooms = await this.deps.catalogue.roomsByEmail(emails);
+    const rooms = await this.deps.rooms.roomsByEmail(emails);
     for (const roomId of await this.deps.repo.roomsOf(provider, message.events[0]!.uid)) {
       if (rooms.some((r) => r.asset.id === roomId)) continue;
-      const ctx = await this.deps.catalogue.assetInContext('room', roomId);
+      const ctx = await this.deps.rooms.assetInContext('room', roomId);
       if (ctx) rooms.push({ ...ctx, email: (ctx.asset.email ?? '').toLowerCase() });
     }
     if (hint === undefined) return rooms;
@@ -123,13 +120,13 @@ export class CalendarSync {
     return changes.withLock('room', room.asset.id, async (trx) => {
       const now = clock.now();
       const stored = (await repo.event(provider, room.asset.id, uid, trx)) ?? null;
-      const v = verdict(stored && { sequence: stored.sequence, dtstamp: stored.dtstamp, lastHash: stored.last_hash }, { sequence, dtstamp, hash });
+      const v = verdict(stored, { sequence, dtstamp, hash });
       if (v !== 'apply') {
-        const meeting = stored?.meeting_id ? ((await changes.meetingIn(trx, stored.meeting_id)) ?? null) : null;
-        return this.result(room, uid, v, meeting, stored!.last_reply, answerOf(stored!.last_reply));
+        const meeting = stored?.meetingId ? ((await changes.meetingIn(trx, stored.meetingId)) ?? null) : null;
+        return this.result(room, uid, v, meeting, stored!.lastReply, answerOf(stored!.lastReply));
       }
       const actor: Actor = { by: organizer?.userId ?? 'calendar', source: provider, sourceDetail: uid };
-      const current = stored?.meeting_id ? ((await changes.meetingIn(trx, stored.meeting_id)) ?? null) : null;
+      const current = stored?.meetingId ? ((await changes.meetingIn(trx, stored.meetingId)) ?? null) : null;
       const ctx: Ctx = { trx, room, scope: scopeOf('room', room), now, actor, organizer: organizer ?? null, message, master, accounts };
       const decision = await this.decide(ctx, current);
 
@@ -141,12 +138,12 @@ export class CalendarSync {
         organizer: master.organizer, partstat: decision.accepted ? 'ACCEPTED' : 'DECLINED',
         comment: decision.reason ?? `Accepted: ${room.asset.name} is booked ${describeWindow(w, room.project.timezone)}`, now,
       });
-      const row: CalendarEventRow = {
-        provider, room_id: room.asset.id, uid, meeting_id: decision.meeting?.id ?? stored?.meeting_id ?? null,
+      const seen: CalendarEvent = {
+        provider, roomId: room.asset.id, uid, meetingId: decision.meeting?.id ?? stored?.meetingId ?? null,
         sequence: Math.max(sequence, stored?.sequence ?? 0), dtstamp: dtstamp ?? stored?.dtstamp ?? null,
-        last_hash: hash, last_reply: reply, created_at: stored?.created_at ?? now, updated_at: now,
+        lastHash: hash, lastReply: reply, createdAt: stored?.createdAt ?? now, updatedAt: now,
       };
-      await repo.put(row, trx);
+      await repo.put(seen, trx);
       return this.result(room, uid, decision.outcome, decision.meeting, reply, { accepted: decision.accepted, reason: decision.reason });
     });
   }
@@ -161,48 +158,28 @@ export class CalendarSync {
 
   // -------------------------------------------------------------------------
 
+  /** Asks the decision table (rules/decision.ts) what the message does, and carries out that step. */
   private async decide(c: Ctx, meeting: MeetingRow | null): Promise<Decision> {
     const { message, master } = c;
     const roomAttendee = (e: ItipEvent) => e.attendees.find((a) => a.email === c.room.email);
-    switch (message.method) {
-      case 'REQUEST': {
-        const override = message.events.find((e) => e.recurrenceId !== null);
-        if (!meeting || meeting.status === 'rejected' || meeting.status === 'cancelled') {
-          if (!roomAttendee(master)) return { outcome: 'ignored', meeting, accepted: false, reason: REASONS.removed };
-          return this.book(c);
-        }
-        // A done booking is final: no later message cancels, moves or withdraws it.
-        if (meeting.status === 'done') return { outcome: 'unchanged', meeting, accepted: false, reason: REASONS.ended };
-        if (!roomAttendee(master)) return this.withdraw(c, meeting, REASONS.removed);
-        if (master.status === 'CANCELLED') return this.withdraw(c, meeting, null);
-        if (override && meeting.recurrence) return this.moveOccurrence(c, meeting, override);
-        return this.move(c, meeting);
-      }
-      case 'CANCEL': {
-        if (!meeting || TERMINAL.has(meeting.status)) return { outcome: 'unchanged', meeting, accepted: false, reason: REASONS.deleted };
-        const instance = message.events.find((e) => e.recurrenceId !== null);
-        if (instance && meeting.recurrence) return this.dropOccurrence(c, meeting, instance.recurrenceId!);
-        return this.withdraw(c, meeting, null);
-      }
-      default: {
-        // REPLY: only the room declining its own copy changes anything.
-        const own = message.events.map(roomAttendee).find((a) => a !== undefined);
-        if (own?.partstat === 'DECLINED' && meeting && !TERMINAL.has(meeting.status)) return this.withdraw(c, meeting, REASONS.roomDeclined);
-        return { outcome: 'ignored', meeting, accepted: meeting !== null && !TERMINAL.has(meeting.status), reason: meeting ? null : REASONS.deleted };
-      }
+    // The override of one occurrence (REQUEST) or the occurrence deleted (CANCEL).
+    const occurrence = message.events.find((e) => e.recurrenceId !== null);
+    const step = decide({
+      method: message.method as MessageFacts['method'],
+      roomInvited: roomAttendee(master) !== undefined,
+      cancelled: master.status === 'CANCELLED',
+      occurrence: occurrence ? occurrence.recurrenceId : null,
+      roomPartstat: message.events.map(roomAttendee).find((a) => a !== undefined)?.partstat ?? null,
+    }, meeting && { status: meeting.status, series: Boolean(meeting.recurrence) });
+    switch (step.kind) {
+      case 'answer': return { outcome: step.outcome, meeting, accepted: step.accepted, reason: step.reason };
+      case 'book': return this.book(c);
+      // The steps below come only with a booking (the table answers a missing one itself).
+      case 'withdraw': return this.withdraw(c, meeting!, step.reason);
+      case 'move': return this.move(c, meeting!);
+      case 'moveOccurrence': return this.moveOccurrence(c, meeting!, occurrence!);
+      case 'dropOccurrence': return this.dropOccurrence(c, meeting!, step.originalStart);
     }
-  }
-
-  /** Why the organizer may not book this room, or null. */
-  private organizerRefusal(c: Ctx): string | null {
-    const o = c.organizer;
-    const project = c.room.project.name;
-    if (!c.master.organizer) return REASONS.noOrganizer;
-    if (!o) return `${c.master.organizer.email} is not a user of ${project}`;
-    if (!o.member && !o.brandStaff) return `${o.email ?? c.master.organizer.email} is not a member of ${project}`;
-    if (!mayBookPrivately({ assetIsPublic: c.room.asset.is_public === 1, membership: o.member, brandStaff: o.brandStaff })) return `${c.room.asset.name} is private to the members of ${project}`;
-    if (o.blocked) return 'The organizer has been blocked from booking by an administrator';
-    return null;
   }
 
   /** The windows of a new invitation (a series expanded), or the reason it cannot be booked. */
@@ -237,21 +214,36 @@ export class CalendarSync {
 
   /** A new invitation: booked under every rule, or stored as `rejected` (when there is an organizer to hold it). */
   private async book(c: Ctx): Promise<Decision> {
-    const { room, now, master } = c;
+    const { room, master } = c;
     const asset = room.asset;
-    let reason = this.organizerRefusal(c);
-    if (!reason && isClosedStatus('room', asset.status)) reason = `${asset.name} is ${asset.status} and cannot be booked`;
     const rate = JSON.parse(asset.charge_rate) as { perHour?: number; perDay?: number; amount?: number };
-    if (!reason && (rate.perHour || rate.perDay || rate.amount)) reason = `${asset.name} is a paid room: book it in the app, where it can be paid`;
     const requested = this.requested(c);
-    if (!reason && 'reason' in requested) reason = requested.reason;
     const windows = 'windows' in requested ? requested.windows : [eventWindowOf(master, room)];
+    const organizer = organizerRefusal({
+      invitedBy: master.organizer ? master.organizer.email : null, account: c.organizer,
+      projectName: room.project.name, roomName: asset.name, roomIsPublic: asset.is_public === 1,
+    });
+    let reason = bookingRefusal({
+      organizer, roomName: asset.name, closedStatus: isClosedStatus('room', asset.status) ? asset.status : null,
+      paid: Boolean(rate.perHour || rate.perDay || rate.amount), times: 'reason' in requested ? requested.reason : null,
+    });
     if (!reason) reason = await this.windowRefusal(c, windows, null, { allDay: master.allDay });
 
-    if (reason && !c.organizer) return { outcome: 'rejected', meeting: null, accepted: false, reason, window: windows[0] };
+    const invitation = newInvitation(reason, c.organizer !== null);
+    if (invitation.kind === 'reject' && !invitation.store) return { outcome: 'rejected', meeting: null, accepted: false, reason: invitation.reason, window: windows[0] };
+    const rule = 'windows' in requested ? requested.rule : null;
+    const { meeting } = await this.deps.changes.writer.create(c.trx, c.scope, this.newBooking(c, windows, rule, reason));
+    return invitation.kind === 'reject'
+      ? { outcome: 'rejected', meeting, accepted: false, reason: invitation.reason, window: windows[0] }
+      : { outcome: 'booked', meeting, accepted: true, reason: null, window: windows[0] };
+  }
+
+  /** The booking a new invitation makes for its organizer: active (or checked in at once), or `rejected` with `reason`. */
+  private newBooking(c: Ctx, windows: Window[], rule: string | null, reason: string | null): NewBooking {
+    const { room, now, master } = c;
+    const asset = room.asset;
     const id = newId(now);
     const startsCheckedIn = !reason && checkedInAtCreate(c.scope.asset.config, now, windows[0]!.start);
-    const rule = 'windows' in requested ? requested.rule : null;
     const series = !reason && rule && windows.length > 1 ? { rule, occurrences: windows.map((w, i) => ({ id: i === 0 ? id : newId(now), ...w })) } : null;
     const o = c.organizer!;
     const histories: HistoryEntry[] = reason
@@ -259,7 +251,7 @@ export class CalendarSync {
       : [{ action: 'create', actor: c.actor, statusBefore: null, newStart: windows[0]!.start, newEnd: windows[0]!.end }];
     if (startsCheckedIn) histories.push({ action: 'check-in', actor: { by: 'system', source: 'system', sourceDetail: 'check-in not required' }, statusBefore: 'active' });
     const attendees = attendeesOf(master, room.email, c.accounts);
-    const booking: NewBooking = {
+    return {
       meeting: {
         id, project_id: room.project.id, asset_kind: 'room', asset_id: asset.id, room_id: asset.id, desk_id: null,
         title: master.summary, body: master.description,
@@ -280,10 +272,6 @@ export class CalendarSync {
       event: reason ? undefined : { window: windows[0]!, detail: { kind: 'BOOK' } },
       timersFor: reason ? null : windows[0]!,
     };
-    const { meeting } = await this.deps.changes.writer.create(c.trx, c.scope, booking);
-    return reason
-      ? { outcome: 'rejected', meeting, accepted: false, reason, window: windows[0] }
-      : { outcome: 'booked', meeting, accepted: true, reason: null, window: windows[0] };
   }
 
   private write(c: Ctx, meeting: MeetingRow, change: BookingChange): Promise<MeetingRow> {
@@ -298,7 +286,7 @@ export class CalendarSync {
     return set;
   }
 
-  /** A known invitation with (maybe) new times. */
+  /** A known invitation with (maybe) new times: planned by `planMove`, the window checked when the plan asks. */
   private async move(c: Ctx, meeting: MeetingRow): Promise<Decision> {
     const { now } = c;
     const tz = c.room.project.timezone;
@@ -310,48 +298,49 @@ export class CalendarSync {
     const attendeesChanged = JSON.stringify(attendees) !== meeting.attendees;
     const sameTimes = series ? to.start === series.occurrences[0]!.start && to.end === series.occurrences[0]!.end && (c.master.rrule ?? '').replace(/^RRULE:/i, '') === series.rule
       : to.start === meeting.start_at && to.end === meeting.end_at;
-    const touchDetails = async (m: MeetingRow): Promise<MeetingRow> => {
-      if (!Object.keys(details).length && !attendeesChanged) return m;
-      return this.write(c, m, {
-        at: now, set: { ...details, updated_at: now }, ...(attendeesChanged ? { attendees } : {}), history: { action: 'update', actor: c.actor },
-      });
-    };
-    if (sameTimes) return { outcome: 'unchanged', meeting: await touchDetails(meeting), accepted: true, reason: null };
-    if (series) {
-      return { outcome: 'refused', meeting, accepted: false, reason: REASONS.seriesChange };
+    const booked = { start: meeting.start_at, end: meeting.end_at };
+    let plan = planMove({ status: meeting.status, booked, series: series !== null, sameTimes, to });
+    if (plan.kind === 'moveEnd' && plan.check) {
+      const refusal = await this.windowRefusal(c, [{ start: booked.start, end: plan.end }], meeting.id, { allDay: false, ignoreLeadTime: true });
+      plan = afterWindowCheck(plan, booked, refusal, tz);
+    } else if (plan.kind === 'move') {
+      const refusal = await this.windowRefusal(c, [plan.to], meeting.id, { allDay: c.master.allDay, ignoreLeadTime: plan.ignoreLeadTime });
+      plan = afterWindowCheck(plan, booked, refusal, tz);
     }
-    if (to.end <= to.start) return this.cancelFor(c, meeting, 'The event ends before it starts');
-
-    if (meeting.status === 'checked-in') {
-      // The start cannot move once people are in; only the end follows the calendar.
-      const end = Math.max(to.end, meeting.start_at + 60_000);
-      if (end === meeting.end_at) return { outcome: 'unchanged', meeting: await touchDetails(meeting), accepted: true, reason: null };
-      if (end > meeting.end_at) {
-        const refusal = await this.windowRefusal(c, [{ start: meeting.start_at, end }], meeting.id, { allDay: false, ignoreLeadTime: true });
-        if (refusal) return { outcome: 'refused', meeting, accepted: false, reason: `The end cannot move to ${describeWindow({ start: meeting.start_at, end }, tz)}: ${refusal}` };
+    switch (plan.kind) {
+      case 'unchanged': {
+        if (!Object.keys(details).length && !attendeesChanged) return { outcome: 'unchanged', meeting, accepted: true, reason: null };
+        const touched = await this.write(c, meeting, {
+          at: now, set: { ...details, updated_at: now }, ...(attendeesChanged ? { attendees } : {}), history: { action: 'update', actor: c.actor },
+        });
+        return { outcome: 'unchanged', meeting: touched, accepted: true, reason: null };
       }
-      const moved = await this.write(c, meeting, {
-        at: now, set: { ...details, end_at: end, booked_end_at: end, span_end_at: end, updated_at: now },
-        ...(attendeesChanged ? { attendees } : {}),
-        slots: { replace: { start: meeting.start_at, end } },
-        history: { action: 'update', actor: c.actor, oldStart: meeting.start_at, oldEnd: meeting.end_at, newStart: meeting.start_at, newEnd: end },
-        event: { window: { start: meeting.start_at, end }, detail: { kind: 'MODIFY', oldStart: meeting.start_at, oldEnd: meeting.end_at } },
-        timers: { window: { start: meeting.start_at, end } },
-      });
-      return { outcome: 'moved', meeting: moved, accepted: true, reason: null };
+      case 'refuse': return { outcome: 'refused', meeting, accepted: false, reason: plan.reason };
+      case 'cancel': return this.cancelFor(c, meeting, plan.reason);
+      case 'moveEnd': {
+        const end = plan.end;
+        const moved = await this.write(c, meeting, {
+          at: now, set: { ...details, end_at: end, booked_end_at: end, span_end_at: end, updated_at: now },
+          ...(attendeesChanged ? { attendees } : {}),
+          slots: { replace: { start: meeting.start_at, end } },
+          history: { action: 'update', actor: c.actor, oldStart: meeting.start_at, oldEnd: meeting.end_at, newStart: meeting.start_at, newEnd: end },
+          event: { window: { start: meeting.start_at, end }, detail: { kind: 'MODIFY', oldStart: meeting.start_at, oldEnd: meeting.end_at } },
+          timers: { window: { start: meeting.start_at, end } },
+        });
+        return { outcome: 'moved', meeting: moved, accepted: true, reason: null };
+      }
+      case 'move': {
+        const moved = await this.write(c, meeting, {
+          at: now, set: { ...details, start_at: to.start, end_at: to.end, booked_end_at: to.end, span_end_at: to.end, updated_at: now },
+          ...(attendeesChanged ? { attendees } : {}),
+          slots: { replace: to },
+          history: { action: 'update', actor: c.actor, oldStart: meeting.start_at, oldEnd: meeting.end_at, newStart: to.start, newEnd: to.end },
+          event: { window: to, detail: { kind: 'MODIFY', oldStart: meeting.start_at, oldEnd: meeting.end_at } },
+          timers: { window: to },
+        });
+        return { outcome: 'moved', meeting: moved, accepted: true, reason: null, window: to };
+      }
     }
-
-    const refusal = await this.windowRefusal(c, [to], meeting.id, { allDay: c.master.allDay, ignoreLeadTime: to.start === meeting.start_at });
-    if (refusal) return this.cancelFor(c, meeting, refusal);
-    const moved = await this.write(c, meeting, {
-      at: now, set: { ...details, start_at: to.start, end_at: to.end, booked_end_at: to.end, span_end_at: to.end, updated_at: now },
-      ...(attendeesChanged ? { attendees } : {}),
-      slots: { replace: to },
-      history: { action: 'update', actor: c.actor, oldStart: meeting.start_at, oldEnd: meeting.end_at, newStart: to.start, newEnd: to.end },
-      event: { window: to, detail: { kind: 'MODIFY', oldStart: meeting.start_at, oldEnd: meeting.end_at } },
-      timers: { window: to },
-    });
-    return { outcome: 'moved', meeting: moved, accepted: true, reason: null, window: to };
   }
 
   /** A rule-breaking move: the booking is cancelled with the rule as its reason, and its PIN stops working. */
@@ -403,23 +392,21 @@ export class CalendarSync {
   /** One occurrence of a series deleted in the calendar: only it goes; the series rolls on. */
   private async dropOccurrence(c: Ctx, meeting: MeetingRow, originalStart: number): Promise<Decision> {
     const series = storedSeries(meeting)!;
-    const occ = series.occurrences.find((o) => o.start === truncateToMinute(originalStart));
-    if (!occ) return { outcome: 'unchanged', meeting, accepted: true, reason: null };
+    const plan = planDropOccurrence({ occurrences: series.occurrences, originalStart: truncateToMinute(originalStart), status: meeting.status, now: c.now });
+    if (plan.kind === 'answer') return { outcome: plan.outcome, meeting, accepted: plan.accepted, reason: plan.reason };
+    if (plan.kind === 'withdraw') return this.withdraw(c, meeting, null);
+    const occ = plan.occurrence;
     // Kept in the series as cancelled, so GET /meetings still lists it under its own status.
     const kept = withoutOccurrence(series, occ.id, 'Deleted in the calendar');
     const remaining = kept.occurrences;
-    if (!remaining.length) return this.withdraw(c, meeting, null);
-    const current = series.occurrences.find((o) => o.end > c.now);
-    const isCurrent = current?.id === occ.id;
-    if (isCurrent && meeting.status === 'checked-in') return { outcome: 'refused', meeting, accepted: false, reason: 'The occurrence is in progress; end it at the room' };
-    const next = remaining.find((o) => o.end > c.now);
+    const next = currentOccurrence(remaining, c.now);
     const updated = await this.write(c, meeting, {
       at: c.now,
       set: { recurrence: JSON.stringify(kept), span_end_at: remaining[remaining.length - 1]!.end, updated_at: c.now },
       slots: { dropSlot: occ.id },
       history: { action: 'update', actor: c.actor, reason: `Occurrence of ${describeWindow(occ, c.room.project.timezone)} deleted in the calendar`, oldStart: occ.start, oldEnd: occ.end },
       event: { window: occ, detail: { kind: 'CANCEL' } },
-      ...(isCurrent ? { timers: { window: next ?? null } } : {}),
+      ...(plan.isCurrent ? { timers: { window: next ?? null } } : {}),
     });
     return { outcome: 'cancelled', meeting: updated, accepted: true, reason: null, window: occ };
   }
@@ -427,27 +414,26 @@ export class CalendarSync {
   /** One occurrence of a series moved in the calendar (RECURRENCE-ID): that occurrence alone moves when the room allows it. */
   private async moveOccurrence(c: Ctx, meeting: MeetingRow, override: ItipEvent): Promise<Decision> {
     const series = storedSeries(meeting)!;
-    const occ = series.occurrences.find((o) => o.start === truncateToMinute(override.recurrenceId!));
-    if (!occ) return { outcome: 'refused', meeting, accepted: false, reason: 'That occurrence is not part of the booked series' };
-    if (override.status === 'CANCELLED') return this.dropOccurrence(c, meeting, override.recurrenceId!);
     const w = eventWindowOf(override, c.room);
-    const to = { start: truncateToMinute(w.start), end: truncateToMinute(w.end) };
-    if (to.start === occ.start && to.end === occ.end) return { outcome: 'unchanged', meeting, accepted: true, reason: null, window: occ };
-    const current = series.occurrences.find((o) => o.end > c.now);
-    if (current?.id === occ.id && meeting.status === 'checked-in') return { outcome: 'refused', meeting, accepted: false, reason: 'The occurrence is in progress; its start cannot move' };
-    const others = series.occurrences.filter((o) => o.id !== occ.id);
-    const overlapsOwn = others.some((o) => o.start < to.end && to.start < o.end);
-    const refusal = overlapsOwn ? 'The moved occurrence would overlap another occurrence of the series' : await this.windowRefusal(c, [to], meeting.id, { allDay: override.allDay });
+    const plan = planMoveOccurrence({
+      occurrences: series.occurrences, originalStart: truncateToMinute(override.recurrenceId!), cancelled: override.status === 'CANCELLED',
+      to: { start: truncateToMinute(w.start), end: truncateToMinute(w.end) }, status: meeting.status, now: c.now,
+    });
+    if (plan.kind === 'answer') return { outcome: plan.outcome, meeting, accepted: plan.accepted, reason: plan.reason, ...(plan.window ? { window: plan.window } : {}) };
+    if (plan.kind === 'drop') return this.dropOccurrence(c, meeting, override.recurrenceId!);
+    const { occurrence: occ, to } = plan;
+    const refusal = await this.windowRefusal(c, [to], meeting.id, { allDay: override.allDay });
     if (refusal) return { outcome: 'refused', meeting, accepted: false, reason: refusal, window: to };
+    const current = currentOccurrence(series.occurrences, c.now);
+    const others = series.occurrences.filter((o) => o.id !== occ.id);
     const occurrences = [...others, { ...occ, ...to }].sort((a, b) => a.start - b.start);
-    const isCurrent = current?.id === occ.id;
     const updated = await this.write(c, meeting, {
       at: c.now,
       set: { recurrence: JSON.stringify({ ...series, occurrences }), span_end_at: occurrences[occurrences.length - 1]!.end, updated_at: c.now },
       slots: { moveSlot: { id: occ.id, start: to.start, end: to.end } },
       history: { action: 'update', actor: c.actor, oldStart: occ.start, oldEnd: occ.end, newStart: to.start, newEnd: to.end },
       event: { window: to, detail: { kind: 'MODIFY', oldStart: occ.start, oldEnd: occ.end } },
-      ...(isCurrent || (current && to.start < current.start) ? { timers: { window: occurrences.find((o) => o.end > c.now) ?? null } } : {}),
+      ...(plan.isCurrent || (current && to.start < current.start) ? { timers: { window: currentOccurrence(occurrences, c.now) ?? null } } : {}),
     });
     return { outcome: 'moved', meeting: updated, accepted: true, reason: null, window: to };
   }

@@ -7,28 +7,40 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Database, RoomFeedTable } from '../../platform/db/schema.js';
 
-export type RoomFeedRow = Selectable<RoomFeedTable>;
+/** A room's feed as stored: its token sealed, and the token's keyed tag. */
+export interface StoredRoomFeed {
+  roomId: string;
+  /** The feed token, sealed with the secret box. */
+  tokenEnc: string;
+  /** `SecretBox.tag('room-feed', token)`: how the public route finds the feed. */
+  tokenTag: string;
+  createdAt: number;
+}
 
-const asRow = (r: RoomFeedRow | undefined): RoomFeedRow | undefined => (r ? { ...r, created_at: Number(r.created_at) } : undefined);
+const asFeed = (r: Selectable<RoomFeedTable> | undefined): StoredRoomFeed | undefined =>
+  (r ? { roomId: r.room_id, tokenEnc: r.token_enc, tokenTag: r.token_tag, createdAt: Number(r.created_at) } : undefined);
+
+const asRow = (f: StoredRoomFeed): Selectable<RoomFeedTable> => ({ room_id: f.roomId, token_enc: f.tokenEnc, token_tag: f.tokenTag, created_at: f.createdAt });
 
 export class FeedRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async byRoom(roomId: string, db: Db = this.db): Promise<RoomFeedRow | undefined> {
-    return asRow(await db.selectFrom('room_feeds').selectAll().where('room_id', '=', roomId).executeTakeFirst());
+  async byRoom(roomId: string, db: Db = this.db): Promise<StoredRoomFeed | undefined> {
+    return asFeed(await db.selectFrom('room_feeds').selectAll().where('room_id', '=', roomId).executeTakeFirst());
   }
 
-  async byTag(tag: string, db: Db = this.db): Promise<RoomFeedRow | undefined> {
-    return asRow(await db.selectFrom('room_feeds').selectAll().where('token_tag', '=', tag).executeTakeFirst());
+  async byTag(tag: string, db: Db = this.db): Promise<StoredRoomFeed | undefined> {
+    return asFeed(await db.selectFrom('room_feeds').selectAll().where('token_tag', '=', tag).executeTakeFirst());
   }
 
   /** Stores the room's first feed; a feed another request stored first is kept (read it back). */
-  async insertIfAbsent(row: RoomFeedRow, db: Db = this.db): Promise<void> {
-    await db.insertInto('room_feeds').values(row).onConflict((oc) => oc.column('room_id').doNothing()).execute();
+  async insertIfAbsent(feed: StoredRoomFeed, db: Db = this.db): Promise<void> {
+    await db.insertInto('room_feeds').values(asRow(feed)).onConflict((oc) => oc.column('room_id').doNothing()).execute();
   }
 
   /** Stores the room's feed, replacing the one it had (the old token stops working). */
-  async replace(row: RoomFeedRow, db: Db = this.db): Promise<void> {
+  async replace(feed: StoredRoomFeed, db: Db = this.db): Promise<void> {
+    const row = asRow(feed);
     await db
       .insertInto('room_feeds')
       .values(row)

@@ -8,9 +8,8 @@
  * Public (no auth; the unguessable token in the address is the capability):
  * GET /calendar-feeds/{token}.ics answers the feed as text/calendar, or 404 KS005.
  *
- * This file imports neither fastify nor src/services.ts (the architecture check
- * allows both only in files named routes.ts): it takes the `App` type of the HTTP
- * kit and only the service it needs.
+ * This file imports neither fastify nor src/services.ts: it takes the `App` type of
+ * the HTTP kit and only the service it needs (index.ts's `register` calls it).
  */
 import { Type } from 'typebox';
 import type { App } from '../../platform/http/types.js';
@@ -20,8 +19,8 @@ import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { RoomFeed } from '../../contract/calendar-sync.js';
 import type { RoomFeedService } from './feed-service.js';
 
-/** What these routes use of the composition root's `Services`. */
-export interface FeedRouteServices {
+/** What these routes use: the room feeds service. */
+export interface FeedRouteDeps {
   roomFeeds: RoomFeedService;
 }
 
@@ -30,8 +29,8 @@ const FeedParams = Type.Object({ token: Type.String({ description: 'The feed tok
 const security = [{ opsToken: [] }];
 const FEED_SUFFIX = '.ics';
 
-export async function opsFeedRoutes(app: App, services: FeedRouteServices): Promise<void> {
-  const feeds = services.roomFeeds;
+export async function opsFeedRoutes(app: App, deps: FeedRouteDeps): Promise<void> {
+  const feeds = deps.roomFeeds;
 
   app.get('/ops/v1/calendar-sync/rooms/:roomId/feed', {
     schema: {
@@ -66,8 +65,8 @@ export async function opsFeedRoutes(app: App, services: FeedRouteServices): Prom
 }
 
 /** The published feeds; public, hidden from the OpenAPI document like the payment page. */
-export async function publicFeedRoutes(app: App, services: FeedRouteServices): Promise<void> {
-  const feeds = services.roomFeeds;
+export async function publicFeedRoutes(app: App, deps: FeedRouteDeps): Promise<void> {
+  const feeds = deps.roomFeeds;
 
   app.get('/calendar-feeds/:token', { schema: { hide: true, params: FeedParams } }, async (req, reply) => {
     const param = req.params.token;

@@ -13,9 +13,10 @@ import type { Clock } from '../../platform/clock/clock.js';
 import { errors } from '../../platform/errors.js';
 import { randomSecret, safeEqual, type SecretBox } from '../../platform/crypto/secrets.js';
 import type { RoomFeed } from '../../contract/calendar-sync.js';
-import type { AssetInContext, CatalogueService } from '../catalogue/catalogue-service.js';
-import type { BookingChanges, FeedBooking } from '../booking/booking-changes.js';
-import type { FeedRepository, RoomFeedRow } from './feed-repository.js';
+import type { AssetInContext } from '../catalogue/index.js';
+import type { BookingChanges, FeedBooking } from '../booking/index.js';
+import type { CalendarRooms } from './ports.js';
+import type { FeedRepository, StoredRoomFeed } from './feed-repository.js';
 
 const DAY_MS = 86_400_000;
 /** Bookings that ended up to this long ago are still shown… */
@@ -79,8 +80,8 @@ export class RoomFeedService {
   constructor(
     private readonly deps: {
       repo: FeedRepository;
-      catalogue: CatalogueService;
-      bookings: BookingChanges;
+      rooms: CalendarRooms;
+      bookings: Pick<BookingChanges, 'roomFeedBookings'>;
       secretBox: SecretBox;
       clock: Clock;
       publicBaseUrl: () => string;
@@ -117,8 +118,8 @@ export class RoomFeedService {
     if (!TOKEN_SHAPE.test(token)) throw notFound();
     // Looked up by its keyed hash, then compared in constant time with the stored token.
     const row = await this.deps.repo.byTag(this.deps.secretBox.tag(TAG_PURPOSE, token));
-    if (!row || !safeEqual(this.deps.secretBox.open(row.token_enc), token)) throw notFound();
-    const ctx = await this.deps.catalogue.assetInContext('room', row.room_id);
+    if (!row || !safeEqual(this.deps.secretBox.open(row.tokenEnc), token)) throw notFound();
+    const ctx = await this.deps.rooms.assetInContext('room', row.roomId);
     if (!ctx) throw notFound();
 
     const bookings = await this.deps.bookings.roomFeedBookings(
@@ -139,23 +140,23 @@ export class RoomFeedService {
   }
 
   private async room(roomId: string): Promise<AssetInContext> {
-    const ctx = await this.deps.catalogue.assetInContext('room', roomId);
+    const ctx = await this.deps.rooms.assetInContext('room', roomId);
     if (!ctx) throw errors.notFound('Meeting room not found');
     return ctx;
   }
 
-  private newFeed(roomId: string): RoomFeedRow {
+  private newFeed(roomId: string): StoredRoomFeed {
     const token = randomSecret(32);
     return {
-      room_id: roomId,
-      token_enc: this.deps.secretBox.seal(token),
-      token_tag: this.deps.secretBox.tag(TAG_PURPOSE, token),
-      created_at: this.deps.clock.now(),
+      roomId,
+      tokenEnc: this.deps.secretBox.seal(token),
+      tokenTag: this.deps.secretBox.tag(TAG_PURPOSE, token),
+      createdAt: this.deps.clock.now(),
     };
   }
 
-  private view(row: RoomFeedRow): RoomFeed {
-    const token = this.deps.secretBox.open(row.token_enc);
-    return { roomId: row.room_id, url: `${this.deps.publicBaseUrl()}/calendar-feeds/${token}.ics`, createdAt: new Date(row.created_at).toISOString() };
+  private view(feed: StoredRoomFeed): RoomFeed {
+    const token = this.deps.secretBox.open(feed.tokenEnc);
+    return { roomId: feed.roomId, url: `${this.deps.publicBaseUrl()}/calendar-feeds/${token}.ics`, createdAt: new Date(feed.createdAt).toISOString() };
   }
 }

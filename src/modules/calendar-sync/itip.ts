@@ -321,27 +321,7 @@ function parseEvent(ev: ICAL.Component, index: number, ctx: Context): ItipEvent 
   const start = epochOf(startT, `${label} DTSTART`);
   const allDay = startT.isDate;
 
-  let endT: ReadTime;
-  const dtendProp = ev.getFirstProperty('dtend');
-  const durationValue = ev.getFirstPropertyValue('duration');
-  let end: number;
-  if (dtendProp) {
-    endT = readTime(dtendProp, ctx, `${label} DTEND`);
-    if (allDay && !endT.isDate) throw new ItipError(`${label}: DTSTART is a DATE but DTEND is a DATE-TIME`);
-    if (!allDay && endT.isDate) throw new ItipError(`${label}: DTSTART is a DATE-TIME but DTEND is a DATE`);
-    end = epochOf(endT, `${label} DTEND`);
-  } else if (durationValue instanceof ICAL.Duration) {
-    // Days and weeks are nominal (wall clock in DTSTART's zone), hours/minutes/seconds exact (RFC 5545 3.3.6).
-    const sign = durationValue.isNegative ? -1 : 1;
-    const days = sign * (durationValue.weeks * 7 + durationValue.days);
-    const exact = sign * (durationValue.hours * 3600 + durationValue.minutes * 60 + durationValue.seconds) * 1000;
-    const wall = addDays(startT.wall, days);
-    endT = { ...startT, wall: allDay ? wall : addExact(wall, startT.zone, exact) };
-    end = allDay ? wallUtcMs(wall) : epochOf({ ...startT, wall }, `${label} DURATION`) + exact;
-  } else {
-    endT = allDay ? { ...startT, wall: addDays(startT.wall, 1) } : startT;
-    end = allDay ? start + DAY_MS : start;
-  }
+  const { endT, end } = readEnd(ev, startT, start, ctx, label);
   if (end < start) throw new ItipError(`${label}: DTEND (${localOf(endT.wall)}) is before DTSTART (${localOf(startT.wall)})`);
 
   const recurrenceProp = ev.getFirstProperty('recurrence-id');
@@ -350,33 +330,18 @@ function parseEvent(ev: ICAL.Component, index: number, ctx: Context): ItipEvent 
   const stampProp = ev.getFirstProperty('dtstamp');
   const dtstamp = stampProp ? epochOf(readTime(stampProp, ctx, `${label} DTSTAMP`), `${label} DTSTAMP`) : null;
 
-  const seq = Number(ev.getFirstPropertyValue('sequence') ?? 0);
-  // RFC 5545 3.8.7.4: SEQUENCE is an INTEGER (3.3.8: at most 2147483647) counted up from 0. Anything else is
-  // refused rather than clipped, so an ordering never silently changes (docs/decisions.md).
-  if (!Number.isInteger(seq) || seq < 0 || seq > MAX_SEQUENCE) {
-    throw new ItipError(`${label}: SEQUENCE ${seq} is out of range: RFC 5545 allows a whole number from 0 to ${MAX_SEQUENCE}`);
-  }
+  const seq = readSequence(ev, label);
   const organizerProp = ev.getFirstProperty('organizer');
   const organizer = organizerProp && normalizeEmail(organizerProp.getFirstValue())
     ? { email: normalizeEmail(organizerProp.getFirstValue()), name: paramString(organizerProp, 'cn') }
     : null;
 
-  const attendees: ItipAttendee[] = ev.getAllProperties('attendee').map((p) => ({
-    email: normalizeEmail(p.getFirstValue()),
-    name: paramString(p, 'cn'),
-    partstat: (paramString(p, 'partstat') ?? 'NEEDS-ACTION').toUpperCase(),
-    role: paramString(p, 'role')?.toUpperCase() ?? null,
-    cutype: paramString(p, 'cutype')?.toUpperCase() ?? null,
-  }));
+  const attendees = readAttendees(ev);
 
   const rruleProp = ev.getFirstProperty('rrule');
   const rrule = rruleProp ? rruleProp.toICALString().replace(/^RRULE[^:]*:/i, '') : null;
 
-  const exdates: number[] = [];
-  for (const p of ev.getAllProperties('exdate')) {
-    for (const v of p.getValues()) exdates.push(epochOf(readTimeValue(p, v, ctx, `${label} EXDATE`), `${label} EXDATE`));
-  }
-  exdates.sort((a, b) => a - b);
+  const exdates = readExdates(ev, ctx, label);
 
   const floating = startT.zone.kind === 'floating';
   const location = textOf(ev, 'location');
@@ -404,6 +369,59 @@ function parseEvent(ev: ICAL.Component, index: number, ctx: Context): ItipEvent 
     exdates,
     status: status ? status.trim().toUpperCase() : null,
   };
+}
+
+/** DTEND, or DTSTART + DURATION; with neither: a timed event ends at its start, an all-day event a day later. */
+function readEnd(ev: ICAL.Component, startT: ReadTime, start: number, ctx: Context, label: string): { endT: ReadTime; end: number } {
+  const allDay = startT.isDate;
+  const dtendProp = ev.getFirstProperty('dtend');
+  const durationValue = ev.getFirstPropertyValue('duration');
+  if (dtendProp) {
+    const endT = readTime(dtendProp, ctx, `${label} DTEND`);
+    if (allDay && !endT.isDate) throw new ItipError(`${label}: DTSTART is a DATE but DTEND is a DATE-TIME`);
+    if (!allDay && endT.isDate) throw new ItipError(`${label}: DTSTART is a DATE-TIME but DTEND is a DATE`);
+    return { endT, end: epochOf(endT, `${label} DTEND`) };
+  }
+  if (durationValue instanceof ICAL.Duration) {
+    // Days and weeks are nominal (wall clock in DTSTART's zone), hours/minutes/seconds exact (RFC 5545 3.3.6).
+    const sign = durationValue.isNegative ? -1 : 1;
+    const days = sign * (durationValue.weeks * 7 + durationValue.days);
+    const exact = sign * (durationValue.hours * 3600 + durationValue.minutes * 60 + durationValue.seconds) * 1000;
+    const wall = addDays(startT.wall, days);
+    const endT = { ...startT, wall: allDay ? wall : addExact(wall, startT.zone, exact) };
+    return { endT, end: allDay ? wallUtcMs(wall) : epochOf({ ...startT, wall }, `${label} DURATION`) + exact };
+  }
+  return allDay ? { endT: { ...startT, wall: addDays(startT.wall, 1) }, end: start + DAY_MS } : { endT: startT, end: start };
+}
+
+function readSequence(ev: ICAL.Component, label: string): number {
+  const seq = Number(ev.getFirstPropertyValue('sequence') ?? 0);
+  // RFC 5545 3.8.7.4: SEQUENCE is an INTEGER (3.3.8: at most 2147483647) counted up from 0. Anything else is
+  // refused rather than clipped, so an ordering never silently changes (docs/decisions.md).
+  if (!Number.isInteger(seq) || seq < 0 || seq > MAX_SEQUENCE) {
+    throw new ItipError(`${label}: SEQUENCE ${seq} is out of range: RFC 5545 allows a whole number from 0 to ${MAX_SEQUENCE}`);
+  }
+  return seq;
+}
+
+function readAttendees(ev: ICAL.Component): ItipAttendee[] {
+  return ev.getAllProperties('attendee').map((p) => ({
+    email: normalizeEmail(p.getFirstValue()),
+    name: paramString(p, 'cn'),
+    partstat: (paramString(p, 'partstat') ?? 'NEEDS-ACTION').toUpperCase(),
+    role: paramString(p, 'role')?.toUpperCase() ?? null,
+    cutype: paramString(p, 'cutype')?.toUpperCase() ?? null,
+  }));
+}
+
+/** Every EXDATE instant, in time order. */
+function readExdates(ev: ICAL.Component, ctx: Context, label: string): number[] {
+  const exdates: number[] = [];
+  for (const p of ev.getAllProperties('exdate')) {
+    for (const v of p.getValues()) exdates.push(epochOf(readTimeValue(p, v, ctx, `${label} EXDATE`), `${label} EXDATE`));
+  }
+  exdates.sort((a, b) => a - b);
+  return exdates;
 }
 
 /** Adds exact milliseconds to a wall-clock time in a zone (floating/UTC: plain arithmetic); used for DURATION's time part. */

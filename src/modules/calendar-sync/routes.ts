@@ -1,9 +1,9 @@
 /** POST /ops/v1/calendar-sync/{provider}/messages: the room mailbox bridge hands over one iTIP message (operator-api.md "Calendar sync"). */
 import { Type } from 'typebox';
 import type { App } from '../../platform/http/types.js';
-import type { Services } from '../../services.js';
+import type { CalendarSync } from './calendar-service.js';
 import { ok } from '../../platform/http/envelope.js';
-import { bodyLimit } from '../../platform/http/body-limits.js';
+import { CALENDAR_BODY_LIMIT_BYTES } from '../../platform/http/body-limits.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { CalendarMessageResult, ProviderParams } from '../../contract/calendar-sync.js';
 
@@ -13,12 +13,17 @@ const MessageQuery = Type.Object({
 
 const RoomResult = Type.Intersect([CalendarMessageResult, Type.Object({ roomId: Type.String() })]);
 
-export async function opsCalendarRoutes(app: App, services: Services): Promise<void> {
+/** What these routes use: the calendar sync actor. */
+export interface CalendarRouteDeps {
+  calendarSync: CalendarSync;
+}
+
+export async function opsCalendarRoutes(app: App, deps: CalendarRouteDeps): Promise<void> {
   // iTIP messages arrive as text/calendar; the body is kept as the exact text.
   app.addContentTypeParser('text/calendar', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
   app.post('/ops/v1/calendar-sync/:provider/messages', {
-    bodyLimit: bodyLimit('calendar', services.config),
+    bodyLimit: CALENDAR_BODY_LIMIT_BYTES,
     schema: {
       tags: ['ops'],
       summary: 'Apply one iTIP message a synced room received (REQUEST, CANCEL or REPLY); answers with the room\'s REPLY',
@@ -32,5 +37,5 @@ export async function opsCalendarRoutes(app: App, services: Services): Promise<v
         400: ErrorEnvelope, 404: ErrorEnvelope, 415: ErrorEnvelope,
       },
     },
-  }, async (req) => ok(await services.calendarSync.receive(req.params.provider, req.body, req.query.room)));
+  }, async (req) => ok(await deps.calendarSync.receive(req.params.provider, req.body, req.query.room)));
 }
