@@ -35,12 +35,12 @@ import { opsClockRoutes } from './modules/sandbox/routes.js';
 import { opsApplyRoutes, opsSiteRoutes } from './modules/site/routes.js';
 import { catalogueRoutes } from './modules/catalogue/routes.js';
 import { meetingRoutes, opsMeetingRoutes } from './modules/booking/routes.js';
-import { memberRoutes } from './modules/members/routes.js';
+import { register as registerMembers } from './modules/members/index.js';
 import { opsWebhookRoutes } from './modules/webhooks/routes.js';
-import { opsDeviceRoutes } from './modules/devices/routes.js';
+import { register as registerDevices } from './modules/devices/index.js';
 import { opsCalendarRoutes } from './modules/calendar-sync/routes.js';
 import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
-import { opsVisitorRoutes } from './modules/visitors/routes.js';
+import { register as registerVisitors } from './modules/visitors/index.js';
 import { opsFeedRoutes, publicFeedRoutes } from './modules/calendar-sync/feed-routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
 
@@ -180,7 +180,11 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await guarded(app, guards.api, async (api) => {
     await catalogueRoutes(api, services);
     await meetingRoutes(api, services);
-    await memberRoutes(api, services);
+  });
+  await registerMembers(app, {
+    guards, members: services.members, credentials: services.credentials, config: services.config,
+    // Late-bound: tests replace services.partnerRateLimit after the app is built.
+    partnerRateLimit: { hit: (key) => services.partnerRateLimit.hit(key) },
   });
 
   // The console's sign-in (the ops token in the body) and sign-out: outside the ops guard.
@@ -194,14 +198,14 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsApplyRoutes(ops, services);
     await opsWebhookRoutes(ops, services);
     await opsPaymentRoutes(ops, services);
-    await opsDeviceRoutes(ops, services);
     await opsCalendarRoutes(ops, services);
-    await opsVisitorRoutes(ops, services);
     await opsFeedRoutes(ops, services);
     await opsMeetingRoutes(ops, services);
     await opsSiteRoutes(ops, services);
     await changeStreamRoute(ops, services.changeFeed, services.consoleSessions);
   });
+  await registerDevices(app, { guards, devices: services.devices });
+  await registerVisitors(app, { guards, visitors: services.visitors });
 
   return app;
 }

@@ -20,7 +20,7 @@ import { decodeFace, needsVirtualCard, newVirtualUid, planCards } from './rules/
 import type { CardRow, CredentialRepository } from './credential-repository.js';
 import type { MembersRepository } from './members-repository.js';
 import type { FaceVariants } from './face-variants.js';
-import type { AccessChangeLog } from '../devices/access-source.js';
+import type { AccessChangeLog } from '../devices/index.js';
 import { parseInstant } from '../../platform/time/instant.js';
 
 /** The member a partner call reaches (access rules already applied). */

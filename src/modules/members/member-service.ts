@@ -29,7 +29,7 @@ import type { MembersRepository, ResidentRow, UserRow } from './members-reposito
 import { normalizePhone } from './rules/phone.js';
 import { pickUnit, residentRole, resolveMember, type IdentityKey } from './rules/resolution.js';
 import type { CredentialService } from './credential-service.js';
-import type { AccessChangeLog } from '../devices/access-source.js';
+import type { AccessChangeLog } from '../devices/index.js';
 
 export interface PartnerContext {
   appId: string;

@@ -28,10 +28,8 @@ import type { Database } from '../../platform/db/schema.js';
 import { writeTransaction } from '../../platform/db/transactions.js';
 import { errors } from '../../platform/errors.js';
 import { isObjectId, newId } from '../../platform/ids.js';
-import type { JobHandler } from '../../platform/jobs/handler.js';
-import { timedJob } from '../../platform/jobs/timed.js';
 import type { CreateInviteBody, InviteView, ScanBody, ScanResult, VisitorEntry } from '../../contract/visitors.js';
-import type { AccessChangeLog } from '../devices/access-source.js';
+import type { AccessChangeLog } from '../devices/index.js';
 import type { OutboxEvent } from '../webhooks/outbox.js';
 import { CODE_BYTES, codeFromBytes, normalizeCode, plateKey } from './rules/plates.js';
 import { inviteStatus, pickInvite, scanDecision, validUntil } from './rules/window.js';
@@ -39,7 +37,6 @@ import { checkedInData, hostCancelledData, inviteSentData, VMS_HOST_CANCELLED, V
 import type { EntryRow, InviteRow, VisitorRepository } from './visitor-repository.js';
 import { parseInstant } from '../../platform/time/instant.js';
 
-export const VISITOR_EXPIRY_JOB = 'visitor-expiry';
 /** The SecretBox tag purpose of QR card codes. */
 export const QR_TAG_PURPOSE = 'visitor-qr';
 
@@ -226,16 +223,9 @@ export class VisitorService {
     if (changed) this.deps.devices.poke();
   }
 
-  /** The runner's handler for invites whose window is over; replayed in time order when the sandbox clock moves. */
-  expiryJob(intervalMs = 1000): JobHandler<InviteRow> {
-    return timedJob<InviteRow>({
-      name: VISITOR_EXPIRY_JOB,
-      intervalMs,
-      id: (i) => i.id,
-      dueAt: (i) => i.end_at,
-      due: (now, limit) => this.deps.repo.withdrawalsDue(now, limit),
-      run: (i) => this.withdraw(i),
-    });
+  /** Invites whose window is over by `now` and whose code is not yet withdrawn, earliest first (the visitor-expiry job). */
+  withdrawalsDue(now: number, limit: number): Promise<InviteRow[]> {
+    return this.deps.repo.withdrawalsDue(now, limit);
   }
 
   /** The lookup tag of a code (keyed hash; the code itself is stored sealed). */
