@@ -115,7 +115,7 @@ export class VisitorService {
     const id = newId(now);
     const row: InviteRow = {
       id, project_id: project.id, host_user_id: host.id, visitor_name: body.visitorName, visitor_email: body.visitorEmail ?? null,
-      start_at: startAt, end_at: validUntil(startAt, endAt, project.timezone), end_given: endAt === null ? 0 : 1,
+      start_at: startAt, end_at: validUntil(startAt, endAt, project.timezone), end_given: endAt !== null,
       license_plate: plate ?? null, plate_key: key, visit_purpose: body.visitPurpose ?? null,
       qr_enc: '', qr_tag: '', cancelled_at: null, withdrawn_at: null, created_at: now,
     };
@@ -258,7 +258,7 @@ export class VisitorService {
       visitorName: row.visitor_name,
       visitorEmail: row.visitor_email,
       startDateTime: iso(row.start_at),
-      endDateTime: row.end_given === 1 ? iso(row.end_at) : null,
+      endDateTime: row.end_given ? iso(row.end_at) : null,
       validUntil: iso(row.end_at),
       licensePlate: row.license_plate,
       visitPurpose: row.visit_purpose,
