@@ -21,7 +21,7 @@ import { MemberService } from './member-service.js';
 import { MemberAccessSource } from './member-access.js';
 import { memberRoutes, type PartnerRateLimit } from './routes.js';
 
-export { MemberService, partnerContext, type PartnerContext } from './member-service.js';
+export { MemberService, partnerContext, type PartnerCaller, type PartnerContext } from './member-service.js';
 export { CredentialService, type ReachedMember } from './credential-service.js';
 export { MemberAccessSource } from './member-access.js';
 export type { PartnerRateLimit } from './routes.js';

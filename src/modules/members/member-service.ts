@@ -23,7 +23,6 @@ import type { Db } from '../../platform/db/db.js';
 import { writeTransaction } from '../../platform/db/transactions.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import type { Principal } from '../auth/principal.js';
 import type { PartnerMember, PutMemberBody, PutMemberResult, UnitView } from '../../contract/members.js';
 import type { MembershipRow, MembersRepository, ResidentRow, UserRow } from './members-repository.js';
 import { normalizePhone } from './rules/phone.js';
@@ -36,8 +35,16 @@ export interface PartnerContext {
   projectId: string;
 }
 
+/** What the partner routes need of the caller (the auth module's Principal has these). */
+export interface PartnerCaller {
+  kind: string;
+  grant: string;
+  appId: string;
+  projects: ReadonlyMap<string, unknown>;
+}
+
 /** The access rules of every partner route: a plain app token of a single-project app. */
-export function partnerContext(p: Principal): PartnerContext {
+export function partnerContext(p: PartnerCaller): PartnerContext {
   if (p.kind !== 'app' || p.grant !== 'app_credentials') {
     throw errors.forbidden('Partner member routes accept only the app\'s own app_credentials token');
   }

@@ -19,7 +19,7 @@ import { VisitorAccessSource } from './visitor-access.js';
 import { visitorExpiryJob } from './jobs.js';
 import { opsVisitorRoutes } from './routes.js';
 
-export { VisitorService, type DeviceDirectory, type VisitorDevice, type VisitorEvents, type VisitorSite, type VisitorUnits } from './visitor-service.js';
+export { VisitorService, type DeviceDirectory, type VisitorDevice, type VisitorEvent, type VisitorEvents, type VisitorSite, type VisitorUnits } from './visitor-service.js';
 export { VisitorAccessSource } from './visitor-access.js';
 export { VISITOR_EXPIRY_JOB } from './jobs.js';
 

@@ -30,7 +30,6 @@ import { errors } from '../../platform/errors.js';
 import { isObjectId, newId } from '../../platform/ids.js';
 import type { CreateInviteBody, InviteView, ScanBody, ScanResult, VisitorEntry } from '../../contract/visitors.js';
 import type { AccessChangeLog } from '../devices/index.js';
-import type { OutboxEvent } from '../webhooks/outbox.js';
 import { CODE_BYTES, codeFromBytes, normalizeCode, plateKey } from './rules/plates.js';
 import { inviteStatus, pickInvite, scanDecision, validUntil } from './rules/window.js';
 import { checkedInData, hostCancelledData, inviteSentData, VMS_HOST_CANCELLED, VMS_INVITE_SENT, VMS_VISITOR_CHECKED_IN, type Host } from './visitor-events.js';
@@ -69,8 +68,20 @@ export interface VisitorUnits {
   unitName(projectId: string, userId: string): Promise<string | undefined>;
 }
 
+/** A VMS_* event as the outbox records it. */
+export interface VisitorEvent {
+  projectId: string;
+  type: string;
+  data: unknown;
+  /** When it occurred (service time). */
+  at: number;
+  /** Visitor events are about no booking. */
+  meetingId: null;
+}
+
+/** Where VMS_* events go, in the caller's transaction (the webhooks module's outbox). */
 export interface VisitorEvents {
-  emitEvent(trx: Db, e: OutboxEvent): Promise<void>;
+  emitEvent(trx: Db, e: VisitorEvent): Promise<void>;
 }
 
 export interface VisitorServiceDeps {
