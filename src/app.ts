@@ -35,12 +35,12 @@ import { opsClockRoutes } from './modules/sandbox/routes.js';
 import { opsApplyRoutes, opsSiteRoutes } from './modules/site/routes.js';
 import { catalogueRoutes } from './modules/catalogue/routes.js';
 import { meetingRoutes, opsMeetingRoutes } from './modules/booking/routes.js';
-import { memberRoutes } from './modules/members/routes.js';
+import { register as registerMembers } from './modules/members/index.js';
 import { opsWebhookRoutes } from './modules/webhooks/routes.js';
-import { opsDeviceRoutes } from './modules/devices/routes.js';
+import { register as registerDevices } from './modules/devices/index.js';
 import { register as registerCalendarSync } from './modules/calendar-sync/index.js';
 import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
-import { opsVisitorRoutes } from './modules/visitors/routes.js';
+import { register as registerVisitors } from './modules/visitors/index.js';
 import { consoleRoutes } from './modules/console/routes.js';
 
 export const API_VERSION = '1.15.0';
@@ -177,7 +177,11 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await guarded(app, guards.api, async (api) => {
     await catalogueRoutes(api, services);
     await meetingRoutes(api, services);
-    await memberRoutes(api, services);
+  });
+  await registerMembers(app, {
+    guards, members: services.members, credentials: services.credentials, config: services.config,
+    // Late-bound: tests replace services.partnerRateLimit after the app is built.
+    partnerRateLimit: { hit: (key) => services.partnerRateLimit.hit(key) },
   });
 
   // The console's sign-in (the ops token in the body) and sign-out: outside the ops guard.
@@ -191,8 +195,6 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsApplyRoutes(ops, services);
     await opsWebhookRoutes(ops, services);
     await opsPaymentRoutes(ops, services);
-    await opsDeviceRoutes(ops, services);
-    await opsVisitorRoutes(ops, services);
     await opsMeetingRoutes(ops, services);
     await opsSiteRoutes(ops, services);
     await changeStreamRoute(ops, services.changeFeed, services.consoleSessions);
@@ -200,6 +202,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // Calendar sync: the room feeds (public: the unguessable token in the address is the capability),
   // the room mailboxes' iTIP messages and the feed addresses (ops).
   await registerCalendarSync(app, { calendarSync: services.calendarSync, roomFeeds: services.roomFeeds, guards });
+  await registerDevices(app, { guards, devices: services.devices });
+  await registerVisitors(app, { guards, visitors: services.visitors });
 
   return app;
 }

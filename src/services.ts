@@ -35,26 +35,13 @@ import { Lifecycle } from './modules/lifecycle/jobs.js';
 import { deliveryJob } from './modules/webhooks/jobs.js';
 import { DeliveryRepository } from './modules/webhooks/delivery-repository.js';
 import { tokenPurgeJob } from './modules/auth/jobs.js';
-import { MembersRepository } from './modules/members/members-repository.js';
-import { MemberService } from './modules/members/member-service.js';
-import { CredentialService } from './modules/members/credential-service.js';
-import { CredentialRepository } from './modules/members/credential-repository.js';
+import { createMembers, type CredentialService, type MemberService, type PartnerRateLimit } from './modules/members/index.js';
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
 import { ConsoleSessionRepository } from './platform/db/console-session-repository.js';
 import { RateLimiter } from './platform/rate-limit.js';
-import { DeviceRepository } from './modules/devices/device-repository.js';
-import { DeviceSync } from './modules/devices/device-sync.js';
-import { DeviceService } from './modules/devices/device-service.js';
-import { SandboxTransport } from './modules/devices/sandbox-transport.js';
-import { MqttTransport, type TransportLogger } from './modules/devices/mqtt-transport.js';
-import type { DeviceTransport } from './modules/devices/transport.js';
-import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, deviceSyncJob, ReconcileSchedule } from './modules/devices/jobs.js';
-import { MemberAccessSource } from './modules/members/member-access.js';
-import { FaceVariants } from './modules/members/face-variants.js';
-import { VisitorRepository } from './modules/visitors/visitor-repository.js';
+import { createDevices, type DeviceService, type DeviceSync, type DeviceTransport, type TransportLogger } from './modules/devices/index.js';
 import { createCalendarSync, type CalendarSync, type RoomFeedService } from './modules/calendar-sync/index.js';
-import { VisitorService } from './modules/visitors/visitor-service.js';
-import { VisitorAccessSource } from './modules/visitors/visitor-access.js';
+import { createVisitors, type VisitorAccessSource, type VisitorService } from './modules/visitors/index.js';
 import { UrlGuard } from './platform/net/url-guard.js';
 import { TokenAttempts } from './modules/auth/token-attempts.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
@@ -90,7 +77,7 @@ export interface Services {
   /** Partner members' cards and face photos (PUT …/credentials). */
   credentials: CredentialService;
   /** 30 requests per 60 s per app across the partner member routes (real time). */
-  partnerRateLimit: RateLimiter;
+  partnerRateLimit: PartnerRateLimit;
   /** Building devices: the enrollment log members and visitors write to, the device view, the sandbox switches. */
   devices: DeviceService;
   /** Device sync (plan, deliver, repair); tests drive it directly. */
@@ -197,45 +184,32 @@ export async function createServices(config: Config, storage: Storage, realClock
   sandboxClock.onAdvance(async (_from, to) => {
     await jobs.replay(to);
   });
-  const membersRepo = new MembersRepository(storage.db, storage.engine);
-  const credentialRepo = new CredentialRepository(storage.db);
-  const faceVariants = new FaceVariants({ db: storage.db, engine: storage.engine, repo: credentialRepo, secretBox, now: () => serviceClock.now() });
-
   // Building devices: members (and visitors) tell the devices module what changed; the sync job delivers.
-  const deviceRepo = new DeviceRepository(storage.db, storage.engine);
-  const deviceTransport = createTransport(config, options.logger, deviceRepo);
-  const deviceSync = new DeviceSync({
-    db: storage.db, engine: storage.engine, repo: deviceRepo, transport: deviceTransport, clock: serviceClock,
-    sources: [new MemberAccessSource(membersRepo, credentialRepo, secretBox, faceVariants)],
-    onQueued: () => jobs.poke(DEVICE_SYNC_JOB), onError,
+  const deviceModule = createDevices({
+    db: storage.db, engine: storage.engine, clock: serviceClock, realClock, config: config.devices, sandbox: isSandbox(config.env), jobs,
+    logger: options.logger, onError,
   });
-  const devices = new DeviceService({
-    repo: deviceRepo, sync: deviceSync, clock: serviceClock, transport: deviceTransport.name, sandbox: isSandbox(config.env),
-    poke: () => jobs.poke(DEVICE_SYNC_JOB),
-  });
-  jobs.register(deviceSyncJob(deviceSync, { leaseMs: config.devices.ackTimeoutMs + 30_000 }));
-  const reconcile = new ReconcileSchedule(() => realClock.now(), config.devices.reconcileMs);
-  jobs.register(reconcile.job(deviceSync));
+  const { service: devices, sync: deviceSync, transport: deviceTransport } = deviceModule;
   const site = new SiteService(new SiteRepository(storage.db));
   site.onApplied(() => {
     tokens.forgetCallers();
-    reconcile.soon();
-    jobs.poke(DEVICE_RECONCILE_JOB);
+    deviceModule.reconcileSoon();
   });
 
-  const credentials = new CredentialService({ db: storage.db, engine: storage.engine, repo: credentialRepo, members: membersRepo, secretBox, access: devices, faces: faceVariants, clock: serviceClock });
-  const members = new MemberService({ db: storage.db, engine: storage.engine, repo: membersRepo, credentials, access: devices, clock: serviceClock,
-    onMembershipsChanged: () => tokens.forgetCallers(),
+  // Members record access changes in the devices' log; the devices plan with the members' AccessSource.
+  const memberModule = createMembers({
+    db: storage.db, engine: storage.engine, secretBox, clock: serviceClock, realClock, access: devices,
+    partnerRateLimitPerMinute: config.partnerRateLimitPerMinute, onMembershipsChanged: () => tokens.forgetCallers(),
   });
+  const { members, credentials } = memberModule;
+  deviceSync.addSource(memberModule.accessSource);
 
   // Visitors: invites enroll their code on the project's devices through the same sync.
-  const visitorRepo = new VisitorRepository(storage.db);
-  const visitorAccess = new VisitorAccessSource({ repo: visitorRepo, clock: serviceClock, secretBox });
-  deviceSync.addSource(visitorAccess);
-  const visitors = new VisitorService({
-    db: storage.db, engine: storage.engine, repo: visitorRepo, site, units: members, devices, accessLog: devices, outbox, secretBox, clock: serviceClock,
+  const visitorModule = createVisitors({
+    db: storage.db, engine: storage.engine, secretBox, clock: serviceClock, site, units: members, devices, accessLog: devices, outbox, jobs,
   });
-  jobs.register(visitors.expiryJob());
+  const { visitors, accessSource: visitorAccess } = visitorModule;
+  deviceSync.addSource(visitorAccess);
   const calendar = createCalendarSync({
     db: storage.db, bookings: bookingChanges, rooms: catalogue, organizers: site, secretBox, clock: serviceClock,
     publicBaseUrl: () => config.publicBaseUrl,
@@ -244,8 +218,8 @@ export async function createServices(config: Config, storage: Storage, realClock
     sources: [
       { kind: 'meeting', changedSince: (t, n) => meetingRepo.changedSince(t, n), latest: () => meetingRepo.lastChangeAt() },
       { kind: 'delivery', changedSince: (t, n) => deliveryRepo.changedSince(t, n), latest: () => deliveryRepo.lastChangeAt() },
-      { kind: 'device', changedSince: (t, n) => deviceRepo.changedSince(t, n), latest: () => deviceRepo.lastChangeAt() },
-      { kind: 'visitor', changedSince: (t, n) => visitorRepo.changedSince(t, n), latest: () => visitorRepo.lastChangeAt() },
+      deviceModule.changes,
+      visitorModule.changes,
     ],
     clockMark: () => sandboxClock.state().offsetMs,
     onError: (err) => onError(err, { job: 'change-feed' }),
@@ -275,7 +249,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     deviceSync,
     deviceTransport,
     credentials,
-    partnerRateLimit: new RateLimiter(new RateLimitRepository(storage.db), realClock, config.partnerRateLimitPerMinute, 60_000),
+    partnerRateLimit: memberModule.partnerRateLimit,
     visitors,
     visitorAccess,
     calendarSync: calendar.calendarSync,
@@ -300,11 +274,4 @@ export async function createServices(config: Config, storage: Storage, realClock
       await deviceTransport.stop();
     },
   };
-}
-
-/** The device transport DEVICE_TRANSPORT selects. */
-function createTransport(config: Config, logger: TransportLogger | undefined, repo: DeviceRepository): DeviceTransport {
-  const d = config.devices;
-  if (d.transport === 'sandbox') return new SandboxTransport((id) => repo.sandboxMemory(id));
-  return new MqttTransport({ url: d.mqttUrl, topicPrefix: d.topicPrefix, ackTimeoutMs: d.ackTimeoutMs, logger });
 }

@@ -7,10 +7,14 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Engine } from '../../platform/db/database.js';
 import type { Database, DeviceCommandTable, DeviceStateTable } from '../../platform/db/schema.js';
-import type { SubjectKind } from './rules/subject-state.js';
+import { parseState, stateJson, type SubjectKind, type SubjectState } from './rules/subject-state.js';
 
-export type CommandRow = Selectable<DeviceCommandTable>;
-export type DeviceStateRow = Selectable<DeviceStateTable>;
+/** A queued command as the module uses it: its state (JSON in the column) parsed; null for a remove. */
+export type CommandRow = Omit<Selectable<DeviceCommandTable>, 'state'> & { state: SubjectState | null };
+/** A device's sync row as the module uses it: `online` as a boolean. */
+export type DeviceStateRow = Omit<Selectable<DeviceStateTable>, 'online'> & { online: boolean };
+
+const stateRecord = (r: Selectable<DeviceStateTable>): DeviceStateRow => ({ ...r, online: Number(r.online) === 1 });
 
 export interface DeviceRow {
   id: string;
@@ -23,12 +27,16 @@ export interface DeviceRow {
   cardFormat: string | null;
 }
 
+/** A subject's state on a device (a target, or what the device acknowledged), parsed from its JSON column. */
 export interface SubjectStateRow {
   device_id: string;
   subject_kind: string;
   subject_id: string;
-  state: string;
+  state: SubjectState;
 }
+
+const commandRecord = (r: Selectable<DeviceCommandTable>): CommandRow => ({ ...r, state: r.state === null ? null : parseState(r.state) });
+const subjectStateRecord = <R extends { state: string }>(r: R): Omit<R, 'state'> & { state: SubjectState } => ({ ...r, state: parseState(r.state) });
 
 export class DeviceRepository {
   constructor(private readonly db: Kysely<Database>, private readonly engine: Engine) {}
@@ -47,15 +55,19 @@ export class DeviceRepository {
     return this.devicesQuery(db).where('devices.id', '=', id).executeTakeFirst();
   }
 
-  /** Every device with its sync state and count of unsent commands (the console's list). */
-  async overview(db: Db = this.db) {
+  /** Every device with its sync state (online: null without a sync row yet) and count of unsent commands (the console's list). */
+  async overview(db: Db = this.db): Promise<{ id: string; name: string; kind: string; online: boolean | null; lastSyncedAt: number | null; pending: number }[]> {
     const pending = db.selectFrom('device_commands').select((eb) => ['device_id', eb.fn.countAll<number>().as('n')])
       .where('status', '=', 'pending').groupBy('device_id').as('pc');
-    return db.selectFrom('devices')
+    const rows = await db.selectFrom('devices')
       .leftJoin('device_state as s', 's.device_id', 'devices.id')
       .leftJoin(pending, 'pc.device_id', 'devices.id')
       .select(['devices.id as id', 'devices.name as name', 'devices.kind as kind', 's.online as online', 's.last_synced_at as lastSyncedAt', 'pc.n as pending'])
       .orderBy('devices.name').orderBy('devices.id').execute();
+    return rows.map((r) => ({
+      id: r.id, name: r.name, kind: r.kind, online: r.online === null ? null : Number(r.online) === 1,
+      lastSyncedAt: r.lastSyncedAt ?? null, pending: Number(r.pending ?? 0),
+    }));
   }
 
   /** Devices whose sync state changed after `after`, oldest change first: the console's change feed. */
@@ -81,12 +93,12 @@ export class DeviceRepository {
   }
 
   /** What a sandbox device holds (what it acknowledged), with the seq that wrote each entry; null when it is switched offline. */
-  async sandboxMemory(deviceId: string, db: Db = this.db): Promise<{ subject_kind: string; subject_id: string; state: string; seq: number }[] | null> {
+  async sandboxMemory(deviceId: string, db: Db = this.db): Promise<{ subject_kind: string; subject_id: string; state: SubjectState; seq: number }[] | null> {
     const state = await db.selectFrom('device_state').select('online').where('device_id', '=', deviceId).executeTakeFirst();
     if (state && Number(state.online) !== 1) return null;
     const rows = await db.selectFrom('device_enrollments').select(['subject_kind', 'subject_id', 'state', 'seq'])
       .where('device_id', '=', deviceId).orderBy('subject_kind').orderBy('subject_id').execute();
-    return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
+    return rows.map((r) => ({ ...subjectStateRecord(r), seq: Number(r.seq) }));
   }
 
   async projectIdsWithDevices(db: Db = this.db): Promise<string[]> {
@@ -111,12 +123,14 @@ export class DeviceRepository {
   // ----- targets (what the service decided each device must hold) ---------------
 
   async subjectTargets(kind: SubjectKind, subjectId: string, db: Db = this.db): Promise<SubjectStateRow[]> {
-    return db.selectFrom('device_targets').select(['device_id', 'subject_kind', 'subject_id', 'state'])
+    const rows = await db.selectFrom('device_targets').select(['device_id', 'subject_kind', 'subject_id', 'state'])
       .where('subject_kind', '=', kind).where('subject_id', '=', subjectId).execute();
+    return rows.map(subjectStateRecord);
   }
 
   async deviceTargets(deviceId: string, db: Db = this.db): Promise<SubjectStateRow[]> {
-    return db.selectFrom('device_targets').select(['device_id', 'subject_kind', 'subject_id', 'state']).where('device_id', '=', deviceId).execute();
+    const rows = await db.selectFrom('device_targets').select(['device_id', 'subject_kind', 'subject_id', 'state']).where('device_id', '=', deviceId).execute();
+    return rows.map(subjectStateRecord);
   }
 
   /** Subjects of a kind with a target on any of the devices. */
@@ -128,8 +142,9 @@ export class DeviceRepository {
   }
 
   async putTarget(row: SubjectStateRow, now: number, db: Db = this.db): Promise<void> {
-    await db.insertInto('device_targets').values({ ...row, updated_at: now })
-      .onConflict((oc) => oc.columns(['device_id', 'subject_kind', 'subject_id']).doUpdateSet({ state: row.state, updated_at: now }))
+    const state = stateJson(row.state);
+    await db.insertInto('device_targets').values({ ...row, state, updated_at: now })
+      .onConflict((oc) => oc.columns(['device_id', 'subject_kind', 'subject_id']).doUpdateSet({ state, updated_at: now }))
       .execute();
   }
 
@@ -162,7 +177,8 @@ export class DeviceRepository {
   }
 
   async state(deviceId: string, db: Db = this.db): Promise<DeviceStateRow | undefined> {
-    return db.selectFrom('device_state').selectAll().where('device_id', '=', deviceId).executeTakeFirst();
+    const row = await db.selectFrom('device_state').selectAll().where('device_id', '=', deviceId).executeTakeFirst();
+    return row && stateRecord(row);
   }
 
   /** Takes the device's next sequence number (on PostgreSQL this locks the device's row until commit, so commits come in sequence order). */
@@ -179,7 +195,8 @@ export class DeviceRepository {
   }
 
   async insertCommand(row: Omit<CommandRow, 'done_at' | 'last_error' | 'attempts' | 'status'>, db: Db): Promise<void> {
-    await db.insertInto('device_commands').values({ ...row, status: 'pending', attempts: 0, last_error: null, done_at: null }).execute();
+    await db.insertInto('device_commands')
+      .values({ ...row, state: row.state === null ? null : stateJson(row.state), status: 'pending', attempts: 0, last_error: null, done_at: null }).execute();
   }
 
   /** Devices with pending commands due by `now` and not leased by another worker. */
@@ -190,7 +207,7 @@ export class DeviceRepository {
       .where((eb) => eb.exists(eb.selectFrom('device_commands').select('device_commands.id')
         .whereRef('device_commands.device_id', '=', 'device_state.device_id').where('device_commands.status', '=', 'pending')));
     if (skip.length) q = q.where('device_id', 'not in', [...skip]);
-    return q.orderBy('next_attempt_at').orderBy('device_id').limit(limit).execute();
+    return (await q.orderBy('next_attempt_at').orderBy('device_id').limit(limit).execute()).map(stateRecord);
   }
 
   async lease(deviceId: string, realNow: number, leaseMs: number, db: Db = this.db): Promise<boolean> {
@@ -202,8 +219,9 @@ export class DeviceRepository {
   }
 
   async pendingCommands(deviceId: string, limit: number, db: Db = this.db): Promise<CommandRow[]> {
-    return db.selectFrom('device_commands').selectAll().where('device_id', '=', deviceId).where('status', '=', 'pending')
+    const rows = await db.selectFrom('device_commands').selectAll().where('device_id', '=', deviceId).where('status', '=', 'pending')
       .orderBy('seq').limit(limit).execute();
+    return rows.map(commandRecord);
   }
 
   async pendingCount(deviceId: string, db: Db = this.db): Promise<number> {
@@ -220,19 +238,20 @@ export class DeviceRepository {
   }
 
   /** The newest command per subject on the device that the device refused (bad input). */
-  async refusedStates(deviceId: string, db: Db = this.db): Promise<Map<string, string | null>> {
+  async refusedStates(deviceId: string, db: Db = this.db): Promise<Map<string, SubjectState | null>> {
     const rows = await db.selectFrom('device_commands').select(['subject_kind', 'subject_id', 'state', 'seq', 'status'])
       .where('device_id', '=', deviceId).where('status', '!=', 'pending').orderBy('seq').execute();
     const latest = new Map<string, { status: string; state: string | null }>();
     for (const r of rows) latest.set(`${r.subject_kind}:${r.subject_id}`, { status: r.status, state: r.state });
-    const out = new Map<string, string | null>();
-    for (const [k, v] of latest) if (v.status === 'failed') out.set(k, v.state);
+    const out = new Map<string, SubjectState | null>();
+    for (const [k, v] of latest) if (v.status === 'failed') out.set(k, v.state === null ? null : parseState(v.state));
     return out;
   }
 
   async problems(deviceId: string, limit: number, db: Db = this.db): Promise<CommandRow[]> {
-    return db.selectFrom('device_commands').selectAll().where('device_id', '=', deviceId).where('status', '=', 'failed')
+    const rows = await db.selectFrom('device_commands').selectAll().where('device_id', '=', deviceId).where('status', '=', 'failed')
       .orderBy('seq', 'desc').limit(limit).execute();
+    return rows.map(commandRecord);
   }
 
   /** A command the device applied: done, and what it now holds for the subject. */
@@ -243,9 +262,10 @@ export class DeviceRepository {
     if (cmd.op === 'remove') {
       await this.deleteEnrollment(cmd.device_id, cmd.subject_kind, cmd.subject_id, db);
     } else {
+      const state = stateJson(cmd.state!);
       await db.insertInto('device_enrollments')
-        .values({ device_id: cmd.device_id, subject_kind: cmd.subject_kind, subject_id: cmd.subject_id, state: cmd.state!, seq: cmd.seq, updated_at: now })
-        .onConflict((oc) => oc.columns(['device_id', 'subject_kind', 'subject_id']).doUpdateSet({ state: cmd.state!, seq: cmd.seq, updated_at: now }))
+        .values({ device_id: cmd.device_id, subject_kind: cmd.subject_kind, subject_id: cmd.subject_id, state, seq: cmd.seq, updated_at: now })
+        .onConflict((oc) => oc.columns(['device_id', 'subject_kind', 'subject_id']).doUpdateSet({ state, seq: cmd.seq, updated_at: now }))
         .execute();
     }
   }
@@ -278,8 +298,9 @@ export class DeviceRepository {
   // ----- what devices hold ----------------------------------------------------------
 
   async enrollments(deviceId: string, db: Db = this.db): Promise<SubjectStateRow[]> {
-    return db.selectFrom('device_enrollments').select(['device_id', 'subject_kind', 'subject_id', 'state'])
+    const rows = await db.selectFrom('device_enrollments').select(['device_id', 'subject_kind', 'subject_id', 'state'])
       .where('device_id', '=', deviceId).orderBy('subject_kind').orderBy('subject_id').execute();
+    return rows.map(subjectStateRecord);
   }
 
   async deleteEnrollment(deviceId: string, kind: string, subjectId: string, db: Db = this.db): Promise<void> {

@@ -15,7 +15,7 @@ import { cardNoOf } from '../members/rules/card-codec.js';
 import type { AccessChangeLog } from './access-source.js';
 import type { DeviceRepository, DeviceRow } from './device-repository.js';
 import { cardFormatOf, type DeviceSync } from './device-sync.js';
-import { parseState, type SubjectKind } from './rules/subject-state.js';
+import type { SubjectKind } from './rules/subject-state.js';
 
 export interface DeviceServiceDeps {
   repo: DeviceRepository;
@@ -71,8 +71,8 @@ export class DeviceService implements AccessChangeLog {
   /** Every device's sync state and pending changes (the console's list). */
   async list(): Promise<ConsoleDevice[]> {
     return (await this.deps.repo.overview()).map((d) => ({
-      _id: d.id, name: d.name, kind: d.kind, online: d.online === null ? true : Number(d.online) === 1,
-      pendingChanges: Number(d.pending ?? 0), lastSyncedAt: iso(d.lastSyncedAt ?? null),
+      _id: d.id, name: d.name, kind: d.kind, online: d.online ?? true,
+      pendingChanges: d.pending, lastSyncedAt: iso(d.lastSyncedAt),
     }));
   }
 
@@ -89,7 +89,7 @@ export class DeviceService implements AccessChangeLog {
     const enrollments: DeviceView['enrollments'] = [];
     const visitorPasses: DeviceView['visitorPasses'] = [];
     for (const h of held) {
-      const s = parseState(h.state);
+      const s = h.state;
       if (h.subject_kind === 'member') enrollments.push({ memberId: h.subject_id, cardNos: s.cards.map(cardNoOf), face: s.face !== null, faceRefused: s.faceRefused ?? null });
       else visitorPasses.push({ inviteId: h.subject_id, qrCode: s.qr !== null, licensePlate: s.plates.length > 0, validFrom: iso(s.validFrom), validUntil: iso(s.validUntil) });
     }
@@ -97,7 +97,7 @@ export class DeviceService implements AccessChangeLog {
       _id: d.id,
       name: d.name,
       kind: d.kind,
-      online: state ? state.online === 1 : true,
+      online: state ? state.online : true,
       pendingChanges: pending,
       lastSyncedAt: iso(state?.last_synced_at ?? null),
       enrollments,

@@ -30,7 +30,7 @@ import type { AccessSource, DeviceInfo } from './access-source.js';
 import type { CommandRow, DeviceRepository, DeviceRow, DeviceStateRow } from './device-repository.js';
 import { retryDelayMs } from './rules/device-kinds.js';
 import { stateHash } from './state-hash.js';
-import { parseState, stateJson, subjectKey, type SubjectKind, type SubjectRef, type SubjectState } from './rules/subject-state.js';
+import { sameState, subjectKey, type SubjectKind, type SubjectRef, type SubjectState } from './rules/subject-state.js';
 import type { DeviceTransport, InventoryReport, TransportEvents, WireCommand } from './transport.js';
 
 /** Commands per delivery round. */
@@ -100,7 +100,7 @@ export class DeviceSync implements TransportEvents {
     for (const d of all) {
       const want = desired.get(d.id) ?? null;
       const have = targets.get(d.id) ?? null;
-      if (want ? stateJson(want) !== have : have !== null) work.push({ deviceId: d.id, state: want });
+      if (want ? !sameState(want, have) : have !== null) work.push({ deviceId: d.id, state: want });
     }
     // Targets on devices no longer in the project (a device moved): withdraw there too.
     for (const [deviceId] of targets) if (!all.some((d) => d.id === deviceId)) work.push({ deviceId, state: null });
@@ -108,7 +108,7 @@ export class DeviceSync implements TransportEvents {
     work.sort((a, b) => (a.deviceId < b.deviceId ? -1 : 1));
     await repo.ensureStates(work.map((w) => w.deviceId), now, trx); // a device that left the project
     for (const w of work) {
-      if (w.state) await repo.putTarget({ device_id: w.deviceId, subject_kind: subject.kind, subject_id: subject.id, state: stateJson(w.state) }, now, trx);
+      if (w.state) await repo.putTarget({ device_id: w.deviceId, subject_kind: subject.kind, subject_id: subject.id, state: w.state }, now, trx);
       else await repo.deleteTarget(w.deviceId, subject.kind, subject.id, trx);
       await this.enqueue(trx, w.deviceId, subject, w.state, now);
     }
@@ -121,7 +121,7 @@ export class DeviceSync implements TransportEvents {
     const seq = await repo.takeSeq(deviceId, trx);
     await repo.insertCommand({
       id: newId(now), device_id: deviceId, seq, subject_kind: subject.kind, subject_id: subject.id,
-      op: state ? 'upsert' : 'remove', state: state ? stateJson(state) : null, created_at: now,
+      op: state ? 'upsert' : 'remove', state, created_at: now,
     }, trx);
   }
 
@@ -148,7 +148,7 @@ export class DeviceSync implements TransportEvents {
     }
     if (!commands.length) return;
     const wires = await Promise.all(commands.map((c) => this.wire(device, c)));
-    const report = await transport.deliver({ id: deviceId, kind: device.kind, online: state.online === 1 }, wires);
+    const report = await transport.deliver({ id: deviceId, kind: device.kind, online: state.online }, wires);
     const now = clock.now();
     const bySeq = new Map(commands.map((c) => [Number(c.seq), c]));
     await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
@@ -163,7 +163,7 @@ export class DeviceSync implements TransportEvents {
       if (report.stopped) {
         const attempts = state.attempts + 1;
         await repo.stopped(deviceId, `${report.stopped.kind}: ${report.stopped.message}`, now + retryDelayMs(attempts), now, trx);
-        if (report.stopped.kind === 'offline' && state.online === 1 && transport.name === 'mqtt') await repo.setOnline(deviceId, false, now, trx);
+        if (report.stopped.kind === 'offline' && state.online && transport.name === 'mqtt') await repo.setOnline(deviceId, false, now, trx);
       } else {
         await repo.synced(deviceId, report.answered.length > 0, now, trx);
       }
@@ -176,7 +176,7 @@ export class DeviceSync implements TransportEvents {
     if (c.op === 'remove' || !c.state) {
       return { v: 1, deviceId: device.id, seq: Number(c.seq), op: 'remove', subject, stateHash: '' };
     }
-    const state = parseState(c.state);
+    const state = c.state;
     const format = cardFormatOf(device);
     const needsSecrets = state.face !== null || state.qr !== null;
     const secrets = needsSecrets ? await this.source(subject.kind).secrets(device.projectId, subject.id, deviceInfo(device)) : { face: null, qrCode: null };
@@ -254,9 +254,9 @@ export class DeviceSync implements TransportEvents {
       const work: { subject: SubjectRef; state: SubjectState | null }[] = [];
       for (const t of targets) {
         const key = `${t.subject_kind}:${t.subject_id}`;
-        if (pending.has(key) || heldBy.get(key) === t.state) continue;
-        if (refused.has(key) && refused.get(key) === t.state) continue; // refused as bad input: sending it again cannot help
-        work.push({ subject: { kind: t.subject_kind as SubjectKind, id: t.subject_id }, state: parseState(t.state) });
+        if (pending.has(key) || sameState(heldBy.get(key), t.state)) continue;
+        if (refused.has(key) && sameState(refused.get(key), t.state)) continue; // refused as bad input: sending it again cannot help
+        work.push({ subject: { kind: t.subject_kind as SubjectKind, id: t.subject_id }, state: t.state });
       }
       for (const h of held) {
         const key = `${h.subject_kind}:${h.subject_id}`;
@@ -304,13 +304,13 @@ export class DeviceSync implements TransportEvents {
     // A device that reports its memory is reachable: what it lacks goes out now, not after a backoff.
     // (Written only when it changes: every reconcile pass asks every device.)
     const known = await repo.state(deviceId);
-    if (!known || Number(known.online) !== 1) await this.setOnline(deviceId, true);
+    if (!known || !known.online) await this.setOnline(deviceId, true);
     const reported = new Map(report.holds.map((h) => [subjectKey(h.subject), h.stateHash]));
     const unknown: SubjectRef[] = [];
     await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
       for (const e of await repo.enrollments(deviceId, trx)) {
         const key = `${e.subject_kind}:${e.subject_id}`;
-        if (reported.get(key) === stateHash(parseState(e.state))) reported.delete(key);
+        if (reported.get(key) === stateHash(e.state)) reported.delete(key);
         else await repo.deleteEnrollment(deviceId, e.subject_kind, e.subject_id, trx);
       }
     });

@@ -1,16 +1,16 @@
 /** Ops device routes (operator-api.md "Access devices"): the device view and the sandbox reachability switch. */
 import { Type } from 'typebox';
 import type { App } from '../../platform/http/types.js';
-import type { Services } from '../../services.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { DeviceView } from '../../contract/devices.js';
 import { ConsoleDevice } from '../../contract/ops-console.js';
+import type { DeviceService } from './device-service.js';
 
 const DeviceParams = Type.Object({ deviceId: Type.String({ description: 'The device _id (from the apply result)' }) });
 const security = [{ opsToken: [] }];
 
-export async function opsDeviceRoutes(app: App, services: Services): Promise<void> {
+export async function opsDeviceRoutes(app: App, services: { devices: DeviceService }): Promise<void> {
   app.get('/ops/v1/devices', {
     schema: {
       tags: ['ops'], summary: 'Every device with its sync state and pending changes', security,

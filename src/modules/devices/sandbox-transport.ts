@@ -6,12 +6,12 @@
  * asked for its inventory, a reachable device reports that, as a gateway would.
  */
 import { checkCommand } from './rules/device-command-check.js';
-import { parseState, type SubjectKind } from './rules/subject-state.js';
+import type { SubjectKind, SubjectState } from './rules/subject-state.js';
 import { stateHash } from './state-hash.js';
 import type { DeliveryReport, DeviceTarget, DeviceTransport, TransportEvents, WireCommand } from './transport.js';
 
 /** A sandbox device's memory: its entries with the seq that wrote each, or null while it is switched offline. */
-export type SandboxMemory = (deviceId: string) => Promise<{ subject_kind: string; subject_id: string; state: string; seq: number }[] | null>;
+export type SandboxMemory = (deviceId: string) => Promise<{ subject_kind: string; subject_id: string; state: SubjectState; seq: number }[] | null>;
 
 export class SandboxTransport implements DeviceTransport {
   readonly name = 'sandbox' as const;
@@ -47,7 +47,7 @@ export class SandboxTransport implements DeviceTransport {
       if (!held) continue; // switched offline: it does not answer
       queued += await events.inventory(id, {
         lastSeq: held.reduce((m, h) => Math.max(m, h.seq), 0),
-        holds: held.map((h) => ({ subject: { kind: h.subject_kind as SubjectKind, id: h.subject_id }, stateHash: stateHash(parseState(h.state)) })),
+        holds: held.map((h) => ({ subject: { kind: h.subject_kind as SubjectKind, id: h.subject_id }, stateHash: stateHash(h.state) })),
       });
     }
     return queued;

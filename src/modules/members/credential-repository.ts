@@ -3,14 +3,15 @@ import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { CardTable, Database, FaceTable, FaceVariantTable } from '../../platform/db/schema.js';
 import type { Db } from '../../platform/db/db.js';
 
-export type CardRow = Selectable<CardTable>;
+/** A card as the module uses it: `generated` (a virtual card the service minted) as a boolean. */
+export type CardRow = Omit<Selectable<CardTable>, 'generated'> & { generated: boolean };
 export type FaceVariantRow = Selectable<FaceVariantTable>;
 
 export class CredentialRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async activeCards(projectId: string, userId: string, db: Db = this.db): Promise<CardRow[]> {
-    return db
+    const rows = await db
       .selectFrom('cards')
       .selectAll()
       .where('project_id', '=', projectId)
@@ -19,10 +20,11 @@ export class CredentialRepository {
       .orderBy('created_at')
       .orderBy('id')
       .execute();
+    return rows.map((r) => ({ ...r, generated: r.generated === 1 }));
   }
 
-  async insertCards(rows: Insertable<CardTable>[], db: Db = this.db): Promise<void> {
-    if (rows.length) await db.insertInto('cards').values(rows).execute();
+  async insertCards(cards: CardRow[], db: Db = this.db): Promise<void> {
+    if (cards.length) await db.insertInto('cards').values(cards.map((c) => ({ ...c, generated: c.generated ? 1 : 0 }))).execute();
   }
 
   async revokeCards(ids: string[], now: number, db: Db = this.db): Promise<void> {

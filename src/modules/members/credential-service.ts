@@ -20,7 +20,7 @@ import { decodeFace, needsVirtualCard, newVirtualUid, planCards } from './rules/
 import type { CardRow, CredentialRepository } from './credential-repository.js';
 import type { MembersRepository } from './members-repository.js';
 import type { FaceVariants } from './face-variants.js';
-import type { AccessChangeLog } from '../devices/access-source.js';
+import type { AccessChangeLog } from '../devices/index.js';
 import { parseInstant } from '../../platform/time/instant.js';
 
 /** The member a partner call reaches (access rules already applied). */
@@ -46,7 +46,7 @@ export interface CredentialServiceDeps {
 }
 
 export function cardView(c: Pick<CardRow, 'id' | 'uid' | 'label' | 'type' | 'generated'>): MemberCard {
-  return { cardId: c.id, cardNo: cardNoOf(c.uid), label: c.label, type: c.type, generated: c.generated === 1 };
+  return { cardId: c.id, cardNo: cardNoOf(c.uid), label: c.label, type: c.type, generated: c.generated };
 }
 
 export class CredentialService {
@@ -92,12 +92,12 @@ export class CredentialService {
       const current = await repo.activeCards(projectId, userId, trx);
       if (body.cards !== undefined) {
         const plan = planCards(
-          current.map((c) => ({ id: c.id, uid: c.uid, type: c.type, generated: c.generated === 1, status: c.status, label: c.label })),
+          current.map((c) => ({ id: c.id, uid: c.uid, type: c.type, generated: c.generated, status: c.status, label: c.label })),
           submitted.filter((s): s is NonNullable<typeof s> => s !== null),
         );
         await repo.revokeCards(plan.revoke, now, trx);
         await repo.insertCards(plan.enroll.map((e) => ({
-          id: newId(now), project_id: projectId, user_id: userId, uid: e.uid, label: e.label || defaultCardLabel(e.uid), type: 'real', generated: 0,
+          id: newId(now), project_id: projectId, user_id: userId, uid: e.uid, label: e.label || defaultCardLabel(e.uid), type: 'real', generated: false,
           status: 'active', created_at: now, revoked_at: null,
         })), trx);
         for (const r of plan.relabel) await repo.relabel(r.id, r.label, trx);
@@ -127,7 +127,7 @@ export class CredentialService {
           const uid = newVirtualUid((n) => randomBytes(n), () => false);
           if (!uid || (await repo.uidEverUsed(projectId, uid, trx))) continue;
           await repo.insertCards([{
-            id: newId(now), project_id: projectId, user_id: userId, uid, label: defaultCardLabel(uid, 'virtual'), type: 'virtual', generated: 1,
+            id: newId(now), project_id: projectId, user_id: userId, uid, label: defaultCardLabel(uid, 'virtual'), type: 'virtual', generated: true,
             status: 'active', created_at: now, revoked_at: null,
           }], trx);
           changed.add('cards');

@@ -7,7 +7,7 @@
  */
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Db } from '../../platform/db/db.js';
-import type { AccessSource, DeviceInfo, SubjectSecrets } from '../devices/access-source.js';
+import type { AccessSource, DeviceInfo, SubjectSecrets } from '../devices/index.js';
 import { faceLimitsFor } from '../devices/rules/face-limits.js';
 import type { SubjectState } from '../devices/rules/subject-state.js';
 import type { CredentialRepository } from './credential-repository.js';

@@ -23,21 +23,28 @@ import type { Db } from '../../platform/db/db.js';
 import { writeTransaction } from '../../platform/db/transactions.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import type { Principal } from '../auth/principal.js';
 import type { PartnerMember, PutMemberBody, PutMemberResult, UnitView } from '../../contract/members.js';
-import type { MembersRepository, ResidentRow, UserRow } from './members-repository.js';
+import type { MembershipRow, MembersRepository, ResidentRow, UserRow } from './members-repository.js';
 import { normalizePhone } from './rules/phone.js';
-import { pickUnit, residentRole, resolveMember, type IdentityKey } from './rules/resolution.js';
+import { pickUnit, residentRole, resolveMember, type IdentityKey, type Resolution } from './rules/resolution.js';
 import type { CredentialService } from './credential-service.js';
-import type { AccessChangeLog } from '../devices/access-source.js';
+import type { AccessChangeLog } from '../devices/index.js';
 
 export interface PartnerContext {
   appId: string;
   projectId: string;
 }
 
+/** What the partner routes need of the caller (the auth module's Principal has these). */
+export interface PartnerCaller {
+  kind: string;
+  grant: string;
+  appId: string;
+  projects: ReadonlyMap<string, unknown>;
+}
+
 /** The access rules of every partner route: a plain app token of a single-project app. */
-export function partnerContext(p: Principal): PartnerContext {
+export function partnerContext(p: PartnerCaller): PartnerContext {
   if (p.kind !== 'app' || p.grant !== 'app_credentials') {
     throw errors.forbidden('Partner member routes accept only the app\'s own app_credentials token');
   }
@@ -180,12 +187,35 @@ export class MemberService {
     return { ...body, ...(phone !== undefined ? { phone } : {}) };
   }
 
+  /** One PUT inside the app's lock: resolve and refuse every conflict, then write the user, membership, link, groups and unit. */
   private async putIn(trx: Db, ctx: PartnerContext, externalUserId: string, body: PutMemberBody): Promise<PutMemberResult> {
-    const { repo, clock } = this.deps;
-    const { appId, projectId } = ctx;
-    await repo.lockApp(appId, trx);
+    await this.deps.repo.lockApp(ctx.appId, trx);
+    const plan = await this.resolvePut(trx, ctx, externalUserId, body);
+    const now = this.deps.clock.now();
+    const userId = await this.writeUser(trx, plan, now);
+    const membership = plan.creating ? undefined : await this.deps.repo.membership(userId, ctx.projectId, trx);
+    const reactivated = await this.writeMembership(trx, plan, userId, membership, now);
+    if (!plan.linked) {
+      await this.deps.repo.insertLink({ id: newId(now), app_id: ctx.appId, user_id: userId, external_user_id: externalUserId, created_at: now }, trx);
+    }
+    const groups = await this.grantAppGroups(trx, plan, userId, reactivated, now);
+    const residence = await this.moveResidence(trx, plan, userId, now);
+    return {
+      memberId: userId,
+      externalUserId,
+      projectId: ctx.projectId,
+      created: plan.creating,
+      matchedBy: plan.resolution.matchedBy,
+      accessGroupIds: groups,
+      employeeId: body.employeeId ?? membership?.employee_id ?? null,
+      unit: unitView(residence),
+    };
+  }
 
-    // 1. Resolve, and refuse every conflict before anything is written.
+  /** Step 1: which member the PUT is about, and every conflict refused before anything is written. */
+  private async resolvePut(trx: Db, ctx: PartnerContext, externalUserId: string, body: PutMemberBody): Promise<PutPlan> {
+    const { repo } = this.deps;
+    const { appId, projectId } = ctx;
     const linked = await repo.linkedUser(appId, externalUserId, trx);
     const emailLower = body.email?.toLowerCase();
     const byKey: Partial<Record<IdentityKey, string>> = {};
@@ -214,64 +244,85 @@ export class MemberService {
     if (username && (await repo.userIdByUsername(username, trx))) {
       throw errors.partnerConflict('employeeId is already taken by another member', { conflictKey: 'employeeId' });
     }
-    let room: { id: string } | undefined;
-    if (body.unit) {
-      const pick = pickUnit(await repo.unitRooms(projectId, body.unit, trx));
-      if (pick.kind === 'none') throw errors.notFound('The project has no unit with that addressNo');
-      if (pick.kind === 'ambiguous') {
-        const key = body.unit.addressNo !== undefined ? 'unit.addressNo' : 'unit.unitId';
-        throw errors.partnerConflict('That unit exists in several zones; send unit.zoneId', { conflictKey: key });
-      }
-      room = pick.room;
-    }
+    const room = await this.pickRoom(trx, projectId, body);
+    return { ctx, externalUserId, body, linked, emailLower, resolution, creating, username, room };
+  }
 
-    // 2. Write.
-    const now = clock.now();
-    let userId: string;
-    if (resolution.kind === 'new') {
-      userId = newId(now);
-      const first = body.firstName ?? null;
-      const last = body.lastName ?? null;
-      const profile = body.profileName ?? null;
-      await repo.insertUser({
-        id: userId, key: null, email: body.email ?? null, email_lower: emailLower ?? null, phone: body.phone ?? null, username,
-        name: displayName(first, last, profile, body.employeeId ?? externalUserId), first_name: first, last_name: last, profile_name: profile,
-        blocked_from_booking: 0, brand_staff: '[]', created_at: now, updated_at: now,
-      }, trx);
-    } else {
-      userId = resolution.userId;
-      const user = await repo.user(userId, trx);
-      if (user) await repo.updateUser(userId, profileChanges(user, body, emailLower, now), trx);
+  /** The unit room a PUT binds the member to (none when the body names no unit). */
+  private async pickRoom(trx: Db, projectId: string, body: PutMemberBody): Promise<{ id: string } | undefined> {
+    if (!body.unit) return undefined;
+    const pick = pickUnit(await this.deps.repo.unitRooms(projectId, body.unit, trx));
+    if (pick.kind === 'none') throw errors.notFound('The project has no unit with that addressNo');
+    if (pick.kind === 'ambiguous') {
+      const key = body.unit.addressNo !== undefined ? 'unit.addressNo' : 'unit.unitId';
+      throw errors.partnerConflict('That unit exists in several zones; send unit.zoneId', { conflictKey: key });
     }
+    return pick.room;
+  }
 
-    const membership = creating ? undefined : await repo.membership(userId, projectId, trx);
-    let reactivated = false;
+  /** Step 2: the user, created or with the profile fields the body changes; its id. */
+  private async writeUser(trx: Db, plan: PutPlan, now: number): Promise<string> {
+    const { repo } = this.deps;
+    const { body, resolution, emailLower } = plan;
+    if (resolution.kind !== 'new') {
+      const user = await repo.user(resolution.userId, trx);
+      if (user) await repo.updateUser(resolution.userId, profileChanges(user, body, emailLower, now), trx);
+      return resolution.userId;
+    }
+    const userId = newId(now);
+    const first = body.firstName ?? null;
+    const last = body.lastName ?? null;
+    const profile = body.profileName ?? null;
+    await repo.insertUser({
+      id: userId, key: null, email: body.email ?? null, email_lower: emailLower ?? null, phone: body.phone ?? null, username: plan.username,
+      name: displayName(first, last, profile, body.employeeId ?? plan.externalUserId), first_name: first, last_name: last, profile_name: profile,
+      created_at: now, updated_at: now,
+    }, trx);
+    return userId;
+  }
+
+  /** Step 3: the membership in the project, created, re-activated or given the new employeeId; whether it was re-activated. */
+  private async writeMembership(trx: Db, plan: PutPlan, userId: string, membership: MembershipRow | undefined, now: number): Promise<boolean> {
+    const { repo } = this.deps;
+    const { body } = plan;
     if (!membership) {
       await repo.insertMembership({
-        id: newId(now), user_id: userId, project_id: projectId, role: 'member', user_type: 'member', source: 'partner',
+        id: newId(now), user_id: userId, project_id: plan.ctx.projectId, role: 'member', user_type: 'member', source: 'partner',
         status: 'active', employee_id: body.employeeId ?? null, created_at: now, updated_at: now,
       }, trx);
-    } else {
-      reactivated = membership.status === 'deactivated';
-      const employeeChanged = body.employeeId !== undefined && body.employeeId !== membership.employee_id;
-      if (reactivated || employeeChanged) {
-        await repo.updateMembership(membership.id, {
-          ...(reactivated ? { status: 'active' } : {}),
-          ...(employeeChanged ? { employee_id: body.employeeId } : {}),
-          updated_at: now,
-        }, trx);
-      }
+      return false;
     }
-    if (!linked) await repo.insertLink({ id: newId(now), app_id: appId, user_id: userId, external_user_id: externalUserId, created_at: now }, trx);
+    const reactivated = membership.status === 'deactivated';
+    const employeeChanged = body.employeeId !== undefined && body.employeeId !== membership.employee_id;
+    if (reactivated || employeeChanged) {
+      await repo.updateMembership(membership.id, {
+        ...(reactivated ? { status: 'active' } : {}),
+        ...(employeeChanged ? { employee_id: body.employeeId } : {}),
+        updated_at: now,
+      }, trx);
+    }
+    return reactivated;
+  }
 
-    const held = creating ? [] : await repo.memberGroupIds(userId, projectId, trx);
+  /** Step 4: the app's groups the member lacks, granted (an access change when anything changed); every group held, sorted. */
+  private async grantAppGroups(trx: Db, plan: PutPlan, userId: string, reactivated: boolean, now: number): Promise<string[]> {
+    const { repo } = this.deps;
+    const { appId, projectId } = plan.ctx;
+    const held = plan.creating ? [] : await repo.memberGroupIds(userId, projectId, trx);
     const granted = (await repo.appGroupIds(appId, projectId, trx)).filter((g) => !held.includes(g));
     await repo.addMemberGroups(userId, projectId, granted, now, trx);
     if (reactivated || granted.length) {
       await this.deps.access.record(trx, { projectId, subject: { kind: 'member', id: userId }, reason: reactivated ? 'reactivated' : 'groups', at: now });
     }
+    return [...held, ...granted].sort();
+  }
 
-    let residence = creating ? undefined : await repo.residence(projectId, userId, trx);
+  /** Step 5: the unit binding, moved when the body names another unit (or null); the residence after the PUT. */
+  private async moveResidence(trx: Db, plan: PutPlan, userId: string, now: number): Promise<ResidentRow | undefined> {
+    const { repo } = this.deps;
+    const { projectId } = plan.ctx;
+    const { body, room } = plan;
+    let residence = plan.creating ? undefined : await repo.residence(projectId, userId, trx);
     if (body.unit !== undefined && (body.unit === null || residence?.room_id !== room?.id)) {
       if (residence) {
         await repo.deleteResident(projectId, userId, trx);
@@ -283,18 +334,23 @@ export class MemberService {
       }
       residence = room ? await repo.residence(projectId, userId, trx) : undefined;
     }
-
-    return {
-      memberId: userId,
-      externalUserId,
-      projectId,
-      created: creating,
-      matchedBy: resolution.matchedBy,
-      accessGroupIds: [...held, ...granted].sort(),
-      employeeId: body.employeeId ?? membership?.employee_id ?? null,
-      unit: unitView(residence),
-    };
+    return residence;
   }
+}
+
+/** What step 1 of a PUT decided: the member it is about and what the writes need. */
+interface PutPlan {
+  ctx: PartnerContext;
+  externalUserId: string;
+  body: PutMemberBody;
+  /** The user already linked under externalUserId, if any. */
+  linked: string | undefined;
+  emailLower: string | undefined;
+  resolution: Exclude<Resolution, { kind: 'conflict' }>;
+  creating: boolean;
+  /** The login-less member's username (employeeId only), or null. */
+  username: string | null;
+  room: { id: string } | undefined;
 }
 
 /** The user columns a PUT changes on an existing member (omitted fields are left as they are). */

@@ -8,7 +8,11 @@ import type { Db } from '../../platform/db/db.js';
 import type { Engine } from '../../platform/db/database.js';
 import type { Database, MembershipTable, RoomTable, UnitResidentTable, UserTable } from '../../platform/db/schema.js';
 
-export type UserRow = UserTable;
+/** A user as partner provisioning reads and writes it (booking's flags and brand staff roles are not its business). */
+export type UserRow = Omit<UserTable, 'blocked_from_booking' | 'brand_staff'>;
+const USER_COLUMNS = [
+  'id', 'key', 'email', 'email_lower', 'phone', 'username', 'name', 'first_name', 'last_name', 'profile_name', 'created_at', 'updated_at',
+] as const;
 export type MembershipRow = MembershipTable;
 export type RoomRef = Pick<RoomTable, 'id' | 'address_no' | 'unit_id' | 'zone_id'>;
 export type ResidentRow = UnitResidentTable & { address_no: string | null; unit_id: string | null };
@@ -54,15 +58,16 @@ export class MembersRepository {
   }
 
   async user(userId: string, db: Db = this.db): Promise<UserRow | undefined> {
-    return db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+    return db.selectFrom('users').select(USER_COLUMNS).where('id', '=', userId).executeTakeFirst();
   }
 
   async membership(userId: string, projectId: string, db: Db = this.db): Promise<MembershipRow | undefined> {
     return db.selectFrom('memberships').selectAll().where('user_id', '=', userId).where('project_id', '=', projectId).executeTakeFirst();
   }
 
+  /** A partner member's user: never blocked from booking, no brand staff roles. */
   async insertUser(row: UserRow, db: Db = this.db): Promise<void> {
-    await db.insertInto('users').values(row).execute();
+    await db.insertInto('users').values({ ...row, blocked_from_booking: 0, brand_staff: '[]' }).execute();
   }
 
   async updateUser(userId: string, set: Partial<Omit<UserRow, 'id'>>, db: Db = this.db): Promise<void> {

@@ -1,19 +1,33 @@
 /** PUT, GET, DELETE /partner/members/{externalUserId}: the partner member surface. */
 import type { App } from '../../platform/http/types.js';
-import type { Services } from '../../services.js';
+import type { Config } from '../../platform/config.js';
 import { Type } from 'typebox';
 import { ok } from '../../platform/http/envelope.js';
 import { bodyLimit } from '../../platform/http/body-limits.js';
 import { errors } from '../../platform/errors.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { MemberParams, PartnerMember, PutMemberBody, PutMemberResult } from '../../contract/members.js';
-import { partnerContext } from './member-service.js';
+import { partnerContext, type MemberService } from './member-service.js';
+import type { CredentialService } from './credential-service.js';
 import { CredentialsBody, CredentialsResult } from '../../contract/member-credentials.js';
 
 const errorResponses = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, 429: ErrorEnvelope, 503: ErrorEnvelope };
 
+/** The partner rate limit as the routes use it. */
+export interface PartnerRateLimit {
+  hit(key: string): Promise<{ allowed: boolean; retryAfterSeconds: number }>;
+}
+
+export interface MemberRoutesDeps {
+  members: MemberService;
+  credentials: CredentialService;
+  partnerRateLimit: PartnerRateLimit;
+  /** The body limits (the credentials route takes the upload limit: the face photo travels in the body). */
+  config: Pick<Config, 'bodyLimitBytes' | 'applyBodyLimitBytes'>;
+}
+
 /** Registers the partner routes in their own scope (inside the bearer-auth scope). */
-export async function memberRoutes(app: App, services: Services): Promise<void> {
+export async function memberRoutes(app: App, services: MemberRoutesDeps): Promise<void> {
   await app.register(async (scope: App) => {
     // Every partner request: the access rules, then the app's rate limit.
     scope.addHook('onRequest', async (req) => {

@@ -5,17 +5,17 @@
  */
 import { Type } from 'typebox';
 import type { App } from '../../platform/http/types.js';
-import type { Services } from '../../services.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { CreateInviteBody, InviteView, ScanBody, ScanResult } from '../../contract/visitors.js';
 import { ConsoleInvite, InvitesOfDayQuery } from '../../contract/ops-console.js';
+import type { VisitorService } from './visitor-service.js';
 
 const InviteParams = Type.Object({ inviteId: Type.String({ maxLength: 512, description: 'The invite\'s _id' }) });
 const DeviceParams = Type.Object({ deviceId: Type.String({ maxLength: 512, description: 'The device\'s _id (site document data.ids)' }) });
 const security = [{ opsToken: [] }];
 
-export async function opsVisitorRoutes(app: App, services: Services): Promise<void> {
+export async function opsVisitorRoutes(app: App, services: { visitors: VisitorService }): Promise<void> {
   const visitors = services.visitors;
 
   app.post('/ops/v1/visitors/invites', {

@@ -8,7 +8,7 @@
 import type { Clock } from '../../platform/clock/clock.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Db } from '../../platform/db/db.js';
-import type { AccessSource, DeviceInfo, SubjectSecrets } from '../devices/access-source.js';
+import type { AccessSource, DeviceInfo, SubjectSecrets } from '../devices/index.js';
 import type { SubjectState } from '../devices/rules/subject-state.js';
 import { isPlateCamera } from '../devices/rules/device-kinds.js';
 import type { VisitorRepository } from './visitor-repository.js';

@@ -24,7 +24,7 @@ function base(invite: InviteRow, at: number) {
 }
 
 /** The end as displayed: null when the invite was made without an end (valid the whole start day). */
-const endDisplay = (invite: InviteRow, zone: string) => (invite.end_given === 1 ? displayEn(invite.end_at, zone) : null);
+const endDisplay = (invite: InviteRow, zone: string) => (invite.end_given ? displayEn(invite.end_at, zone) : null);
 
 export function inviteSentData(invite: InviteRow, host: Host, qrCardCode: string, zone: string, at: number): VmsInviteSentData {
   return {

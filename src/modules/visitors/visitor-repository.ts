@@ -3,18 +3,22 @@ import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Database, VisitorEntryTable, VisitorInviteTable } from '../../platform/db/schema.js';
 
-export type InviteRow = Selectable<VisitorInviteTable>;
+/** An invite as the module uses it: `end_given` (the host gave an end time) as a boolean. */
+export type InviteRow = Omit<Selectable<VisitorInviteTable>, 'end_given'> & { end_given: boolean };
 export type EntryRow = Selectable<VisitorEntryTable>;
+
+const inviteRecord = (r: Selectable<VisitorInviteTable>): InviteRow => ({ ...r, end_given: Number(r.end_given) === 1 });
 
 export class VisitorRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insertInvite(row: Insertable<VisitorInviteTable>, db: Db = this.db): Promise<void> {
-    await db.insertInto('visitor_invites').values(row).execute();
+  async insertInvite(invite: InviteRow, db: Db = this.db): Promise<void> {
+    await db.insertInto('visitor_invites').values({ ...invite, end_given: invite.end_given ? 1 : 0 }).execute();
   }
 
   async invite(id: string, db: Db = this.db): Promise<InviteRow | undefined> {
-    return db.selectFrom('visitor_invites').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await db.selectFrom('visitor_invites').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && inviteRecord(row);
   }
 
   /** Whether an invite of the project holding this code tag is still in use: not cancelled and its window not over. */
@@ -33,12 +37,14 @@ export class VisitorRepository {
 
   /** The project's invites with this code tag (normally one). */
   async byTag(projectId: string, qrTag: string, db: Db = this.db): Promise<InviteRow[]> {
-    return db.selectFrom('visitor_invites').selectAll().where('project_id', '=', projectId).where('qr_tag', '=', qrTag).orderBy('id').execute();
+    return (await db.selectFrom('visitor_invites').selectAll().where('project_id', '=', projectId).where('qr_tag', '=', qrTag).orderBy('id').execute())
+      .map(inviteRecord);
   }
 
   /** The project's invites for this normalized plate (a plate may come back on several visits). */
   async byPlate(projectId: string, plateKey: string, db: Db = this.db): Promise<InviteRow[]> {
-    return db.selectFrom('visitor_invites').selectAll().where('project_id', '=', projectId).where('plate_key', '=', plateKey).orderBy('id').execute();
+    return (await db.selectFrom('visitor_invites').selectAll().where('project_id', '=', projectId).where('plate_key', '=', plateKey).orderBy('id').execute())
+      .map(inviteRecord);
   }
 
   /** Marks the invite cancelled (and withdrawn, unless it already is); false when it was already cancelled. */
@@ -57,7 +63,7 @@ export class VisitorRepository {
 
   /** Invites whose window is over and whose code is still on the devices, earliest end first. */
   async withdrawalsDue(now: number, limit: number, db: Db = this.db): Promise<InviteRow[]> {
-    return db
+    const rows = await db
       .selectFrom('visitor_invites')
       .selectAll()
       .where('withdrawn_at', 'is', null)
@@ -66,6 +72,7 @@ export class VisitorRepository {
       .orderBy('id')
       .limit(limit)
       .execute();
+    return rows.map(inviteRecord);
   }
 
   /** Ids of the project's invites whose code may still be on some device. */
@@ -80,8 +87,9 @@ export class VisitorRepository {
 
   /** A project's invites whose window overlaps [from, to), by start (the console's day list). */
   async invitesBetween(projectId: string, from: number, to: number, db: Db = this.db): Promise<InviteRow[]> {
-    return db.selectFrom('visitor_invites').selectAll().where('project_id', '=', projectId)
+    const rows = await db.selectFrom('visitor_invites').selectAll().where('project_id', '=', projectId)
       .where('start_at', '<', to).where('end_at', '>', from).orderBy('start_at').orderBy('id').limit(1000).execute();
+    return rows.map(inviteRecord);
   }
 
   /** The entries of several invites, oldest first. */

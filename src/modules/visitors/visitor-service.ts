@@ -28,18 +28,14 @@ import type { Database } from '../../platform/db/schema.js';
 import { writeTransaction } from '../../platform/db/transactions.js';
 import { errors } from '../../platform/errors.js';
 import { isObjectId, newId } from '../../platform/ids.js';
-import type { JobHandler } from '../../platform/jobs/handler.js';
-import { timedJob } from '../../platform/jobs/timed.js';
 import type { CreateInviteBody, InviteView, ScanBody, ScanResult, VisitorEntry } from '../../contract/visitors.js';
-import type { AccessChangeLog } from '../devices/access-source.js';
-import type { OutboxEvent } from '../webhooks/outbox.js';
+import type { AccessChangeLog } from '../devices/index.js';
 import { CODE_BYTES, codeFromBytes, normalizeCode, plateKey } from './rules/plates.js';
 import { inviteStatus, pickInvite, scanDecision, validUntil } from './rules/window.js';
 import { checkedInData, hostCancelledData, inviteSentData, VMS_HOST_CANCELLED, VMS_INVITE_SENT, VMS_VISITOR_CHECKED_IN, type Host } from './visitor-events.js';
 import type { EntryRow, InviteRow, VisitorRepository } from './visitor-repository.js';
 import { parseInstant } from '../../platform/time/instant.js';
 
-export const VISITOR_EXPIRY_JOB = 'visitor-expiry';
 /** The SecretBox tag purpose of QR card codes. */
 export const QR_TAG_PURPOSE = 'visitor-qr';
 
@@ -72,8 +68,20 @@ export interface VisitorUnits {
   unitName(projectId: string, userId: string): Promise<string | undefined>;
 }
 
+/** A VMS_* event as the outbox records it. */
+export interface VisitorEvent {
+  projectId: string;
+  type: string;
+  data: unknown;
+  /** When it occurred (service time). */
+  at: number;
+  /** Visitor events are about no booking. */
+  meetingId: null;
+}
+
+/** Where VMS_* events go, in the caller's transaction (the webhooks module's outbox). */
 export interface VisitorEvents {
-  emitEvent(trx: Db, e: OutboxEvent): Promise<void>;
+  emitEvent(trx: Db, e: VisitorEvent): Promise<void>;
 }
 
 export interface VisitorServiceDeps {
@@ -118,7 +126,7 @@ export class VisitorService {
     const id = newId(now);
     const row: InviteRow = {
       id, project_id: project.id, host_user_id: host.id, visitor_name: body.visitorName, visitor_email: body.visitorEmail ?? null,
-      start_at: startAt, end_at: validUntil(startAt, endAt, project.timezone), end_given: endAt === null ? 0 : 1,
+      start_at: startAt, end_at: validUntil(startAt, endAt, project.timezone), end_given: endAt !== null,
       license_plate: plate ?? null, plate_key: key, visit_purpose: body.visitPurpose ?? null,
       qr_enc: '', qr_tag: '', cancelled_at: null, withdrawn_at: null, created_at: now,
     };
@@ -226,16 +234,9 @@ export class VisitorService {
     if (changed) this.deps.devices.poke();
   }
 
-  /** The runner's handler for invites whose window is over; replayed in time order when the sandbox clock moves. */
-  expiryJob(intervalMs = 1000): JobHandler<InviteRow> {
-    return timedJob<InviteRow>({
-      name: VISITOR_EXPIRY_JOB,
-      intervalMs,
-      id: (i) => i.id,
-      dueAt: (i) => i.end_at,
-      due: (now, limit) => this.deps.repo.withdrawalsDue(now, limit),
-      run: (i) => this.withdraw(i),
-    });
+  /** Invites whose window is over by `now` and whose code is not yet withdrawn, earliest first (the visitor-expiry job). */
+  withdrawalsDue(now: number, limit: number): Promise<InviteRow[]> {
+    return this.deps.repo.withdrawalsDue(now, limit);
   }
 
   /** The lookup tag of a code (keyed hash; the code itself is stored sealed). */
@@ -268,7 +269,7 @@ export class VisitorService {
       visitorName: row.visitor_name,
       visitorEmail: row.visitor_email,
       startDateTime: iso(row.start_at),
-      endDateTime: row.end_given === 1 ? iso(row.end_at) : null,
+      endDateTime: row.end_given ? iso(row.end_at) : null,
       validUntil: iso(row.end_at),
       licensePlate: row.license_plate,
       visitPurpose: row.visit_purpose,

@@ -53,6 +53,11 @@ export function parseState(json: string): SubjectState {
   return canonicalState({ ...EMPTY_STATE, ...(JSON.parse(json) as Partial<SubjectState>) });
 }
 
+/** Whether two states are the same credential set (missing ones are never the same). */
+export function sameState(a: SubjectState | null | undefined, b: SubjectState | null | undefined): boolean {
+  return !!a && !!b && stateJson(a) === stateJson(b);
+}
+
 
 export function subjectKey(s: SubjectRef): string {
   return `${s.kind}:${s.id}`;

@@ -1,0 +1,97 @@
+/**
+ * The devices module's front door: the ports members and visitors plug into (AccessSource, AccessChangeLog), the
+ * device service and sync, the factory that builds them with the transport DEVICE_TRANSPORT selects, and the ops routes.
+ */
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Config } from '../../platform/config.js';
+import type { Engine } from '../../platform/db/database.js';
+import type { Database } from '../../platform/db/schema.js';
+import type { ChangeSource } from '../../platform/changes/change-feed.js';
+import type { JobRunner } from '../../platform/jobs/runner.js';
+import type { App } from '../../platform/http/types.js';
+import { guarded, type RouteGuards } from '../../platform/http/module.js';
+import { DeviceRepository } from './device-repository.js';
+import { DeviceService } from './device-service.js';
+import { DeviceSync } from './device-sync.js';
+import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, deviceSyncJob, ReconcileSchedule } from './jobs.js';
+import { MqttTransport, type TransportLogger } from './mqtt-transport.js';
+import { SandboxTransport } from './sandbox-transport.js';
+import type { DeviceTransport } from './transport.js';
+import { opsDeviceRoutes } from './routes.js';
+
+export { DeviceService, type DeviceRecord } from './device-service.js';
+export { DeviceSync } from './device-sync.js';
+export type { AccessChangeLog, AccessSource, DeviceInfo, SubjectSecrets, SubjectState } from './access-source.js';
+export type { DeviceTransport } from './transport.js';
+export type { TransportLogger } from './mqtt-transport.js';
+export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB } from './jobs.js';
+
+export interface DevicesDeps {
+  db: Kysely<Database>;
+  engine: Engine;
+  /** Service time (sandbox offset included). */
+  clock: Clock;
+  /** Real time: the reconcile schedule. */
+  realClock: Clock;
+  config: Config['devices'];
+  /** Whether the sandbox switches are available (development and uat). */
+  sandbox: boolean;
+  /** The runner the module's handlers (device-sync, device-reconcile) are registered with. */
+  jobs: JobRunner;
+  /** Where the MQTT transport logs connection changes (never payloads). */
+  logger?: TransportLogger;
+  onError: (err: unknown, context: { job: string }) => void;
+}
+
+export interface DevicesModule {
+  /** The enrollment log members and visitors write to, the device view, the sandbox switches. */
+  service: DeviceService;
+  /** Plan, deliver, repair; members and visitors add their AccessSource with `sync.addSource`. */
+  sync: DeviceSync;
+  transport: DeviceTransport;
+  /** Reconcile soon (after a site apply). */
+  reconcileSoon(): void;
+  /** The console's change feed: device sync state changes. */
+  changes: ChangeSource;
+}
+
+// Members and visitors need the service (their AccessChangeLog) before their AccessSource exists: they add it with `sync.addSource`.
+export function createDevices(deps: DevicesDeps): DevicesModule {
+  const { db, engine, clock, config, jobs } = deps;
+  const repo = new DeviceRepository(db, engine);
+  const transport = createTransport(config, deps.logger, repo);
+  const sync = new DeviceSync({
+    db, engine, repo, transport, clock, sources: [], onQueued: () => jobs.poke(DEVICE_SYNC_JOB), onError: deps.onError,
+  });
+  const service = new DeviceService({
+    repo, sync, clock, transport: transport.name, sandbox: deps.sandbox, poke: () => jobs.poke(DEVICE_SYNC_JOB),
+  });
+  jobs.register(deviceSyncJob(sync, { leaseMs: config.ackTimeoutMs + 30_000 }));
+  const reconcile = new ReconcileSchedule(() => deps.realClock.now(), config.reconcileMs);
+  jobs.register(reconcile.job(sync));
+  return {
+    service, sync, transport,
+    reconcileSoon: () => {
+      reconcile.soon();
+      void jobs.poke(DEVICE_RECONCILE_JOB);
+    },
+    changes: { kind: 'device', changedSince: (t, n) => repo.changedSince(t, n), latest: () => repo.lastChangeAt() },
+  };
+}
+
+/** The device transport DEVICE_TRANSPORT selects. */
+function createTransport(config: Config['devices'], logger: TransportLogger | undefined, repo: DeviceRepository): DeviceTransport {
+  if (config.transport === 'sandbox') return new SandboxTransport((id) => repo.sandboxMemory(id));
+  return new MqttTransport({ url: config.mqttUrl, topicPrefix: config.topicPrefix, ackTimeoutMs: config.ackTimeoutMs, logger });
+}
+
+export interface DevicesRouteDeps {
+  guards: RouteGuards;
+  devices: DeviceService;
+}
+
+/** The ops device routes (behind the ops guard). */
+export async function register(app: App, deps: DevicesRouteDeps): Promise<void> {
+  await guarded(app, deps.guards.ops, async (ops) => opsDeviceRoutes(ops, deps));
+}

@@ -1,0 +1,73 @@
+/**
+ * The visitors module's front door: the visitor service and the ports it declares (VisitorSite, VisitorUnits,
+ * DeviceDirectory, VisitorEvents), the visitors' AccessSource for the devices module, the factory (which registers the
+ * visitor-expiry job), and the ops routes.
+ */
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import type { Engine } from '../../platform/db/database.js';
+import type { Database } from '../../platform/db/schema.js';
+import type { ChangeSource } from '../../platform/changes/change-feed.js';
+import type { JobRunner } from '../../platform/jobs/runner.js';
+import type { App } from '../../platform/http/types.js';
+import { guarded, type RouteGuards } from '../../platform/http/module.js';
+import type { AccessChangeLog } from '../devices/index.js';
+import { VisitorRepository } from './visitor-repository.js';
+import { VisitorService, type DeviceDirectory, type VisitorEvents, type VisitorSite, type VisitorUnits } from './visitor-service.js';
+import { VisitorAccessSource } from './visitor-access.js';
+import { visitorExpiryJob } from './jobs.js';
+import { opsVisitorRoutes } from './routes.js';
+
+export { VisitorService, type DeviceDirectory, type VisitorDevice, type VisitorEvent, type VisitorEvents, type VisitorSite, type VisitorUnits } from './visitor-service.js';
+export { VisitorAccessSource } from './visitor-access.js';
+export { VISITOR_EXPIRY_JOB } from './jobs.js';
+
+export interface VisitorsDeps {
+  db: Kysely<Database>;
+  engine: Engine;
+  secretBox: SecretBox;
+  /** Service time (sandbox offset included). */
+  clock: Clock;
+  site: VisitorSite;
+  units: VisitorUnits;
+  devices: DeviceDirectory;
+  /** The devices module's enrollment log: access changes are recorded in the visitors' own transactions. */
+  accessLog: AccessChangeLog;
+  /** VMS_* events, written in the same transaction (the webhooks outbox). */
+  outbox: VisitorEvents;
+  /** The runner the visitor-expiry handler is registered with. */
+  jobs: JobRunner;
+}
+
+export interface VisitorsModule {
+  visitors: VisitorService;
+  /** What devices must hold for visitor invites (the devices module's AccessSource for kind `visitor`). */
+  accessSource: VisitorAccessSource;
+  /** The console's change feed: invites and entries. */
+  changes: ChangeSource;
+}
+
+export function createVisitors(deps: VisitorsDeps): VisitorsModule {
+  const { db, engine, secretBox, clock } = deps;
+  const repo = new VisitorRepository(db);
+  const visitors = new VisitorService({
+    db, engine, repo, site: deps.site, units: deps.units, devices: deps.devices, accessLog: deps.accessLog, outbox: deps.outbox, secretBox, clock,
+  });
+  deps.jobs.register(visitorExpiryJob(visitors));
+  return {
+    visitors,
+    accessSource: new VisitorAccessSource({ repo, clock, secretBox }),
+    changes: { kind: 'visitor', changedSince: (t, n) => repo.changedSince(t, n), latest: () => repo.lastChangeAt() },
+  };
+}
+
+export interface VisitorsRouteDeps {
+  guards: RouteGuards;
+  visitors: VisitorService;
+}
+
+/** The ops visitor routes (behind the ops guard). */
+export async function register(app: App, deps: VisitorsRouteDeps): Promise<void> {
+  await guarded(app, deps.guards.ops, async (ops) => opsVisitorRoutes(ops, deps));
+}
