@@ -36,10 +36,10 @@ import { opsApplyRoutes, opsSiteRoutes } from './modules/site/routes.js';
 import { catalogueRoutes } from './modules/catalogue/routes.js';
 import { meetingRoutes, opsMeetingRoutes } from './modules/booking/routes.js';
 import { memberRoutes } from './modules/members/routes.js';
-import { opsWebhookRoutes } from './modules/webhooks/routes.js';
+import { register as registerWebhooks } from './modules/webhooks/index.js';
 import { opsDeviceRoutes } from './modules/devices/routes.js';
 import { opsCalendarRoutes } from './modules/calendar-sync/routes.js';
-import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
+import { register as registerPayments } from './modules/payments/index.js';
 import { opsVisitorRoutes } from './modules/visitors/routes.js';
 import { opsFeedRoutes, publicFeedRoutes } from './modules/calendar-sync/feed-routes.js';
 import { consoleRoutes } from './modules/console/routes.js';
@@ -162,8 +162,6 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
 
   await healthRoutes(app, services);
   await tokenRoutes(app, services);
-  // The web payment page: public, its unguessable token is the capability.
-  await paymentPageRoutes(app, services);
   // Room feeds (iCalendar): public, the unguessable token in the address is the capability.
   await publicFeedRoutes(app, services);
   // The operator console's page and bundle (its data comes from the ops API below).
@@ -177,6 +175,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     ops: opsAuth(services.config.opsToken, services.consoleSessions, services.opsTokenFailures),
   };
 
+  // The web payment page (public, its unguessable token is the capability) and the ops payment routes.
+  await registerPayments(app, { payments: services.payments, sandbox: services.sandboxClock.enabled, guards });
+
   await guarded(app, guards.api, async (api) => {
     await catalogueRoutes(api, services);
     await meetingRoutes(api, services);
@@ -189,11 +190,12 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     secure: services.config.publicBaseUrl.startsWith('https:'),
   });
 
+  // Webhook listeners and deliveries (ops guard).
+  await registerWebhooks(app, { webhooks: services.webhooks, guards });
+
   await guarded(app, guards.ops, async (ops) => {
     await opsClockRoutes(ops, services);
     await opsApplyRoutes(ops, services);
-    await opsWebhookRoutes(ops, services);
-    await opsPaymentRoutes(ops, services);
     await opsDeviceRoutes(ops, services);
     await opsCalendarRoutes(ops, services);
     await opsVisitorRoutes(ops, services);

@@ -32,7 +32,7 @@ import type { JobHandler } from '../../platform/jobs/handler.js';
 import { timedJob } from '../../platform/jobs/timed.js';
 import type { CreateInviteBody, InviteView, ScanBody, ScanResult, VisitorEntry } from '../../contract/visitors.js';
 import type { AccessChangeLog } from '../devices/access-source.js';
-import type { OutboxEvent } from '../webhooks/outbox.js';
+import type { OutboxEvent } from '../webhooks/index.js';
 import { CODE_BYTES, codeFromBytes, normalizeCode, plateKey } from './rules/plates.js';
 import { inviteStatus, pickInvite, scanDecision, validUntil } from './rules/window.js';
 import { checkedInData, hostCancelledData, inviteSentData, VMS_HOST_CANCELLED, VMS_INVITE_SENT, VMS_VISITOR_CHECKED_IN, type Host } from './visitor-events.js';
