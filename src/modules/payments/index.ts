@@ -7,12 +7,11 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Database } from '../../platform/db/schema.js';
-import type { JobHandler } from '../../platform/jobs/handler.js';
 import { guarded } from '../../platform/http/module.js';
 import type { App } from '../../platform/http/types.js';
 import type { BookingChanges } from '../booking/booking-changes.js';
-import { paymentInboxJob, paymentLapseJob, paymentNudgeJob } from './jobs.js';
-import { PaymentRepository, type InboxRow, type PaymentRecord } from './payment-repository.js';
+import { paymentJobs, type PaymentJobs } from './jobs.js';
+import { PaymentRepository } from './payment-repository.js';
 import { PaymentService } from './payment-service.js';
 import { SandboxProvider, type PaymentProvider } from './provider.js';
 import { opsPaymentRoutes, paymentPageRoutes, type PaymentsRouteDeps } from './routes.js';
@@ -23,6 +22,7 @@ export type { PaymentRecord, PaymentSummary, PromoCodeRecord, InboxRow } from '.
 export { SandboxProvider } from './provider.js';
 export type { PaymentProvider } from './provider.js';
 export { PAYMENTS_JOB, PAYMENT_NUDGES_JOB, PAYMENT_INBOX_JOB } from './jobs.js';
+export type { PaymentJobs } from './jobs.js';
 export type { PaymentsRouteDeps } from './routes.js';
 
 export interface PaymentsDeps {
@@ -43,7 +43,7 @@ export interface PaymentsDeps {
 export interface PaymentsModule {
   payments: PaymentService;
   /** The runner's handlers: lapsed deadlines, hold reminders, the notification inbox. */
-  jobs: { lapse: JobHandler<PaymentRecord>; nudge: JobHandler<PaymentRecord>; inbox: JobHandler<InboxRow> };
+  jobs: PaymentJobs;
 }
 
 export function createPayments(deps: PaymentsDeps): PaymentsModule {
@@ -51,7 +51,7 @@ export function createPayments(deps: PaymentsDeps): PaymentsModule {
     repo: new PaymentRepository(deps.db), provider: deps.provider ?? new SandboxProvider(), bookings: deps.bookings, secretBox: deps.secretBox,
     clock: deps.clock, realClock: deps.realClock, publicBaseUrl: deps.publicBaseUrl,
   });
-  return { payments, jobs: { lapse: paymentLapseJob(payments), nudge: paymentNudgeJob(payments), inbox: paymentInboxJob(payments) } };
+  return { payments, jobs: paymentJobs(payments) };
 }
 
 /** The payment page (public: its unguessable token is the capability) and the ops payment routes (ops guard). */

@@ -14,6 +14,20 @@ export const PAYMENTS_JOB = 'payments';
 export const PAYMENT_NUDGES_JOB = 'payment-nudges';
 export const PAYMENT_INBOX_JOB = 'payment-inbox';
 
+/** The payments module's handlers, for the runner. */
+export interface PaymentJobs {
+  /** Lapsed deadlines. */
+  lapse: JobHandler<PaymentRecord>;
+  /** The second reminder of back-office holds. */
+  nudge: JobHandler<PaymentRecord>;
+  /** Notifications that could not be applied when they came in. */
+  inbox: JobHandler<InboxRow>;
+}
+
+export function paymentJobs(payments: PaymentService): PaymentJobs {
+  return { lapse: paymentLapseJob(payments), nudge: paymentNudgeJob(payments), inbox: paymentInboxJob(payments) };
+}
+
 /** The runner's handler for lapsed payments; replayed in time order when the sandbox clock moves. */
 export function paymentLapseJob(payments: PaymentService, intervalMs = 1000): JobHandler<PaymentRecord> {
   return timedJob<PaymentRecord>({

@@ -7,11 +7,10 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Database } from '../../platform/db/schema.js';
-import type { JobHandler } from '../../platform/jobs/handler.js';
 import { guarded } from '../../platform/http/module.js';
 import type { App } from '../../platform/http/types.js';
 import type { UrlGuard } from '../../platform/net/url-guard.js';
-import { DeliveryRepository, type DeliveryItem } from './delivery-repository.js';
+import { DeliveryRepository } from './delivery-repository.js';
 import { DELIVERY_JOB, deliveryJob } from './jobs.js';
 import { Outbox } from './outbox.js';
 import { OutboxRepository } from './outbox-repository.js';
@@ -47,7 +46,7 @@ export interface WebhooksModule {
   outbox: Outbox;
   webhooks: WebhookService;
   /** The runner's handler that sends deliveries. */
-  deliveryJob: JobHandler<DeliveryItem>;
+  deliveryJob: ReturnType<typeof deliveryJob>;
   /** The delivery store the job uses (tests instrument its leases). */
   deliveryRepo: DeliveryRepository;
 }
