@@ -36,10 +36,10 @@ import { opsApplyRoutes, opsSiteRoutes } from './modules/site/routes.js';
 import { catalogueRoutes } from './modules/catalogue/routes.js';
 import { meetingRoutes, opsMeetingRoutes } from './modules/booking/routes.js';
 import { register as registerMembers } from './modules/members/index.js';
-import { opsWebhookRoutes } from './modules/webhooks/routes.js';
+import { register as registerWebhooks } from './modules/webhooks/index.js';
 import { register as registerDevices } from './modules/devices/index.js';
 import { register as registerCalendarSync } from './modules/calendar-sync/index.js';
-import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
+import { register as registerPayments } from './modules/payments/index.js';
 import { register as registerVisitors } from './modules/visitors/index.js';
 import { consoleRoutes } from './modules/console/routes.js';
 
@@ -161,8 +161,6 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
 
   await healthRoutes(app, services);
   await tokenRoutes(app, services);
-  // The web payment page: public, its unguessable token is the capability.
-  await paymentPageRoutes(app, services);
   // The operator console's page and bundle (its data comes from the ops API below).
   await consoleRoutes(app);
 
@@ -173,6 +171,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     // Operator surface: the ops token (wrong ones limited per address) or a console session (CSRF header on writes).
     ops: opsAuth(services.config.opsToken, services.consoleSessions, services.opsTokenFailures),
   };
+
+  // The web payment page (public, its unguessable token is the capability) and the ops payment routes.
+  await registerPayments(app, { payments: services.payments, sandbox: services.sandboxClock.enabled, guards });
 
   await guarded(app, guards.api, async (api) => {
     await catalogueRoutes(api, services);
@@ -190,11 +191,12 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     secure: services.config.publicBaseUrl.startsWith('https:'),
   });
 
+  // Webhook listeners and deliveries (ops guard).
+  await registerWebhooks(app, { webhooks: services.webhooks, guards });
+
   await guarded(app, guards.ops, async (ops) => {
     await opsClockRoutes(ops, services);
     await opsApplyRoutes(ops, services);
-    await opsWebhookRoutes(ops, services);
-    await opsPaymentRoutes(ops, services);
     await opsMeetingRoutes(ops, services);
     await opsSiteRoutes(ops, services);
     await changeStreamRoute(ops, services.changeFeed, services.consoleSessions);

@@ -23,17 +23,12 @@ import { TimerScheduler } from './modules/lifecycle/scheduling.js';
 import { MeetingRepository } from './modules/booking/meeting-repository.js';
 import { BookingChangeWriter } from './modules/booking/booking-change.js';
 import { BookingChanges } from './modules/booking/booking-changes.js';
-import { Outbox } from './modules/webhooks/outbox.js';
+import { createWebhooks, type DeliveryRepository, type Outbox, type WebhookService } from './modules/webhooks/index.js';
 import { SiteService } from './modules/site/site-service.js';
-import { PaymentService } from './modules/payments/payment-service.js';
-import { PaymentRepository } from './modules/payments/payment-repository.js';
-import { SandboxProvider } from './modules/payments/provider.js';
+import { createPayments, type PaymentService } from './modules/payments/index.js';
 import { SiteRepository } from './modules/site/site-repository.js';
-import { OutboxRepository } from './modules/webhooks/outbox-repository.js';
 import { JobRunner } from './platform/jobs/runner.js';
 import { Lifecycle } from './modules/lifecycle/jobs.js';
-import { deliveryJob } from './modules/webhooks/jobs.js';
-import { DeliveryRepository } from './modules/webhooks/delivery-repository.js';
 import { tokenPurgeJob } from './modules/auth/jobs.js';
 import { createMembers, type CredentialService, type MemberService, type PartnerRateLimit } from './modules/members/index.js';
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
@@ -71,6 +66,9 @@ export interface Services {
   bookings: BookingChanges;
   /** The lifecycle job: applies due steps (tests replace its `fire`). */
   lifecycle: Lifecycle;
+  /** Webhook listeners' state and deliveries (the ops routes). */
+  webhooks: WebhookService;
+  /** The store the delivery job leases from (tests instrument it). */
   deliveryRepo: DeliveryRepository;
   /** Partner member provisioning: PUT/GET/DELETE /partner/members. */
   members: MemberService;
@@ -161,25 +159,29 @@ export async function createServices(config: Config, storage: Storage, realClock
   const catalogue = new CatalogueService(catalogueRepo, serviceClock);
   const meetingRepo = new MeetingRepository(storage.db);
   const timerRepo = new TimerRepository(storage.db);
-  const outbox = new Outbox(new OutboxRepository(storage.db));
+  // The SSRF guard in production and uat (uat may allow loopback receivers: WEBHOOK_ALLOW_LOOPBACK=1).
+  const urlGuard = new UrlGuard({ enforce: config.env !== 'development', allowLoopback: config.webhookAllowLoopback, environment: config.env });
+  const webhooksModule = createWebhooks({
+    db: storage.db, secretBox, clock: serviceClock, realClock, timeoutMs: config.webhookTimeoutMs, urlGuard,
+    // Late-bound: the job runner is built below, after the outbox the writer needs.
+    pokeJob: (name) => void jobs.poke(name),
+  });
+  const outbox = webhooksModule.outbox;
   // The one writer of booking changes; events and lifecycle steps plug in through its ports.
   const writer = new BookingChangeWriter({ meetings: meetingRepo, events: outbox, lifecycle: new TimerScheduler(timerRepo) });
   const bookingChanges = new BookingChanges({ db: storage.db, engine: storage.engine, meetings: meetingRepo, writer, catalogue });
-  const payments = new PaymentService({
-    repo: new PaymentRepository(storage.db), provider: new SandboxProvider(), bookings: bookingChanges, secretBox, clock: serviceClock, realClock,
-    publicBaseUrl: () => config.publicBaseUrl,
+  const paymentsModule = createPayments({
+    db: storage.db, bookings: bookingChanges, secretBox, clock: serviceClock, realClock, publicBaseUrl: () => config.publicBaseUrl,
   });
+  const payments = paymentsModule.payments;
   const lifecycle = new Lifecycle({ timers: timerRepo, steps: new LifecycleSteps({ bookings: bookingChanges, timers: timerRepo }) });
-  const deliveryRepo = new DeliveryRepository(storage.db);
-  // The SSRF guard in production and uat (uat may allow loopback receivers: WEBHOOK_ALLOW_LOOPBACK=1).
-  const urlGuard = new UrlGuard({ enforce: config.env !== 'development', allowLoopback: config.webhookAllowLoopback, environment: config.env });
   const jobs = new JobRunner({ clock: serviceClock, realClock, onError });
   jobs.register(lifecycle.job());
-  jobs.register(deliveryJob({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, timeoutMs: config.webhookTimeoutMs, urlGuard }));
+  jobs.register(webhooksModule.deliveryJob);
   jobs.register(tokenPurgeJob(tokens, realClock));
-  jobs.register(payments.job());
-  jobs.register(payments.nudgeJob());
-  jobs.register(payments.inboxJob());
+  jobs.register(paymentsModule.jobs.lapse);
+  jobs.register(paymentsModule.jobs.nudge);
+  jobs.register(paymentsModule.jobs.inbox);
   // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
   sandboxClock.onAdvance(async (_from, to) => {
     await jobs.replay(to);
@@ -217,7 +219,7 @@ export async function createServices(config: Config, storage: Storage, realClock
   const changeFeed = new ChangeFeed({
     sources: [
       { kind: 'meeting', changedSince: (t, n) => meetingRepo.changedSince(t, n), latest: () => meetingRepo.lastChangeAt() },
-      { kind: 'delivery', changedSince: (t, n) => deliveryRepo.changedSince(t, n), latest: () => deliveryRepo.lastChangeAt() },
+      { kind: 'delivery', changedSince: (t, n) => webhooksModule.webhooks.changedSince(t, n), latest: () => webhooksModule.webhooks.lastChangeAt() },
       deviceModule.changes,
       visitorModule.changes,
     ],
@@ -243,7 +245,8 @@ export async function createServices(config: Config, storage: Storage, realClock
     opsBookings: new OpsBookings({ clock: serviceClock, meetings: meetingRepo, catalogue, payments, service: meetings, people: new PeopleRepository(storage.db) }),
     bookings: bookingChanges,
     lifecycle,
-    deliveryRepo,
+    webhooks: webhooksModule.webhooks,
+    deliveryRepo: webhooksModule.deliveryRepo,
     members,
     devices,
     deviceSync,

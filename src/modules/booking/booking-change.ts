@@ -11,7 +11,7 @@
  * module does not depend on the webhook or lifecycle machinery.
  */
 import type { AssetConfig } from './rules/asset-config.js';
-import type { BookingFacts, EventDetail } from '../webhooks/event-payloads.js';
+import type { BookingFacts, EventDetail } from '../webhooks/index.js';
 import { newId } from '../../platform/ids.js';
 import type { Db } from '../../platform/db/db.js';
 import {

@@ -3,9 +3,34 @@ import { sql, type Insertable, type Kysely, type Selectable, type Updateable } f
 import type { Database, PaymentInboxTable, PaymentTable, PromoCodeTable } from '../../platform/db/schema.js';
 import type { Db } from '../../platform/db/db.js';
 
-export type PaymentRow = PaymentTable & { failed_attempts: number };
-export type PromoCodeRow = Selectable<PromoCodeTable>;
+/** A payment's breakdown in major units (the `summary` column). */
+export interface PaymentSummary {
+  subtotal: number;
+  total: number;
+  discounts: { code: string; value: number; name: string }[];
+}
+
+/** What an extension's lapse puts back (the `restore` column). */
+export interface Restore {
+  status: string;
+  start: number;
+  end: number;
+}
+
+/** A stored payment, its JSON columns parsed. */
+export type PaymentRecord = Omit<Selectable<PaymentTable>, 'summary' | 'restore'> & { summary: PaymentSummary; restore: Restore | null };
+/** A payment to store: its summary and restore as values (written as JSON here). */
+export type NewPayment = Omit<Insertable<PaymentTable>, 'summary' | 'restore'> & { summary: PaymentSummary; restore: unknown };
+/** A promo code as payments read it, `active` a boolean. */
+export type PromoCodeRecord = Omit<Selectable<PromoCodeTable>, 'active'> & { active: boolean };
 export type InboxRow = Selectable<PaymentInboxTable>;
+
+/** A stored payment row as the record the service works with (JSON parsed once, here). */
+function toPayment(row: Selectable<PaymentTable>): PaymentRecord {
+  return { ...row, summary: JSON.parse(row.summary) as PaymentSummary, restore: row.restore ? (JSON.parse(row.restore) as Restore | null) : null };
+}
+
+const toPayments = (rows: Selectable<PaymentTable>[]): PaymentRecord[] => rows.map(toPayment);
 
 export class PaymentRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -21,43 +46,45 @@ export class PaymentRepository {
     return Number(row.last_no);
   }
 
-  async insert(p: Insertable<PaymentTable>, db: Db = this.db): Promise<void> {
-    await db.insertInto('payments').values(p).execute();
+  async insert(p: NewPayment, db: Db = this.db): Promise<void> {
+    await db.insertInto('payments').values({ ...p, summary: JSON.stringify(p.summary), restore: p.restore === undefined ? null : JSON.stringify(p.restore) }).execute();
   }
 
-  async byId(id: string, db: Db = this.db): Promise<PaymentRow | undefined> {
-    return (await db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst()) as PaymentRow | undefined;
+  async byId(id: string, db: Db = this.db): Promise<PaymentRecord | undefined> {
+    const row = await db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toPayment(row);
   }
 
-  async pendingOf(meetingId: string, db: Db = this.db): Promise<PaymentRow[]> {
-    return (await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId).where('status', '=', 'pending').execute()) as PaymentRow[];
+  async pendingOf(meetingId: string, db: Db = this.db): Promise<PaymentRecord[]> {
+    return toPayments(await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId).where('status', '=', 'pending').execute());
   }
 
   /** The newest payment of a booking (the console's booking detail). */
-  async latestOf(meetingId: string, db: Db = this.db): Promise<PaymentRow | undefined> {
-    return (await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId)
-      .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst()) as PaymentRow | undefined;
+  async latestOf(meetingId: string, db: Db = this.db): Promise<PaymentRecord | undefined> {
+    const row = await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId)
+      .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+    return row && toPayment(row);
   }
 
   /** Payments, newest first, optionally of one status (the console's payment list). */
-  async list(status: string | undefined, limit: number, db: Db = this.db): Promise<PaymentRow[]> {
+  async list(status: string | undefined, limit: number, db: Db = this.db): Promise<PaymentRecord[]> {
     let q = db.selectFrom('payments').selectAll();
     if (status) q = q.where('status', '=', status);
-    return (await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute()) as PaymentRow[];
+    return toPayments(await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute());
   }
 
   /** Pending payments whose deadline has passed by `now`, earliest first. */
-  lapsed(now: number, limit: number, db: Db = this.db): Promise<PaymentRow[]> {
+  lapsed(now: number, limit: number, db: Db = this.db): Promise<PaymentRecord[]> {
     return this.pendingDueBy('expires_at', now, limit, db);
   }
 
   /** Pending back-office holds whose reminder is due by `now`, earliest first. */
-  nudgesDue(now: number, limit: number, db: Db = this.db): Promise<PaymentRow[]> {
+  nudgesDue(now: number, limit: number, db: Db = this.db): Promise<PaymentRecord[]> {
     return this.pendingDueBy('nudge_at', now, limit, db);
   }
 
-  private async pendingDueBy(column: 'expires_at' | 'nudge_at', now: number, limit: number, db: Db): Promise<PaymentRow[]> {
-    return (await db
+  private async pendingDueBy(column: 'expires_at' | 'nudge_at', now: number, limit: number, db: Db): Promise<PaymentRecord[]> {
+    return toPayments(await db
       .selectFrom('payments')
       .selectAll()
       .where('status', '=', 'pending')
@@ -65,7 +92,7 @@ export class PaymentRepository {
       .orderBy(column)
       .orderBy('id')
       .limit(limit)
-      .execute()) as PaymentRow[];
+      .execute());
   }
 
   /** Takes a due reminder (exactly once across workers); false when another took it. */
@@ -84,8 +111,8 @@ export class PaymentRepository {
     await db.updateTable('payments').set((eb) => ({ failed_attempts: eb('failed_attempts', '+', 1), updated_at: now })).where('id', '=', id).execute();
   }
 
-  async settledOf(meetingId: string, db: Db = this.db): Promise<PaymentRow[]> {
-    return (await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId).where('status', '=', 'settled').execute()) as PaymentRow[];
+  async settledOf(meetingId: string, db: Db = this.db): Promise<PaymentRecord[]> {
+    return toPayments(await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId).where('status', '=', 'settled').execute());
   }
 
   /** Takes one use of a promo code while it has uses left; false when it is used up. */
@@ -109,8 +136,9 @@ export class PaymentRepository {
     await db.updateTable('promo_codes').set((eb) => ({ used_count: eb('used_count', '-', 1) })).where('id', '=', promoCodeId).where('used_count', '>', 0).execute();
   }
 
-  async promoByCode(projectId: string, code: string, db: Db = this.db): Promise<PromoCodeRow | undefined> {
-    return db.selectFrom('promo_codes').selectAll().where('project_id', '=', projectId).where('code', '=', code).executeTakeFirst();
+  async promoByCode(projectId: string, code: string, db: Db = this.db): Promise<PromoCodeRecord | undefined> {
+    const row = await db.selectFrom('promo_codes').selectAll().where('project_id', '=', projectId).where('code', '=', code).executeTakeFirst();
+    return row && { ...row, active: row.active === 1 };
   }
 
   /** Stores a notification once per provider event id; returns the stored one (new or earlier). */

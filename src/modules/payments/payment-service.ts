@@ -3,7 +3,7 @@
  * a payment with the booking, void it on cancel) and is itself an actor of the
  * booking-change writer: a settlement makes the booking active (history `pay`,
  * `*_BOOK`), a lapsed deadline cancels it (history `payment-timeout`, `*_CANCEL`
- * with the exact reason). Lapses are a job of the runner (see `job()`).
+ * with the exact reason). Lapses, reminders and the inbox are jobs of the runner (jobs.ts).
  */
 import QRCode from 'qrcode';
 import type { Clock } from '../../platform/clock/clock.js';
@@ -11,22 +11,17 @@ import type { Db } from '../../platform/db/db.js';
 import { safeEqual, type SecretBox } from '../../platform/crypto/secrets.js';
 import { ServiceError, errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import type { JobHandler } from '../../platform/jobs/handler.js';
-import { timedJob } from '../../platform/jobs/timed.js';
 import type { BookingChanges, LockedBooking, MeetingRow } from '../booking/booking-changes.js';
 import { SYSTEM_ACTOR, type Actor, type BookingChange } from '../booking/booking-change.js';
 import { billingWithStatus, type BillingEntry, type OpenPayment, type PaymentDesk, type PaymentSnapshot, type PromoCode } from '../booking/payment-port.js';
 import type { PaymentProvider } from './provider.js';
 import { fromMinor } from './rules/pricing.js';
 import { settlementDecision } from './rules/settlement.js';
-import type { InboxRow, PaymentRepository, PaymentRow } from './payment-repository.js';
+import type { InboxRow, PaymentRecord, PaymentRepository } from './payment-repository.js';
 
 export const PAYMENT_LAPSED_REASON = 'Payment window lapsed — auto-cancelled by system';
 export const HOLD_LAPSED_REASON = 'Unpaid — back-office hold expired';
 export const EXTENSION_LAPSED_REASON = 'Payment window lapsed — the change was undone';
-export const PAYMENTS_JOB = 'payments';
-export const PAYMENT_NUDGES_JOB = 'payment-nudges';
-export const PAYMENT_INBOX_JOB = 'payment-inbox';
 
 export interface PaymentServiceDeps {
   repo: PaymentRepository;
@@ -39,13 +34,6 @@ export interface PaymentServiceDeps {
   realClock: Clock;
   /** Base of links in payments (read at call time: a service on port 0 learns its address after listening). */
   publicBaseUrl: () => string;
-}
-
-/** What an extension's lapse puts back. */
-interface Restore {
-  status: string;
-  start: number;
-  end: number;
 }
 
 export type SettleOutcome = 'settled' | 'already-settled' | 'refunded';
@@ -104,7 +92,7 @@ export class PaymentService implements PaymentDesk {
     const row = await this.deps.repo.promoByCode(projectId, code);
     if (!row) return undefined;
     return {
-      id: row.id, code: row.code, name: row.name, percentOff: row.percent_off, amountOff: row.amount_off, active: row.active === 1,
+      id: row.id, code: row.code, name: row.name, percentOff: row.percent_off, amountOff: row.amount_off, active: row.active,
       validFrom: row.valid_from, validUntil: row.valid_until, maxUses: row.max_uses, usedCount: row.used_count,
     };
   }
@@ -119,9 +107,9 @@ export class PaymentService implements PaymentDesk {
     const { ref } = await this.deps.provider.createCheckout({ paymentId: id, amountMinor: p.amountMinor, currency: p.currency, description: invoiceNo });
     await this.deps.repo.insert({
       id, project_id: p.projectId, meeting_id: p.meetingId, kind: p.kind, invoice_no: invoiceNo, currency: p.currency,
-      amount_minor: p.amountMinor, summary: JSON.stringify(p.summary), status: 'pending', provider: this.deps.provider.name, provider_ref: ref,
+      amount_minor: p.amountMinor, summary: p.summary, status: 'pending', provider: this.deps.provider.name, provider_ref: ref,
       expires_at: p.expiresAt, nudge_at: p.nudgeAt ?? null, redirect_url: p.redirectUrl, promo_code_id: p.promoCodeId,
-      restore: p.restore === undefined ? null : JSON.stringify(p.restore), settled_at: null, created_at: p.now, updated_at: p.now,
+      restore: p.restore, settled_at: null, created_at: p.now, updated_at: p.now,
     }, trx);
     // Every payment has a page; a back-office quote's is shown only to the member who pays it (see docs/payments.md).
     const url = this.pageUrl(id);
@@ -188,7 +176,7 @@ export class PaymentService implements PaymentDesk {
   }
 
   /** The payment a page token stands for, or undefined for a token that is not ours. */
-  async byPageToken(token: string): Promise<PaymentRow | undefined> {
+  async byPageToken(token: string): Promise<PaymentRecord | undefined> {
     const [id, tag] = token.split('.');
     if (!id || !tag || !/^[0-9a-f]{24}$/.test(id)) return undefined;
     if (!safeEqual(tag, this.deps.secretBox.tag(TOKEN_PURPOSE, id))) return undefined;
@@ -209,8 +197,8 @@ export class PaymentService implements PaymentDesk {
       state,
       paymentId: payment.id,
       invoiceNo: payment.invoice_no,
-      amount: (JSON.parse(payment.summary) as PaymentSnapshot['summary']).total,
-      summary: JSON.parse(payment.summary) as PaymentSnapshot['summary'],
+      amount: payment.summary.total,
+      summary: payment.summary,
       currency: payment.currency,
       expiresAt: payment.expires_at,
       now,
@@ -226,8 +214,13 @@ export class PaymentService implements PaymentDesk {
     };
   }
 
-  async byId(paymentId: string): Promise<PaymentRow | undefined> {
+  async byId(paymentId: string): Promise<PaymentRecord | undefined> {
     return this.deps.repo.byId(paymentId);
+  }
+
+  /** The status of a payment's booking, if the booking exists (the sandbox routes' answer). */
+  async meetingStatus(meetingId: string): Promise<string | undefined> {
+    return (await this.deps.bookings.read(meetingId))?.meeting.status;
   }
 
   // ---------------------------------------------------------------------------
@@ -251,7 +244,8 @@ export class PaymentService implements PaymentDesk {
     return this.apply(stored);
   }
 
-  private async apply(n: InboxRow): Promise<NotifyResult> {
+  /** Applies a stored notification (as it came in, or later from the inbox job); a replay answers what it answered then. */
+  async apply(n: InboxRow): Promise<NotifyResult> {
     if (n.processed_at !== null) return { outcome: n.outcome!, replayed: true };
     try {
       const outcome = n.kind === 'settle' ? await this.settle(n.payment_id, n.via) : (await this.fail(n.payment_id), 'failed');
@@ -268,24 +262,9 @@ export class PaymentService implements PaymentDesk {
     }
   }
 
-  /** The runner's handler for notifications that could not be applied when they came in. */
-  inboxJob(intervalMs = 5000): JobHandler<InboxRow> {
-    return {
-      name: PAYMENT_INBOX_JOB,
-      intervalMs,
-      concurrency: 1,
-      id: (n) => n.id,
-      dueAt: (n) => n.received_at,
-      // Left to the request that received it for a few seconds.
-      due: ({ realNow, limit }) => this.deps.repo.unprocessed(realNow - 10_000, limit),
-      page: { size: 50 },
-      run: async (n) => {
-        await this.apply(n).catch((err) => {
-          if (err instanceof ServiceError && err.status < 500) return;
-          throw err;
-        });
-      },
-    };
+  /** Notifications not applied yet, received before `before` (real time), oldest first (the inbox job's due read). */
+  unprocessed(before: number, limit: number): Promise<InboxRow[]> {
+    return this.deps.repo.unprocessed(before, limit);
   }
 
   // ---------------------------------------------------------------------------
@@ -334,7 +313,7 @@ export class PaymentService implements PaymentDesk {
   }
 
   /** A failed attempt: counted; the booking stays unpaid until the deadline. */
-  async fail(paymentId: string): Promise<PaymentRow> {
+  async fail(paymentId: string): Promise<PaymentRecord> {
     const p = await this.deps.repo.byId(paymentId);
     if (!p) throw errors.notFound('Payment not found');
     if (p.status !== 'pending') throw new ServiceError(409, 'KS012', `This payment is ${p.status}`);
@@ -343,7 +322,7 @@ export class PaymentService implements PaymentDesk {
   }
 
   /** The deadline of a pending payment passed: the unpaid booking is cancelled with the exact reason. */
-  async lapse(p: PaymentRow): Promise<void> {
+  async lapse(p: PaymentRecord): Promise<void> {
     const done = await this.deps.bookings.change(p.meeting_id, async (locked) => {
       await this.lapseLocked(locked, p);
     });
@@ -356,14 +335,14 @@ export class PaymentService implements PaymentDesk {
    * expires, its promo use is released, and an unpaid booking is cancelled. Nothing when the
    * payment was no longer pending.
    */
-  private async lapseLocked({ trx, meeting, write }: Pick<LockedBooking, 'trx' | 'meeting' | 'write'>, p: PaymentRow): Promise<void> {
+  private async lapseLocked({ trx, meeting, write }: Pick<LockedBooking, 'trx' | 'meeting' | 'write'>, p: PaymentRecord): Promise<void> {
     if (!(await this.deps.repo.transition(p.id, 'pending', { status: 'expired', updated_at: p.expires_at }, trx))) return;
     if (p.promo_code_id) await this.deps.repo.releasePromoUse(p.promo_code_id, trx);
     if (meeting.status === 'unpaid') await write(this.lapsedChange(meeting, p));
   }
 
   /** The second reminder of a back-office hold: *_PAYMENT_DUE at about 75 % of the hold, if still unpaid. */
-  async nudge(p: PaymentRow): Promise<void> {
+  async nudge(p: PaymentRecord): Promise<void> {
     const at = p.nudge_at!;
     await this.deps.bookings.change(p.meeting_id, async ({ trx, meeting, write }) => {
       if (!(await this.deps.repo.takeNudge(p.id, at, trx))) return;
@@ -372,38 +351,24 @@ export class PaymentService implements PaymentDesk {
     });
   }
 
-  /** The runner's handler for due reminders of back-office holds; replayed in time order. */
-  nudgeJob(intervalMs = 1000): JobHandler<PaymentRow> {
-    return timedJob<PaymentRow>({
-      name: PAYMENT_NUDGES_JOB,
-      intervalMs,
-      id: (p) => p.id,
-      dueAt: (p) => p.nudge_at!,
-      due: (now, limit) => this.deps.repo.nudgesDue(now, limit),
-      run: (p) => this.nudge(p),
-    });
+  /** Pending back-office holds whose reminder is due by `now`, earliest first (the reminder job's due read). */
+  nudgesDue(now: number, limit: number): Promise<PaymentRecord[]> {
+    return this.deps.repo.nudgesDue(now, limit);
   }
 
-  /** The runner's handler for lapsed payments; replayed in time order when the sandbox clock moves. */
-  job(intervalMs = 1000): JobHandler<PaymentRow> {
-    return timedJob<PaymentRow>({
-      name: PAYMENTS_JOB,
-      intervalMs,
-      id: (p) => p.id,
-      dueAt: (p) => p.expires_at,
-      due: (now, limit) => this.deps.repo.lapsed(now, limit),
-      run: (p) => this.lapse(p),
-    });
+  /** Pending payments whose deadline has passed by `now`, earliest first (the lapse job's due read). */
+  lapsed(now: number, limit: number): Promise<PaymentRecord[]> {
+    return this.deps.repo.lapsed(now, limit);
   }
 
-  private settledChange(m: MeetingRow, p: PaymentRow, now: number, actor: Actor): BookingChange {
+  private settledChange(m: MeetingRow, p: PaymentRecord, now: number, actor: Actor): BookingChange {
     const payment = m.payment ? { ...(JSON.parse(m.payment) as PaymentSnapshot) } : null;
     if (payment) {
       // Paid: the page link and its QR have done their job.
       delete payment.webPaymentUrl;
       delete payment.webPaymentQr;
     }
-    const restore = p.restore ? (JSON.parse(p.restore) as Restore) : null;
+    const restore = p.restore;
     const change: BookingChange = {
       at: now,
       set: {
@@ -419,12 +384,12 @@ export class PaymentService implements PaymentDesk {
     return change;
   }
 
-  private lapsedChange(m: MeetingRow, p: PaymentRow): BookingChange {
+  private lapsedChange(m: MeetingRow, p: PaymentRecord): BookingChange {
     const at = p.expires_at;
     const billing = billingWithStatus(m.billing_summaries, [p.id], 'expired');
     if (p.kind === 'extension' && p.restore) {
       // The change was not paid for: the old times and status come back, and the new window is let go.
-      const r = JSON.parse(p.restore) as Restore;
+      const r = p.restore;
       return {
         at,
         set: { status: r.status, start_at: r.start, end_at: r.end, booked_end_at: r.end, span_end_at: r.end, billing_summaries: billing, updated_at: at },
@@ -447,6 +412,6 @@ export class PaymentService implements PaymentDesk {
 }
 
 /** The *_PAYMENT_DUE detail of a pending payment. */
-export function paymentDue(p: Pick<PaymentRow, 'summary' | 'currency' | 'expires_at'>): { kind: 'PAYMENT_DUE'; amount: number; currency: string; paymentDueAt: number } {
-  return { kind: 'PAYMENT_DUE', amount: (JSON.parse(p.summary) as PaymentSnapshot['summary']).total, currency: p.currency, paymentDueAt: p.expires_at };
+export function paymentDue(p: Pick<PaymentRecord, 'summary' | 'currency' | 'expires_at'>): { kind: 'PAYMENT_DUE'; amount: number; currency: string; paymentDueAt: number } {
+  return { kind: 'PAYMENT_DUE', amount: p.summary.total, currency: p.currency, paymentDueAt: p.expires_at };
 }

@@ -10,29 +10,36 @@ import QRCode from 'qrcode';
 import type { FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { App } from '../../platform/http/types.js';
-import type { Services } from '../../services.js';
+import type { RouteGuards } from '../../platform/http/module.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { PaymentIdParams, PaymentNotice, PaymentState } from '../../contract/ops.js';
 import { ConsolePayment, PaymentsQuery } from '../../contract/ops-console.js';
 import { Type } from 'typebox';
 import { ServiceError, errors } from '../../platform/errors.js';
-import type { PaymentRow } from './payment-repository.js';
-import type { PaymentPageView } from './payment-service.js';
+import type { PaymentRecord } from './payment-repository.js';
+import type { PaymentPageView, PaymentService } from './payment-service.js';
 import {
   newNonce, pageHeaders, pageLanguage, pagePath, redirectOrigin, redirectTarget, renderMessagePage, renderPaymentPage, type PageLang,
 } from './payment-page.js';
 
-export async function opsPaymentRoutes(app: App, services: Services): Promise<void> {
-  const payments = services.payments;
+/** What the payment routes use. */
+export interface PaymentsRouteDeps {
+  payments: PaymentService;
+  /** The sandbox is on (development and uat): sandbox settle/fail routes and the page's Pay button exist. */
+  sandbox: boolean;
+  guards: RouteGuards;
+}
+
+export async function opsPaymentRoutes(app: App, deps: PaymentsRouteDeps): Promise<void> {
+  const payments = deps.payments;
   const requireSandbox = async () => {
-    if (!services.sandboxClock.enabled) throw errors.notFound('Sandbox payments exist only in development and uat');
+    if (!deps.sandbox) throw errors.notFound('Sandbox payments exist only in development and uat');
   };
-  const state = async (p: PaymentRow, outcome?: string, replayed?: boolean): Promise<PaymentState> => {
-    const booking = await services.bookings.read(p.meeting_id);
+  const state = async (p: PaymentRecord, outcome?: string, replayed?: boolean): Promise<PaymentState> => {
     return {
       paymentId: p.id, meetingId: p.meeting_id, invoiceNo: p.invoice_no, status: p.status, failedAttempts: p.failed_attempts,
-      meetingStatus: booking?.meeting.status ?? 'unknown', ...(outcome ? { outcome } : {}), ...(replayed !== undefined ? { replayed } : {}),
+      meetingStatus: (await payments.meetingStatus(p.meeting_id)) ?? 'unknown', ...(outcome ? { outcome } : {}), ...(replayed !== undefined ? { replayed } : {}),
     };
   };
   const responses = { 200: Envelope(PaymentState), 404: ErrorEnvelope, 409: ErrorEnvelope };
@@ -80,8 +87,8 @@ export async function opsPaymentRoutes(app: App, services: Services): Promise<vo
 }
 
 /** The hosted web payment page (`payment.webPaymentUrl`); public, hidden from the OpenAPI document. */
-export async function paymentPageRoutes(app: App, services: Services): Promise<void> {
-  const payments = services.payments;
+export async function paymentPageRoutes(app: App, deps: Pick<PaymentsRouteDeps, 'payments' | 'sandbox'>): Promise<void> {
+  const payments = deps.payments;
   const input = (req: { params: unknown; query: unknown; headers: { 'accept-language'?: string } }) => ({
     token: String((req.params as { token?: unknown }).token ?? ''),
     lang: pageLanguage((req.query as { lang?: unknown } | undefined)?.lang, req.headers['accept-language']),
@@ -117,12 +124,12 @@ export async function paymentPageRoutes(app: App, services: Services): Promise<v
     if (!view) return notFound(reply, lang);
     const nonce = newNonce();
     // The sandbox provider settles for free: its Pay button exists only where the sandbox does (development, uat).
-    const canPay = services.sandboxClock.enabled;
+    const canPay = deps.sandbox;
     const payable = view.state === 'payable' && canPay;
     const qrSvg = payable
       ? await QRCode.toString(payments.pageUrl(view.paymentId), { type: 'svg', errorCorrectionLevel: 'M', margin: 1 })
       : undefined;
-    const page = renderPaymentPage(view, { lang, nonce, token, sandbox: services.sandboxClock.enabled, canPay, ...(qrSvg ? { qrSvg } : {}) });
+    const page = renderPaymentPage(view, { lang, nonce, token, sandbox: deps.sandbox, canPay, ...(qrSvg ? { qrSvg } : {}) });
     const origin = payable ? redirectOrigin(view.redirectUrl) : undefined;
     return html(reply, 200, nonce, page, origin ? [origin] : []);
   });
@@ -136,7 +143,7 @@ export async function paymentPageRoutes(app: App, services: Services): Promise<v
     if (!view) return notFound(reply, lang);
     const back = pagePath(token, lang);
     // Expired, voided or refunded, or no provider that can take the money here: nothing to pay; the page says why.
-    if ((view.state !== 'payable' && view.state !== 'settled') || !services.sandboxClock.enabled) return seeOther(reply, back);
+    if ((view.state !== 'payable' && view.state !== 'settled') || !deps.sandbox) return seeOther(reply, back);
     let outcome: string;
     try {
       // One notification per payment from the page: pressing Pay twice is a replay.

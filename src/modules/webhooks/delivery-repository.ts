@@ -4,7 +4,13 @@ import { inTransaction, type Db } from '../../platform/db/db.js';
 import type { Database, DeliveryTable, WebhookTable } from '../../platform/db/schema.js';
 
 export type DeliveryRow = DeliveryTable;
-export type WebhookRow = WebhookTable;
+/** A webhook listener as the ops views read it: its event types parsed, `enabled` a boolean. */
+export type WebhookRecord = Omit<WebhookTable, 'events' | 'enabled'> & { events: string[]; enabled: boolean };
+
+/** A stored listener row as its record (JSON and flag read once, here). */
+function toWebhook(row: WebhookTable): WebhookRecord {
+  return { ...row, events: JSON.parse(row.events) as string[], enabled: row.enabled === 1 };
+}
 
 /** A delivery that may start now, as the due read finds it (no body: that is read when it is claimed). */
 export interface DueDelivery {
@@ -183,8 +189,8 @@ export class DeliveryRepository {
   }
 
   /** Every webhook listener (the console's list), by project and key. */
-  async webhooks(db: Db = this.db): Promise<WebhookRow[]> {
-    return db.selectFrom('webhooks').selectAll().orderBy('project_id').orderBy('key').orderBy('id').execute();
+  async webhooks(db: Db = this.db): Promise<WebhookRecord[]> {
+    return (await db.selectFrom('webhooks').selectAll().orderBy('project_id').orderBy('key').orderBy('id').execute()).map(toWebhook);
   }
 
   /** Deliveries changed after `after` (updated_at), oldest change first, with their listener's project: the console's change feed. */
@@ -201,8 +207,9 @@ export class DeliveryRepository {
     return Number(row?.at ?? 0);
   }
 
-  async webhook(id: string, db: Db = this.db): Promise<WebhookRow | undefined> {
-    return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+  async webhook(id: string, db: Db = this.db): Promise<WebhookRecord | undefined> {
+    const row = await db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toWebhook(row);
   }
 
   async delivery(id: string, db: Db = this.db): Promise<DeliveryRow | undefined> {

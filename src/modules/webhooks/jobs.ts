@@ -22,7 +22,7 @@ import type { JobHandler } from '../../platform/jobs/handler.js';
 import type { ClaimedDelivery, DeliveryItem, DeliveryRepository } from './delivery-repository.js';
 import type { UrlGuard } from '../../platform/net/url-guard.js';
 import { DeliveryClient, TransportError } from './delivery-client.js';
-import { deliveryHeaders, type DeliveryAuth } from './signing.js';
+import { deliveryHeaders, openDeliveryAuth, type DeliveryAuth } from './signing.js';
 
 export const DELIVERY_JOB = 'webhook-delivery';
 export const MAX_ATTEMPTS = 5;
@@ -180,7 +180,7 @@ function listenerCredentials(box: SecretBox) {
     const key = `${c.secret_enc}\n${c.auth_enc}`;
     let v = opened.get(key);
     if (!v) {
-      v = { secret: box.open(c.secret_enc), auth: JSON.parse(box.open(c.auth_enc)) as DeliveryAuth };
+      v = { secret: box.open(c.secret_enc), auth: openDeliveryAuth(box, c.auth_enc) };
       if (opened.size >= 1000) opened.clear();
       opened.set(key, v);
     }

@@ -10,9 +10,10 @@ export class OutboxRepository {
     await db.insertInto('events').values(e).execute();
   }
 
-  /** Enabled listeners of a project with the event types they subscribe to (JSON text). */
-  async enabledListeners(projectId: string, db: Db = this.db): Promise<{ id: string; events: string }[]> {
-    return db.selectFrom('webhooks').select(['id', 'events']).where('project_id', '=', projectId).where('enabled', '=', 1).execute();
+  /** Enabled listeners of a project with the event types they subscribe to. */
+  async enabledListeners(projectId: string, db: Db = this.db): Promise<{ id: string; events: string[] }[]> {
+    const rows = await db.selectFrom('webhooks').select(['id', 'events']).where('project_id', '=', projectId).where('enabled', '=', 1).execute();
+    return rows.map((r) => ({ id: r.id, events: JSON.parse(r.events) as string[] }));
   }
 
   async insertDeliveries(rows: Insertable<DeliveryTable>[], db: Db = this.db): Promise<void> {

@@ -51,7 +51,7 @@ export class Outbox {
     const eventId = newId(at);
     await this.repo.insertEvent({ id: eventId, project_id: projectId, meeting_id: e.meetingId ?? null, type, occurred_at: at, data: JSON.stringify(data) }, trx);
     const listeners = await this.repo.enabledListeners(projectId, trx);
-    const subscribed = listeners.filter((l) => (JSON.parse(l.events) as string[]).includes(type));
+    const subscribed = listeners.filter((l) => l.events.includes(type));
     await this.repo.insertDeliveries(
       subscribed.map((l) => {
         const id = `whk_${randomUUID()}`;

@@ -1,22 +1,27 @@
 /** Webhook operations: listener state, re-enable, delivery log, redeliver (operator-api.md). */
 import type { App } from '../../platform/http/types.js';
-import type { Services } from '../../services.js';
+import type { RouteGuards } from '../../platform/http/module.js';
 import { ok, okPage } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope, PagedEnvelope } from '../../contract/envelope.js';
 import { IdParams, PageQuery } from '../../contract/common.js';
 import { Delivery, DeliveryIdParams, Listener } from '../../contract/ops.js';
 import { ConsoleListener } from '../../contract/ops-console.js';
 import { Type } from 'typebox';
-import { errors } from '../../platform/errors.js';
-import type { DeliveryRow, WebhookRow } from './delivery-repository.js';
-import { DELIVERY_JOB } from './jobs.js';
+import type { DeliveryRow } from './delivery-repository.js';
+import type { ListenerState, WebhookService } from './webhook-service.js';
+
+/** What the webhook ops routes use. */
+export interface WebhooksRouteDeps {
+  webhooks: WebhookService;
+  guards: RouteGuards;
+}
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-function listenerView(w: WebhookRow, scheme: string): Listener {
+function listenerView(w: ListenerState): Listener {
   return {
-    _id: w.id, key: w.key, projectId: w.project_id, url: w.url, events: JSON.parse(w.events) as string[], authScheme: scheme,
-    enabled: w.enabled === 1, consecutiveFailures: w.consecutive_failures,
+    _id: w.id, key: w.key, projectId: w.project_id, url: w.url, events: w.events, authScheme: w.authScheme,
+    enabled: w.enabled, consecutiveFailures: w.consecutive_failures,
   };
 }
 
@@ -27,38 +32,29 @@ function deliveryView(d: DeliveryRow): Delivery {
   };
 }
 
-export async function opsWebhookRoutes(app: App, services: Services): Promise<void> {
-  const repo = services.deliveryRepo;
-  const listener = async (id: string) => {
-    const w = await repo.webhook(id);
-    if (!w) throw errors.notFound('Webhook listener not found');
-    const scheme = (JSON.parse(services.secretBox.open(w.auth_enc)) as { scheme: string }).scheme;
-    return listenerView(w, scheme);
-  };
+export async function opsWebhookRoutes(app: App, deps: Pick<WebhooksRouteDeps, 'webhooks'>): Promise<void> {
+  const webhooks = deps.webhooks;
 
   app.get('/ops/v1/webhooks', {
     schema: {
       tags: ['ops'], summary: 'Every listener with its state and consecutive failures (never its secret)', security: [{ opsToken: [] }],
       response: { 200: Envelope(Type.Array(ConsoleListener)), 401: ErrorEnvelope },
     },
-  }, async () => ok((await repo.webhooks()).map((w): ConsoleListener => ({
-    _id: w.id, key: w.key, projectId: w.project_id, url: w.url, events: JSON.parse(w.events) as string[], enabled: w.enabled === 1,
+  }, async () => ok((await webhooks.list()).map((w): ConsoleListener => ({
+    _id: w.id, key: w.key, projectId: w.project_id, url: w.url, events: w.events, enabled: w.enabled,
     consecutiveFailures: w.consecutive_failures,
   }))));
 
   app.get('/ops/v1/webhooks/:id', {
     schema: { tags: ['ops'], summary: 'Listener state', security: [{ opsToken: [] }], params: IdParams, response: { 200: Envelope(Listener), 404: ErrorEnvelope } },
-  }, async (req) => ok(await listener(req.params.id)));
+  }, async (req) => ok(listenerView(await webhooks.listener(req.params.id))));
 
   app.post('/ops/v1/webhooks/:id/enable', {
     schema: {
       tags: ['ops'], summary: 'Re-enable a listener and reset its failure counter', security: [{ opsToken: [] }], params: IdParams,
       response: { 200: Envelope(Listener), 404: ErrorEnvelope },
     },
-  }, async (req) => {
-    if (!(await repo.enable(req.params.id, services.clock.now()))) throw errors.notFound('Webhook listener not found');
-    return ok(await listener(req.params.id));
-  });
+  }, async (req) => ok(listenerView(await webhooks.enable(req.params.id))));
 
   app.get('/ops/v1/webhooks/:id/deliveries', {
     schema: {
@@ -67,10 +63,9 @@ export async function opsWebhookRoutes(app: App, services: Services): Promise<vo
       response: { 200: PagedEnvelope(Delivery), 404: ErrorEnvelope },
     },
   }, async (req, reply) => {
-    await listener(req.params.id);
     const limit = req.query.limit ?? 100;
     const offset = req.query.offset ?? 0;
-    const page = await repo.listForWebhook(req.params.id, limit, offset);
+    const page = await webhooks.deliveries(req.params.id, limit, offset);
     return reply.send(okPage(page.rows.map(deliveryView), { limit, offset, total: page.total }));
   });
 
@@ -80,10 +75,5 @@ export async function opsWebhookRoutes(app: App, services: Services): Promise<vo
       params: DeliveryIdParams,
       response: { 200: Envelope(Delivery), 404: ErrorEnvelope },
     },
-  }, async (req) => {
-    if (!(await repo.delivery(req.params.deliveryId))) throw errors.notFound('Delivery not found');
-    await repo.redeliver(req.params.deliveryId, services.clock.now());
-    void services.jobs.poke(DELIVERY_JOB);
-    return ok(deliveryView((await repo.delivery(req.params.deliveryId))!));
-  });
+  }, async (req) => ok(deliveryView(await webhooks.redeliver(req.params.deliveryId))));
 }

@@ -13,6 +13,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { SignJWT } from 'jose';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
 
 /** The `iss` of delivery JWTs. */
 export const JWT_ISSUER = 'room-desk-booking-service';
@@ -23,6 +24,11 @@ export type DeliveryAuth =
   | { scheme: 'bearer'; token: string }
   | { scheme: 'custom-header'; headers: Record<string, string> }
   | { scheme: 'jwt' };
+
+/** A listener's auth scheme, opened from its sealed column (`webhooks.auth_enc`): the one place that JSON is parsed. */
+export function openDeliveryAuth(box: Pick<SecretBox, 'open'>, sealed: string): DeliveryAuth {
+  return JSON.parse(box.open(sealed)) as DeliveryAuth;
+}
 
 export function signature(secret: string, timestamp: string, rawBody: string): string {
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex')}`;
