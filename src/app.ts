@@ -29,10 +29,10 @@ import { webhookDocs } from './contract/webhook-docs.js';
 import { rejectNulCharacters } from './platform/http/nul-guard.js';
 import { rejectNonFiniteNumbers } from './platform/http/finite-numbers.js';
 import { describeOperation } from './platform/http/openapi-operations.js';
-import { healthRoutes } from './modules/health/routes.js';
-import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
-import { opsClockRoutes } from './modules/sandbox/routes.js';
-import { opsApplyRoutes, opsSiteRoutes } from './modules/site/routes.js';
+import * as health from './modules/health/index.js';
+import * as auth from './modules/auth/index.js';
+import * as sandbox from './modules/sandbox/index.js';
+import * as site from './modules/site/index.js';
 import { catalogueRoutes } from './modules/catalogue/routes.js';
 import { meetingRoutes, opsMeetingRoutes } from './modules/booking/routes.js';
 import { memberRoutes } from './modules/members/routes.js';
@@ -42,7 +42,7 @@ import { opsCalendarRoutes } from './modules/calendar-sync/routes.js';
 import { opsPaymentRoutes, paymentPageRoutes } from './modules/payments/routes.js';
 import { opsVisitorRoutes } from './modules/visitors/routes.js';
 import { opsFeedRoutes, publicFeedRoutes } from './modules/calendar-sync/feed-routes.js';
-import { consoleRoutes } from './modules/console/routes.js';
+import * as operatorConsole from './modules/console/index.js';
 
 export const API_VERSION = '1.15.0';
 
@@ -160,19 +160,19 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // The service's root has no page of its own: a browser opening it lands on the API reference.
   app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/docs', 302));
 
-  await healthRoutes(app, services);
-  await tokenRoutes(app, services);
+  await health.register(app, { storage: services.storage });
+  await auth.register(app, { tokens: services.tokens, tokenAttempts: services.tokenAttempts, config: services.config });
   // The web payment page: public, its unguessable token is the capability.
   await paymentPageRoutes(app, services);
   // Room feeds (iCalendar): public, the unguessable token in the address is the capability.
   await publicFeedRoutes(app, services);
   // The operator console's page and bundle (its data comes from the ops API below).
-  await consoleRoutes(app);
+  await operatorConsole.register(app);
 
   // The two guards modules put their routes behind (platform/http/module.ts).
   const guards: RouteGuards = {
     // Public API: a valid bearer token.
-    api: bearerAuth(services.tokens),
+    api: auth.bearerAuth(services.tokens),
     // Operator surface: the ops token (wrong ones limited per address) or a console session (CSRF header on writes).
     ops: opsAuth(services.config.opsToken, services.consoleSessions, services.opsTokenFailures),
   };
@@ -190,8 +190,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   });
 
   await guarded(app, guards.ops, async (ops) => {
-    await opsClockRoutes(ops, services);
-    await opsApplyRoutes(ops, services);
+    await sandbox.register(ops, { sandboxClock: services.sandboxClock });
+    await site.register(ops, { site: services.site, config: services.config });
     await opsWebhookRoutes(ops, services);
     await opsPaymentRoutes(ops, services);
     await opsDeviceRoutes(ops, services);
@@ -199,7 +199,6 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsVisitorRoutes(ops, services);
     await opsFeedRoutes(ops, services);
     await opsMeetingRoutes(ops, services);
-    await opsSiteRoutes(ops, services);
     await changeStreamRoute(ops, services.changeFeed, services.consoleSessions);
   });
 

@@ -8,8 +8,7 @@ import { OffsetClock, systemClock, type Clock } from './platform/clock/clock.js'
 import { SandboxClock } from './platform/clock/sandbox-clock.js';
 import type { Storage } from './platform/db/database.js';
 import { SettingsRepository } from './platform/db/settings-repository.js';
-import { TokenRepository } from './modules/auth/token-repository.js';
-import { TokenService } from './modules/auth/token-service.js';
+import { createAuth, type TokenAttempts, type TokenService } from './modules/auth/index.js';
 import { SecretBox } from './platform/crypto/secrets.js';
 import { randomBytes } from 'node:crypto';
 import { CatalogueRepository } from './modules/catalogue/catalogue-repository.js';
@@ -24,17 +23,15 @@ import { MeetingRepository } from './modules/booking/meeting-repository.js';
 import { BookingChangeWriter } from './modules/booking/booking-change.js';
 import { BookingChanges } from './modules/booking/booking-changes.js';
 import { Outbox } from './modules/webhooks/outbox.js';
-import { SiteService } from './modules/site/site-service.js';
+import { createSite, type SiteService } from './modules/site/index.js';
 import { PaymentService } from './modules/payments/payment-service.js';
 import { PaymentRepository } from './modules/payments/payment-repository.js';
 import { SandboxProvider } from './modules/payments/provider.js';
-import { SiteRepository } from './modules/site/site-repository.js';
 import { OutboxRepository } from './modules/webhooks/outbox-repository.js';
 import { JobRunner } from './platform/jobs/runner.js';
 import { Lifecycle } from './modules/lifecycle/jobs.js';
 import { deliveryJob } from './modules/webhooks/jobs.js';
 import { DeliveryRepository } from './modules/webhooks/delivery-repository.js';
-import { tokenPurgeJob } from './modules/auth/jobs.js';
 import { MembersRepository } from './modules/members/members-repository.js';
 import { MemberService } from './modules/members/member-service.js';
 import { CredentialService } from './modules/members/credential-service.js';
@@ -59,7 +56,6 @@ import { VisitorAccessSource } from './modules/visitors/visitor-access.js';
 import { FeedRepository } from './modules/calendar-sync/feed-repository.js';
 import { RoomFeedService } from './modules/calendar-sync/feed-service.js';
 import { UrlGuard } from './platform/net/url-guard.js';
-import { TokenAttempts } from './modules/auth/token-attempts.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
 import { OpsTokenFailures } from './platform/http/authenticate.js';
 import { ChangeFeed } from './platform/changes/change-feed.js';
@@ -162,13 +158,10 @@ export async function createServices(config: Config, storage: Storage, realClock
   await sandboxClock.refresh();
   sandboxClock.startPolling();
 
-  const tokens = new TokenService({
-    repo: new TokenRepository(storage.db),
-    env: config.env,
-    lifetimes: config.tokens,
-    clock: realClock,
-    callerCacheMs: config.callerCacheMs,
+  const auth = createAuth({
+    db: storage.db, env: config.env, lifetimes: config.tokens, realClock, callerCacheMs: config.callerCacheMs, tokenFailures: config.tokenFailures,
   });
+  const tokens = auth.tokens;
 
   const catalogueRepo = new CatalogueRepository(storage.db);
   const secretBox = new SecretBox(await secretsKey(config, settings));
@@ -192,7 +185,7 @@ export async function createServices(config: Config, storage: Storage, realClock
   const jobs = new JobRunner({ clock: serviceClock, realClock, onError });
   jobs.register(lifecycle.job());
   jobs.register(deliveryJob({ repo: deliveryRepo, clock: serviceClock, realClock, secretBox, timeoutMs: config.webhookTimeoutMs, urlGuard }));
-  jobs.register(tokenPurgeJob(tokens, realClock));
+  jobs.register(auth.purgeJob);
   jobs.register(payments.job());
   jobs.register(payments.nudgeJob());
   jobs.register(payments.inboxJob());
@@ -219,7 +212,9 @@ export async function createServices(config: Config, storage: Storage, realClock
   jobs.register(deviceSyncJob(deviceSync, { leaseMs: config.devices.ackTimeoutMs + 30_000 }));
   const reconcile = new ReconcileSchedule(() => realClock.now(), config.devices.reconcileMs);
   jobs.register(reconcile.job(deviceSync));
-  const site = new SiteService(new SiteRepository(storage.db));
+  const site = createSite({
+    db: storage.db, env: config.env, secretBox, clock: serviceClock, checkUrl: (url) => urlGuard.checkUrl(url),
+  }).site;
   site.onApplied(() => {
     tokens.forgetCallers();
     reconcile.soon();
@@ -287,10 +282,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     roomFeeds,
     jobs,
     urlGuard,
-    tokenAttempts: new TokenAttempts(
-      new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perApp, config.tokenFailures.windowMs),
-      new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
-    ),
+    tokenAttempts: auth.tokenAttempts,
     changeFeed,
     consoleSessions: new ConsoleSessions(config.opsToken, config.env, new ConsoleSessionRepository(storage.db), realClock),
     opsTokenFailures: new OpsTokenFailures(new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs)),

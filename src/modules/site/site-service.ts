@@ -2,7 +2,9 @@
 import type { SiteDocument } from '../../contract/site-document.js';
 import type { ApplyResult } from '../../contract/ops.js';
 import type { ConsoleSite } from '../../contract/ops-console.js';
-import { applySite, type ApplyOptions } from './apply-site.js';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import { applySite } from './apply-site.js';
 import type { SiteRepository } from './site-repository.js';
 
 export interface SiteProject {
@@ -29,10 +31,24 @@ export interface CalendarOrganizer {
   brandStaff: boolean;
 }
 
+export interface SiteServiceDeps {
+  repo: SiteRepository;
+  /** BOOKING_ENV of this service; apps are bound to it. */
+  env: string;
+  secretBox: SecretBox;
+  /** Service time, for new ids and timestamps. */
+  clock: Clock;
+  /** Why a webhook URL may not be registered (the SSRF guard; never connects), or null. */
+  checkUrl?: (url: string) => Promise<string | null>;
+}
+
 export class SiteService {
   private readonly applied: (() => void)[] = [];
+  private readonly repo: SiteRepository;
 
-  constructor(private readonly repo: SiteRepository) {}
+  constructor(private readonly deps: SiteServiceDeps) {
+    this.repo = deps.repo;
+  }
 
   /** Every project, floor, room and desk as the operator console shows them. */
   async overview(): Promise<ConsoleSite> {
@@ -55,8 +71,9 @@ export class SiteService {
   }
 
   /** Upserts every entity of `doc` by key, all or nothing (see applySite). */
-  async apply(doc: SiteDocument, opts: ApplyOptions): Promise<ApplyResult> {
-    const result = await applySite(this.repo, doc, opts);
+  async apply(doc: SiteDocument): Promise<ApplyResult> {
+    const { env, secretBox, clock, checkUrl } = this.deps;
+    const result = await applySite(this.repo, doc, { env, secretBox, now: clock.now(), checkUrl });
     for (const listener of this.applied) listener();
     return result;
   }
