@@ -29,10 +29,10 @@ import { webhookDocs } from './contract/webhook-docs.js';
 import { rejectNulCharacters } from './platform/http/nul-guard.js';
 import { rejectNonFiniteNumbers } from './platform/http/finite-numbers.js';
 import { describeOperation } from './platform/http/openapi-operations.js';
-import { healthRoutes } from './modules/health/routes.js';
-import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
-import { opsClockRoutes } from './modules/sandbox/routes.js';
-import { opsApplyRoutes, opsSiteRoutes } from './modules/site/routes.js';
+import * as health from './modules/health/index.js';
+import * as auth from './modules/auth/index.js';
+import * as sandbox from './modules/sandbox/index.js';
+import * as site from './modules/site/index.js';
 import { catalogueRoutes } from './modules/catalogue/routes.js';
 import { meetingRoutes, opsMeetingRoutes } from './modules/booking/routes.js';
 import { register as registerMembers } from './modules/members/index.js';
@@ -41,7 +41,7 @@ import { register as registerDevices } from './modules/devices/index.js';
 import { register as registerCalendarSync } from './modules/calendar-sync/index.js';
 import { register as registerPayments } from './modules/payments/index.js';
 import { register as registerVisitors } from './modules/visitors/index.js';
-import { consoleRoutes } from './modules/console/routes.js';
+import * as operatorConsole from './modules/console/index.js';
 
 export const API_VERSION = '1.15.0';
 
@@ -159,15 +159,15 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // The service's root has no page of its own: a browser opening it lands on the API reference.
   app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/docs', 302));
 
-  await healthRoutes(app, services);
-  await tokenRoutes(app, services);
+  await health.register(app, { storage: services.storage });
+  await auth.register(app, { tokens: services.tokens, tokenAttempts: services.tokenAttempts, config: services.config });
   // The operator console's page and bundle (its data comes from the ops API below).
-  await consoleRoutes(app);
+  await operatorConsole.register(app);
 
   // The two guards modules put their routes behind (platform/http/module.ts).
   const guards: RouteGuards = {
     // Public API: a valid bearer token.
-    api: bearerAuth(services.tokens),
+    api: auth.bearerAuth(services.tokens),
     // Operator surface: the ops token (wrong ones limited per address) or a console session (CSRF header on writes).
     ops: opsAuth(services.config.opsToken, services.consoleSessions, services.opsTokenFailures),
   };
@@ -195,10 +195,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await registerWebhooks(app, { webhooks: services.webhooks, guards });
 
   await guarded(app, guards.ops, async (ops) => {
-    await opsClockRoutes(ops, services);
-    await opsApplyRoutes(ops, services);
+    await sandbox.register(ops, { sandboxClock: services.sandboxClock });
+    await site.register(ops, { site: services.site, config: services.config });
     await opsMeetingRoutes(ops, services);
-    await opsSiteRoutes(ops, services);
     await changeStreamRoute(ops, services.changeFeed, services.consoleSessions);
   });
   // Calendar sync: the room feeds (public: the unguessable token in the address is the capability),

@@ -13,7 +13,7 @@ import { ConfigError, loadConfig } from './platform/config.js';
 import { openStorage } from './platform/db/database.js';
 import { createServices } from './services.js';
 import { buildApp } from './app.js';
-import { applyDemoSiteIfEmpty } from './modules/sandbox/apply-demo.js';
+import { applyDemoSiteIfEmpty } from './modules/sandbox/index.js';
 
 async function main(): Promise<void> {
   let config;

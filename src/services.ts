@@ -8,8 +8,7 @@ import { OffsetClock, systemClock, type Clock } from './platform/clock/clock.js'
 import { SandboxClock } from './platform/clock/sandbox-clock.js';
 import type { Storage } from './platform/db/database.js';
 import { SettingsRepository } from './platform/db/settings-repository.js';
-import { TokenRepository } from './modules/auth/token-repository.js';
-import { TokenService } from './modules/auth/token-service.js';
+import { createAuth, type TokenAttempts, type TokenService } from './modules/auth/index.js';
 import { SecretBox } from './platform/crypto/secrets.js';
 import { randomBytes } from 'node:crypto';
 import { CatalogueRepository } from './modules/catalogue/catalogue-repository.js';
@@ -24,12 +23,10 @@ import { MeetingRepository } from './modules/booking/meeting-repository.js';
 import { BookingChangeWriter } from './modules/booking/booking-change.js';
 import { BookingChanges } from './modules/booking/booking-changes.js';
 import { createWebhooks, type DeliveryRepository, type Outbox, type WebhookService } from './modules/webhooks/index.js';
-import { SiteService } from './modules/site/site-service.js';
+import { createSite, type SiteService } from './modules/site/index.js';
 import { createPayments, type PaymentService } from './modules/payments/index.js';
-import { SiteRepository } from './modules/site/site-repository.js';
 import { JobRunner } from './platform/jobs/runner.js';
 import { Lifecycle } from './modules/lifecycle/jobs.js';
-import { tokenPurgeJob } from './modules/auth/jobs.js';
 import { createMembers, type CredentialService, type MemberService, type PartnerRateLimit } from './modules/members/index.js';
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
 import { ConsoleSessionRepository } from './platform/db/console-session-repository.js';
@@ -38,7 +35,6 @@ import { createDevices, type DeviceService, type DeviceSync, type DeviceTranspor
 import { createCalendarSync, type CalendarSync, type RoomFeedService } from './modules/calendar-sync/index.js';
 import { createVisitors, type VisitorAccessSource, type VisitorService } from './modules/visitors/index.js';
 import { UrlGuard } from './platform/net/url-guard.js';
-import { TokenAttempts } from './modules/auth/token-attempts.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
 import { OpsTokenFailures } from './platform/http/authenticate.js';
 import { ChangeFeed } from './platform/changes/change-feed.js';
@@ -144,13 +140,10 @@ export async function createServices(config: Config, storage: Storage, realClock
   await sandboxClock.refresh();
   sandboxClock.startPolling();
 
-  const tokens = new TokenService({
-    repo: new TokenRepository(storage.db),
-    env: config.env,
-    lifetimes: config.tokens,
-    clock: realClock,
-    callerCacheMs: config.callerCacheMs,
+  const auth = createAuth({
+    db: storage.db, env: config.env, lifetimes: config.tokens, realClock, callerCacheMs: config.callerCacheMs, tokenFailures: config.tokenFailures,
   });
+  const tokens = auth.tokens;
 
   const catalogueRepo = new CatalogueRepository(storage.db);
   const secretBox = new SecretBox(await secretsKey(config, settings));
@@ -178,7 +171,7 @@ export async function createServices(config: Config, storage: Storage, realClock
   const jobs = new JobRunner({ clock: serviceClock, realClock, onError });
   jobs.register(lifecycle.job());
   jobs.register(webhooksModule.deliveryJob);
-  jobs.register(tokenPurgeJob(tokens, realClock));
+  jobs.register(auth.purgeJob);
   jobs.register(paymentsModule.jobs.lapse);
   jobs.register(paymentsModule.jobs.nudge);
   jobs.register(paymentsModule.jobs.inbox);
@@ -192,7 +185,9 @@ export async function createServices(config: Config, storage: Storage, realClock
     logger: options.logger, onError,
   });
   const { service: devices, sync: deviceSync, transport: deviceTransport } = deviceModule;
-  const site = new SiteService(new SiteRepository(storage.db));
+  const site = createSite({
+    db: storage.db, env: config.env, secretBox, clock: serviceClock, checkUrl: (url) => urlGuard.checkUrl(url),
+  }).site;
   site.onApplied(() => {
     tokens.forgetCallers();
     deviceModule.reconcileSoon();
@@ -259,10 +254,7 @@ export async function createServices(config: Config, storage: Storage, realClock
     roomFeeds: calendar.roomFeeds,
     jobs,
     urlGuard,
-    tokenAttempts: new TokenAttempts(
-      new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perApp, config.tokenFailures.windowMs),
-      new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
-    ),
+    tokenAttempts: auth.tokenAttempts,
     changeFeed,
     consoleSessions: new ConsoleSessions(config.opsToken, config.env, new ConsoleSessionRepository(storage.db), realClock),
     opsTokenFailures: new OpsTokenFailures(new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs)),

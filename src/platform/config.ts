@@ -129,6 +129,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 }
 
+/** The connection timeouts (README), and their one consistency check. */
+function readTimeouts(env: NodeJS.ProcessEnv): Config['timeouts'] {
+  const timeouts = {
+    keepAliveMs: intVar(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1),
+    headersMs: intVar(env, 'HEADERS_TIMEOUT_MS', 20_000, 1),
+    requestMs: intVar(env, 'REQUEST_TIMEOUT_MS', 120_000, 1),
+    connectionMs: intVar(env, 'CONNECTION_TIMEOUT_MS', 120_000, 0),
+  };
+  if (timeouts.headersMs > timeouts.requestMs) problem('HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS');
+  return timeouts;
+}
+
 function readConfig(env: NodeJS.ProcessEnv): Config {
   let bookingEnv = (env.BOOKING_ENV || 'development') as BookingEnv;
   if (!['development', 'uat', 'production'].includes(bookingEnv)) {
@@ -172,13 +184,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     transport = 'sandbox';
   }
 
-  const timeouts = {
-    keepAliveMs: intVar(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1),
-    headersMs: intVar(env, 'HEADERS_TIMEOUT_MS', 20_000, 1),
-    requestMs: intVar(env, 'REQUEST_TIMEOUT_MS', 120_000, 1),
-    connectionMs: intVar(env, 'CONNECTION_TIMEOUT_MS', 120_000, 0),
-  };
-  if (timeouts.headersMs > timeouts.requestMs) problem('HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS');
+  const timeouts = readTimeouts(env);
 
   const webhookAllowLoopback = env.WEBHOOK_ALLOW_LOOPBACK === '1';
   if (webhookAllowLoopback && bookingEnv === 'production') problem('WEBHOOK_ALLOW_LOOPBACK is for uat only; production never delivers to loopback');

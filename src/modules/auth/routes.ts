@@ -4,14 +4,14 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/types.js';
-import type { Services } from '../../services.js';
+import type { Config } from '../../platform/config.js';
 import { ok } from '../../platform/http/envelope.js';
 import { bodyLimit } from '../../platform/http/body-limits.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { Revoked, TokenRequest, TokenResponse, WhoAmI } from '../../contract/auth.js';
 import type { Principal } from './principal.js';
 import type { TokenService } from './token-service.js';
-import { isBadCredentials } from './token-attempts.js';
+import { isBadCredentials, type TokenAttempts } from './token-attempts.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,10 +26,18 @@ export function bearerAuth(tokens: TokenService) {
   };
 }
 
-export async function tokenRoutes(app: App, services: Services): Promise<void> {
+/** What the token routes use. */
+export interface AuthRouteDeps {
+  tokens: TokenService;
+  tokenAttempts: TokenAttempts;
+  /** Body limits (the token endpoint's own is fixed; platform/http/body-limits.ts). */
+  config: Pick<Config, 'bodyLimitBytes' | 'applyBodyLimitBytes'>;
+}
+
+export async function tokenRoutes(app: App, deps: AuthRouteDeps): Promise<void> {
   app.post('/auth/accessToken', {
     // Unauthenticated: a grant is a few short fields, so a few KB (platform/http/body-limits.ts).
-    bodyLimit: bodyLimit('token', services.config),
+    bodyLimit: bodyLimit('token', deps.config),
     schema: {
       tags: ['auth'],
       summary: 'Obtain an access token (app_credentials, refresh_token or act_as)',
@@ -42,19 +50,19 @@ export async function tokenRoutes(app: App, services: Services): Promise<void> {
     reply.header('cache-control', 'no-store');
     // Brute force: failed app_secret attempts are limited per app_id and per client address (token-attempts.ts).
     const appId = req.body.app_secret !== undefined && typeof req.body.app_id === 'string' && req.body.app_id !== '' ? req.body.app_id : null;
-    if (appId !== null) await services.tokenAttempts.check(appId, req.ip); // 429 KS036 with Retry-After
+    if (appId !== null) await deps.tokenAttempts.check(appId, req.ip); // 429 KS036 with Retry-After
     let token;
     try {
-      token = await services.tokens.grant(req.body);
+      token = await deps.tokens.grant(req.body);
     } catch (err) {
-      if (appId !== null && isBadCredentials(err)) await services.tokenAttempts.failed(appId, req.ip);
+      if (appId !== null && isBadCredentials(err)) await deps.tokenAttempts.failed(appId, req.ip);
       throw err;
     }
     return reply.status(201).send(token);
   });
 
   app.post('/auth/revoke', {
-    onRequest: bearerAuth(services.tokens),
+    onRequest: bearerAuth(deps.tokens),
     schema: {
       tags: ['auth'],
       summary: 'Revoke the calling token and every token issued with it (its refresh chain)',
@@ -62,12 +70,12 @@ export async function tokenRoutes(app: App, services: Services): Promise<void> {
       response: { 200: Envelope(Revoked), 401: ErrorEnvelope, 503: ErrorEnvelope },
     },
   }, async (req) => {
-    await services.tokens.revoke(req.principal);
+    await deps.tokens.revoke(req.principal);
     return ok({ revoked: true });
   });
 
   app.get('/auth/whoami', {
-    onRequest: bearerAuth(services.tokens),
+    onRequest: bearerAuth(deps.tokens),
     schema: {
       tags: ['auth'],
       summary: 'Describe the calling token: the app, the member it acts for, and its project scope',

@@ -4,7 +4,7 @@
  * every migration this code knows.
  */
 import type { App } from '../../platform/http/types.js';
-import type { Services } from '../../services.js';
+import type { Storage } from '../../platform/db/database.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { HealthStatus } from '../../contract/common.js';
@@ -12,7 +12,12 @@ import { errors } from '../../platform/errors.js';
 
 const Status = Envelope(HealthStatus);
 
-export async function healthRoutes(app: App, services: Services): Promise<void> {
+/** What the probes use: the database's answer and its pending migrations. */
+export interface HealthRouteDeps {
+  storage: Pick<Storage, 'ping' | 'pendingMigrations'>;
+}
+
+export async function healthRoutes(app: App, deps: HealthRouteDeps): Promise<void> {
   app.get('/healthz', {
     schema: { tags: ['health'], summary: 'The process is up', security: [], response: { 200: Status } },
   }, async () => ok({ status: 'ok' }));
@@ -24,8 +29,8 @@ export async function healthRoutes(app: App, services: Services): Promise<void> 
   }, async () => {
     let pending: string[];
     try {
-      await services.storage.ping();
-      pending = await services.storage.pendingMigrations();
+      await deps.storage.ping();
+      pending = await deps.storage.pendingMigrations();
     } catch {
       throw errors.upstreamUnavailable('Not ready: the service is temporarily unavailable (the database is not reachable); retry after the Retry-After seconds');
     }

@@ -1,20 +1,16 @@
 /** The built-in demo site (DEMO=1): applied through the same site apply on an empty database; yields the demo app credentials. */
 import { Value } from 'typebox/value';
 import type { BookingEnv } from '../../platform/config.js';
-import type { Clock } from '../../platform/clock/clock.js';
-import type { SecretBox } from '../../platform/crypto/secrets.js';
-import type { SiteService } from '../site/site-service.js';
-import type { TokenService } from '../auth/token-service.js';
+import type { SiteService } from '../site/index.js';
+import type { TokenService } from '../auth/index.js';
 import { SiteDocument } from '../../contract/site-document.js';
 import demoJson from './demo-site.json' with { type: 'json' };
 
 /** What applying the demo needs (the composed Services provide all of it). */
 export interface DemoDeps {
   config: { env: BookingEnv };
-  secretBox: SecretBox;
-  clock: Clock;
-  site: SiteService;
-  tokens: TokenService;
+  site: Pick<SiteService, 'hasAnyProject' | 'apply'>;
+  tokens: Pick<TokenService, 'appSecretMatches'>;
 }
 
 export interface DemoCredentials {
@@ -41,7 +37,8 @@ export async function applyDemoSiteIfEmpty(deps: DemoDeps): Promise<DemoCredenti
   if (deps.config.env === 'production') return null;
   const doc = demoSiteDocument();
   if (!(await deps.site.hasAnyProject())) {
-    await deps.site.apply(doc, { env: deps.config.env, secretBox: deps.secretBox, now: deps.clock.now() });
+    // Applied like an ops document: in this environment, at service time (the demo holds no webhook URLs to check).
+    await deps.site.apply(doc);
   }
   const demoApp = doc.apps?.[0];
   if (!demoApp) return null;

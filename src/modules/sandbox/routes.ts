@@ -1,6 +1,6 @@
 /** Sandbox clock: GET/POST /ops/v1/clock (development and uat only; 404 in production). */
 import type { App } from '../../platform/http/types.js';
-import type { Services } from '../../services.js';
+import type { SandboxClock } from '../../platform/clock/sandbox-clock.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { ClockMove, ClockState } from '../../contract/ops.js';
@@ -9,8 +9,13 @@ import { parseInstant } from '../../platform/time/instant.js';
 
 const ClockResponse = Envelope(ClockState);
 
-export async function opsClockRoutes(app: App, services: Services): Promise<void> {
-  const sandbox = services.sandboxClock;
+/** What the clock routes use. */
+export interface SandboxRouteDeps {
+  sandboxClock: SandboxClock;
+}
+
+export async function opsClockRoutes(app: App, deps: SandboxRouteDeps): Promise<void> {
+  const sandbox = deps.sandboxClock;
   const requireSandbox = async () => {
     if (!sandbox.enabled) throw errors.notFound('The sandbox clock exists only in development and uat');
   };

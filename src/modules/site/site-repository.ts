@@ -43,6 +43,27 @@ async function selectIn<T extends keyof Database>(db: Db, table: T, column: stri
 }
 
 
+/** A point of a room's outline on its floor plan, in percent of the plan's width and height. */
+export interface PolygonPoint {
+  xPct: number;
+  yPct: number;
+}
+
+/** The console's site overview, parsed: a room's flag as a boolean, its outline as points. */
+export interface SiteOverviewRecord {
+  projects: Pick<Row<'projects'>, 'id' | 'key' | 'name' | 'timezone' | 'currency'>[];
+  floors: (Pick<Row<'floors'>, 'id' | 'key' | 'name' | 'project_id' | 'zone_id'> & { zone_name: string })[];
+  rooms: (Pick<Row<'rooms'>, 'id' | 'key' | 'name' | 'floor_id' | 'project_id' | 'capacity' | 'status'> & { is_public: boolean; polygon: PolygonPoint[] | null })[];
+  desks: Pick<Row<'desks'>, 'id' | 'key' | 'name' | 'floor_id' | 'project_id' | 'desk_index' | 'status'>[];
+  members: { id: string; name: string; email: string | null; project_id: string }[];
+}
+
+/** A user as an organizer: the booking block as a boolean, the brand-staff list parsed; their membership of one project. */
+export interface OrganizerRecord {
+  user: Pick<Row<'users'>, 'id' | 'name' | 'email' | 'profile_name'> & { blocked_from_booking: boolean; brand_staff: string[] };
+  membership: Pick<Row<'memberships'>, 'status' | 'user_type'> | undefined;
+}
+
 export interface AppRelations {
   projects: Row<'app_projects'>[];
   links: Row<'app_links'>[];
@@ -180,12 +201,15 @@ export class SiteRepository {
   }
 
   /** Every project, floor (with its zone's name), room and desk: the console's site overview. */
-  async overview(db: Db = this.db) {
+  async overview(db: Db = this.db): Promise<SiteOverviewRecord> {
     const projects = await db.selectFrom('projects').select(['id', 'key', 'name', 'timezone', 'currency']).orderBy('name').orderBy('id').execute();
     const floors = await db.selectFrom('floors as f').innerJoin('zones as z', 'z.id', 'f.zone_id')
       .select(['f.id', 'f.key', 'f.name', 'f.project_id', 'f.zone_id', 'z.name as zone_name']).orderBy('f.name').orderBy('f.id').execute();
-    const rooms = await db.selectFrom('rooms')
+    const roomRows = await db.selectFrom('rooms')
       .select(['id', 'key', 'name', 'floor_id', 'project_id', 'capacity', 'status', 'is_public', 'polygon']).orderBy('name').orderBy('id').execute();
+    const rooms = roomRows.map((r) => ({
+      ...r, is_public: r.is_public === 1, polygon: r.polygon === null ? null : (JSON.parse(r.polygon) as PolygonPoint[]),
+    }));
     const desks = await db.selectFrom('desks')
       .select(['id', 'key', 'name', 'floor_id', 'project_id', 'desk_index', 'status']).orderBy('desk_index').orderBy('id').execute();
     const members = await db.selectFrom('users as u').innerJoin('memberships as m', 'm.user_id', 'u.id')
@@ -200,12 +224,13 @@ export class SiteRepository {
   }
 
   /** A user found by email (case-insensitive), with what booking for them depends on in one project. */
-  async organizerByEmail(projectId: string, email: string, db: Db = this.db) {
-    const user = await db.selectFrom('users').select(['id', 'name', 'email', 'profile_name', 'blocked_from_booking', 'brand_staff'])
+  async organizerByEmail(projectId: string, email: string, db: Db = this.db): Promise<OrganizerRecord | undefined> {
+    const row = await db.selectFrom('users').select(['id', 'name', 'email', 'profile_name', 'blocked_from_booking', 'brand_staff'])
       .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
-    if (!user) return undefined;
+    if (!row) return undefined;
     const membership = await db.selectFrom('memberships').select(['status', 'user_type'])
-      .where('user_id', '=', user.id).where('project_id', '=', projectId).executeTakeFirst();
+      .where('user_id', '=', row.id).where('project_id', '=', projectId).executeTakeFirst();
+    const user = { ...row, blocked_from_booking: row.blocked_from_booking === 1, brand_staff: JSON.parse(row.brand_staff) as string[] };
     return { user, membership };
   }
 

@@ -2,7 +2,9 @@
 import type { SiteDocument } from '../../contract/site-document.js';
 import type { ApplyResult } from '../../contract/ops.js';
 import type { ConsoleSite } from '../../contract/ops-console.js';
-import { applySite, type ApplyOptions } from './apply-site.js';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import { applySite } from './apply-site.js';
 import type { SiteRepository } from './site-repository.js';
 
 export interface SiteProject {
@@ -29,10 +31,24 @@ export interface CalendarOrganizer {
   brandStaff: boolean;
 }
 
+export interface SiteServiceDeps {
+  repo: SiteRepository;
+  /** BOOKING_ENV of this service; apps are bound to it. */
+  env: string;
+  secretBox: SecretBox;
+  /** Service time, for new ids and timestamps. */
+  clock: Clock;
+  /** Why a webhook URL may not be registered (the SSRF guard; never connects), or null. */
+  checkUrl?: (url: string) => Promise<string | null>;
+}
+
 export class SiteService {
   private readonly applied: (() => void)[] = [];
+  private readonly repo: SiteRepository;
 
-  constructor(private readonly repo: SiteRepository) {}
+  constructor(private readonly deps: SiteServiceDeps) {
+    this.repo = deps.repo;
+  }
 
   /** Every project, floor, room and desk as the operator console shows them. */
   async overview(): Promise<ConsoleSite> {
@@ -40,13 +56,10 @@ export class SiteService {
     return {
       projects: o.projects.map((p) => ({ _id: p.id, key: p.key, name: p.name, timezone: p.timezone, currency: p.currency })),
       floors: o.floors.map((f) => ({ _id: f.id, key: f.key, name: f.name, projectId: f.project_id, zoneId: f.zone_id, zoneName: f.zone_name, planImageUrl: null })),
-      rooms: o.rooms.map((r) => {
-        const polygon = r.polygon === null ? null : (JSON.parse(r.polygon) as { xPct: number; yPct: number }[]);
-        return {
-          _id: r.id, key: r.key, name: r.name, floorId: r.floor_id, projectId: r.project_id, capacity: r.capacity, status: r.status,
-          isPublic: r.is_public === 1, polygon: polygon && polygon.length ? polygon : null,
-        };
-      }),
+      rooms: o.rooms.map((r) => ({
+        _id: r.id, key: r.key, name: r.name, floorId: r.floor_id, projectId: r.project_id, capacity: r.capacity, status: r.status,
+        isPublic: r.is_public, polygon: r.polygon && r.polygon.length ? r.polygon : null,
+      })),
       desks: o.desks.map((d) => ({ _id: d.id, key: d.key, name: d.name, floorId: d.floor_id, projectId: d.project_id, index: d.desk_index, status: d.status })),
       users: [...groupBy(o.members, (m) => m.id).values()].map((rows) => ({
         _id: rows[0]!.id, name: rows[0]!.name, email: rows[0]!.email, projectIds: rows.map((r) => r.project_id),
@@ -55,8 +68,9 @@ export class SiteService {
   }
 
   /** Upserts every entity of `doc` by key, all or nothing (see applySite). */
-  async apply(doc: SiteDocument, opts: ApplyOptions): Promise<ApplyResult> {
-    const result = await applySite(this.repo, doc, opts);
+  async apply(doc: SiteDocument): Promise<ApplyResult> {
+    const { env, secretBox, clock, checkUrl } = this.deps;
+    const result = await applySite(this.repo, doc, { env, secretBox, now: clock.now(), checkUrl });
     for (const listener of this.applied) listener();
     return result;
   }
@@ -87,9 +101,9 @@ export class SiteService {
     const { user, membership } = found;
     return {
       userId: user.id, name: user.name, email: user.email, displayName: user.profile_name || user.name,
-      blocked: user.blocked_from_booking === 1,
+      blocked: user.blocked_from_booking,
       member: membership?.status === 'active' ? (membership.user_type === 'visitor' ? 'visitor' : 'member') : null,
-      brandStaff: (JSON.parse(user.brand_staff) as string[]).includes(brandId),
+      brandStaff: user.brand_staff.includes(brandId),
     };
   }
 

@@ -68,6 +68,30 @@ function roomColumns(doc: RoomDoc, at: AssetParents) {
   };
 }
 
+/**
+ * Rows are collected per table and written set-based (repo.upsertMany: multi-row statements, the event
+ * loop getting a turn between them), parents before children. Building each row first lets other
+ * requests run now and then (see pace.ts).
+ */
+class RowWriter {
+  readonly pace = pacer();
+  private pending: { table: UpsertTable; entries: UpsertEntry[] } | undefined;
+
+  constructor(private readonly repo: SiteRepository, readonly now: number, readonly trx: Db) {}
+
+  async flush(): Promise<void> {
+    if (this.pending) await this.repo.upsertMany(this.pending.table, this.pending.entries, this.now, this.trx);
+    this.pending = undefined;
+  }
+
+  async upsert(table: UpsertTable, id: string, stored: object | undefined, next: Record<string, unknown>, insertOnly?: Record<string, unknown>): Promise<void> {
+    await this.pace();
+    if (this.pending && this.pending.table !== table) await this.flush();
+    this.pending ??= { table, entries: [] };
+    this.pending.entries.push({ id, stored, next, insertOnly });
+  }
+}
+
 /** Writes every entity of the plan, parents first, in the transaction `trx`. */
 export async function writePlan(
   repo: SiteRepository,
@@ -76,27 +100,27 @@ export async function writePlan(
   opts: { env: string; now: number },
   trx: Db,
 ): Promise<void> {
-  const { now } = opts;
-  const pace = pacer();
-  // Rows are collected per table and written set-based (repo.upsertMany: multi-row statements, the event
-  // loop getting a turn between them), parents before children. Building each row first lets other
-  // requests run now and then (see pace.ts).
-  let pending: { table: UpsertTable; entries: UpsertEntry[] } | undefined;
-  const flush = async () => {
-    if (pending) await repo.upsertMany(pending.table, pending.entries, now, trx);
-    pending = undefined;
-  };
-  const upsert = async (table: UpsertTable, id: string, stored: object | undefined, next: Record<string, unknown>, insertOnly?: Record<string, unknown>) => {
-    await pace();
-    if (pending && pending.table !== table) await flush();
-    pending ??= { table, entries: [] };
-    pending.entries.push({ id, stored, next, insertOnly });
-  };
+  const w = new RowWriter(repo, opts.now, trx);
+  await writeHierarchy(w, plan);
+  await writeUsers(w, plan);
+  await writeAccessGroups(w, plan);
+  await writeApps(w, repo, plan, secrets, opts.env);
+  await writeWebhooks(w, plan, secrets);
+  await writePromoCodes(w, plan);
+  await w.flush();
+  await repo.cascadeDerivedColumns({
+    zones: plan.zones.map((z) => ({ id: z.id, projectId: z.projectId })),
+    floorIds: plan.floors.map((f) => f.id),
+    projectIds: plan.projects.map((p) => p.id),
+  }, opts.now, trx);
+}
 
-  for (const e of plan.brands) await upsert('brands', e.id, e.stored, { key: e.doc.key, name: e.doc.name });
+/** Brands, projects, zones, floors, rooms and desks. */
+async function writeHierarchy(w: RowWriter, plan: SitePlan): Promise<void> {
+  for (const e of plan.brands) await w.upsert('brands', e.id, e.stored, { key: e.doc.key, name: e.doc.name });
 
   for (const e of plan.projects) {
-    await upsert('projects', e.id, e.stored, {
+    await w.upsert('projects', e.id, e.stored, {
       key: e.doc.key,
       brand_id: e.brandId,
       name: e.doc.name,
@@ -109,18 +133,21 @@ export async function writePlan(
   }
 
   for (const e of plan.zones) {
-    await upsert('zones', e.id, e.stored, { key: e.doc.key, project_id: e.projectId, name: e.doc.name });
+    await w.upsert('zones', e.id, e.stored, { key: e.doc.key, project_id: e.projectId, name: e.doc.name });
   }
   for (const e of plan.floors) {
-    await upsert('floors', e.id, e.stored, { key: e.doc.key, project_id: e.projectId, zone_id: e.zoneId, name: e.doc.name });
+    await w.upsert('floors', e.id, e.stored, { key: e.doc.key, project_id: e.projectId, zone_id: e.zoneId, name: e.doc.name });
   }
-  for (const e of plan.rooms) await upsert('rooms', e.id, e.stored, roomColumns(e.doc, e));
+  for (const e of plan.rooms) await w.upsert('rooms', e.id, e.stored, roomColumns(e.doc, e));
   for (const e of plan.desks) {
-    await upsert('desks', e.id, e.stored, { ...assetColumns(e.doc, e), desk_index: e.index });
+    await w.upsert('desks', e.id, e.stored, { ...assetColumns(e.doc, e), desk_index: e.index });
   }
+}
 
+/** Users, then their memberships (after every user exists). */
+async function writeUsers(w: RowWriter, plan: SitePlan): Promise<void> {
   for (const e of plan.users) {
-    await upsert('users', e.id, e.stored, {
+    await w.upsert('users', e.id, e.stored, {
       key: e.doc.key,
       email: e.doc.email ?? null,
       email_lower: e.doc.email?.toLowerCase() ?? null,
@@ -141,50 +168,60 @@ export async function writePlan(
       // employee id is only written when the document gives one.
       const next: Record<string, unknown> = { user_id: e.id, project_id: m.projectId, role: m.role, user_type: 'member', status: 'active' };
       if (m.employeeId !== undefined) next.employee_id = m.employeeId;
-      await upsert('memberships', m.stored?.id ?? newId(now), m.stored, next, { source: 'admin' });
+      await w.upsert('memberships', m.stored?.id ?? newId(w.now), m.stored, next, { source: 'admin' });
     }
   }
+}
 
+/** Access groups, then their devices (after every access group exists). */
+async function writeAccessGroups(w: RowWriter, plan: SitePlan): Promise<void> {
   for (const g of plan.accessGroups) {
-    await upsert('access_groups', g.id, g.stored, { key: g.doc.key, project_id: g.projectId, name: g.doc.name });
+    await w.upsert('access_groups', g.id, g.stored, { key: g.doc.key, project_id: g.projectId, name: g.doc.name });
   }
   // Devices after every access group exists.
   for (const g of plan.accessGroups) {
     for (const d of g.devices) {
-      await upsert('devices', d.id, d.stored, {
+      await w.upsert('devices', d.id, d.stored, {
         key: d.doc.key, access_group_id: g.id, name: d.doc.name, kind: d.doc.kind,
         location_en: d.doc.location?.en ?? null, location_th: d.doc.location?.th ?? null, card_format: d.doc.cardFormat ?? null,
       });
     }
   }
+}
 
+/** Apps, then (everything written so far flushed) their project bindings, access groups and links. */
+async function writeApps(w: RowWriter, repo: SiteRepository, plan: SitePlan, secrets: PreparedSecrets, env: string): Promise<void> {
   for (const a of plan.apps) {
-    await upsert('apps', a.id, a.stored, {
+    await w.upsert('apps', a.id, a.stored, {
       key: a.doc.key,
-      env: opts.env,
+      env,
       client_id: a.doc.appId,
       secret_hash: secrets.appSecretHash.get(a.id),
       name: a.doc.name,
       act_as: bool(a.doc.actAs ?? false),
     });
   }
-  await flush();
+  await w.flush();
   // Relations after every app, user and access group exists.
-  for (const a of plan.apps) await writeAppRelations(repo, plan, a, now, trx, pace);
+  for (const a of plan.apps) await writeAppRelations(repo, plan, a, w.now, w.trx, w.pace);
+}
 
-  for (const w of plan.webhooks) {
-    await upsert('webhooks', w.id, w.stored, {
-      key: w.doc.key,
-      project_id: w.projectId,
-      url: w.doc.url,
-      secret_enc: secrets.webhookSecretEnc.get(w.id),
-      events: canonicalJson(w.doc.events),
-      auth_enc: secrets.webhookAuthEnc.get(w.id),
+async function writeWebhooks(w: RowWriter, plan: SitePlan, secrets: PreparedSecrets): Promise<void> {
+  for (const h of plan.webhooks) {
+    await w.upsert('webhooks', h.id, h.stored, {
+      key: h.doc.key,
+      project_id: h.projectId,
+      url: h.doc.url,
+      secret_enc: secrets.webhookSecretEnc.get(h.id),
+      events: canonicalJson(h.doc.events),
+      auth_enc: secrets.webhookAuthEnc.get(h.id),
     }, { enabled: 1, consecutive_failures: 0 });
   }
+}
 
+async function writePromoCodes(w: RowWriter, plan: SitePlan): Promise<void> {
   for (const p of plan.promoCodes) {
-    await upsert('promo_codes', p.id, p.stored, {
+    await w.upsert('promo_codes', p.id, p.stored, {
       key: p.doc.key,
       project_id: p.projectId,
       code: p.doc.code,
@@ -197,13 +234,6 @@ export async function writePlan(
       max_uses: p.doc.maxUses ?? null,
     });
   }
-
-  await flush();
-  await repo.cascadeDerivedColumns({
-    zones: plan.zones.map((z) => ({ id: z.id, projectId: z.projectId })),
-    floorIds: plan.floors.map((f) => f.id),
-    projectIds: plan.projects.map((p) => p.id),
-  }, now, trx);
 }
 
 async function writeAppRelations(
