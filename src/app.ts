@@ -33,8 +33,8 @@ import { healthRoutes } from './modules/health/routes.js';
 import { bearerAuth, tokenRoutes } from './modules/auth/routes.js';
 import { opsClockRoutes } from './modules/sandbox/routes.js';
 import { opsApplyRoutes, opsSiteRoutes } from './modules/site/routes.js';
-import { catalogueRoutes } from './modules/catalogue/routes.js';
-import { meetingRoutes, opsMeetingRoutes } from './modules/booking/routes.js';
+import * as catalogueModule from './modules/catalogue/index.js';
+import * as bookingModule from './modules/booking/index.js';
 import { memberRoutes } from './modules/members/routes.js';
 import { opsWebhookRoutes } from './modules/webhooks/routes.js';
 import { opsDeviceRoutes } from './modules/devices/routes.js';
@@ -177,9 +177,10 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     ops: opsAuth(services.config.opsToken, services.consoleSessions, services.opsTokenFailures),
   };
 
+  await catalogueModule.register(app, { catalogue: services.catalogue, guards });
+  // The booking routes: /meetings behind the API guard, the console's /ops/v1 booking routes behind the ops guard.
+  await bookingModule.register(app, { meetings: services.meetings, opsBookings: services.opsBookings, guards });
   await guarded(app, guards.api, async (api) => {
-    await catalogueRoutes(api, services);
-    await meetingRoutes(api, services);
     await memberRoutes(api, services);
   });
 
@@ -198,7 +199,6 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await opsCalendarRoutes(ops, services);
     await opsVisitorRoutes(ops, services);
     await opsFeedRoutes(ops, services);
-    await opsMeetingRoutes(ops, services);
     await opsSiteRoutes(ops, services);
     await changeStreamRoute(ops, services.changeFeed, services.consoleSessions);
   });

@@ -12,17 +12,9 @@ import { TokenRepository } from './modules/auth/token-repository.js';
 import { TokenService } from './modules/auth/token-service.js';
 import { SecretBox } from './platform/crypto/secrets.js';
 import { randomBytes } from 'node:crypto';
-import { CatalogueRepository } from './modules/catalogue/catalogue-repository.js';
-import { CatalogueService } from './modules/catalogue/catalogue-service.js';
-import { MeetingService } from './modules/booking/meeting-service.js';
-import { OpsBookings } from './modules/booking/ops-bookings.js';
-import { PeopleRepository } from './modules/booking/people-repository.js';
-import { LifecycleSteps } from './modules/lifecycle/lifecycle-steps.js';
-import { TimerRepository } from './modules/lifecycle/timer-repository.js';
-import { TimerScheduler } from './modules/lifecycle/scheduling.js';
-import { MeetingRepository } from './modules/booking/meeting-repository.js';
-import { BookingChangeWriter } from './modules/booking/booking-change.js';
-import { BookingChanges } from './modules/booking/booking-changes.js';
+import { createCatalogue, type CatalogueService } from './modules/catalogue/index.js';
+import { createBooking, createBusySlots, type BookingChanges, type BookingModule, type MeetingService, type OpsBookings } from './modules/booking/index.js';
+import { createLifecycle, type Lifecycle } from './modules/lifecycle/index.js';
 import { Outbox } from './modules/webhooks/outbox.js';
 import { SiteService } from './modules/site/site-service.js';
 import { PaymentService } from './modules/payments/payment-service.js';
@@ -31,7 +23,6 @@ import { SandboxProvider } from './modules/payments/provider.js';
 import { SiteRepository } from './modules/site/site-repository.js';
 import { OutboxRepository } from './modules/webhooks/outbox-repository.js';
 import { JobRunner } from './platform/jobs/runner.js';
-import { Lifecycle } from './modules/lifecycle/jobs.js';
 import { deliveryJob } from './modules/webhooks/jobs.js';
 import { DeliveryRepository } from './modules/webhooks/delivery-repository.js';
 import { tokenPurgeJob } from './modules/auth/jobs.js';
@@ -170,22 +161,23 @@ export async function createServices(config: Config, storage: Storage, realClock
     callerCacheMs: config.callerCacheMs,
   });
 
-  const catalogueRepo = new CatalogueRepository(storage.db);
   const secretBox = new SecretBox(await secretsKey(config, settings));
   await keepGeneratedOpsToken(config, settings, secretBox);
   const onError = options.onError ?? (() => {});
-  const catalogue = new CatalogueService(catalogueRepo, serviceClock);
-  const meetingRepo = new MeetingRepository(storage.db);
-  const timerRepo = new TimerRepository(storage.db);
+  // The catalogue reads the holds on assets through its BusySlots port, over booking's tables.
+  const { catalogue } = createCatalogue({ db: storage.db, clock: serviceClock, busySlots: createBusySlots({ db: storage.db }) });
   const outbox = new Outbox(new OutboxRepository(storage.db));
-  // The one writer of booking changes; events and lifecycle steps plug in through its ports.
-  const writer = new BookingChangeWriter({ meetings: meetingRepo, events: outbox, lifecycle: new TimerScheduler(timerRepo) });
-  const bookingChanges = new BookingChanges({ db: storage.db, engine: storage.engine, meetings: meetingRepo, writer, catalogue });
+  // Late-bound both ways: the lifecycle steps act through booking's BookingChanges, booking's writer plans through the
+  // lifecycle's planner; booking's services use the payments desk, which is built on BookingChanges.
+  const { lifecycle, planner } = createLifecycle({ db: storage.db, bookings: () => booking.bookings });
+  const booking: BookingModule = createBooking({
+    db: storage.db, engine: storage.engine, clock: serviceClock, secretBox, catalogue, events: outbox, lifecycle: planner, payments: () => payments,
+  });
+  const bookingChanges = booking.bookings;
   const payments = new PaymentService({
     repo: new PaymentRepository(storage.db), provider: new SandboxProvider(), bookings: bookingChanges, secretBox, clock: serviceClock, realClock,
     publicBaseUrl: () => config.publicBaseUrl,
   });
-  const lifecycle = new Lifecycle({ timers: timerRepo, steps: new LifecycleSteps({ bookings: bookingChanges, timers: timerRepo }) });
   const deliveryRepo = new DeliveryRepository(storage.db);
   // The SSRF guard in production and uat (uat may allow loopback receivers: WEBHOOK_ALLOW_LOOPBACK=1).
   const urlGuard = new UrlGuard({ enforce: config.env !== 'development', allowLoopback: config.webhookAllowLoopback, environment: config.env });
@@ -245,16 +237,13 @@ export async function createServices(config: Config, storage: Storage, realClock
   });
   const changeFeed = new ChangeFeed({
     sources: [
-      { kind: 'meeting', changedSince: (t, n) => meetingRepo.changedSince(t, n), latest: () => meetingRepo.lastChangeAt() },
+      { kind: 'meeting', ...booking.changeSource },
       { kind: 'delivery', changedSince: (t, n) => deliveryRepo.changedSince(t, n), latest: () => deliveryRepo.lastChangeAt() },
       { kind: 'device', changedSince: (t, n) => deviceRepo.changedSince(t, n), latest: () => deviceRepo.lastChangeAt() },
       { kind: 'visitor', changedSince: (t, n) => visitorRepo.changedSince(t, n), latest: () => visitorRepo.lastChangeAt() },
     ],
     clockMark: () => sandboxClock.state().offsetMs,
     onError: (err) => onError(err, { job: 'change-feed' }),
-  });
-  const meetings = new MeetingService({
-    clock: serviceClock, secretBox, catalogue, people: new PeopleRepository(storage.db), meetings: meetingRepo, changes: bookingChanges, payments,
   });
   return {
     config,
@@ -268,8 +257,8 @@ export async function createServices(config: Config, storage: Storage, realClock
     site,
     outbox,
     payments,
-    meetings,
-    opsBookings: new OpsBookings({ clock: serviceClock, meetings: meetingRepo, catalogue, payments, service: meetings, people: new PeopleRepository(storage.db) }),
+    meetings: booking.meetings,
+    opsBookings: booking.opsBookings,
     bookings: bookingChanges,
     lifecycle,
     deliveryRepo,

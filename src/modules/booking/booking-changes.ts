@@ -8,12 +8,13 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/db/schema.js';
 import type { Engine } from '../../platform/db/database.js';
 import { assetTable, withAssetLock } from '../../platform/db/transactions.js';
-import { MAX_CLEANUP_MS, cleanupFor, type AssetInContext, type CatalogueService } from '../catalogue/catalogue-service.js';
+import { MAX_CLEANUP_MS, cleanupFor, type AssetInContext, type CatalogueService } from '../catalogue/index.js';
 import { findConflict, type BusyInterval } from './rules/availability.js';
 import type { AssetConfig } from './rules/asset-config.js';
 import { type BookingChange, type BookingChangeWriter, type BookingScope } from './booking-change.js';
 import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
 import type { StoredRecurrence } from './meeting-view.js';
+import { SlotRepository } from './slot-repository.js';
 
 export type { MeetingRow } from './meeting-repository.js';
 
@@ -54,6 +55,9 @@ export function scopeOf(kind: 'room' | 'desk', ctx: AssetInContext): BookingScop
 }
 
 export class BookingChanges {
+  /** The conflict reads (over the same database). */
+  private readonly slots: SlotRepository;
+
   constructor(
     private readonly deps: {
       db: Kysely<Database>;
@@ -62,7 +66,9 @@ export class BookingChanges {
       writer: BookingChangeWriter;
       catalogue: CatalogueService;
     },
-  ) {}
+  ) {
+    this.slots = new SlotRepository(deps.db);
+  }
 
   get writer(): BookingChangeWriter {
     return this.deps.writer;
@@ -102,7 +108,7 @@ export class BookingChanges {
     const cleanupMinutes = cleanupFor(ctx.project, ctx.asset, kind === 'desk');
     const from = Math.min(...windows.map((w) => w.start)) - MAX_CLEANUP_MS;
     const to = Math.max(...windows.map((w) => w.end)) + MAX_CLEANUP_MS;
-    const holds = await this.deps.catalogue.holdsUnderLock(ctx.asset.id, ctx.project.id, from, to, trx);
+    const holds = await this.slots.lockedAssetSlots(ctx.asset.id, ctx.project.id, from, to, trx);
     const bookings = holds.map((h) => ({ id: h.meeting_id, start: h.start_at, end: h.end_at }));
     return windows.map((w) => findConflict({ start: w.start, end: w.end, cleanupMinutes, bookings, excludeBookingId: excludeMeetingId ?? undefined }));
   }

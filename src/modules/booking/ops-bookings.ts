@@ -9,7 +9,7 @@
 import type { Clock } from '../../platform/clock/clock.js';
 import { errors } from '../../platform/errors.js';
 import { parseInstant } from '../../platform/time/instant.js';
-import { MAX_CLEANUP_MS, cleanupFor, type CatalogueService, type DeskRow, type ProjectRow, type RoomRow } from '../catalogue/catalogue-service.js';
+import { MAX_CLEANUP_MS, cleanupFor, type CatalogueService, type DeskRow, type ProjectRow, type RoomRow } from '../catalogue/index.js';
 import type { AssetDay, BookingSummary, FloorNow, OpsListMeetingsQuery, OpsMeeting, OpsMeetingDetail } from '../../contract/ops-console.js';
 import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
 import type { MeetingService } from './meeting-service.js';

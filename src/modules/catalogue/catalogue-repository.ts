@@ -1,6 +1,6 @@
 /**
- * Reads of the catalogue (projects, rooms, desks) and of the holds on them
- * (meeting_slots) that availability needs.
+ * Reads of the catalogue (projects, rooms, desks, floors). The holds on them are
+ * the booking module's: read through the BusySlots port (busy-slots.ts).
  */
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
@@ -10,17 +10,6 @@ import type { Database, DeskTable, ProjectTable, RoomTable } from '../../platfor
 export type ProjectRow = Omit<ProjectTable, 'max_hold_ms'> & { max_hold_ms: number };
 export type RoomRow = RoomTable;
 export type DeskRow = DeskTable;
-
-export interface SlotRow {
-  id: string;
-  meeting_id: string;
-  asset_id: string;
-  start_at: number;
-  end_at: number;
-}
-
-/** A hold as a search needs it: which asset, and when. */
-export type HoldRow = Pick<SlotRow, 'asset_id' | 'start_at' | 'end_at'>;
 
 /** A listed desk and the version of its stored row. */
 export interface DeskVersion {
@@ -156,44 +145,6 @@ export class CatalogueRepository {
   }
 
   /**
-   * Holds in the given projects that could conflict with [from, to) once cleaning
-   * (at most MAX_CLEANUP_MS on each side) is counted. The start-time range is
-   * bounded by the longest hold in those projects, read in the same statement (so
-   * the holds need not wait for the projects to be read first), which keeps it a
-   * range read of the index.
-   */
-  async slotsNear(projectIds: string[], from: number, to: number, db: Db = this.db): Promise<HoldRow[]> {
-    if (!projectIds.length) return [];
-    return db
-      .selectFrom('meeting_slots')
-      .select(['asset_id', 'start_at', 'end_at'])
-      .where('project_id', 'in', projectIds)
-      .where('start_at', '<', to + MAX_CLEANUP_MS)
-      .where('start_at', '>', (eb) =>
-        eb(
-          eb.val(from - MAX_CLEANUP_MS),
-          '-',
-          eb.selectFrom('projects').select((p) => p.fn.max('max_hold_ms').as('m')).where('id', 'in', projectIds),
-        ),
-      )
-      .where('end_at', '>', from - MAX_CLEANUP_MS)
-      .execute();
-  }
-
-  /** Holds on one asset overlapping [from, to). */
-  async assetSlots(assetId: string, from: number, to: number, maxHoldMs: number, db: Db = this.db): Promise<SlotRow[]> {
-    return db
-      .selectFrom('meeting_slots')
-      .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
-      .where('asset_id', '=', assetId)
-      .where('start_at', '<', to)
-      .where('start_at', '>', from - maxHoldMs - MAX_CLEANUP_MS)
-      .where('end_at', '>', from)
-      .orderBy('start_at')
-      .execute();
-  }
-
-  /**
    * An asset with its project and its floor's name, in one read (what a booking
    * change is written against).
    */
@@ -231,34 +182,5 @@ export class CatalogueRepository {
     const project = Object.fromEntries(PROJECT_COLUMNS.map((c) => [c, row[`p_${c}`]])) as ProjectRow;
     const asset = Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('p_') && k !== 'floor_name')) as RoomRow | DeskRow;
     return { asset, project, floorName: (row.floor_name as string | null) ?? '' };
-  }
-
-  /**
-   * Holds on one asset that could clash with [from, to), read inside the booking's
-   * lock (`db`, required): the bound on start times uses the project's longest
-   * hold as stored now (a concurrent booking may just have raised it).
-   */
-  async lockedAssetSlots(assetId: string, projectId: string, from: number, to: number, db: Db): Promise<SlotRow[]> {
-    return db
-      .selectFrom('meeting_slots')
-      .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
-      .where('asset_id', '=', assetId)
-      .where('start_at', '<', to)
-      .where('start_at', '>', (eb) =>
-        eb(eb.val(from - MAX_CLEANUP_MS), '-', eb.selectFrom('projects').select('max_hold_ms').where('id', '=', projectId)),
-      )
-      .where('end_at', '>', from)
-      .orderBy('start_at')
-      .execute();
-  }
-
-  /** Title, organizer and attendees of meetings, for participants' calendar entries. */
-  async meetingSummaries(ids: string[], db: Db = this.db) {
-    if (!ids.length) return [];
-    return db
-      .selectFrom('meetings')
-      .select(['id', 'title', 'status', 'organizer_user_id', 'attendees', 'app_id'])
-      .where('id', 'in', ids)
-      .execute();
   }
 }

@@ -17,7 +17,8 @@ import type { TimerRepository, TimerRow } from './timer-repository.js';
 import { NO_SHOW_REASON, timerOutcome, type TimerKind } from './rules/timer-plan.js';
 
 export interface LifecycleStepsDeps {
-  bookings: BookingChanges;
+  /** The booking module's lock-and-write (only `change` is used). */
+  bookings: Pick<BookingChanges, 'change'>;
   timers: TimerRepository;
 }
 
