@@ -10,7 +10,6 @@ import type { Engine } from '../../platform/db/database.js';
 import { assetTable, withAssetLock } from '../../platform/db/transactions.js';
 import { MAX_CLEANUP_MS, cleanupFor, type AssetInContext, type CatalogueService } from '../catalogue/index.js';
 import { findConflict, type BusyInterval } from './rules/availability.js';
-import type { AssetConfig } from './rules/asset-config.js';
 import { type BookingChange, type BookingChangeWriter, type BookingScope } from './booking-change.js';
 import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
 import type { StoredRecurrence } from './meeting-view.js';
@@ -49,7 +48,7 @@ export interface FeedBooking {
 
 export function scopeOf(kind: 'room' | 'desk', ctx: AssetInContext): BookingScope {
   return {
-    asset: { kind, id: ctx.asset.id, name: ctx.asset.name, floorName: ctx.floorName, config: JSON.parse(ctx.asset.config) as AssetConfig },
+    asset: { kind, id: ctx.asset.id, name: ctx.asset.name, floorName: ctx.floorName, config: ctx.asset.config },
     project: { id: ctx.project.id, timezone: ctx.project.timezone, maxHoldMs: ctx.project.max_hold_ms },
   };
 }

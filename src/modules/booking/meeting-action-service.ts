@@ -7,7 +7,7 @@ import type { Principal } from '../auth/principal.js';
 import { errors } from '../../platform/errors.js';
 import type { Database } from '../../platform/db/schema.js';
 import type { MeetingRow } from './meeting-repository.js';
-import { resolveMeetingConfig, type AssetConfig } from './rules/asset-config.js';
+import { resolveMeetingConfig } from './rules/asset-config.js';
 import { cancelRefusal, checkInRefusal, checkOutEnd, checkOutRefusal } from './rules/meeting-rules.js';
 import { actor, callerOf } from './meeting-access.js';
 import { currentOccurrence, parseAttendees, parseOrganizer, parseRecurrence as storedSeries } from './meeting-view.js';
@@ -77,7 +77,7 @@ export class MeetingActionService {
 
   async checkIn(p: Principal, id: string, input: { pinCode?: string }) {
     return this.s.change(p, id, input.pinCode, async ({ meeting: m, now, appUser, pinMatches, asset, project }) => {
-      const preStartMinutes = resolveMeetingConfig(JSON.parse(asset.row.config) as AssetConfig).preStartMinutes;
+      const preStartMinutes = resolveMeetingConfig(asset.row.config).preStartMinutes;
       const caller = callerOf(p, m, appUser, pinMatches);
       const refusal = checkInRefusal(this.s.facts(m, now), caller, { now, preStartMinutes, timeZone: project.timezone });
       if (refusal) throw refusal;

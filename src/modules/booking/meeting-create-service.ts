@@ -71,7 +71,7 @@ export class MeetingCreateService {
     await this.checkPrivateAccess(p, asset, organizer, project);
     checkBookable(asset, organizer);
 
-    const config = JSON.parse(asset.row.config) as AssetConfig;
+    const config = asset.row.config;
     const first = requestedWindow(input, config, project, now);
     if (input.draft) return { draft: true as const, data: await this.draft(input, asset, config, project, first, now) };
 
@@ -102,7 +102,7 @@ export class MeetingCreateService {
     const organizer: ResolvedOrganizer = {
       userId,
       user,
-      blocked: user.blocked_from_booking === 1,
+      blocked: user.blocked_from_booking,
       snapshot: { email: user.email, name: user.name, displayName: user.profile_name || user.name },
     };
     return { organizer, usersByEmail: found.byEmail };
@@ -110,12 +110,12 @@ export class MeetingCreateService {
 
   /** Private assets: members of the project (not visitors), brand staff, or an app with a role on the project. */
   private async checkPrivateAccess(p: Principal, asset: Asset, organizer: ResolvedOrganizer, project: ProjectRow): Promise<void> {
-    const assetIsPublic = asset.row.is_public === 1;
+    const assetIsPublic = asset.row.is_public;
     const appHasRole = p.projects.get(project.id)?.hasRole === true;
     if (mayBookPrivately({ assetIsPublic, appHasRole, membership: null, brandStaff: false })) return;
     const m = await this.s.deps.people.membership(organizer.userId, project.id);
     const membership = m && m.status === 'active' ? (m.user_type === 'visitor' ? 'visitor' : 'member') : null;
-    const brandStaff = (JSON.parse(organizer.user.brand_staff) as string[]).includes(project.brand_id);
+    const brandStaff = organizer.user.brand_staff.includes(project.brand_id);
     if (mayBookPrivately({ assetIsPublic, appHasRole, membership, brandStaff })) return;
     throw errors.forbidden(`This ${asset.kind} is private to the members of its project`);
   }

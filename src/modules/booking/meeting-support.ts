@@ -20,7 +20,7 @@ import { currentOccurrence, meetingView, type MeetingView, parseRecurrence as st
 import type { BookingChange } from './booking-change.js';
 import type { BookingChanges, LockedBooking } from './booking-changes.js';
 import type { PaymentDesk } from './payment-port.js';
-import { priceBooking, type ChargeRate, type Price } from '../payments/rules/pricing.js';
+import { priceBooking, type Price } from '../payments/rules/pricing.js';
 
 export interface MeetingServiceDeps {
   clock: Clock;
@@ -109,7 +109,7 @@ export class MeetingSupport {
    * code judged now. A refused code is 400 KS001. The one place bookings are priced.
    */
   async pricer(input: { promoCode?: string }, asset: Asset, project: ProjectRow, allDay: boolean, now: number) {
-    const chargeRate = JSON.parse(asset.row.charge_rate) as ChargeRate;
+    const chargeRate = asset.row.charge_rate;
     const code = input.promoCode;
     const promo = code !== undefined ? await this.deps.payments.findPromo(project.id, code) : undefined;
     return {
@@ -170,7 +170,7 @@ export class MeetingSupport {
       after = await this.deps.changes.underLock(id, asset.kind, asset.ctx, async (locked) => {
         const m = locked.meeting;
         const pinMatches = pinCode === undefined ? undefined : safeEqual(pinCode, this.deps.secretBox.open(m.pin_enc));
-        const change = await work({ ...locked, now, appUser, pinMatches, asset, project, organizerBlocked: organizer.blocked_from_booking === 1 });
+        const change = await work({ ...locked, now, appUser, pinMatches, asset, project, organizerBlocked: organizer.blocked_from_booking });
         return change ? locked.write(change) : m;
       });
     } catch (err) {

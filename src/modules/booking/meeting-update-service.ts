@@ -9,7 +9,6 @@ import type { Database } from '../../platform/db/schema.js';
 import type { ProjectRow } from '../catalogue/index.js';
 import type { MeetingRow } from './meeting-repository.js';
 import { truncateToMinute } from './rules/availability.js';
-import type { AssetConfig } from './rules/asset-config.js';
 import { updateRefusal } from './rules/meeting-rules.js';
 import { actor, callerOf } from './meeting-access.js';
 import type { Actor, BookingChange } from './booking-change.js';
@@ -66,7 +65,7 @@ export class MeetingUpdateService {
     const { trx, meeting: m, now, asset, project } = ctx;
     const set = change.set!;
     if (to.end <= to.start) throw errors.validation(['body.endDateTime must be after body.startDateTime']);
-    const config = JSON.parse(asset.row.config) as AssetConfig;
+    const config = asset.row.config;
     // Lead time and advance days concern the start; they do not apply when only the end moves.
     this.s.checkRules([to], config, project, asset.kind, now, m.all_day === 1, to.start === m.start_at);
     await this.s.checkConflicts(trx, [to], asset, project, m.id);

@@ -200,7 +200,7 @@ export class CalendarSync {
     if (!c.master.organizer) return REASONS.noOrganizer;
     if (!o) return `${c.master.organizer.email} is not a user of ${project}`;
     if (!o.member && !o.brandStaff) return `${o.email ?? c.master.organizer.email} is not a member of ${project}`;
-    if (!mayBookPrivately({ assetIsPublic: c.room.asset.is_public === 1, membership: o.member, brandStaff: o.brandStaff })) return `${c.room.asset.name} is private to the members of ${project}`;
+    if (!mayBookPrivately({ assetIsPublic: c.room.asset.is_public, membership: o.member, brandStaff: o.brandStaff })) return `${c.room.asset.name} is private to the members of ${project}`;
     if (o.blocked) return 'The organizer has been blocked from booking by an administrator';
     return null;
   }
@@ -241,7 +241,7 @@ export class CalendarSync {
     const asset = room.asset;
     let reason = this.organizerRefusal(c);
     if (!reason && isClosedStatus('room', asset.status)) reason = `${asset.name} is ${asset.status} and cannot be booked`;
-    const rate = JSON.parse(asset.charge_rate) as { perHour?: number; perDay?: number; amount?: number };
+    const rate = asset.charge_rate;
     if (!reason && (rate.perHour || rate.perDay || rate.amount)) reason = `${asset.name} is a paid room: book it in the app, where it can be paid`;
     const requested = this.requested(c);
     if (!reason && 'reason' in requested) reason = requested.reason;

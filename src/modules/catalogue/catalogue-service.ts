@@ -128,7 +128,7 @@ export class CatalogueService {
     for (let i = 0; i < open.length; i += ASSESS_SLICE) {
       if (i > 0) await nextTurn();
       const slice = open.slice(i, i + ASSESS_SLICE);
-      verdicts.push(...assessAssets(slice.map(({ row: r }) => ({ id: r.id, configJson: r.config, cleanupMinutes: cleanupFor(project, r, false) })), window, holds));
+      verdicts.push(...assessAssets(slice.map(({ row: r }) => ({ id: r.id, config: r.config, cleanupMinutes: cleanupFor(project, r, false) })), window, holds));
     }
     const out: Buffer[] = [];
     for (let i = 0; i < open.length; i++) {
@@ -193,7 +193,7 @@ export class CatalogueService {
       const desks = open.filter((d) => d.project_id === project.id);
       const window: SearchWindow = { start: w.start, end: w.end, timePeriod: w.timePeriod, now, timeZone: project.timezone };
       const verdicts = assessAssets(
-        desks.map((d) => ({ id: d.id, configJson: d.config, cleanupMinutes: cleanupFor(project, d, true) })),
+        desks.map((d) => ({ id: d.id, config: d.config, cleanupMinutes: cleanupFor(project, d, true) })),
         window,
         holds,
       );
@@ -224,7 +224,7 @@ export class CatalogueService {
 
   private async visibleProject(principal: Principal, asset: RoomRow | DeskRow): Promise<ProjectRow | undefined> {
     const scope = principal.projects.get(asset.project_id);
-    if (!scope || (asset.is_public !== 1 && !scope.canBookPrivate)) return undefined;
+    if (!scope || (!asset.is_public && !scope.canBookPrivate)) return undefined;
     return this.repo.project(asset.project_id);
   }
 
