@@ -12,7 +12,6 @@ import { MAX_CLEANUP_MS, cleanupFor, type AssetInContext, type CatalogueService 
 import { findConflict, type BusyInterval } from './rules/availability.js';
 import { type BookingChange, type BookingChangeWriter, type BookingScope } from './booking-change.js';
 import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
-import type { StoredRecurrence } from './meeting-view.js';
 import { SlotRepository } from './slot-repository.js';
 
 export type { MeetingRow } from './meeting-repository.js';
@@ -134,7 +133,7 @@ export class BookingChanges {
   async roomFeedBookings(room: { id: string; projectId: string }, from: number, to: number, o: { statuses: string[]; cancelledSince: number }): Promise<FeedBooking[]> {
     const rows = await this.deps.meetings.roomFeed(room.id, { projectId: room.projectId, from, to, statuses: o.statuses, cancelledSince: o.cancelledSince });
     return rows.flatMap((r) => {
-      const series = r.recurrence ? (JSON.parse(r.recurrence) as StoredRecurrence) : null;
+      const series = r.recurrence;
       const windows = (series ? series.occurrences : [{ id: r.id, start: r.start_at, end: r.end_at }]).filter((w) => w.start < to && w.end > from);
       if (!windows.length) return [];
       return [{ meetingId: r.id, title: r.title, status: r.status, updatedAt: r.updated_at, changes: r.changes, series: series !== null, windows }];

@@ -18,6 +18,7 @@ import type { Static } from 'typebox';
 import type { UpdateMeetingBody } from '../../contract/meetings.js';
 import { parseInstant } from '../../platform/time/instant.js';
 import type { Asset, ChangeContext, MeetingSupport, Window } from './meeting-support.js';
+import { parseBillingSummaries } from './meeting-view.js';
 
 export type UpdateMeetingInput = Static<typeof UpdateMeetingBody>;
 
@@ -87,7 +88,7 @@ export class MeetingUpdateService {
       summary: { subtotal: extra.amount, total: extra.amount, discounts: [] }, expiresAt: checkoutDeadline(now), nudgeAt: null,
       redirectUrl: null, promoCodeId: null, restore: { status: m.status, start: m.start_at, end: m.end_at }, now,
     });
-    const billing = [...(JSON.parse(m.billing_summaries) as object[]), opened.billing];
+    const billing = [...parseBillingSummaries(m), opened.billing];
     Object.assign(change.set!, { status: 'unpaid', payment: JSON.stringify(opened.snapshot), billing_summaries: JSON.stringify(billing) });
     const inside = m.start_at >= to.start && m.end_at <= to.end;
     change.slots = inside ? { replace: { start: to.start, end: to.end } } : { hold: [{ start: m.start_at, end: m.end_at }, { start: to.start, end: to.end }] };
