@@ -33,8 +33,8 @@ import * as health from './modules/health/index.js';
 import * as auth from './modules/auth/index.js';
 import * as sandbox from './modules/sandbox/index.js';
 import * as site from './modules/site/index.js';
-import { catalogueRoutes } from './modules/catalogue/routes.js';
-import { meetingRoutes, opsMeetingRoutes } from './modules/booking/routes.js';
+import * as catalogueModule from './modules/catalogue/index.js';
+import * as bookingModule from './modules/booking/index.js';
 import { register as registerMembers } from './modules/members/index.js';
 import { register as registerWebhooks } from './modules/webhooks/index.js';
 import { register as registerDevices } from './modules/devices/index.js';
@@ -175,10 +175,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // The web payment page (public, its unguessable token is the capability) and the ops payment routes.
   await registerPayments(app, { payments: services.payments, sandbox: services.sandboxClock.enabled, guards });
 
-  await guarded(app, guards.api, async (api) => {
-    await catalogueRoutes(api, services);
-    await meetingRoutes(api, services);
-  });
+  await catalogueModule.register(app, { catalogue: services.catalogue, guards });
+  // The booking routes: /meetings behind the API guard, the console's /ops/v1 booking routes behind the ops guard.
+  await bookingModule.register(app, { meetings: services.meetings, opsBookings: services.opsBookings, guards });
   await registerMembers(app, {
     guards, members: services.members, credentials: services.credentials, config: services.config,
     // Late-bound: tests replace services.partnerRateLimit after the app is built.
@@ -197,7 +196,6 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await guarded(app, guards.ops, async (ops) => {
     await sandbox.register(ops, { sandboxClock: services.sandboxClock });
     await site.register(ops, { site: services.site, config: services.config });
-    await opsMeetingRoutes(ops, services);
     await changeStreamRoute(ops, services.changeFeed, services.consoleSessions);
   });
   // Calendar sync: the room feeds (public: the unguessable token in the address is the capability),

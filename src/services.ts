@@ -11,22 +11,13 @@ import { SettingsRepository } from './platform/db/settings-repository.js';
 import { createAuth, type TokenAttempts, type TokenService } from './modules/auth/index.js';
 import { SecretBox } from './platform/crypto/secrets.js';
 import { randomBytes } from 'node:crypto';
-import { CatalogueRepository } from './modules/catalogue/catalogue-repository.js';
-import { CatalogueService } from './modules/catalogue/catalogue-service.js';
-import { MeetingService } from './modules/booking/meeting-service.js';
-import { OpsBookings } from './modules/booking/ops-bookings.js';
-import { PeopleRepository } from './modules/booking/people-repository.js';
-import { LifecycleSteps } from './modules/lifecycle/lifecycle-steps.js';
-import { TimerRepository } from './modules/lifecycle/timer-repository.js';
-import { TimerScheduler } from './modules/lifecycle/scheduling.js';
-import { MeetingRepository } from './modules/booking/meeting-repository.js';
-import { BookingChangeWriter } from './modules/booking/booking-change.js';
-import { BookingChanges } from './modules/booking/booking-changes.js';
+import { createCatalogue, type CatalogueService } from './modules/catalogue/index.js';
+import { createBooking, createBusySlots, type BookingChanges, type BookingModule, type MeetingService, type OpsBookings } from './modules/booking/index.js';
+import { createLifecycle, type Lifecycle } from './modules/lifecycle/index.js';
 import { createWebhooks, type DeliveryRepository, type Outbox, type WebhookService } from './modules/webhooks/index.js';
 import { createSite, type SiteService } from './modules/site/index.js';
 import { createPayments, type PaymentService } from './modules/payments/index.js';
 import { JobRunner } from './platform/jobs/runner.js';
-import { Lifecycle } from './modules/lifecycle/jobs.js';
 import { createMembers, type CredentialService, type MemberService, type PartnerRateLimit } from './modules/members/index.js';
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
 import { ConsoleSessionRepository } from './platform/db/console-session-repository.js';
@@ -145,13 +136,11 @@ export async function createServices(config: Config, storage: Storage, realClock
   });
   const tokens = auth.tokens;
 
-  const catalogueRepo = new CatalogueRepository(storage.db);
   const secretBox = new SecretBox(await secretsKey(config, settings));
   await keepGeneratedOpsToken(config, settings, secretBox);
   const onError = options.onError ?? (() => {});
-  const catalogue = new CatalogueService(catalogueRepo, serviceClock);
-  const meetingRepo = new MeetingRepository(storage.db);
-  const timerRepo = new TimerRepository(storage.db);
+  // The catalogue reads the holds on assets through its BusySlots port, over booking's tables.
+  const { catalogue } = createCatalogue({ db: storage.db, clock: serviceClock, busySlots: createBusySlots({ db: storage.db }) });
   // The SSRF guard in production and uat (uat may allow loopback receivers: WEBHOOK_ALLOW_LOOPBACK=1).
   const urlGuard = new UrlGuard({ enforce: config.env !== 'development', allowLoopback: config.webhookAllowLoopback, environment: config.env });
   const webhooksModule = createWebhooks({
@@ -160,14 +149,17 @@ export async function createServices(config: Config, storage: Storage, realClock
     pokeJob: (name) => void jobs.poke(name),
   });
   const outbox = webhooksModule.outbox;
-  // The one writer of booking changes; events and lifecycle steps plug in through its ports.
-  const writer = new BookingChangeWriter({ meetings: meetingRepo, events: outbox, lifecycle: new TimerScheduler(timerRepo) });
-  const bookingChanges = new BookingChanges({ db: storage.db, engine: storage.engine, meetings: meetingRepo, writer, catalogue });
+  // Late-bound both ways: the lifecycle steps act through booking's BookingChanges, booking's writer plans through the
+  // lifecycle's planner; booking's services use the payments desk, which is built on BookingChanges.
+  const { lifecycle, planner } = createLifecycle({ db: storage.db, bookings: () => booking.bookings });
+  const booking: BookingModule = createBooking({
+    db: storage.db, engine: storage.engine, clock: serviceClock, secretBox, catalogue, events: outbox, lifecycle: planner, payments: () => payments,
+  });
+  const bookingChanges = booking.bookings;
   const paymentsModule = createPayments({
     db: storage.db, bookings: bookingChanges, secretBox, clock: serviceClock, realClock, publicBaseUrl: () => config.publicBaseUrl,
   });
   const payments = paymentsModule.payments;
-  const lifecycle = new Lifecycle({ timers: timerRepo, steps: new LifecycleSteps({ bookings: bookingChanges, timers: timerRepo }) });
   const jobs = new JobRunner({ clock: serviceClock, realClock, onError });
   jobs.register(lifecycle.job());
   jobs.register(webhooksModule.deliveryJob);
@@ -213,16 +205,13 @@ export async function createServices(config: Config, storage: Storage, realClock
   });
   const changeFeed = new ChangeFeed({
     sources: [
-      { kind: 'meeting', changedSince: (t, n) => meetingRepo.changedSince(t, n), latest: () => meetingRepo.lastChangeAt() },
+      { kind: 'meeting', ...booking.changeSource },
       { kind: 'delivery', changedSince: (t, n) => webhooksModule.webhooks.changedSince(t, n), latest: () => webhooksModule.webhooks.lastChangeAt() },
       deviceModule.changes,
       visitorModule.changes,
     ],
     clockMark: () => sandboxClock.state().offsetMs,
     onError: (err) => onError(err, { job: 'change-feed' }),
-  });
-  const meetings = new MeetingService({
-    clock: serviceClock, secretBox, catalogue, people: new PeopleRepository(storage.db), meetings: meetingRepo, changes: bookingChanges, payments,
   });
   return {
     config,
@@ -236,8 +225,8 @@ export async function createServices(config: Config, storage: Storage, realClock
     site,
     outbox,
     payments,
-    meetings,
-    opsBookings: new OpsBookings({ clock: serviceClock, meetings: meetingRepo, catalogue, payments, service: meetings, people: new PeopleRepository(storage.db) }),
+    meetings: booking.meetings,
+    opsBookings: booking.opsBookings,
     bookings: bookingChanges,
     lifecycle,
     webhooks: webhooksModule.webhooks,

@@ -8,12 +8,11 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/db/schema.js';
 import type { Engine } from '../../platform/db/database.js';
 import { assetTable, withAssetLock } from '../../platform/db/transactions.js';
-import { MAX_CLEANUP_MS, cleanupFor, type AssetInContext, type CatalogueService } from '../catalogue/catalogue-service.js';
+import { MAX_CLEANUP_MS, cleanupFor, type AssetInContext, type CatalogueService } from '../catalogue/index.js';
 import { findConflict, type BusyInterval } from './rules/availability.js';
-import type { AssetConfig } from './rules/asset-config.js';
 import { type BookingChange, type BookingChangeWriter, type BookingScope } from './booking-change.js';
 import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
-import type { StoredRecurrence } from './meeting-view.js';
+import { SlotRepository } from './slot-repository.js';
 
 export type { MeetingRow } from './meeting-repository.js';
 
@@ -48,12 +47,15 @@ export interface FeedBooking {
 
 export function scopeOf(kind: 'room' | 'desk', ctx: AssetInContext): BookingScope {
   return {
-    asset: { kind, id: ctx.asset.id, name: ctx.asset.name, floorName: ctx.floorName, config: JSON.parse(ctx.asset.config) as AssetConfig },
+    asset: { kind, id: ctx.asset.id, name: ctx.asset.name, floorName: ctx.floorName, config: ctx.asset.config },
     project: { id: ctx.project.id, timezone: ctx.project.timezone, maxHoldMs: ctx.project.max_hold_ms },
   };
 }
 
 export class BookingChanges {
+  /** The conflict reads (over the same database). */
+  private readonly slots: SlotRepository;
+
   constructor(
     private readonly deps: {
       db: Kysely<Database>;
@@ -62,7 +64,9 @@ export class BookingChanges {
       writer: BookingChangeWriter;
       catalogue: CatalogueService;
     },
-  ) {}
+  ) {
+    this.slots = new SlotRepository(deps.db);
+  }
 
   get writer(): BookingChangeWriter {
     return this.deps.writer;
@@ -102,7 +106,7 @@ export class BookingChanges {
     const cleanupMinutes = cleanupFor(ctx.project, ctx.asset, kind === 'desk');
     const from = Math.min(...windows.map((w) => w.start)) - MAX_CLEANUP_MS;
     const to = Math.max(...windows.map((w) => w.end)) + MAX_CLEANUP_MS;
-    const holds = await this.deps.catalogue.holdsUnderLock(ctx.asset.id, ctx.project.id, from, to, trx);
+    const holds = await this.slots.lockedAssetSlots(ctx.asset.id, ctx.project.id, from, to, trx);
     const bookings = holds.map((h) => ({ id: h.meeting_id, start: h.start_at, end: h.end_at }));
     return windows.map((w) => findConflict({ start: w.start, end: w.end, cleanupMinutes, bookings, excludeBookingId: excludeMeetingId ?? undefined }));
   }
@@ -129,7 +133,7 @@ export class BookingChanges {
   async roomFeedBookings(room: { id: string; projectId: string }, from: number, to: number, o: { statuses: string[]; cancelledSince: number }): Promise<FeedBooking[]> {
     const rows = await this.deps.meetings.roomFeed(room.id, { projectId: room.projectId, from, to, statuses: o.statuses, cancelledSince: o.cancelledSince });
     return rows.flatMap((r) => {
-      const series = r.recurrence ? (JSON.parse(r.recurrence) as StoredRecurrence) : null;
+      const series = r.recurrence;
       const windows = (series ? series.occurrences : [{ id: r.id, start: r.start_at, end: r.end_at }]).filter((w) => w.start < to && w.end > from);
       if (!windows.length) return [];
       return [{ meetingId: r.id, title: r.title, status: r.status, updatedAt: r.updated_at, changes: r.changes, series: series !== null, windows }];

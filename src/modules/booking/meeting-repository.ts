@@ -6,6 +6,7 @@
 import { sql, type Kysely, type Insertable, type Updateable } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Database, MeetingHistoryTable, MeetingSlotTable, MeetingTable } from '../../platform/db/schema.js';
+import type { StoredRecurrence } from './meeting-view.js';
 
 export type NewMeeting = Insertable<MeetingTable>;
 export type NewSlot = Insertable<MeetingSlotTable>;
@@ -39,7 +40,8 @@ export interface FeedBookingRow {
   status: string;
   start_at: number;
   end_at: number;
-  recurrence: string | null;
+  /** A recurring series (parsed), or null. */
+  recurrence: StoredRecurrence | null;
   updated_at: number;
   /** History entries that moved the booking or changed its status (the iCalendar SEQUENCE). */
   changes: number;
@@ -162,7 +164,10 @@ export class MeetingRepository {
       .orderBy('m.start_at')
       .orderBy('m.id')
       .execute();
-    return rows.map((r) => ({ ...r, start_at: Number(r.start_at), end_at: Number(r.end_at), updated_at: Number(r.updated_at), changes: Number(r.changes ?? 0) }));
+    return rows.map((r) => ({
+      ...r, start_at: Number(r.start_at), end_at: Number(r.end_at), updated_at: Number(r.updated_at), changes: Number(r.changes ?? 0),
+      recurrence: r.recurrence ? (JSON.parse(r.recurrence) as StoredRecurrence) : null,
+    }));
   }
 
   async insert(meeting: NewMeeting, db: Db = this.db): Promise<void> {

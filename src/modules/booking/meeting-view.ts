@@ -1,7 +1,7 @@
 /** Maps a stored booking to the API's Meeting object. */
 import type { HistoryRow, MeetingRow } from './meeting-repository.js';
 import type { Meeting } from '../../contract/meetings.js';
-import type { PaymentSnapshot } from './payment-port.js';
+import type { BillingEntry, PaymentSnapshot } from './payment-port.js';
 
 export type MeetingView = Meeting;
 
@@ -47,6 +47,8 @@ export interface StoredRecurrence {
 export const parseOrganizer = (m: MeetingRow) => JSON.parse(m.organizer) as StoredOrganizer;
 export const parseAttendees = (m: MeetingRow) => JSON.parse(m.attendees) as StoredAttendee[];
 export const parseRecurrence = (m: MeetingRow) => (m.recurrence ? (JSON.parse(m.recurrence) as StoredRecurrence) : null);
+export const parsePayment = (m: MeetingRow) => (m.payment ? (JSON.parse(m.payment) as PaymentSnapshot) : null);
+export const parseBillingSummaries = (m: MeetingRow) => JSON.parse(m.billing_summaries) as BillingEntry[];
 
 /**
  * The occurrence a series master currently stands for: the first one that has
@@ -161,11 +163,11 @@ export function meetingView(m: MeetingRow, ctx: ViewContext): MeetingView {
       responseStatus: a.responseStatus,
       checkInDateTime: isoOrNull(a.checkInAt),
     })),
-    ...(m.payment ? { payment: JSON.parse(m.payment) as PaymentSnapshot } : {}),
+    ...(m.payment ? { payment: parsePayment(m)! } : {}),
     ...(m.payment_due_at !== null ? { paymentDueAt: iso(m.payment_due_at) } : {}),
     ...(m.booked_via ? { bookedVia: m.booked_via } : {}),
     ...(m.booked_by_user_id ? { bookedByUserId: m.booked_by_user_id } : {}),
-    billingSummaries: JSON.parse(m.billing_summaries) as object[],
+    billingSummaries: parseBillingSummaries(m) as object[],
     histories: ctx.histories.map(historyView),
     ...(series
       ? {

@@ -9,7 +9,7 @@
 import type { Clock } from '../../platform/clock/clock.js';
 import { errors } from '../../platform/errors.js';
 import { parseInstant } from '../../platform/time/instant.js';
-import { MAX_CLEANUP_MS, cleanupFor, type CatalogueService, type DeskRow, type ProjectRow, type RoomRow } from '../catalogue/catalogue-service.js';
+import { MAX_CLEANUP_MS, cleanupFor, type CatalogueService, type DeskRow, type ProjectRow, type RoomRow } from '../catalogue/index.js';
 import type { AssetDay, BookingSummary, FloorNow, OpsListMeetingsQuery, OpsMeeting, OpsMeetingDetail } from '../../contract/ops-console.js';
 import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
 import type { MeetingService } from './meeting-service.js';
@@ -19,7 +19,6 @@ import type { PeopleRepository } from './people-repository.js';
 import { historyActor } from './rules/history-actor.js';
 import { allOccurrences, listedRows, meetingView, occurrenceStatus, parseOrganizer, parseRecurrence } from './meeting-view.js';
 import { assetNow, daySchedule, localDate, localDayBounds, type AssetBooking } from './rules/asset-now.js';
-import type { AssetConfig } from './rules/asset-config.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 /** How far ahead a floor view looks for each asset's next booking. */
@@ -148,7 +147,7 @@ export class OpsBookings {
       timeZone: project.timezone,
       assets: assets.map(({ kind, row }) => {
         const r = assetNow({
-          now, kind, status: row.status, config: JSON.parse(row.config) as AssetConfig, timeZone: project.timezone,
+          now, kind, status: row.status, config: row.config, timeZone: project.timezone,
           cleanupMinutes: cleanupFor(project, row, kind === 'desk'), bookings: bookings.filter((b) => b.assetId === row.id),
         });
         return { _id: row.id, kind, name: row.name, state: r.state, current: summary(r.current), next: summary(r.next) };
@@ -166,7 +165,7 @@ export class OpsBookings {
     let schedule: ReturnType<typeof daySchedule>;
     try {
       bounds = localDayBounds(day, zone);
-      schedule = daySchedule(JSON.parse(ctx.asset.config) as AssetConfig, zone, day);
+      schedule = daySchedule(ctx.asset.config, zone, day);
     } catch {
       throw errors.validation([`query.date is not a calendar date: ${day}`]);
     }

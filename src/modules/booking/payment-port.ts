@@ -82,3 +82,20 @@ export function billingWithStatus(billingJson: string, paymentIds: readonly stri
   const entries = JSON.parse(billingJson) as BillingEntry[];
   return JSON.stringify(entries.map((e) => (paymentIds.includes(e.payment_id) ? { ...e, status } : e)));
 }
+
+/**
+ * A PaymentDesk that forwards to one known only later: the payments module is built
+ * after the booking module (it acts through booking's BookingChanges), while the
+ * booking services hold their desk from the start.
+ */
+export function latePaymentDesk(desk: () => PaymentDesk): PaymentDesk {
+  return {
+    findPromo: (projectId, code) => desk().findPromo(projectId, code),
+    claimPromo: (trx, promoCodeId) => desk().claimPromo(trx, promoCodeId),
+    open: (trx, p) => desk().open(trx, p),
+    voidPending: (trx, meetingId, now) => desk().voidPending(trx, meetingId, now),
+    refundSettled: (trx, meetingId, now) => desk().refundSettled(trx, meetingId, now),
+    pendingOf: (meetingId, db) => desk().pendingOf(meetingId, db),
+    paymentOf: (meetingId) => desk().paymentOf(meetingId),
+  };
+}

@@ -4,14 +4,20 @@ import type { Db } from '../../platform/db/db.js';
 import type { Database, MembershipTable, UserTable } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
 
-export type UserRow = UserTable;
+/** A user as the booking flows read it: the 0/1 flag as a boolean, the brand-staff list parsed. */
+export type UserRow = Omit<UserTable, 'blocked_from_booking' | 'brand_staff'> & { blocked_from_booking: boolean; brand_staff: string[] };
 export type MembershipRow = MembershipTable;
+
+function userRecord(u: UserTable): UserRow {
+  return { ...u, blocked_from_booking: u.blocked_from_booking === 1, brand_staff: JSON.parse(u.brand_staff) as string[] };
+}
 
 export class PeopleRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async user(id: string, db: Db = this.db): Promise<UserRow | undefined> {
-    return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && userRecord(row);
   }
 
   async membership(userId: string, projectId: string, db: Db = this.db): Promise<MembershipRow | undefined> {
@@ -22,17 +28,17 @@ export class PeopleRepository {
     const lower = [...new Set(emails.map((e) => e.toLowerCase()))];
     if (!lower.length) return new Map();
     const rows = await db.selectFrom('users').selectAll().where('email_lower', 'in', lower).execute();
-    return new Map(rows.map((r) => [r.email_lower!, r]));
+    return new Map(rows.map((r) => [r.email_lower!, userRecord(r)]));
   }
 
   /** One user by id and others by email (case-insensitive), in one read. */
   async userAndEmails(id: string, emails: string[], db: Db = this.db): Promise<{ user: UserRow | undefined; byEmail: Map<string, UserRow> }> {
     const lower = [...new Set(emails.map((e) => e.toLowerCase()))];
-    const rows = await db
+    const rows = (await db
       .selectFrom('users')
       .selectAll()
       .where((eb) => (lower.length ? eb.or([eb('id', '=', id), eb('email_lower', 'in', lower)]) : eb('id', '=', id)))
-      .execute();
+      .execute()).map(userRecord);
     const wanted = new Set(lower);
     return {
       user: rows.find((r) => r.id === id),

@@ -2,7 +2,8 @@
 import type { Principal } from '../auth/principal.js';
 import type { MeetingView } from './meeting-view.js';
 import type { App } from '../../platform/http/types.js';
-import type { Services } from '../../services.js';
+import type { MeetingService } from './meeting-service.js';
+import type { OpsBookings } from './ops-bookings.js';
 import { ok, okPage } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope, PagedEnvelope } from '../../contract/envelope.js';
 import { IdParams } from '../../contract/common.js';
@@ -14,8 +15,8 @@ const errorResponses = {
   422: ErrorEnvelope, 429: ErrorEnvelope, 500: ErrorEnvelope, 503: ErrorEnvelope,
 };
 
-export async function meetingRoutes(app: App, services: Services): Promise<void> {
-  const meetings = services.meetings;
+export async function meetingRoutes(app: App, deps: { meetings: MeetingService }): Promise<void> {
+  const meetings = deps.meetings;
 
   app.post('/meetings', {
     schema: {
@@ -71,8 +72,8 @@ export async function meetingRoutes(app: App, services: Services): Promise<void>
 }
 
 /** The operator console's booking routes (ops scope): list, detail and staff cancel, a floor now, an asset's day. */
-export async function opsMeetingRoutes(app: App, services: Services): Promise<void> {
-  const ops = services.opsBookings;
+export async function opsMeetingRoutes(app: App, deps: { opsBookings: OpsBookings }): Promise<void> {
+  const ops = deps.opsBookings;
   const security = [{ opsToken: [] }];
   const opsErrors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, 422: ErrorEnvelope, 429: ErrorEnvelope };
 

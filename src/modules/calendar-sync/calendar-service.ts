@@ -216,12 +216,12 @@ export class CalendarSync {
   private async book(c: Ctx): Promise<Decision> {
     const { room, master } = c;
     const asset = room.asset;
-    const rate = JSON.parse(asset.charge_rate) as { perHour?: number; perDay?: number; amount?: number };
+    const rate = asset.charge_rate;
     const requested = this.requested(c);
     const windows = 'windows' in requested ? requested.windows : [eventWindowOf(master, room)];
     const organizer = organizerRefusal({
       invitedBy: master.organizer ? master.organizer.email : null, account: c.organizer,
-      projectName: room.project.name, roomName: asset.name, roomIsPublic: asset.is_public === 1,
+      projectName: room.project.name, roomName: asset.name, roomIsPublic: asset.is_public,
     });
     let reason = bookingRefusal({
       organizer, roomName: asset.name, closedStatus: isClosedStatus('room', asset.status) ? asset.status : null,

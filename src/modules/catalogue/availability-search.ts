@@ -19,8 +19,8 @@ import {
 
 export interface SearchAsset {
   id: string;
-  /** The stored config JSON (used as the memo key). */
-  configJson: string;
+  /** The asset's config (the memo key: assets sharing a config share the object). */
+  config: AssetConfig;
   /** Effective cleaning time in minutes. */
   cleanupMinutes: number;
 }
@@ -57,13 +57,13 @@ export function assessAssets(assets: readonly SearchAsset[], window: SearchWindo
     if (list) list.push(h);
     else holdsByAsset.set(h.assetId, [h]);
   }
-  const rulesMemo = new Map<string, RulesOutcome>();
+  const rulesMemo = new Map<AssetConfig, RulesOutcome>();
   const verdicts: Verdict[] = [];
   for (const asset of assets) {
-    let rules = rulesMemo.get(asset.configJson);
+    let rules = rulesMemo.get(asset.config);
     if (!rules) {
-      rules = configVerdict(JSON.parse(asset.configJson) as AssetConfig, window);
-      rulesMemo.set(asset.configJson, rules);
+      rules = configVerdict(asset.config, window);
+      rulesMemo.set(asset.config, rules);
     }
     // A hold on the window excludes the asset whatever its config says: only a free
     // asset can be "free but not bookable" (api-spec, GET /meeting-rooms).

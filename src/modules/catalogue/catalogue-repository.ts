@@ -1,26 +1,75 @@
 /**
- * Reads of the catalogue (projects, rooms, desks) and of the holds on them
- * (meeting_slots) that availability needs.
+ * Reads of the catalogue (projects, rooms, desks, floors). The holds on them are
+ * the booking module's: read through the BusySlots port (busy-slots.ts).
  */
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import { assetTable } from '../../platform/db/transactions.js';
 import type { Database, DeskTable, ProjectTable, RoomTable } from '../../platform/db/schema.js';
+import type { AssetConfig } from '../../contract/asset-config.js';
+import type { Vertex } from '../../contract/catalogue.js';
+import type { ChargeRate } from '../../contract/site-document.js';
 
 export type ProjectRow = Omit<ProjectTable, 'max_hold_ms'> & { max_hold_ms: number };
-export type RoomRow = RoomTable;
-export type DeskRow = DeskTable;
 
-export interface SlotRow {
-  id: string;
-  meeting_id: string;
-  asset_id: string;
-  start_at: number;
-  end_at: number;
+/** An asset's stored JSON columns parsed, and its 0/1 flag as a boolean. */
+interface ParsedAssetColumns {
+  is_public: boolean;
+  facilities: string[];
+  picture_urls: string[];
+  charge_rate: ChargeRate;
+  config: AssetConfig;
+  polygon: Vertex[] | null;
 }
 
-/** A hold as a search needs it: which asset, and when. */
-export type HoldRow = Pick<SlotRow, 'asset_id' | 'start_at' | 'end_at'>;
+/** A room as the repository returns it (typed, parsed once). */
+export type RoomRow = Omit<RoomTable, keyof ParsedAssetColumns | 'equipments'> & ParsedAssetColumns & { equipments: Record<string, boolean> };
+/** A desk as the repository returns it (typed, parsed once). */
+export type DeskRow = Omit<DeskTable, keyof ParsedAssetColumns> & ParsedAssetColumns;
+
+/** JSON.parse, or a stand-in that returns one shared value per distinct text (ParsedTexts). */
+type ParseJson = (text: string) => unknown;
+
+/**
+ * Parsed JSON texts shared by identical texts: assets of a site mostly share their
+ * config (and equipment, facilities, prices), so listings parse a handful of texts,
+ * and the availability search's per-config memo compares configs by identity. The
+ * values are shared, so they are read-only. Bounded: past `max` texts it starts over.
+ */
+class ParsedTexts {
+  private readonly values = new Map<string, unknown>();
+
+  constructor(private readonly max = 10_000) {}
+
+  readonly parse: ParseJson = (text) => {
+    let value = this.values.get(text); // JSON.parse never yields undefined, so undefined means "not seen"
+    if (value === undefined) {
+      if (this.values.size >= this.max) this.values.clear();
+      value = JSON.parse(text) as unknown;
+      this.values.set(text, value);
+    }
+    return value;
+  };
+}
+
+function assetColumns(a: RoomTable | DeskTable, parse: ParseJson): ParsedAssetColumns {
+  return {
+    is_public: a.is_public === 1,
+    facilities: parse(a.facilities) as string[],
+    picture_urls: parse(a.picture_urls) as string[],
+    charge_rate: parse(a.charge_rate) as ChargeRate,
+    config: parse(a.config) as AssetConfig,
+    polygon: a.polygon === null ? null : (parse(a.polygon) as Vertex[] | null),
+  };
+}
+
+function roomRecord(r: RoomTable, parse: ParseJson): RoomRow {
+  return { ...r, ...assetColumns(r, parse), equipments: parse(r.equipments) as Record<string, boolean> };
+}
+
+function deskRecord(d: DeskTable, parse: ParseJson): DeskRow {
+  return { ...d, ...assetColumns(d, parse) };
+}
 
 /** A listed desk and the version of its stored row. */
 export interface DeskVersion {
@@ -82,6 +131,9 @@ function commonFilters<T extends 'rooms' | 'desks'>(
 }
 
 export class CatalogueRepository {
+  /** Listings (rooms of a project, desks by id, a floor) share parsed values; single reads parse afresh. */
+  private readonly shared = new ParsedTexts();
+
   constructor(private readonly db: Kysely<Database>) {}
 
   async project(id: string, db: Db = this.db): Promise<ProjectRow | undefined> {
@@ -95,7 +147,7 @@ export class CatalogueRepository {
 
   /** Every room of a project. */
   async projectRooms(projectId: string, db: Db = this.db): Promise<RoomRow[]> {
-    return db.selectFrom('rooms').selectAll().where('project_id', '=', projectId).execute();
+    return (await db.selectFrom('rooms').selectAll().where('project_id', '=', projectId).execute()).map((r) => roomRecord(r, this.shared.parse));
   }
 
   /** Changes whenever a room of the project is added or changed (apply never deletes). */
@@ -109,7 +161,8 @@ export class CatalogueRepository {
   }
 
   async room(id: string, db: Db = this.db): Promise<RoomRow | undefined> {
-    return db.selectFrom('rooms').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await db.selectFrom('rooms').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && roomRecord(row, JSON.parse);
   }
 
   /** Changes whenever a desk of one of the projects is added, changed or moved in or out (apply never deletes). */
@@ -146,51 +199,15 @@ export class CatalogueRepository {
   async desksByIds(ids: readonly string[], db: Db = this.db): Promise<DeskRow[]> {
     const out: DeskRow[] = [];
     for (let i = 0; i < ids.length; i += ID_CHUNK) {
-      out.push(...(await db.selectFrom('desks').selectAll().where('id', 'in', ids.slice(i, i + ID_CHUNK)).execute()));
+      const rows = await db.selectFrom('desks').selectAll().where('id', 'in', ids.slice(i, i + ID_CHUNK)).execute();
+      out.push(...rows.map((d) => deskRecord(d, this.shared.parse)));
     }
     return out;
   }
 
   async desk(id: string, db: Db = this.db): Promise<DeskRow | undefined> {
-    return db.selectFrom('desks').selectAll().where('id', '=', id).executeTakeFirst();
-  }
-
-  /**
-   * Holds in the given projects that could conflict with [from, to) once cleaning
-   * (at most MAX_CLEANUP_MS on each side) is counted. The start-time range is
-   * bounded by the longest hold in those projects, read in the same statement (so
-   * the holds need not wait for the projects to be read first), which keeps it a
-   * range read of the index.
-   */
-  async slotsNear(projectIds: string[], from: number, to: number, db: Db = this.db): Promise<HoldRow[]> {
-    if (!projectIds.length) return [];
-    return db
-      .selectFrom('meeting_slots')
-      .select(['asset_id', 'start_at', 'end_at'])
-      .where('project_id', 'in', projectIds)
-      .where('start_at', '<', to + MAX_CLEANUP_MS)
-      .where('start_at', '>', (eb) =>
-        eb(
-          eb.val(from - MAX_CLEANUP_MS),
-          '-',
-          eb.selectFrom('projects').select((p) => p.fn.max('max_hold_ms').as('m')).where('id', 'in', projectIds),
-        ),
-      )
-      .where('end_at', '>', from - MAX_CLEANUP_MS)
-      .execute();
-  }
-
-  /** Holds on one asset overlapping [from, to). */
-  async assetSlots(assetId: string, from: number, to: number, maxHoldMs: number, db: Db = this.db): Promise<SlotRow[]> {
-    return db
-      .selectFrom('meeting_slots')
-      .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
-      .where('asset_id', '=', assetId)
-      .where('start_at', '<', to)
-      .where('start_at', '>', from - maxHoldMs - MAX_CLEANUP_MS)
-      .where('end_at', '>', from)
-      .orderBy('start_at')
-      .execute();
+    const row = await db.selectFrom('desks').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && deskRecord(row, JSON.parse);
   }
 
   /**
@@ -213,7 +230,7 @@ export class CatalogueRepository {
     if (!project) return undefined;
     const rooms = await db.selectFrom('rooms').selectAll().where('floor_id', '=', floorId).orderBy('name').orderBy('id').execute();
     const desks = await db.selectFrom('desks').selectAll().where('floor_id', '=', floorId).orderBy('desk_index').orderBy('id').execute();
-    return { project, rooms, desks };
+    return { project, rooms: rooms.map((r) => roomRecord(r, this.shared.parse)), desks: desks.map((d) => deskRecord(d, this.shared.parse)) };
   }
 
   async assetInContext(kind: 'room' | 'desk', id: string, db: Db = this.db): Promise<AssetInContext | undefined> {
@@ -229,36 +246,8 @@ export class CatalogueRepository {
       .executeTakeFirst();
     if (!row) return undefined;
     const project = Object.fromEntries(PROJECT_COLUMNS.map((c) => [c, row[`p_${c}`]])) as ProjectRow;
-    const asset = Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('p_') && k !== 'floor_name')) as RoomRow | DeskRow;
+    const stored = Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('p_') && k !== 'floor_name')) as RoomTable & DeskTable;
+    const asset = kind === 'room' ? roomRecord(stored, JSON.parse) : deskRecord(stored, JSON.parse);
     return { asset, project, floorName: (row.floor_name as string | null) ?? '' };
-  }
-
-  /**
-   * Holds on one asset that could clash with [from, to), read inside the booking's
-   * lock (`db`, required): the bound on start times uses the project's longest
-   * hold as stored now (a concurrent booking may just have raised it).
-   */
-  async lockedAssetSlots(assetId: string, projectId: string, from: number, to: number, db: Db): Promise<SlotRow[]> {
-    return db
-      .selectFrom('meeting_slots')
-      .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
-      .where('asset_id', '=', assetId)
-      .where('start_at', '<', to)
-      .where('start_at', '>', (eb) =>
-        eb(eb.val(from - MAX_CLEANUP_MS), '-', eb.selectFrom('projects').select('max_hold_ms').where('id', '=', projectId)),
-      )
-      .where('end_at', '>', from)
-      .orderBy('start_at')
-      .execute();
-  }
-
-  /** Title, organizer and attendees of meetings, for participants' calendar entries. */
-  async meetingSummaries(ids: string[], db: Db = this.db) {
-    if (!ids.length) return [];
-    return db
-      .selectFrom('meetings')
-      .select(['id', 'title', 'status', 'organizer_user_id', 'attendees', 'app_id'])
-      .where('id', 'in', ids)
-      .execute();
   }
 }

@@ -9,9 +9,8 @@ import { errors } from '../../platform/errors.js';
 import { effectiveCleanupMinutes } from '../booking/rules/cleaning-time.js';
 import { isClosedStatus } from '../booking/rules/asset-config.js';
 import { busyIntervals, truncateToMinute, type TimePeriod } from '../booking/rules/availability.js';
-import type { Kysely } from 'kysely';
-import type { Database } from '../../platform/db/schema.js';
-import type { AssetInContext, CatalogueRepository, DeskRow, ProjectRow, RoomRow, SlotRow } from './catalogue-repository.js';
+import type { AssetInContext, CatalogueRepository, DeskRow, ProjectRow, RoomRow } from './catalogue-repository.js';
+import type { BusySlots, MeetingSummary } from './busy-slots.js';
 import { assessAssets, type Hold, type SearchWindow, type Verdict } from './availability-search.js';
 import { deskView, roomView } from './asset-views.js';
 import { DeskSnapshots } from './desk-snapshots.js';
@@ -23,7 +22,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 /** Rooms assessed between two turns of the event loop in a windowed search. */
 const ASSESS_SLICE = 2000;
 
-export type { AssetInContext, DeskRow, ProjectRow, RoomRow, SlotRow } from './catalogue-repository.js';
+export type { AssetInContext, DeskRow, ProjectRow, RoomRow } from './catalogue-repository.js';
 export { MAX_CLEANUP_MS } from './catalogue-repository.js';
 
 const DAY_MS = 86_400_000;
@@ -53,6 +52,8 @@ export class CatalogueService {
   constructor(
     private readonly repo: CatalogueRepository,
     private readonly clock: Clock,
+    /** The holds on assets: the booking module's, through this port. */
+    private readonly busySlots: BusySlots,
   ) {
     this.roomSnapshots = new RoomSnapshots(repo);
     this.deskSnapshots = new DeskSnapshots(repo);
@@ -86,16 +87,6 @@ export class CatalogueService {
 
   assetInContext(kind: 'room' | 'desk', id: string): Promise<AssetInContext | undefined> {
     return this.repo.assetInContext(kind, id);
-  }
-
-  /** Holds on an asset near [from, to), read inside the caller's booking lock (`trx`). */
-  holdsUnderLock(assetId: string, projectId: string, from: number, to: number, trx: Kysely<Database>): Promise<SlotRow[]> {
-    return this.repo.lockedAssetSlots(assetId, projectId, from, to, trx);
-  }
-
-  /** Holds on an asset near [from, to) (draft previews; no lock). */
-  holdsNear(assetId: string, from: number, to: number, maxHoldMs: number): Promise<SlotRow[]> {
-    return this.repo.assetSlots(assetId, from, to, maxHoldMs);
   }
 
 
@@ -137,7 +128,7 @@ export class CatalogueService {
     for (let i = 0; i < open.length; i += ASSESS_SLICE) {
       if (i > 0) await nextTurn();
       const slice = open.slice(i, i + ASSESS_SLICE);
-      verdicts.push(...assessAssets(slice.map(({ row: r }) => ({ id: r.id, configJson: r.config, cleanupMinutes: cleanupFor(project, r, false) })), window, holds));
+      verdicts.push(...assessAssets(slice.map(({ row: r }) => ({ id: r.id, config: r.config, cleanupMinutes: cleanupFor(project, r, false) })), window, holds));
     }
     const out: Buffer[] = [];
     for (let i = 0; i < open.length; i++) {
@@ -202,7 +193,7 @@ export class CatalogueService {
       const desks = open.filter((d) => d.project_id === project.id);
       const window: SearchWindow = { start: w.start, end: w.end, timePeriod: w.timePeriod, now, timeZone: project.timezone };
       const verdicts = assessAssets(
-        desks.map((d) => ({ id: d.id, configJson: d.config, cleanupMinutes: cleanupFor(project, d, true) })),
+        desks.map((d) => ({ id: d.id, config: d.config, cleanupMinutes: cleanupFor(project, d, true) })),
         window,
         holds,
       );
@@ -213,7 +204,7 @@ export class CatalogueService {
 
   /** Holds in the projects that could clash with [start, end) once cleaning is counted. */
   private async holds(projectIds: string[], start: number, end: number): Promise<Hold[]> {
-    const slots = await this.repo.slotsNear(projectIds, start, end);
+    const slots = await this.busySlots.inProjects(projectIds, start, end);
     return slots.map((s) => ({ assetId: s.asset_id, start: s.start_at, end: s.end_at }));
   }
 
@@ -233,7 +224,7 @@ export class CatalogueService {
 
   private async visibleProject(principal: Principal, asset: RoomRow | DeskRow): Promise<ProjectRow | undefined> {
     const scope = principal.projects.get(asset.project_id);
-    if (!scope || (asset.is_public !== 1 && !scope.canBookPrivate)) return undefined;
+    if (!scope || (!asset.is_public && !scope.canBookPrivate)) return undefined;
     return this.repo.project(asset.project_id);
   }
 
@@ -249,11 +240,11 @@ export class CatalogueService {
     if (to <= from) throw errors.validation(['query.to must be after query.from']);
     if (to - from > CALENDAR_MAX_DAYS * DAY_MS) throw errors.validation([`query.to must be at most ${CALENDAR_MAX_DAYS} days after query.from`]);
 
-    const slots = await this.repo.assetSlots(asset.id, from - cleanupMinutes * 60_000, to, project.max_hold_ms);
+    const slots = await this.busySlots.onAsset(asset.id, from - cleanupMinutes * 60_000, to, project.max_hold_ms);
     const busy = busyIntervals(slots.map((s) => ({ id: s.meeting_id, start: s.start_at, end: s.end_at })), cleanupMinutes).filter(
       (b) => b.cleaningEndsAt > from,
     );
-    const summaries = new Map((await this.repo.meetingSummaries([...new Set(busy.map((b) => b.id!))])).map((m) => [m.id, m]));
+    const summaries = new Map((await this.busySlots.summaries([...new Set(busy.map((b) => b.id!))])).map((m) => [m.id, m]));
     const iso = (ms: number) => new Date(ms).toISOString();
     return {
       from: iso(from),
@@ -269,10 +260,10 @@ export class CatalogueService {
   }
 }
 
-function isParticipant(p: Principal, m: { organizer_user_id: string; attendees: string; app_id: string | null }): boolean {
-  if (p.kind === 'app') return m.app_id === p.appId;
-  if (m.organizer_user_id === p.userId) return true;
-  return (JSON.parse(m.attendees) as { userId?: string }[]).some((a) => a.userId && a.userId === p.userId);
+function isParticipant(p: Principal, m: MeetingSummary): boolean {
+  if (p.kind === 'app') return m.appId === p.appId;
+  if (m.organizerUserId === p.userId) return true;
+  return m.attendeeUserIds.some((id) => id === p.userId);
 }
 
 export type { Verdict };

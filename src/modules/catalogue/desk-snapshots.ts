@@ -10,11 +10,11 @@
  * aggregate read instead of materializing every row, and a page's views are built
  * once per version of each desk.
  *
- * Config texts are interned (ConfigInterner), as the room snapshots' are.
+ * Desks sharing a config share one parsed config (the repository parses each
+ * distinct text once), as the room snapshots' do.
  */
 import type { CatalogueRepository, DeskFilter, DeskRow, DeskVersion } from './catalogue-repository.js';
 import { deskView, type DeskView } from './asset-views.js';
-import { ConfigInterner } from './config-interner.js';
 
 interface DeskEntry {
   row: DeskRow;
@@ -26,7 +26,6 @@ const MAX_LISTINGS = 64;
 
 export class DeskSnapshots {
   private readonly byId = new Map<string, DeskEntry>();
-  private readonly configs = new ConfigInterner();
   private readonly listings = new Map<string, { version: string; rows: DeskRow[] }>();
 
   constructor(private readonly repo: CatalogueRepository) {}
@@ -63,7 +62,7 @@ export class DeskSnapshots {
   private async rows(listed: readonly DeskVersion[]): Promise<DeskRow[]> {
     const stale = listed.filter((l) => this.byId.get(l.id)?.row.updated_at !== l.updated_at).map((l) => l.id);
     if (stale.length) {
-      for (const row of await this.repo.desksByIds(stale)) this.byId.set(row.id, { row: { ...row, config: this.configs.intern(row.config) } });
+      for (const row of await this.repo.desksByIds(stale)) this.byId.set(row.id, { row });
     }
     const out: DeskRow[] = [];
     for (const l of listed) {

@@ -6,11 +6,11 @@
  * the response, instead of reading, mapping and serializing ~1,000 rows each time.
  * The JSON is kept UTF-8 encoded, so a ~1 MB answer is a copy of bytes rather than
  * a string to join, measure and encode again; rooms sharing a config share one
- * config string (the availability search memoizes per config text).
+ * parsed config (the repository parses each distinct text once; the availability
+ * search memoizes per config).
  */
 import type { CatalogueRepository, RoomRow } from './catalogue-repository.js';
-import { viewsOf } from './asset-views.js';
-import { ConfigInterner } from './config-interner.js';
+import { roomView } from './asset-views.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /** Rooms serialized between two turns of the event loop when a snapshot is built. */
@@ -48,7 +48,7 @@ export function filterRooms(rooms: readonly RoomSnapshot[], f: RoomFilter): Room
     (!f.statuses?.length || f.statuses.includes(r.status)) &&
     (!f.type || r.type === f.type) &&
     (f.minCapacity === undefined || r.capacity >= f.minCapacity) &&
-    (!f.publicOnly || r.is_public === 1),
+    (!f.publicOnly || r.is_public),
   );
 }
 
@@ -57,7 +57,6 @@ const byName = (a: RoomSnapshot, b: RoomSnapshot) =>
 
 export class RoomSnapshots {
   private readonly cache = new Map<string, { version: string; rooms: RoomSnapshot[] }>();
-  private readonly configs = new ConfigInterner();
 
   constructor(private readonly repo: CatalogueRepository) {}
 
@@ -79,13 +78,12 @@ export class RoomSnapshots {
 
   /** Reads and serializes the project's rooms, a turn of the event loop every BUILD_SLICE rooms. */
   private async build(projectId: string, version: string): Promise<RoomSnapshot[]> {
-    const view = viewsOf().room;
     const rows = await this.repo.projectRooms(projectId);
     const rooms: RoomSnapshot[] = [];
     for (let i = 0; i < rows.length; i++) {
       if (i > 0 && i % BUILD_SLICE === 0) await nextTurn();
       const row = rows[i]!;
-      rooms.push({ row: { ...row, config: this.configs.intern(row.config) }, json: Buffer.from(JSON.stringify(view(row))), nameLower: row.name.toLowerCase() });
+      rooms.push({ row, json: Buffer.from(JSON.stringify(roomView(row))), nameLower: row.name.toLowerCase() });
     }
     rooms.sort(byName);
     this.cache.set(projectId, { version, rooms });

@@ -2,7 +2,7 @@
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { App } from '../../platform/http/types.js';
-import type { Services } from '../../services.js';
+import type { CatalogueService } from './catalogue-service.js';
 import { ok, okJsonArray, okPage } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope, PagedEnvelope } from '../../contract/envelope.js';
 import { IdParams } from '../../contract/common.js';
@@ -62,8 +62,13 @@ function okJsonArrayBody(items: readonly Buffer[]): Buffer | Readable {
 
 const errorResponses = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
 
-export async function catalogueRoutes(app: App, services: Services): Promise<void> {
-  const catalogue = services.catalogue;
+/** What the catalogue's routes use. */
+export interface CatalogueRouteServices {
+  catalogue: CatalogueService;
+}
+
+export async function catalogueRoutes(app: App, deps: CatalogueRouteServices): Promise<void> {
+  const catalogue = deps.catalogue;
 
   app.get('/meeting-rooms', {
     schema: {

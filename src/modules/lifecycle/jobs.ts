@@ -11,13 +11,13 @@ import type { LifecycleSteps } from './lifecycle-steps.js';
 
 export const LIFECYCLE_JOB = 'lifecycle';
 
-export interface LifecycleDeps {
+export interface LifecycleJobDeps {
   timers: TimerRepository;
   steps: LifecycleSteps;
 }
 
 export class Lifecycle {
-  constructor(private readonly deps: LifecycleDeps) {}
+  constructor(private readonly deps: LifecycleJobDeps) {}
 
   /** Fires one timer; false when another worker had already claimed it. */
   fire(t: TimerRow): Promise<boolean> {

@@ -10,14 +10,13 @@
  * is applied as of its due time, so moving the sandbox clock over many steps
  * replays them in order.
  */
-import type { BookingChanges, MeetingRow } from '../booking/booking-changes.js';
-import { SYSTEM_ACTOR, type BookingChange } from '../booking/booking-change.js';
-import { parseOrganizer, parseRecurrence, withoutOccurrence, type StoredOccurrence } from '../booking/meeting-view.js';
+import { SYSTEM_ACTOR, parseOrganizer, parseRecurrence, withoutOccurrence, type BookingChange, type BookingChanges, type MeetingRow, type StoredOccurrence } from '../booking/index.js';
 import type { TimerRepository, TimerRow } from './timer-repository.js';
 import { NO_SHOW_REASON, timerOutcome, type TimerKind } from './rules/timer-plan.js';
 
 export interface LifecycleStepsDeps {
-  bookings: BookingChanges;
+  /** The booking module's lock-and-write (only `change` is used). */
+  bookings: Pick<BookingChanges, 'change'>;
   timers: TimerRepository;
 }
 

@@ -1,7 +1,7 @@
 /** Plans and stores the clock-driven steps of a booking window (the booking writer's lifecycle port). */
 import type { Db } from '../../platform/db/db.js';
 import { resolveMeetingConfig } from '../booking/rules/asset-config.js';
-import type { LifecyclePlanner } from '../booking/booking-change.js';
+import type { LifecyclePlanner } from '../booking/index.js';
 import type { TimerRepository } from './timer-repository.js';
 import { planTimers } from './rules/timer-plan.js';
 

@@ -1,0 +1,286 @@
+/**
+ * POST /meetings: a booking (or a draft preview), in the spec's steps: resolve the
+ * asset and its project, the organizer, private access, the requested window, the
+ * rules for every occurrence, the price, and the write under the asset's lock.
+ */
+import type { Kysely } from 'kysely';
+import type { Principal } from '../auth/principal.js';
+import { hasPermission } from '../auth/principal.js';
+import { mayBookPrivately } from './rules/private-access.js';
+import { ServiceError, errors } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import type { Database } from '../../platform/db/schema.js';
+import { MAX_CLEANUP_MS, cleanupFor, type ProjectRow } from '../catalogue/index.js';
+import type { NewMeeting, NewSlot } from './meeting-repository.js';
+import type { UserRow } from './people-repository.js';
+import { checkBookingWindow, resolveTimePeriod, truncateToMinute } from './rules/availability.js';
+import { checkedInAtCreate, isClosedStatus, type AssetConfig } from './rules/asset-config.js';
+import { expandRecurrence, parseRecurrence } from './rules/recurrence.js';
+import { conflictMessage, ruleViolationMessage } from './rules/window-refusals.js';
+import { MEETING_UPDATE, actor, mayReadPin } from './meeting-access.js';
+import { meetingView, type StoredAttendee } from './meeting-view.js';
+import { newPinCode, type Actor, type HistoryEntry, type NewBooking } from './booking-change.js';
+import { scopeOf } from './booking-changes.js';
+import type { PaymentDesk } from './payment-port.js';
+import { checkoutDeadline, holdDeadline, holdReminderAt } from '../payments/rules/deadlines.js';
+import type { Static } from 'typebox';
+import type { CreateMeetingBody, DraftResult } from '../../contract/meetings.js';
+import { parseInstant } from '../../platform/time/instant.js';
+import { forCaller, type Asset, type MeetingSupport, type Organizer, type Priced, type Window } from './meeting-support.js';
+
+type DraftView = Static<typeof DraftResult>;
+/** A payment just opened: what the Meeting shows and its billing entry. */
+type Opened = Awaited<ReturnType<PaymentDesk['open']>>;
+
+export type CreateMeetingInput = Static<typeof CreateMeetingBody>;
+
+/** The organizer with their account (private access reads its brand-staff list). */
+type ResolvedOrganizer = Organizer & { user: UserRow };
+
+/** Everything a new booking is written with, decided before the lock. */
+interface NewBookingPlan {
+  id: string;
+  pin: string;
+  /** The PIN sealed with the secret box, as stored. */
+  pinEnc: string;
+  who: Actor;
+  windows: Window[];
+  /** The quote, when the request is priced (a promo code's use is taken even at a total of zero). */
+  quote: Priced | null;
+  /** The quote when there is something to pay. */
+  priced: Priced | null;
+  backoffice: boolean;
+  paymentDueAt: number | null;
+  startsCheckedIn: boolean;
+  series: { rule: string; occurrences: { id: string; start: number; end: number }[] } | null;
+  attendees: StoredAttendee[];
+  histories: HistoryEntry[];
+  slots: NewSlot[];
+}
+
+export class MeetingCreateService {
+  constructor(private readonly s: MeetingSupport) {}
+
+  async create(p: Principal, input: CreateMeetingInput) {
+    validateCreate(input);
+    const asset = await this.s.loadAsset(input.meetingRoomId ? 'room' : 'desk', (input.meetingRoomId ?? input.deskId)!, p);
+    const project = asset.ctx.project;
+    const now = this.s.deps.clock.now();
+    const appUser = await this.s.appUserForWrite(p, now);
+    const { organizer, usersByEmail } = await this.resolveOrganizer(p, input, project, appUser);
+    await this.checkPrivateAccess(p, asset, organizer, project);
+    checkBookable(asset, organizer);
+
+    const config = asset.row.config;
+    const first = requestedWindow(input, config, project, now);
+    if (input.draft) return { draft: true as const, data: await this.draft(input, asset, config, project, first, now) };
+
+    const windows = occurrences(input.recurrence, first, project.timezone);
+    this.s.checkRules(windows, config, project, asset.kind, now, input.timePeriod === 'allDay');
+    const quote = await this.price(input, asset, project, first, now);
+    const plan = this.plan(p, input, { asset, project, config, organizer, appUser, now, windows, quote, attendees: this.s.attendeesOf(input.attendees ?? [], usersByEmail) });
+    const stored = await this.write(p, input, plan, asset, project, organizer, now);
+    const data = forCaller(p, stored.meeting, meetingView(stored.meeting, {
+      assetName: asset.row.name, histories: stored.histories, pinCode: mayReadPin(p, stored.meeting, appUser) ? plan.pin : null, now: this.s.deps.clock.now(),
+    }));
+    return { draft: false as const, data };
+  }
+
+  /** The organizer, and the attendees' accounts found by email in the same read. */
+  private async resolveOrganizer(p: Principal, input: CreateMeetingInput, project: ProjectRow, appUser: string | null) {
+    let userId: string;
+    if (input.organizerId !== undefined) {
+      if (!hasPermission(p, project.id, MEETING_UPDATE)) throw errors.forbidden('Booking for a member needs the MEETING_UPDATE permission on the project');
+      const m = await this.s.deps.people.membership(input.organizerId, project.id);
+      if (!m || m.status !== 'active') throw errors.validation(['body.organizerId must be an active member of the asset\'s project']);
+      userId = input.organizerId;
+    } else {
+      userId = p.kind === 'member' ? p.userId! : appUser!;
+    }
+    const found = await this.s.deps.people.userAndEmails(userId, input.draft ? [] : (input.attendees ?? []).map((a) => a.email));
+    const user = found.user!;
+    const organizer: ResolvedOrganizer = {
+      userId,
+      user,
+      blocked: user.blocked_from_booking,
+      snapshot: { email: user.email, name: user.name, displayName: user.profile_name || user.name },
+    };
+    return { organizer, usersByEmail: found.byEmail };
+  }
+
+  /** Private assets: members of the project (not visitors), brand staff, or an app with a role on the project. */
+  private async checkPrivateAccess(p: Principal, asset: Asset, organizer: ResolvedOrganizer, project: ProjectRow): Promise<void> {
+    const assetIsPublic = asset.row.is_public;
+    const appHasRole = p.projects.get(project.id)?.hasRole === true;
+    if (mayBookPrivately({ assetIsPublic, appHasRole, membership: null, brandStaff: false })) return;
+    const m = await this.s.deps.people.membership(organizer.userId, project.id);
+    const membership = m && m.status === 'active' ? (m.user_type === 'visitor' ? 'visitor' : 'member') : null;
+    const brandStaff = organizer.user.brand_staff.includes(project.brand_id);
+    if (mayBookPrivately({ assetIsPublic, appHasRole, membership, brandStaff })) return;
+    throw errors.forbidden(`This ${asset.kind} is private to the members of its project`);
+  }
+
+  /** The price of a new booking's window (null for a free asset without a promo code). */
+  private async price(input: CreateMeetingInput, asset: Asset, project: ProjectRow, w: Window, now: number): Promise<Priced | null> {
+    const pricer = await this.s.pricer(input, asset, project, input.timePeriod === 'allDay', now);
+    return pricer.free ? null : { price: pricer.at(w), promoCodeId: pricer.promoCodeId };
+  }
+
+  /** The new booking's ids, PIN, status, payment deadline, series, first history entries and slots. */
+  private plan(p: Principal, input: CreateMeetingInput, c: {
+    asset: Asset; project: ProjectRow; config: AssetConfig; organizer: Organizer; appUser: string | null; now: number;
+    windows: Window[]; quote: Priced | null; attendees: StoredAttendee[];
+  }): NewBookingPlan {
+    const { asset, project, now, windows, quote } = c;
+    // A total of zero books like a free asset (but still takes a use of its promo code).
+    const priced = quote && quote.price.minor.total > 0 ? quote : null;
+    if (priced && windows.length > 1) throw errors.validation(['body.recurrence: a recurring series cannot be booked on a paid asset; book each occurrence']);
+    const pin = newPinCode();
+    const id = newId(now);
+    const who = actor(p, c.appUser);
+    const startsCheckedIn = !priced && checkedInAtCreate(c.config, now, windows[0].start);
+    const backoffice = input.organizerId !== undefined;
+    const paymentDueAt = priced && backoffice
+      ? holdDeadline({ now, start: windows[0].start, requestedMinutes: input.paymentDueMinutes, projectMinutes: project.backoffice_payment_due_minutes })
+      : null;
+    const series = input.recurrence ? { rule: input.recurrence.trim().replace(/^RRULE:/i, ''), occurrences: windows.map((w, i) => ({ id: i === 0 ? id : newId(now), ...w })) } : null;
+    const histories: HistoryEntry[] = [{ action: 'create', actor: who, statusBefore: null, newStart: windows[0].start, newEnd: windows[0].end }];
+    if (startsCheckedIn) histories.push({ action: 'check-in', actor: { by: 'system', source: 'system', sourceDetail: 'check-in not required' }, statusBefore: 'active' });
+    const slots: NewSlot[] = (series?.occurrences ?? [{ id, ...windows[0] }]).map((o, i) => ({
+      id: o.id, meeting_id: id, project_id: project.id, asset_id: asset.row.id, occurrence_index: i, start_at: o.start, end_at: o.end,
+    }));
+    return { id, pin, pinEnc: this.s.deps.secretBox.seal(pin), who, windows, quote, priced, backoffice, paymentDueAt, startsCheckedIn, series, attendees: c.attendees, histories, slots };
+  }
+
+  /** Under the asset's lock: the conflict read, the promo code's use, the payment, and the writer's create. */
+  private write(p: Principal, input: CreateMeetingInput, plan: NewBookingPlan, asset: Asset, project: ProjectRow, organizer: Organizer, now: number) {
+    const { windows, quote, priced, paymentDueAt } = plan;
+    return this.s.deps.changes.withLock(asset.kind, asset.row.id, async (trx) => {
+      await this.s.checkConflicts(trx, windows, asset, project, null);
+      // A promo code's use is taken with the booking (given back if its payment is voided or lapses).
+      if (quote?.promoCodeId && !(await this.s.deps.payments.claimPromo(trx, quote.promoCodeId))) {
+        throw errors.validation([`body.promoCode: the promo code ${input.promoCode} has been used up`]);
+      }
+      const opened = priced ? await this.openPayment(trx, input, plan, priced, project, now) : null;
+      const booking: NewBooking = {
+        meeting: newMeetingRow(p, input, plan, asset, project, organizer, opened, now),
+        slots: plan.slots,
+        attendees: plan.attendees,
+        histories: plan.histories,
+        // A paid booking is booked (*_BOOK) when it is paid; a back-office hold is announced with *_PAYMENT_DUE.
+        event: !opened
+          ? { window: windows[0], detail: { kind: 'BOOK' } }
+          : paymentDueAt !== null
+            ? { window: windows[0], detail: { kind: 'PAYMENT_DUE', amount: priced!.price.summary.total, currency: priced!.price.currency, paymentDueAt } }
+            : undefined,
+        timersFor: windows[0],
+      };
+      return this.s.deps.changes.writer.create(trx, scopeOf(asset.kind, asset.ctx), booking);
+    });
+  }
+
+  /** A paid booking holds its slot unpaid, with a payment opened in the same transaction. */
+  private openPayment(trx: Kysely<Database>, input: CreateMeetingInput, plan: NewBookingPlan, priced: Priced, project: ProjectRow, now: number): Promise<Opened> {
+    const { paymentDueAt } = plan;
+    return this.s.deps.payments.open(trx, {
+      meetingId: plan.id, projectId: project.id, kind: plan.backoffice ? 'quote' : 'checkout', currency: priced.price.currency,
+      amountMinor: priced.price.minor.total, summary: priced.price.summary,
+      expiresAt: paymentDueAt ?? checkoutDeadline(now), nudgeAt: paymentDueAt === null ? null : holdReminderAt(now, paymentDueAt),
+      redirectUrl: input.frontendRedirectUrl ?? null, promoCodeId: priced.promoCodeId, now,
+    });
+  }
+
+  /** A draft: whether the window (and each of `draftEndDateTimes`) is available, and its price. Nothing is written. */
+  private async draft(input: CreateMeetingInput, asset: Asset, config: AssetConfig, project: ProjectRow, first: Window, now: number) {
+    const ends = [first.end, ...(input.draftEndDateTimes ?? []).map((e, i) => truncateToMinute(parseInstant(e, `body.draftEndDateTimes[${i}]`)))];
+    const pricer = await this.s.pricer(input, asset, project, input.timePeriod === 'allDay', now);
+    const priceOf = (end: number) => {
+      if (end <= first.start) return {};
+      const price = pricer.at({ start: first.start, end });
+      return { amount: price.summary.total, currency: price.currency, summary: price.summary };
+    };
+    const cleanup = cleanupFor(project, asset.row, asset.kind === 'desk');
+    const latest = Math.max(...ends);
+    const slots = await this.s.deps.slots.assetSlots(asset.row.id, first.start - MAX_CLEANUP_MS, latest + MAX_CLEANUP_MS, project.max_hold_ms);
+    const bookings = slots.map((s) => ({ id: s.meeting_id, start: s.start_at, end: s.end_at }));
+    const draftInfo = ends.map((end): DraftView['draftInfo'][number] => {
+      const window = { startDateTime: new Date(first.start).toISOString(), endDateTime: new Date(end).toISOString() };
+      const r = checkBookingWindow({
+        start: first.start, end, now, timeZone: project.timezone, config, allDay: input.timePeriod === 'allDay', cleanupMinutes: cleanup, bookings,
+      });
+      if (r.ok) return { ...window, isAvailable: true, ...priceOf(end) };
+      const message = r.reason === 'CONFLICT' ? conflictMessage(r.conflictWith, project.timezone, asset.kind, { start: first.start, end }) : ruleViolationMessage(r, project.timezone, asset.kind);
+      return { ...window, isAvailable: false, reason: r.reason, message, ...priceOf(end) };
+    });
+    const result: DraftView = { draft: true, ...(asset.kind === 'room' ? { meetingRoomId: asset.row.id } : { deskId: asset.row.id }), draftInfo };
+    return result;
+  }
+}
+
+function validateCreate(input: CreateMeetingInput): void {
+  const problems: string[] = [];
+  if ((input.meetingRoomId === undefined) === (input.deskId === undefined)) problems.push('body must contain exactly one of meetingRoomId or deskId');
+  if (input.meetingRoomId !== undefined) {
+    if (input.endDateTime === undefined) problems.push('body.endDateTime is required for a room booking');
+    if (input.timePeriod !== undefined) problems.push('body.timePeriod is for desk bookings; rooms use endDateTime');
+  }
+  if (input.deskId !== undefined && (input.endDateTime === undefined) === (input.timePeriod === undefined)) {
+    problems.push('body must contain exactly one of endDateTime or timePeriod for a desk booking');
+  }
+  if (input.paymentDueMinutes !== undefined && input.organizerId === undefined) problems.push('body.paymentDueMinutes is allowed only with organizerId (back-office booking)');
+  if (input.draftEndDateTimes !== undefined && !input.draft) problems.push('body.draftEndDateTimes is allowed only with draft: true');
+  if (problems.length) throw errors.validation(problems);
+}
+
+/** A blocked organizer (checked before every window rule) or a closed asset cannot be booked. */
+function checkBookable(asset: Asset, organizer: Organizer): void {
+  if (organizer.blocked) throw new ServiceError(403, 'MEETING_049', 'The organizer has been blocked from booking by an administrator');
+  if (isClosedStatus(asset.kind, asset.row.status)) throw new ServiceError(409, 'MEETING_006', `This ${asset.kind} is ${asset.row.status} and cannot be booked`);
+}
+
+/** The window asked for: start and end (to the minute), or a desk's time period of that day. */
+function requestedWindow(input: CreateMeetingInput, config: AssetConfig, project: ProjectRow, now: number): Window {
+  const start = parseInstant(input.startDateTime, 'body.startDateTime');
+  if (input.timePeriod) {
+    const resolved = resolveTimePeriod({ start, period: input.timePeriod, timeZone: project.timezone, config, now });
+    if (!resolved) throw errors.validation([`The desk is not open for the ${input.timePeriod} of that day (closed, or the period is over)`]);
+    return resolved;
+  }
+  const end = parseInstant(input.endDateTime!, 'body.endDateTime');
+  const w = { start: truncateToMinute(start), end: truncateToMinute(end) };
+  if (w.end <= w.start) throw errors.validation(['body.endDateTime must be after body.startDateTime']);
+  return w;
+}
+
+/** Every occurrence of a recurring request (the first window alone otherwise). */
+function occurrences(rule: string | undefined, first: Window, timeZone: string): Window[] {
+  if (!rule) return [first];
+  const parsed = parseRecurrence(rule, timeZone);
+  if (!parsed.ok) throw errors.validation(parsed.errors.map((e) => `body.${e}`));
+  const expanded = expandRecurrence(parsed.rule, first, timeZone);
+  if (!expanded.ok) throw errors.validation(expanded.errors.map((e) => `body.${e}`));
+  return expanded.occurrences.map((o) => ({ start: o.start, end: o.end }));
+}
+
+/** The meeting row of a new booking. */
+function newMeetingRow(
+  p: Principal, input: CreateMeetingInput, plan: NewBookingPlan, asset: Asset, project: ProjectRow, organizer: Organizer, opened: Opened | null, now: number,
+): NewMeeting {
+  const { id, windows, series, startsCheckedIn } = plan;
+  return {
+    id, project_id: project.id, asset_kind: asset.kind, asset_id: asset.row.id,
+    room_id: asset.kind === 'room' ? asset.row.id : null, desk_id: asset.kind === 'desk' ? asset.row.id : null,
+    title: input.title ?? '', body: input.body ?? '',
+    start_at: windows[0].start, end_at: windows[0].end, booked_end_at: windows[0].end, span_end_at: windows[windows.length - 1].end,
+    all_day: input.timePeriod === 'allDay' ? 1 : 0, time_period: input.timePeriod ?? null,
+    status: opened ? 'unpaid' : startsCheckedIn ? 'checked-in' : 'active', pin_enc: plan.pinEnc, pin_failures: 0,
+    organizer_user_id: organizer.userId,
+    organizer: JSON.stringify({ ...organizer.snapshot, checkInAt: startsCheckedIn ? now : null, checkOutAt: null }),
+    attendees: JSON.stringify(plan.attendees), app_id: p.appId,
+    booked_via: input.organizerId ? 'backoffice' : null,
+    booked_by_user_id: input.organizerId ? plan.who.by : null,
+    payment: opened ? JSON.stringify(opened.snapshot) : null, payment_due_at: plan.paymentDueAt,
+    billing_summaries: JSON.stringify(opened ? [opened.billing] : []),
+    recurrence: series ? JSON.stringify(series) : null, cancel_reason: null, created_at: now, updated_at: now,
+  };
+}
