@@ -3,7 +3,7 @@
  * that booked it — and what that lets them see. Pure functions of the principal
  * and the stored meeting.
  */
-import { hasPermission, type Principal } from '../auth/principal.js';
+import { hasPermission, type Principal } from '../auth/index.js';
 import type { Caller } from './rules/meeting-rules.js';
 import type { MeetingRow } from './meeting-repository.js';
 import { parseAttendees } from './meeting-view.js';

@@ -3,7 +3,7 @@
  * check-out, each decided by the state rules under the asset's lock.
  */
 import type { Kysely } from 'kysely';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../auth/index.js';
 import { errors } from '../../platform/errors.js';
 import type { Database } from '../../platform/db/schema.js';
 import type { MeetingRow } from './meeting-repository.js';

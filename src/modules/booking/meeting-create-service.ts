@@ -4,8 +4,8 @@
  * rules for every occurrence, the price, and the write under the asset's lock.
  */
 import type { Kysely } from 'kysely';
-import type { Principal } from '../auth/principal.js';
-import { hasPermission } from '../auth/principal.js';
+import type { Principal } from '../auth/index.js';
+import { hasPermission } from '../auth/index.js';
 import { mayBookPrivately } from './rules/private-access.js';
 import { ServiceError, errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';

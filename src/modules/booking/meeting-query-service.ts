@@ -1,6 +1,6 @@
 /** GET /meetings and GET /meetings/{id}: the bookings a caller may see, as they see them. */
-import type { Principal } from '../auth/principal.js';
-import { hasPermission } from '../auth/principal.js';
+import type { Principal } from '../auth/index.js';
+import { hasPermission } from '../auth/index.js';
 import { errors } from '../../platform/errors.js';
 import { MEETING_UPDATE, canSee, mayReadPin } from './meeting-access.js';
 import { listedRows, meetingView } from './meeting-view.js';

@@ -10,7 +10,7 @@
  * write happen under a per-asset lock, and each change appends its history entry in
  * the same transaction.
  */
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../auth/index.js';
 import type { MeetingRow } from './meeting-repository.js';
 import { MeetingSupport, type MeetingServiceDeps } from './meeting-support.js';
 import { MeetingCreateService, type CreateMeetingInput } from './meeting-create-service.js';

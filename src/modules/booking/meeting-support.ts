@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock/clock.js';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../auth/index.js';
 import { safeEqual, type SecretBox } from '../../platform/crypto/secrets.js';
 import { ServiceError, errors } from '../../platform/errors.js';
 import type { Database } from '../../platform/db/schema.js';

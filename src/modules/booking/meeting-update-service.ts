@@ -3,7 +3,7 @@
  * longer (dearer) window on a paid asset waits unpaid for the difference.
  */
 import type { Kysely } from 'kysely';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../auth/index.js';
 import { errors } from '../../platform/errors.js';
 import type { Database } from '../../platform/db/schema.js';
 import type { ProjectRow } from '../catalogue/index.js';

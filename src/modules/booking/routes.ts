@@ -1,5 +1,5 @@
 /** The booking lifecycle routes: /meetings and the cancel, check-in and check-out actions. */
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../auth/index.js';
 import type { MeetingView } from './meeting-view.js';
 import type { App } from '../../platform/http/types.js';
 import type { MeetingService } from './meeting-service.js';

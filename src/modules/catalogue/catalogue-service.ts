@@ -4,7 +4,7 @@
  * assets) and hands every time rule to the availability engine.
  */
 import type { Clock } from '../../platform/clock/clock.js';
-import type { Principal, ProjectScope } from '../auth/principal.js';
+import type { Principal, ProjectScope } from '../auth/index.js';
 import { errors } from '../../platform/errors.js';
 import { effectiveCleanupMinutes } from '../booking/rules/cleaning-time.js';
 import { isClosedStatus } from '../booking/rules/asset-config.js';

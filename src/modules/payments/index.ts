@@ -9,7 +9,7 @@ import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Database } from '../../platform/db/schema.js';
 import { guarded } from '../../platform/http/module.js';
 import type { App } from '../../platform/http/types.js';
-import type { BookingChanges } from '../booking/booking-changes.js';
+import type { BookingChanges } from '../booking/index.js';
 import { paymentJobs, type PaymentJobs } from './jobs.js';
 import { PaymentRepository } from './payment-repository.js';
 import { PaymentService } from './payment-service.js';
