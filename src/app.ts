@@ -33,15 +33,16 @@ import * as health from './modules/health/index.js';
 import * as auth from './modules/auth/index.js';
 import * as sandbox from './modules/sandbox/index.js';
 import * as site from './modules/site/index.js';
-import * as catalogueModule from './modules/catalogue/index.js';
-import * as bookingModule from './modules/booking/index.js';
-import { register as registerMembers } from './modules/members/index.js';
-import { register as registerWebhooks } from './modules/webhooks/index.js';
-import { register as registerDevices } from './modules/devices/index.js';
-import { register as registerCalendarSync } from './modules/calendar-sync/index.js';
-import { register as registerPayments } from './modules/payments/index.js';
-import { register as registerVisitors } from './modules/visitors/index.js';
+import * as catalogue from './modules/catalogue/index.js';
+import * as booking from './modules/booking/index.js';
+import * as members from './modules/members/index.js';
+import * as webhooks from './modules/webhooks/index.js';
+import * as devices from './modules/devices/index.js';
+import * as calendarSync from './modules/calendar-sync/index.js';
+import * as payments from './modules/payments/index.js';
+import * as visitors from './modules/visitors/index.js';
 import * as operatorConsole from './modules/console/index.js';
+import type { Config } from './platform/config.js';
 
 export const API_VERSION = '1.15.0';
 
@@ -51,8 +52,18 @@ export interface BuildAppOptions {
 }
 
 export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<App> {
-  const { trustProxy, timeouts } = services.config;
-  const app = Fastify({
+  const app = createFastify(services.config, options);
+  mapErrors(app);
+  await registerRequestHandling(app, services.config);
+  await registerApiReference(app, services.config);
+  await registerModules(app, services);
+  return app;
+}
+
+/** The framework with its limits, timeouts, validator set-up and framework-level error answers. */
+function createFastify(config: Config, options: BuildAppOptions): App {
+  const { trustProxy, timeouts } = config;
+  return Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: false }),
     // Sized per route (platform/http/body-limits.ts): this default for ordinary JSON, larger only where a route needs it.
     bodyLimit: JSON_BODY_LIMIT_BYTES,
@@ -89,7 +100,10 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     },
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
+}
 
+/** Every error leaves through one mapping; requests arriving while shutting down get 503; unknown routes 404. */
+function mapErrors(app: App): void {
   app.setErrorHandler((err, req, reply) => {
     const res = toErrorResponse(err);
     if (res.internal) req.log.error({ err }, 'request failed');
@@ -111,9 +125,13 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send(errorBody('KS005', `No route ${req.method} ${req.url.split('?')[0]}`));
   });
+}
+
+/** Headers, CORS and compression on every answer; query, NUL and number guards; the body parsers. */
+async function registerRequestHandling(app: App, config: Config): Promise<void> {
   // Security headers and the CORS policy on every answer (platform/http: security-headers.ts, cors.ts).
   app.addHook('onSend', securityHeaders());
-  registerCors(app, services.config.corsOrigins);
+  registerCors(app, config.corsOrigins);
   // Large answers compressed as Accept-Encoding allows (platform/http/compression.ts); before any route is added.
   await registerCompression(app);
 
@@ -130,6 +148,10 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // An empty or whitespace-only JSON body counts as no body (platform/http/json-body.ts).
   registerJsonBodyParser(app);
   await app.register(formbody);
+}
+
+/** The OpenAPI document (/openapi.json) and its reference page (/docs, where / leads). */
+async function registerApiReference(app: App, config: Config): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -140,7 +162,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
           'Public booking API plus the operator (ops) surface. Every JSON response except the token endpoint is enveloped as {code, success, message, data, meta?}. ' +
           `Request date-times (format date-time) must be ${INSTANT_TEXT}: seconds may be left out (they are dropped anyway), a leap second (:60) is refused.`,
       },
-      servers: [{ url: services.config.publicBaseUrl }],
+      servers: [{ url: config.publicBaseUrl }],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'Access token from POST /auth/accessToken' },
@@ -159,50 +181,45 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // The service's root has no page of its own: a browser opening it lands on the API reference.
   app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/docs', 302));
 
-  await health.register(app, { storage: services.storage });
-  await auth.register(app, { tokens: services.tokens, tokenAttempts: services.tokenAttempts, config: services.config });
-  // The operator console's page and bundle (its data comes from the ops API below).
-  await operatorConsole.register(app);
+}
 
-  // The two guards modules put their routes behind (platform/http/module.ts).
+/** Every module's routes, each behind the guard it needs (platform/http/module.ts). */
+async function registerModules(app: App, services: Services): Promise<void> {
   const guards: RouteGuards = {
     // Public API: a valid bearer token.
     api: auth.bearerAuth(services.tokens),
     // Operator surface: the ops token (wrong ones limited per address) or a console session (CSRF header on writes).
     ops: opsAuth(services.config.opsToken, services.consoleSessions, services.opsTokenFailures),
   };
+  const { config } = services;
+  // Public: liveness, the token endpoint, the console's page and bundle.
+  await health.register(app, { storage: services.storage });
+  await auth.register(app, { tokens: services.tokens, tokenAttempts: services.tokenAttempts, config });
+  await operatorConsole.register(app);
+  // The console's sign-in (the ops token in the body) and sign-out: outside the ops guard.
+  await consoleSessionRoutes(app, {
+    opsToken: config.opsToken, sessions: services.consoleSessions, failures: services.opsTokenFailures,
+    secure: config.publicBaseUrl.startsWith('https:'),
+  });
 
-  // The web payment page (public, its unguessable token is the capability) and the ops payment routes.
-  await registerPayments(app, { payments: services.payments, sandbox: services.sandboxClock.enabled, guards });
-
-  await catalogueModule.register(app, { catalogue: services.catalogue, guards });
-  // The booking routes: /meetings behind the API guard, the console's /ops/v1 booking routes behind the ops guard.
-  await bookingModule.register(app, { meetings: services.meetings, opsBookings: services.opsBookings, guards });
-  await registerMembers(app, {
-    guards, members: services.members, credentials: services.credentials, config: services.config,
+  await catalogue.register(app, { catalogue: services.catalogue, guards });
+  // /meetings behind the API guard, the console's /ops/v1 booking routes behind the ops guard.
+  await booking.register(app, { meetings: services.meetings, opsBookings: services.opsBookings, guards });
+  await members.register(app, {
+    guards, members: services.members, credentials: services.credentials, config,
     // Late-bound: tests replace services.partnerRateLimit after the app is built.
     partnerRateLimit: { hit: (key) => services.partnerRateLimit.hit(key) },
   });
-
-  // The console's sign-in (the ops token in the body) and sign-out: outside the ops guard.
-  await consoleSessionRoutes(app, {
-    opsToken: services.config.opsToken, sessions: services.consoleSessions, failures: services.opsTokenFailures,
-    secure: services.config.publicBaseUrl.startsWith('https:'),
-  });
-
-  // Webhook listeners and deliveries (ops guard).
-  await registerWebhooks(app, { webhooks: services.webhooks, guards });
-
+  // The web payment page (public, its unguessable token is the capability) and the ops payment routes.
+  await payments.register(app, { payments: services.payments, sandbox: services.sandboxClock.enabled, guards });
+  await webhooks.register(app, { webhooks: services.webhooks, guards });
+  // The room feeds (public: the unguessable token in the address is the capability), iTIP messages and feed addresses (ops).
+  await calendarSync.register(app, { calendarSync: services.calendarSync, roomFeeds: services.roomFeeds, guards });
+  await devices.register(app, { guards, devices: services.devices });
+  await visitors.register(app, { guards, visitors: services.visitors });
   await guarded(app, guards.ops, async (ops) => {
     await sandbox.register(ops, { sandboxClock: services.sandboxClock });
-    await site.register(ops, { site: services.site, config: services.config });
+    await site.register(ops, { site: services.site, config });
     await changeStreamRoute(ops, services.changeFeed, services.consoleSessions);
   });
-  // Calendar sync: the room feeds (public: the unguessable token in the address is the capability),
-  // the room mailboxes' iTIP messages and the feed addresses (ops).
-  await registerCalendarSync(app, { calendarSync: services.calendarSync, roomFeeds: services.roomFeeds, guards });
-  await registerDevices(app, { guards, devices: services.devices });
-  await registerVisitors(app, { guards, visitors: services.visitors });
-
-  return app;
 }

@@ -5,6 +5,7 @@
  */
 import type {
   CalendarQuery,
+  PageMeta,
   CancelBody,
   CreateMeetingBody,
   CredentialsBody,
@@ -32,7 +33,7 @@ import type {
   WhoAmI,
 } from './types.js';
 import { BookingApiError } from './errors.js';
-import { Transport, type CallOptions, type TransportOptions } from './transport.js';
+import { enveloped, Transport, type CallOptions, type TransportOptions } from './transport.js';
 import { ActAsTokens, AppTokens, requestToken, type AppCredentials, type AppTokensOptions, type StoredTokens } from './tokens.js';
 import { createMeetingSafely, dedupeOccurrences, reReadThen, type CreateSafelyOptions } from './helpers.js';
 
@@ -80,7 +81,7 @@ export class BookingClient {
     this.credentials = { appId: options.appId, appSecret: options.appSecret };
     this.transport = internal?.transport ?? new Transport(options);
     this.tokens = internal?.tokens ?? new AppTokens(this.transport, this.credentials, options);
-    this.delegated = internal?.delegated ?? new Map();
+    this.delegated = internal?.delegated ?? new Map<string, BookingClient>();
     this.options = options;
   }
 
@@ -151,7 +152,7 @@ export class BookingClient {
     // Revoke exactly the token held (a fresh one must not be obtained just to revoke it).
     const answer = await this.transport.call({ method: 'POST', path: '/auth/revoke', auth: { token: async () => token, invalidate: () => {} } });
     this.tokens.clear();
-    return answer.body.data as Revoked;
+    return enveloped<Revoked>(answer).data;
   }
 
   /** GET /auth/whoami */
@@ -294,11 +295,12 @@ export class BookingClient {
 
   private async data<T>(o: Omit<CallOptions, 'auth'> & { auth?: CallOptions['auth'] }): Promise<T> {
     const answer = await this.transport.call({ ...o, auth: o.auth === undefined ? this.tokens : o.auth });
-    return answer.body?.data as T;
+    return enveloped<T>(answer).data;
   }
 
   private async page<T>(o: Omit<CallOptions, 'auth'>): Promise<Page<T>> {
     const answer = await this.transport.call({ ...o, auth: this.tokens });
-    return { items: answer.body.data as T[], meta: answer.body.meta };
+    const { data, meta } = enveloped<T[], PageMeta>(answer);
+    return { items: data, meta };
   }
 }

@@ -72,7 +72,7 @@ export async function createMeetingSafely(client: BookingClient, body: CreateMee
         throw err;
       }
       options.onReconcile?.({ attempt, error: err, found });
-      if (found) return found.pinCode === undefined ? await client.getMeeting(found._id) : found;
+      if (found) return found.pinCode === undefined ? client.getMeeting(found._id) : found;
       if (attempt >= maxResends) throw err;
       await client.transport.sleep(client.transport.backoffMs(attempt + 1, err.retryAfterMs));
     }

@@ -60,7 +60,12 @@ export interface Answer {
   status: number;
   headers: Headers;
   /** Parsed JSON body (undefined when empty). */
-  body: any;
+  body: unknown;
+}
+
+/** The `data` and `meta` of an enveloped answer (every JSON answer but the token endpoint's), typed by the caller. */
+export function enveloped<T, M = unknown>(a: Answer): { data: T; meta: M } {
+  return (a.body ?? {}) as { data: T; meta: M };
 }
 
 /** The largest retry count the specification allows. */

@@ -75,7 +75,7 @@ export function withQuery(path: string, query: Query = {}): string {
   const qs = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) {
     if (v === undefined || v === '') continue;
-    if (Array.isArray(v)) for (const item of v) qs.append(k, item);
+    if (typeof v === 'object') for (const item of v) qs.append(k, item);
     else qs.append(k, String(v));
   }
   const s = qs.toString();
@@ -95,7 +95,7 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<{ 
   if (res.status === 204) return { data: undefined as T };
   let json: { code?: string; message?: string | string[]; data?: T; meta?: PageMeta } = {};
   try {
-    json = await res.json();
+    json = (await res.json()) as typeof json;
   } catch {
     /* not JSON: keep the status */
   }

@@ -26,7 +26,10 @@ export function labelWords(name: string, locale?: string): LabelWord[] {
     let lead = '';
     for (const seg of new Segmenter(locale, { granularity: 'word' }).segment(token)) {
       if (!seg.isWordLike && pieces.length === 0) lead += seg.segment;
-      else if (seg.isWordLike) pieces.push(lead + seg.segment), (lead = '');
+      else if (seg.isWordLike) {
+        pieces.push(lead + seg.segment);
+        lead = '';
+      }
       else pieces[pieces.length - 1] += seg.segment;
     }
     if (lead) pieces.push(lead);

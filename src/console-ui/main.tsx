@@ -184,7 +184,7 @@ function Console({ onSignOut }: { onSignOut: () => void }) {
         </div>
         <LiveStatus feed={feed} />
         <LanguageSwitch />
-        <button type="button" class="btn subtle" onClick={() => signOut().finally(onSignOut)}>
+        <button type="button" class="btn subtle" onClick={() => void signOut().finally(onSignOut)}>
           {t('signOut')}
         </button>
       </header>
@@ -216,7 +216,7 @@ function App() {
   }, [lang]);
   useEffect(() => {
     setSignedOutHandler(() => setSession('out'));
-    checkSession().then((ok) => setSession(ok ? 'in' : 'out'));
+    void checkSession().then((ok) => setSession(ok ? 'in' : 'out'));
   }, []);
   return (
     <I18n.Provider value={{ lang, t, setLang }}>

@@ -115,7 +115,11 @@ export function useAction() {
   const [busy, setBusy] = useState(false);
   const [done, setDone] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const run = async <R,>(fn: () => Promise<R>, okText: string | ((result: R) => string), after?: () => void) => {
+  // Returns nothing: every outcome lands in the state, so event handlers may call it directly.
+  const run = <R,>(fn: () => Promise<R>, okText: string | ((result: R) => string), after?: () => void): void => {
+    void perform(fn, okText, after);
+  };
+  const perform = async <R,>(fn: () => Promise<R>, okText: string | ((result: R) => string), after?: () => void) => {
     setBusy(true);
     setDone(null);
     setError(null);

@@ -29,7 +29,7 @@ export function SignIn({ onSignedIn, header }: { onSignedIn: () => void; header:
   return (
     <main id="main" class="signin">
       <div class="signin-lang">{header}</div>
-      <form class="card signin-card" onSubmit={submit} aria-describedby="signin-intro">
+      <form class="card signin-card" onSubmit={(e) => void submit(e)} aria-describedby="signin-intro">
         <h1>
           <span class="logo" aria-hidden="true">▦</span> {t('appName')}
         </h1>

@@ -58,11 +58,13 @@ export interface MqttTopics {
 
 /** A topic level may not be empty or hold `/`, `+`, `#` (or NUL). */
 export function isTopicLevel(s: string): boolean {
+  // eslint-disable-next-line no-control-regex -- NUL is the character refused here
   return s.length > 0 && !/[/+#\u0000]/.test(s);
 }
 
 export function mqttTopics(topicPrefix: string): MqttTopics {
   const prefix = topicPrefix.replace(/\/+$/, '');
+  // eslint-disable-next-line no-control-regex -- NUL is the character refused here
   if (!prefix || /[+#\u0000]/.test(prefix) || prefix.split('/').some((l) => !l)) {
     throw new Error(`invalid MQTT topic prefix ${JSON.stringify(topicPrefix)}`);
   }

@@ -82,6 +82,9 @@ export async function deliveryHeaders(p: {
       headers.authorization = `Bearer ${jwt}`;
       break;
     }
+    case 'signature-only':
+      // The signature headers above are the whole proof.
+      break;
   }
   return headers;
 }
