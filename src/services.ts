@@ -124,126 +124,123 @@ export interface ServiceOptions {
   logger?: TransportLogger;
 }
 
-export async function createServices(config: Config, storage: Storage, realClock: Clock = systemClock, options: ServiceOptions = {}): Promise<Services> {
+/** What every module is built on: clocks, settings, the secret box, the SSRF guard, the job runner, error reporting. */
+interface Platform {
+  config: Config;
+  storage: Storage;
+  realClock: Clock;
+  clock: Clock;
+  sandboxClock: SandboxClock;
+  settings: SettingsRepository;
+  secretBox: SecretBox;
+  urlGuard: UrlGuard;
+  jobs: JobRunner;
+  onError: (err: unknown, context?: { job: string }) => void;
+}
+
+async function createPlatform(config: Config, storage: Storage, realClock: Clock, options: ServiceOptions): Promise<Platform> {
   const settings = new SettingsRepository(storage.db);
-  const serviceClock = new OffsetClock(realClock);
-  const sandboxClock = new SandboxClock(serviceClock, settings, isSandbox(config.env));
+  const clock = new OffsetClock(realClock);
+  const sandboxClock = new SandboxClock(clock, settings, isSandbox(config.env));
   await sandboxClock.refresh();
   sandboxClock.startPolling();
-
-  const auth = createAuth({
-    db: storage.db, env: config.env, lifetimes: config.tokens, realClock, callerCacheMs: config.callerCacheMs, tokenFailures: config.tokenFailures,
-  });
-  const tokens = auth.tokens;
-
   const secretBox = new SecretBox(await secretsKey(config, settings));
   await keepGeneratedOpsToken(config, settings, secretBox);
   const onError = options.onError ?? (() => {});
-  // The catalogue reads the holds on assets through its BusySlots port, over booking's tables.
-  const { catalogue } = createCatalogue({ db: storage.db, clock: serviceClock, busySlots: createBusySlots({ db: storage.db }) });
   // The SSRF guard in production and uat (uat may allow loopback receivers: WEBHOOK_ALLOW_LOOPBACK=1).
   const urlGuard = new UrlGuard({ enforce: config.env !== 'development', allowLoopback: config.webhookAllowLoopback, environment: config.env });
-  const webhooksModule = createWebhooks({
-    db: storage.db, secretBox, clock: serviceClock, realClock, timeoutMs: config.webhookTimeoutMs, urlGuard,
-    // Late-bound: the job runner is built below, after the outbox the writer needs.
+  const jobs = new JobRunner({ clock, realClock, onError });
+  // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
+  sandboxClock.onAdvance((_from, to) => jobs.replay(to));
+  return { config, storage, realClock, clock, sandboxClock, settings, secretBox, urlGuard, jobs, onError };
+}
+
+/** Search, bookings and what a booking change sets off: the writer's ports (events, lifecycle), payments. */
+function createBookingCore(p: Platform) {
+  const { storage, config, clock, realClock, secretBox, jobs } = p;
+  // The catalogue reads the holds on assets through its BusySlots port, over booking's tables.
+  const { catalogue } = createCatalogue({ db: storage.db, clock, busySlots: createBusySlots({ db: storage.db }) });
+  const webhooks = createWebhooks({
+    db: storage.db, secretBox, clock, realClock, timeoutMs: config.webhookTimeoutMs, urlGuard: p.urlGuard,
     pokeJob: (name) => void jobs.poke(name),
   });
-  const outbox = webhooksModule.outbox;
   // Late-bound both ways: the lifecycle steps act through booking's BookingChanges, booking's writer plans through the
   // lifecycle's planner; booking's services use the payments desk, which is built on BookingChanges.
   const { lifecycle, planner } = createLifecycle({ db: storage.db, bookings: () => booking.bookings });
   const booking: BookingModule = createBooking({
-    db: storage.db, engine: storage.engine, clock: serviceClock, secretBox, catalogue, events: outbox, lifecycle: planner, payments: () => payments,
+    db: storage.db, engine: storage.engine, clock, secretBox, catalogue, events: webhooks.outbox, lifecycle: planner, payments: () => payments,
   });
-  const bookingChanges = booking.bookings;
   const paymentsModule = createPayments({
-    db: storage.db, bookings: bookingChanges, secretBox, clock: serviceClock, realClock, publicBaseUrl: () => config.publicBaseUrl,
+    db: storage.db, bookings: booking.bookings, secretBox, clock, realClock, publicBaseUrl: () => config.publicBaseUrl,
   });
   const payments = paymentsModule.payments;
-  const jobs = new JobRunner({ clock: serviceClock, realClock, onError });
   jobs.register(lifecycle.job());
-  jobs.register(webhooksModule.deliveryJob);
-  jobs.register(auth.purgeJob);
+  jobs.register(webhooks.deliveryJob);
   jobs.register(paymentsModule.jobs.lapse);
   jobs.register(paymentsModule.jobs.nudge);
   jobs.register(paymentsModule.jobs.inbox);
-  // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
-  sandboxClock.onAdvance(async (_from, to) => {
-    await jobs.replay(to);
+  return { catalogue, webhooks, lifecycle, booking, payments };
+}
+
+/** Devices, and the site, members and visitors whose changes they enroll. */
+function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logger: TransportLogger | undefined) {
+  const { storage, config, clock, realClock, secretBox, jobs } = p;
+  // Members (and visitors) tell the devices module what changed; the sync job delivers.
+  const devices = createDevices({
+    db: storage.db, engine: storage.engine, clock, realClock, config: config.devices, sandbox: isSandbox(config.env), jobs, logger, onError: p.onError,
   });
-  // Building devices: members (and visitors) tell the devices module what changed; the sync job delivers.
-  const deviceModule = createDevices({
-    db: storage.db, engine: storage.engine, clock: serviceClock, realClock, config: config.devices, sandbox: isSandbox(config.env), jobs,
-    logger: options.logger, onError,
-  });
-  const { service: devices, sync: deviceSync, transport: deviceTransport } = deviceModule;
-  const site = createSite({
-    db: storage.db, env: config.env, secretBox, clock: serviceClock, checkUrl: (url) => urlGuard.checkUrl(url),
-  }).site;
+  const { site } = createSite({ db: storage.db, env: config.env, secretBox, clock, checkUrl: (url) => p.urlGuard.checkUrl(url) });
   site.onApplied(() => {
     tokens.forgetCallers();
-    deviceModule.reconcileSoon();
+    devices.reconcileSoon();
   });
-
   // Members record access changes in the devices' log; the devices plan with the members' AccessSource.
-  const memberModule = createMembers({
-    db: storage.db, engine: storage.engine, secretBox, clock: serviceClock, realClock, access: devices,
+  const members = createMembers({
+    db: storage.db, engine: storage.engine, secretBox, clock, realClock, access: devices.service,
     partnerRateLimitPerMinute: config.partnerRateLimitPerMinute, onMembershipsChanged: () => tokens.forgetCallers(),
   });
-  const { members, credentials } = memberModule;
-  deviceSync.addSource(memberModule.accessSource);
-
+  devices.sync.addSource(members.accessSource);
   // Visitors: invites enroll their code on the project's devices through the same sync.
-  const visitorModule = createVisitors({
-    db: storage.db, engine: storage.engine, secretBox, clock: serviceClock, site, units: members, devices, accessLog: devices, outbox, jobs,
+  const visitors = createVisitors({
+    db: storage.db, engine: storage.engine, secretBox, clock, site, units: members.members, devices: devices.service, accessLog: devices.service, outbox, jobs,
   });
-  const { visitors, accessSource: visitorAccess } = visitorModule;
-  deviceSync.addSource(visitorAccess);
+  devices.sync.addSource(visitors.accessSource);
+  return { devices, site, members, visitors };
+}
+
+export async function createServices(config: Config, storage: Storage, realClock: Clock = systemClock, options: ServiceOptions = {}): Promise<Services> {
+  const p = await createPlatform(config, storage, realClock, options);
+  const { clock, sandboxClock, secretBox, jobs, onError } = p;
+  const auth = createAuth({
+    db: storage.db, env: config.env, lifetimes: config.tokens, realClock, callerCacheMs: config.callerCacheMs, tokenFailures: config.tokenFailures,
+  });
+  jobs.register(auth.purgeJob);
+  const { catalogue, webhooks, lifecycle, booking, payments } = createBookingCore(p);
+  const { devices, site, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
   const calendar = createCalendarSync({
-    db: storage.db, bookings: bookingChanges, rooms: catalogue, organizers: site, secretBox, clock: serviceClock,
-    publicBaseUrl: () => config.publicBaseUrl,
+    db: storage.db, bookings: booking.bookings, rooms: catalogue, organizers: site, secretBox, clock, publicBaseUrl: () => config.publicBaseUrl,
   });
   const changeFeed = new ChangeFeed({
     sources: [
       { kind: 'meeting', ...booking.changeSource },
-      { kind: 'delivery', changedSince: (t, n) => webhooksModule.webhooks.changedSince(t, n), latest: () => webhooksModule.webhooks.lastChangeAt() },
-      deviceModule.changes,
-      visitorModule.changes,
+      { kind: 'delivery', changedSince: (t, n) => webhooks.webhooks.changedSince(t, n), latest: () => webhooks.webhooks.lastChangeAt() },
+      devices.changes,
+      visitors.changes,
     ],
     clockMark: () => sandboxClock.state().offsetMs,
     onError: (err) => onError(err, { job: 'change-feed' }),
   });
+  const { transport: deviceTransport, sync: deviceSync } = devices;
   return {
-    config,
-    storage,
-    clock: serviceClock,
-    sandboxClock,
-    tokens,
-    secretBox,
-    settings,
-    catalogue,
-    site,
-    outbox,
-    payments,
-    meetings: booking.meetings,
-    opsBookings: booking.opsBookings,
-    bookings: bookingChanges,
-    lifecycle,
-    webhooks: webhooksModule.webhooks,
-    deliveryRepo: webhooksModule.deliveryRepo,
-    members,
-    devices,
-    deviceSync,
-    deviceTransport,
-    credentials,
-    partnerRateLimit: memberModule.partnerRateLimit,
-    visitors,
-    visitorAccess,
-    calendarSync: calendar.calendarSync,
-    roomFeeds: calendar.roomFeeds,
-    jobs,
-    urlGuard,
-    tokenAttempts: auth.tokenAttempts,
+    config, storage, clock, sandboxClock, secretBox, jobs, settings: p.settings, urlGuard: p.urlGuard,
+    tokens: auth.tokens, tokenAttempts: auth.tokenAttempts,
+    catalogue, site, payments, lifecycle, outbox: webhooks.outbox,
+    meetings: booking.meetings, opsBookings: booking.opsBookings, bookings: booking.bookings,
+    webhooks: webhooks.webhooks, deliveryRepo: webhooks.deliveryRepo,
+    members: members.members, credentials: members.credentials, partnerRateLimit: members.partnerRateLimit,
+    devices: devices.service, deviceSync, deviceTransport,
+    visitors: visitors.visitors, visitorAccess: visitors.accessSource,
+    calendarSync: calendar.calendarSync, roomFeeds: calendar.roomFeeds,
     changeFeed,
     consoleSessions: new ConsoleSessions(config.opsToken, config.env, new ConsoleSessionRepository(storage.db), realClock),
     opsTokenFailures: new OpsTokenFailures(new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs)),
