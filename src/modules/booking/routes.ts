@@ -57,6 +57,12 @@ export async function meetingRoutes(app: App, deps: { meetings: MeetingService }
     },
   }, async (req) => ok(await meetings.update(req.principal, req.params.id, req.body)));
 
+  await meetingActionRoutes(app, deps);
+}
+
+/** POST /meetings/{id}/cancel, /check-in and /check-out: an optional body, 202 with the booking. */
+async function meetingActionRoutes(app: App, deps: { meetings: MeetingService }): Promise<void> {
+  const meetings = deps.meetings;
   const action = (path: string, summary: string, body: typeof PinBody | typeof CancelBody, run: (p: Principal, id: string, b: { pinCode?: string }) => Promise<MeetingView>) =>
     app.post(`/meetings/:id/${path}`, {
       // The body is optional: an absent one means {}.
@@ -72,10 +78,11 @@ export async function meetingRoutes(app: App, deps: { meetings: MeetingService }
 }
 
 /** The operator console's booking routes (ops scope): list, detail and staff cancel, a floor now, an asset's day. */
+const security = [{ opsToken: [] }];
+const opsErrors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, 422: ErrorEnvelope, 429: ErrorEnvelope };
+
 export async function opsMeetingRoutes(app: App, deps: { opsBookings: OpsBookings }): Promise<void> {
   const ops = deps.opsBookings;
-  const security = [{ opsToken: [] }];
-  const opsErrors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, 422: ErrorEnvelope, 429: ErrorEnvelope };
 
   app.get('/ops/v1/meetings', {
     schema: {
@@ -104,6 +111,12 @@ export async function opsMeetingRoutes(app: App, deps: { opsBookings: OpsBooking
     },
   }, async (req, reply) => reply.status(202).send(ok(await ops.cancel(req.params.id, req.body ?? {}))));
 
+  await opsFloorRoutes(app, deps);
+}
+
+/** The console's live views: a floor now, an asset's day. */
+async function opsFloorRoutes(app: App, deps: { opsBookings: OpsBookings }): Promise<void> {
+  const ops = deps.opsBookings;
   app.get('/ops/v1/floors/:floorId/now', {
     schema: {
       tags: ['ops'], summary: 'Every room and desk of a floor with its state now (service time) and current and next booking', security,

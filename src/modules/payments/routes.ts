@@ -33,6 +33,7 @@ export interface PaymentsRouteDeps {
 
 export async function opsPaymentRoutes(app: App, deps: PaymentsRouteDeps): Promise<void> {
   const payments = deps.payments;
+  await paymentListRoute(app, payments);
   const requireSandbox = async () => {
     if (!deps.sandbox) throw errors.notFound('Sandbox payments exist only in development and uat');
   };
@@ -58,15 +59,6 @@ export async function opsPaymentRoutes(app: App, deps: PaymentsRouteDeps): Promi
     if (req.body === undefined || req.body === null) req.body = {};
   };
 
-  app.get('/ops/v1/payments', {
-    schema: {
-      tags: ['ops'], summary: 'Payments, newest first (at most 500), optionally of one status', security: [{ opsToken: [] }],
-      querystring: PaymentsQuery, response: { 200: Envelope(Type.Array(ConsolePayment)), 400: ErrorEnvelope, 401: ErrorEnvelope },
-    },
-  }, async (req) => ok((await payments.list(req.query.status)).map((p): ConsolePayment => ({
-    _id: p.id, meetingId: p.meetingId, status: p.status, amount: p.amount, currency: p.currency, expiresAt: new Date(p.expiresAt).toISOString(),
-  }))));
-
   app.post('/ops/v1/payments/:paymentId/settle', {
     onRequest: requireSandbox,
     preValidation: optionalBody,
@@ -84,6 +76,18 @@ export async function opsPaymentRoutes(app: App, deps: PaymentsRouteDeps): Promi
       params: PaymentIdParams, body: PaymentNotice, response: responses,
     },
   }, notified('fail', 'sandbox fail'));
+}
+
+/** GET /ops/v1/payments: what the console's sandbox screen lists. */
+async function paymentListRoute(app: App, payments: PaymentService): Promise<void> {
+  app.get('/ops/v1/payments', {
+    schema: {
+      tags: ['ops'], summary: 'Payments, newest first (at most 500), optionally of one status', security: [{ opsToken: [] }],
+      querystring: PaymentsQuery, response: { 200: Envelope(Type.Array(ConsolePayment)), 400: ErrorEnvelope, 401: ErrorEnvelope },
+    },
+  }, async (req) => ok((await payments.list(req.query.status)).map((p): ConsolePayment => ({
+    _id: p.id, meetingId: p.meetingId, status: p.status, amount: p.amount, currency: p.currency, expiresAt: new Date(p.expiresAt).toISOString(),
+  }))));
 }
 
 /** The hosted web payment page (`payment.webPaymentUrl`); public, hidden from the OpenAPI document. */

@@ -60,6 +60,11 @@ export async function opsVisitorRoutes(app: App, services: { visitors: VisitorSe
     },
   }, async (req) => ok(await visitors.get(req.params.inviteId)));
 
+  await scanRoute(app, visitors);
+}
+
+/** A code or plate read at a device: the entry decision. */
+async function scanRoute(app: App, visitors: VisitorService): Promise<void> {
   app.post('/ops/v1/devices/:deviceId/scans', {
     schema: {
       tags: ['visitors'], security,

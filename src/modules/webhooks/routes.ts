@@ -56,6 +56,11 @@ export async function opsWebhookRoutes(app: App, deps: Pick<WebhooksRouteDeps, '
     },
   }, async (req) => ok(listenerView(await webhooks.enable(req.params.id))));
 
+  await deliveryRoutes(app, webhooks);
+}
+
+/** A listener's delivery log, and sending one delivery again. */
+async function deliveryRoutes(app: App, webhooks: WebhookService): Promise<void> {
   app.get('/ops/v1/webhooks/:id/deliveries', {
     schema: {
       tags: ['ops'], summary: 'Delivery log of a listener, newest first', security: [{ opsToken: [] }], params: IdParams,
