@@ -32,7 +32,7 @@ export type HistoryRow = MeetingHistoryTable;
 type StoredMeeting = Omit<MeetingTable, 'pin_failures'> & { pin_failures: number };
 
 /** A meetings row as read from the database, parsed into the record the services work with. */
-export function meetingRecord(row: StoredMeeting): MeetingRow {
+function meetingRecord(row: StoredMeeting): MeetingRow {
   return {
     ...row,
     all_day: row.all_day === 1,
