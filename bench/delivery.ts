@@ -44,7 +44,7 @@ import { sql, type Kysely } from 'kysely';
 import { BENCH_OPS_TOKEN, startBenchService } from './support.js';
 import type { Database } from '../src/platform/db/schema.js';
 import { writeTransaction } from '../src/platform/db/transactions.js';
-import { MeetingRepository, type MeetingRow } from '../src/modules/booking/meeting-repository.js';
+import { MeetingRepository, storedMeeting, type MeetingRow, type NewMeeting } from '../src/modules/booking/meeting-repository.js';
 import { bookingFacts } from '../src/modules/booking/booking-change.js';
 import { scopeOf } from '../src/modules/booking/booking-changes.js';
 import { LIFECYCLE_JOB } from '../src/modules/lifecycle/jobs.js';
@@ -314,14 +314,14 @@ function site(projects: string[], receiverUrl?: string) {
 }
 
 /** A meetings row as MeetingService.create writes it (no attendees, no payment). */
-function meetingRow(p: { id: string; projectId: string; roomId: string; organizerId: string; start: number; end: number; now: number }) {
+function meetingRow(p: { id: string; projectId: string; roomId: string; organizerId: string; start: number; end: number; now: number }): NewMeeting {
   return {
     id: p.id, project_id: p.projectId, asset_kind: 'room', asset_id: p.roomId, room_id: p.roomId, desk_id: null,
     title: 'bench', body: '', start_at: p.start, end_at: p.end, booked_end_at: p.end, span_end_at: p.end,
-    all_day: 0, time_period: null, status: 'active', pin_enc: 'bench', pin_failures: 0, organizer_user_id: p.organizerId,
-    organizer: JSON.stringify({ email: 'bench@example.com', name: 'Bench Organizer', checkInAt: null, checkOutAt: null }),
-    attendees: '[]', app_id: null, booked_via: null, booked_by_user_id: null, payment: null, payment_due_at: null,
-    billing_summaries: '[]', recurrence: null, cancel_reason: null, created_at: p.now, updated_at: p.now,
+    all_day: false, time_period: null, status: 'active', pin_enc: 'bench', pin_failures: 0, organizer_user_id: p.organizerId,
+    organizer: { email: 'bench@example.com', name: 'Bench Organizer', checkInAt: null, checkOutAt: null } as NewMeeting['organizer'],
+    attendees: [], app_id: null, booked_via: null, booked_by_user_id: null, payment: null, payment_due_at: null,
+    billing_summaries: [], recurrence: null, cancel_reason: null, created_at: p.now, updated_at: p.now,
   };
 }
 
@@ -626,7 +626,7 @@ async function partB(rows: string[][]): Promise<void> {
             timers.push({ id: newId(seedNow), meeting_id: id, kind: t.kind, due_at: t.dueAt, window_start: start, window_end: window.end, status: 'pending', created_at: seedNow, fired_at: null });
           }
         }
-        await trx.insertInto('meetings').values(meetings).execute();
+        await trx.insertInto('meetings').values(meetings.map(storedMeeting)).execute();
         await trx.insertInto('meeting_slots').values(slots).execute();
         for (let j = 0; j < timers.length; j += 2500) await trx.insertInto('timers').values(timers.slice(j, j + 2500)).execute();
       }

@@ -5,7 +5,7 @@
  * one transaction through MeetingRepository.insertHeld (which also keeps
  * projects.max_hold_ms up to date).
  */
-import { MeetingRepository } from '../../src/modules/booking/meeting-repository.js';
+import { MeetingRepository, type NewMeeting } from '../../src/modules/booking/meeting-repository.js';
 import { newId } from '../../src/platform/ids.js';
 import type { TestService } from './test-service.js';
 
@@ -70,19 +70,19 @@ export async function seedBooking(svc: TestService, b: SeedBookingInput): Promis
         end_at: end,
         booked_end_at: end,
         span_end_at: end,
-        all_day: 0,
+        all_day: false,
         time_period: null,
         status: 'active',
         pin_enc: b.pin ?? `seeded-pin-${meetingId}`,
         organizer_user_id: b.organizerUserId,
-        organizer: '{}',
-        attendees: JSON.stringify(b.attendees ?? []),
+        organizer: {} as NewMeeting['organizer'],
+        attendees: (b.attendees ?? []) as NewMeeting['attendees'],
         app_id: b.appId ?? null,
         booked_via: null,
         booked_by_user_id: null,
         payment: null,
         payment_due_at: null,
-        billing_summaries: '[]',
+        billing_summaries: [],
         recurrence: null,
         cancel_reason: null,
         created_at: now,

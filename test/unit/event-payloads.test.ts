@@ -150,12 +150,12 @@ describe('which booking and occurrence an event names', () => {
     };
     const row = {
       id: MEETING, project_id: 'p1', asset_kind: 'desk', asset_id: ROOM, room_id: null, desk_id: ROOM, start_at: start, end_at: start + H,
-      organizer_user_id: 'u1', organizer: JSON.stringify({ email: null, name: 'Alice', displayName: 'Alice' }), attendees: '[]', recurrence: null,
+      organizer_user_id: 'u1', organizer: { email: null, name: 'Alice', displayName: 'Alice' }, attendees: [], recurrence: null,
     } as unknown as MeetingRow;
     expect(bookingFacts(scope, row, { start, end: start + H })).toMatchObject({
       meetingId: MEETING, occurrenceId: null, assetId: ROOM, assetKind: 'desk', assetName: 'Desk 7',
     });
-    const seriesRow = { ...row, recurrence: JSON.stringify(series) } as MeetingRow;
+    const seriesRow = { ...row, recurrence: series } as MeetingRow;
     expect(bookingFacts(scope, seriesRow, series.occurrences[2]).occurrenceId).toBe('o3');
     const data = bookingEventData(bookingFacts(scope, seriesRow, series.occurrences[1]), { kind: 'REMINDER' }, start + 23 * H);
     expect(data).toMatchObject({ meetingId: MEETING, occurrenceEventId: 'o2', assetId: ROOM, assetKind: 'desk', deskName: 'Desk 7' });

@@ -17,7 +17,7 @@ import type { Db } from '../../platform/db/db.js';
 import {
   type HistoryRow, type MeetingChanges, type MeetingRepository, type MeetingRow, type NewHistory, type NewMeeting, type NewSlot,
 } from './meeting-repository.js';
-import { occurrenceAt, parseAttendees, parseOrganizer, parseRecurrence, type StoredAttendee } from './meeting-view.js';
+import { occurrenceAt, type StoredAttendee } from './meeting-view.js';
 import { randomInt } from 'node:crypto';
 import { finalStateRefusal } from './rules/meeting-rules.js';
 
@@ -111,12 +111,12 @@ export interface LifecyclePlanner {
  * the times the event carries (on a series, those of the occurrence it is about).
  */
 export function bookingFacts(scope: BookingScope, m: MeetingRow, window: Window): BookingFacts {
-  const organizer = parseOrganizer(m);
+  const organizer = m.organizer;
   return {
     projectId: m.project_id,
     timeZone: scope.project.timezone,
     meetingId: m.id,
-    occurrenceId: occurrenceAt(parseRecurrence(m), window)?.id ?? null,
+    occurrenceId: occurrenceAt(m.recurrence, window)?.id ?? null,
     assetKind: scope.asset.kind,
     assetId: scope.asset.id,
     assetName: scope.asset.name,
@@ -124,7 +124,7 @@ export function bookingFacts(scope: BookingScope, m: MeetingRow, window: Window)
     organizerUserId: m.organizer_user_id,
     organizerName: organizer.name,
     organizerEmail: organizer.email,
-    attendeeNames: parseAttendees(m).map((a) => a.name),
+    attendeeNames: m.attendees.map((a) => a.name),
     start: window.start,
     end: window.end,
   };
@@ -153,7 +153,7 @@ export class BookingChangeWriter {
     await meetings.insertAttendees(meeting.id, b.attendees, trx);
     if (b.event) await this.deps.events.emit(trx, { meetingId: meeting.id, facts: bookingFacts(scope, meeting, b.event.window), detail: b.event.detail, at });
     await this.deps.lifecycle.replan(trx, {
-      meetingId: meeting.id, allDay: meeting.all_day === 1, config: scope.asset.config, window: b.timersFor, now: at, fresh: true,
+      meetingId: meeting.id, allDay: meeting.all_day, config: scope.asset.config, window: b.timersFor, now: at, fresh: true,
     });
     return { meeting, histories };
   }
@@ -192,7 +192,7 @@ export class BookingChangeWriter {
       await this.keepLongestHold(trx, scope, [{ start_at: start, end_at: end }]);
     }
     if (change.attendees) {
-      after.attendees = JSON.stringify(change.attendees);
+      after.attendees = change.attendees;
       await meetings.replaceAttendees(before.id, change.attendees, trx);
     }
     const set = change.attendees ? { ...change.set, attendees: after.attendees } : change.set;
@@ -202,7 +202,7 @@ export class BookingChangeWriter {
       await this.deps.events.emit(trx, { meetingId: before.id, facts: bookingFacts(scope, after, change.event.window), detail: change.event.detail, at: change.at });
     }
     if (change.timers) {
-      await this.deps.lifecycle.replan(trx, { meetingId: before.id, allDay: after.all_day === 1, config: scope.asset.config, window: change.timers.window, now: change.at });
+      await this.deps.lifecycle.replan(trx, { meetingId: before.id, allDay: after.all_day, config: scope.asset.config, window: change.timers.window, now: change.at });
     }
     return after;
   }

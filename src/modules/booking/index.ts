@@ -34,7 +34,7 @@ export type {
   Actor, BookingChange, BookingEventSink, BookingScope, HistoryEntry, LifecyclePlanner, NewBooking, SlotChange, Window,
 } from './booking-change.js';
 export type { HistoryRow, MeetingRow } from './meeting-repository.js';
-export { allOccurrences, currentOccurrence, occurrenceAt, parseAttendees, parseOrganizer, parseRecurrence, withoutOccurrence } from './meeting-view.js';
+export { allOccurrences, currentOccurrence, occurrenceAt, withoutOccurrence } from './meeting-view.js';
 export type { CancelledOccurrence, MeetingView, StoredAttendee, StoredOccurrence, StoredOrganizer, StoredRecurrence } from './meeting-view.js';
 export { billingWithStatus } from './payment-port.js';
 export type { BillingEntry, BillingStatus, OpenPayment, PaymentDesk, PaymentSnapshot, PromoCode } from './payment-port.js';

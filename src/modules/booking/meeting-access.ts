@@ -6,7 +6,6 @@
 import { hasPermission, type Principal } from '../auth/index.js';
 import type { Caller } from './rules/meeting-rules.js';
 import type { MeetingRow } from './meeting-repository.js';
-import { parseAttendees } from './meeting-view.js';
 
 export const MEETING_UPDATE = 'MEETING_UPDATE';
 
@@ -20,7 +19,7 @@ export function isOrganizer(p: Principal, m: MeetingRow, appServiceUserId: strin
 }
 
 export function isAttendee(p: Principal, m: MeetingRow): boolean {
-  return p.kind === 'member' && parseAttendees(m).some((a) => a.userId !== null && a.userId === p.userId);
+  return p.kind === 'member' && m.attendees.some((a) => a.userId !== null && a.userId === p.userId);
 }
 
 /** Project admin, or an app (or admin acting through one) holding MEETING_UPDATE on the project. */

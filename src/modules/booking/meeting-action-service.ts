@@ -10,7 +10,7 @@ import type { MeetingRow } from './meeting-repository.js';
 import { resolveMeetingConfig } from './rules/asset-config.js';
 import { cancelRefusal, checkInRefusal, checkOutEnd, checkOutRefusal } from './rules/meeting-rules.js';
 import { actor, callerOf } from './meeting-access.js';
-import { currentOccurrence, parseAttendees, parseOrganizer, parseRecurrence as storedSeries } from './meeting-view.js';
+import { currentOccurrence } from './meeting-view.js';
 import type { BookingChange, HistoryEntry } from './booking-change.js';
 import { billingWithStatus } from './payment-port.js';
 import type { MeetingSupport } from './meeting-support.js';
@@ -81,8 +81,8 @@ export class MeetingActionService {
       const caller = callerOf(p, m, appUser, pinMatches);
       const refusal = checkInRefusal(this.s.facts(m, now), caller, { now, preStartMinutes, timeZone: project.timezone });
       if (refusal) throw refusal;
-      const organizer = parseOrganizer(m);
-      const attendees = parseAttendees(m);
+      const organizer = { ...m.organizer };
+      const attendees = m.attendees.map((a) => ({ ...a }));
       if (caller.isAttendee && !caller.isOrganizer) {
         for (const a of attendees) if (p.kind === 'member' && a.userId === p.userId) a.checkInAt = now;
       } else {
@@ -90,7 +90,7 @@ export class MeetingActionService {
       }
       return {
         at: now,
-        set: { status: 'checked-in', organizer: JSON.stringify(organizer), attendees: JSON.stringify(attendees), updated_at: now },
+        set: { status: 'checked-in', organizer, attendees, updated_at: now },
         history: { action: 'check-in', actor: actor(p, appUser) },
       };
     });
@@ -102,8 +102,9 @@ export class MeetingActionService {
       if (refusal) throw refusal;
       const facts = this.s.facts(m, now);
       const end = checkOutEnd(facts, now);
-      const organizer = { ...parseOrganizer(m), checkOutAt: now };
-      const series = storedSeries(m);
+      const organizer = { ...m.organizer, checkOutAt: now };
+      // A copy: the current occurrence's end is changed below, the record read stays as it was.
+      const series = m.recurrence ? structuredClone(m.recurrence) : null;
       const history: HistoryEntry = { action: 'check-out', actor: actor(p, appUser), oldEnd: facts.end, newEnd: end };
       if (series) {
         // The occurrence ends now; a later occurrence keeps the series active.
@@ -113,8 +114,8 @@ export class MeetingActionService {
         return {
           at: now,
           set: {
-            recurrence: JSON.stringify(series), status: next ? 'active' : 'done', updated_at: now,
-            organizer: JSON.stringify(next ? { ...organizer, checkInAt: null, checkOutAt: null } : organizer),
+            recurrence: series, status: next ? 'active' : 'done', updated_at: now,
+            organizer: next ? { ...organizer, checkInAt: null, checkOutAt: null } : organizer,
           },
           slots: { endSlot: { id: current.id, end } },
           history,
@@ -123,7 +124,7 @@ export class MeetingActionService {
       }
       return {
         at: now,
-        set: { status: 'done', organizer: JSON.stringify(organizer), end_at: end, span_end_at: end, updated_at: now },
+        set: { status: 'done', organizer, end_at: end, span_end_at: end, updated_at: now },
         slots: { endSlot: { id: m.id, end } },
         history,
         timers: { window: null },

@@ -6,15 +6,62 @@
 import { sql, type Kysely, type Insertable, type Updateable } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Database, MeetingHistoryTable, MeetingSlotTable, MeetingTable } from '../../platform/db/schema.js';
-import type { StoredRecurrence } from './meeting-view.js';
+import type { StoredAttendee, StoredOrganizer, StoredRecurrence } from './meeting-view.js';
+import type { BillingEntry, PaymentSnapshot } from './payment-port.js';
 
-export type NewMeeting = Insertable<MeetingTable>;
+/** The meeting columns stored as JSON text or 0/1, as the record carries them (parsed once, here). */
+interface TypedMeetingColumns {
+  all_day: boolean;
+  organizer: StoredOrganizer;
+  attendees: StoredAttendee[];
+  recurrence: StoredRecurrence | null;
+  payment: PaymentSnapshot | null;
+  billing_summaries: BillingEntry[];
+}
+type TypedColumn = keyof TypedMeetingColumns;
+
+export type NewMeeting = Omit<Insertable<MeetingTable>, TypedColumn> & TypedMeetingColumns;
 export type NewSlot = Insertable<MeetingSlotTable>;
 export type NewHistory = Omit<Insertable<MeetingHistoryTable>, 'seq'>;
-export type MeetingChanges = Updateable<MeetingTable>;
+export type MeetingChanges = Omit<Updateable<MeetingTable>, TypedColumn> & Partial<TypedMeetingColumns>;
 
-export type MeetingRow = MeetingTable & { pin_failures: number };
+/** A stored booking: its JSON columns parsed and its all_day flag a boolean. */
+export type MeetingRow = Omit<MeetingTable, TypedColumn | 'pin_failures'> & TypedMeetingColumns & { pin_failures: number };
 export type HistoryRow = MeetingHistoryTable;
+
+type StoredMeeting = Omit<MeetingTable, 'pin_failures'> & { pin_failures: number };
+
+/** A meetings row as read from the database, parsed into the record the services work with. */
+function meetingRecord(row: StoredMeeting): MeetingRow {
+  return {
+    ...row,
+    all_day: row.all_day === 1,
+    organizer: JSON.parse(row.organizer) as StoredOrganizer,
+    attendees: JSON.parse(row.attendees) as StoredAttendee[],
+    recurrence: row.recurrence ? (JSON.parse(row.recurrence) as StoredRecurrence) : null,
+    payment: row.payment ? (JSON.parse(row.payment) as PaymentSnapshot) : null,
+    billing_summaries: JSON.parse(row.billing_summaries) as BillingEntry[],
+  };
+}
+
+/** A new booking as the meetings table stores it (bulk seeding in benches). */
+export function storedMeeting(meeting: NewMeeting): Insertable<MeetingTable> {
+  return storedChanges(meeting) as Insertable<MeetingTable>;
+}
+
+/** The typed columns of a change, serialized for the meetings table (only those present). */
+function storedChanges(c: MeetingChanges): Updateable<MeetingTable> {
+  const { all_day, organizer, attendees, recurrence, payment, billing_summaries, ...rest } = c;
+  return {
+    ...rest,
+    ...(all_day !== undefined ? { all_day: all_day ? 1 : 0 } : {}),
+    ...(organizer !== undefined ? { organizer: JSON.stringify(organizer) } : {}),
+    ...(attendees !== undefined ? { attendees: JSON.stringify(attendees) } : {}),
+    ...(recurrence !== undefined ? { recurrence: recurrence ? JSON.stringify(recurrence) : null } : {}),
+    ...(payment !== undefined ? { payment: payment ? JSON.stringify(payment) : null } : {}),
+    ...(billing_summaries !== undefined ? { billing_summaries: JSON.stringify(billing_summaries) } : {}),
+  };
+}
 
 export interface MeetingListFilter {
   from: number;
@@ -54,7 +101,8 @@ export class MeetingRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async byId(id: string, db: Db = this.db): Promise<MeetingRow | undefined> {
-    return (await db.selectFrom('meetings').selectAll().where('id', '=', id).executeTakeFirst()) as MeetingRow | undefined;
+    const row = await db.selectFrom('meetings').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? meetingRecord(row) : undefined;
   }
 
   /** Bookings changed after `after` (updated_at, service time), oldest change first: the console's change feed. */
@@ -123,7 +171,7 @@ export class MeetingRepository {
       const statuses = f.statuses;
       q = q.where((eb) => eb.or([eb('status', 'in', statuses), eb('recurrence', 'is not', null)]));
     }
-    return (await q.orderBy('start_at').orderBy('id').execute()) as MeetingRow[];
+    return (await q.orderBy('start_at').orderBy('id').execute()).map(meetingRecord);
   }
 
   /**
@@ -171,7 +219,7 @@ export class MeetingRepository {
   }
 
   async insert(meeting: NewMeeting, db: Db = this.db): Promise<void> {
-    await db.insertInto('meetings').values(meeting).execute();
+    await db.insertInto('meetings').values(storedMeeting(meeting)).execute();
   }
 
   /** A booking with its held slots, keeping the project's longest hold (bulk imports, fixtures and benches). */
@@ -183,7 +231,7 @@ export class MeetingRepository {
   }
 
   async update(id: string, changes: MeetingChanges, db: Db = this.db): Promise<void> {
-    await db.updateTable('meetings').set(changes).where('id', '=', id).execute();
+    await db.updateTable('meetings').set(storedChanges(changes)).where('id', '=', id).execute();
   }
 
   /** A wrong PIN was presented: counted outside the refused change's transaction. */

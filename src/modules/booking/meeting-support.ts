@@ -16,7 +16,7 @@ import type { SlotRepository } from './slot-repository.js';
 import type { AssetConfig } from './rules/asset-config.js';
 import { configProblems, conflictMessage } from './rules/window-refusals.js';
 import { canSee, mayReadPin } from './meeting-access.js';
-import { currentOccurrence, meetingView, type MeetingView, parseRecurrence as storedSeries, type StoredAttendee, type StoredOrganizer } from './meeting-view.js';
+import { currentOccurrence, meetingView, type MeetingView, type StoredAttendee, type StoredOrganizer } from './meeting-view.js';
 import type { BookingChange } from './booking-change.js';
 import type { BookingChanges, LockedBooking } from './booking-changes.js';
 import type { PaymentDesk } from './payment-port.js';
@@ -147,7 +147,7 @@ export class MeetingSupport {
 
   /** The state and current window of a booking (a series: its current occurrence), as the state rules take them. */
   facts(m: MeetingRow, now: number) {
-    const series = storedSeries(m);
+    const series = m.recurrence;
     const w = series ? currentOccurrence(series, now) : { start: m.start_at, end: m.end_at };
     return { status: m.status as never, start: w.start, end: w.end, pinFailures: m.pin_failures };
   }

@@ -18,7 +18,6 @@ import type { Static } from 'typebox';
 import type { UpdateMeetingBody } from '../../contract/meetings.js';
 import { parseInstant } from '../../platform/time/instant.js';
 import type { Asset, ChangeContext, MeetingSupport, Window } from './meeting-support.js';
-import { parseBillingSummaries } from './meeting-view.js';
 
 export type UpdateMeetingInput = Static<typeof UpdateMeetingBody>;
 
@@ -68,7 +67,7 @@ export class MeetingUpdateService {
     if (to.end <= to.start) throw errors.validation(['body.endDateTime must be after body.startDateTime']);
     const config = asset.row.config;
     // Lead time and advance days concern the start; they do not apply when only the end moves.
-    this.s.checkRules([to], config, project, asset.kind, now, m.all_day === 1, to.start === m.start_at);
+    this.s.checkRules([to], config, project, asset.kind, now, m.all_day, to.start === m.start_at);
     await this.s.checkConflicts(trx, [to], asset, project, m.id);
     Object.assign(set, { start_at: to.start, end_at: to.end, booked_end_at: to.end, span_end_at: to.end });
     change.slots = { replace: { start: to.start, end: to.end } };
@@ -88,15 +87,15 @@ export class MeetingUpdateService {
       summary: { subtotal: extra.amount, total: extra.amount, discounts: [] }, expiresAt: checkoutDeadline(now), nudgeAt: null,
       redirectUrl: null, promoCodeId: null, restore: { status: m.status, start: m.start_at, end: m.end_at }, now,
     });
-    const billing = [...parseBillingSummaries(m), opened.billing];
-    Object.assign(change.set!, { status: 'unpaid', payment: JSON.stringify(opened.snapshot), billing_summaries: JSON.stringify(billing) });
+    const billing = [...m.billing_summaries, opened.billing];
+    Object.assign(change.set!, { status: 'unpaid', payment: opened.snapshot, billing_summaries: billing });
     const inside = m.start_at >= to.start && m.end_at <= to.end;
     change.slots = inside ? { replace: { start: to.start, end: to.end } } : { hold: [{ start: m.start_at, end: m.end_at }, { start: to.start, end: to.end }] };
   }
 
   /** What moving a booking to `to` costs on top of its current window (null when nothing; shortening refunds nothing). */
   private async extensionCharge(asset: Asset, project: ProjectRow, m: MeetingRow, to: Window, now: number): Promise<{ minor: number; amount: number } | null> {
-    const pricer = await this.s.pricer({}, asset, project, m.all_day === 1, now);
+    const pricer = await this.s.pricer({}, asset, project, m.all_day, now);
     if (pricer.free) return null;
     const minor = pricer.at(to).minor.subtotal - pricer.at({ start: m.start_at, end: m.end_at }).minor.subtotal;
     return minor > 0 ? { minor, amount: fromMinor(minor, project.currency) } : null;

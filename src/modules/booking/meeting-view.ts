@@ -1,7 +1,6 @@
 /** Maps a stored booking to the API's Meeting object. */
 import type { HistoryRow, MeetingRow } from './meeting-repository.js';
 import type { Meeting } from '../../contract/meetings.js';
-import type { BillingEntry, PaymentSnapshot } from './payment-port.js';
 
 export type MeetingView = Meeting;
 
@@ -43,12 +42,6 @@ export interface StoredRecurrence {
   /** Occurrences cancelled one by one; they hold nothing but are still listed, as cancelled. */
   cancelled?: CancelledOccurrence[];
 }
-
-export const parseOrganizer = (m: MeetingRow) => JSON.parse(m.organizer) as StoredOrganizer;
-export const parseAttendees = (m: MeetingRow) => JSON.parse(m.attendees) as StoredAttendee[];
-export const parseRecurrence = (m: MeetingRow) => (m.recurrence ? (JSON.parse(m.recurrence) as StoredRecurrence) : null);
-export const parsePayment = (m: MeetingRow) => (m.payment ? (JSON.parse(m.payment) as PaymentSnapshot) : null);
-export const parseBillingSummaries = (m: MeetingRow) => JSON.parse(m.billing_summaries) as BillingEntry[];
 
 /**
  * The occurrence a series master currently stands for: the first one that has
@@ -130,8 +123,8 @@ export interface ViewContext {
 }
 
 export function meetingView(m: MeetingRow, ctx: ViewContext): MeetingView {
-  const organizer = parseOrganizer(m);
-  const series = parseRecurrence(m);
+  const organizer = m.organizer;
+  const series = m.recurrence;
   const window = ctx.occurrence ?? (series ? currentOccurrence(series, ctx.now) : { start: m.start_at, end: m.end_at });
   const isRoom = m.asset_kind === 'room';
   const own = series && ctx.occurrence ? occurrenceStatus(m, series, ctx.occurrence, ctx.now) : { status: m.status, cancelReason: m.cancel_reason };
@@ -145,7 +138,7 @@ export function meetingView(m: MeetingRow, ctx: ViewContext): MeetingView {
     startDateTime: iso(window.start),
     endDateTime: iso(window.end),
     ...(m.time_period ? { timePeriod: m.time_period } : {}),
-    allDay: m.all_day === 1,
+    allDay: m.all_day,
     ...(ctx.pinCode !== null ? { pinCode: ctx.pinCode } : {}),
     organizer: {
       userId: m.organizer_user_id,
@@ -155,7 +148,7 @@ export function meetingView(m: MeetingRow, ctx: ViewContext): MeetingView {
       checkInDateTime: isoOrNull(organizer.checkInAt),
       checkOutDateTime: isoOrNull(organizer.checkOutAt),
     },
-    attendees: parseAttendees(m).map((a) => ({
+    attendees: m.attendees.map((a) => ({
       userId: a.userId,
       email: a.email,
       name: a.name,
@@ -163,11 +156,11 @@ export function meetingView(m: MeetingRow, ctx: ViewContext): MeetingView {
       responseStatus: a.responseStatus,
       checkInDateTime: isoOrNull(a.checkInAt),
     })),
-    ...(m.payment ? { payment: parsePayment(m)! } : {}),
+    ...(m.payment ? { payment: m.payment } : {}),
     ...(m.payment_due_at !== null ? { paymentDueAt: iso(m.payment_due_at) } : {}),
     ...(m.booked_via ? { bookedVia: m.booked_via } : {}),
     ...(m.booked_by_user_id ? { bookedByUserId: m.booked_by_user_id } : {}),
-    billingSummaries: parseBillingSummaries(m) as object[],
+    billingSummaries: m.billing_summaries as object[],
     histories: ctx.histories.map(historyView),
     ...(series
       ? {
@@ -199,7 +192,7 @@ export function listedRows(meetings: MeetingRow[], window: { from: number; to: n
   const wanted = statuses?.length ? new Set<string>(statuses) : null;
   const rows: ListedRow[] = [];
   for (const m of meetings) {
-    const series = parseRecurrence(m);
+    const series = m.recurrence;
     if (!series) {
       rows.push({ m, start: m.start_at });
       continue;

@@ -17,7 +17,7 @@ import { DEFAULT_MEETING_PAGE_SIZE } from './meeting-service.js';
 import type { PaymentDesk } from './payment-port.js';
 import type { PeopleRepository } from './people-repository.js';
 import { historyActor } from './rules/history-actor.js';
-import { allOccurrences, listedRows, meetingView, occurrenceStatus, parseOrganizer, parseRecurrence } from './meeting-view.js';
+import { allOccurrences, listedRows, meetingView, occurrenceStatus } from './meeting-view.js';
 import { assetNow, daySchedule, localDate, localDayBounds, type AssetBooking } from './rules/asset-now.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -67,7 +67,7 @@ export class OpsBookings {
     const needle = q.search?.trim().toLowerCase();
     const matching = needle
       ? rows.filter((m) => {
-          const o = parseOrganizer(m);
+          const o = m.organizer;
           return [m.title, o.name, o.email ?? ''].some((text) => text.toLowerCase().includes(needle));
         })
       : rows;
@@ -117,8 +117,8 @@ export class OpsBookings {
     const now = this.deps.clock.now();
     const out: Occurrence[] = [];
     for (const m of rows) {
-      const organizerName = parseOrganizer(m).name;
-      const series = parseRecurrence(m);
+      const organizerName = m.organizer.name;
+      const series = m.recurrence;
       const windows = series
         ? allOccurrences(series).map((o) => ({ id: m.id, start: o.start, end: o.end, status: occurrenceStatus(m, series, o, now).status }))
         : [{ id: m.id, start: m.start_at, end: m.end_at, status: m.status }];

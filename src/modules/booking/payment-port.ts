@@ -77,10 +77,13 @@ export interface PaymentDesk {
 /** Billing entry statuses (the spec leaves them open; see docs/decisions.md). */
 export type BillingStatus = 'pending' | 'paid' | 'voided' | 'expired' | 'refunded';
 
-/** A booking's billing entries (JSON text) with some payments' status changed, as JSON text for the row. */
-export function billingWithStatus(billingJson: string, paymentIds: readonly string[], status: BillingStatus): string {
-  const entries = JSON.parse(billingJson) as BillingEntry[];
-  return JSON.stringify(entries.map((e) => (paymentIds.includes(e.payment_id) ? { ...e, status } : e)));
+/**
+ * A booking's billing entries with some payments' status changed. The same array comes back
+ * when no entry changes, so a caller can tell a change by reference.
+ */
+export function billingWithStatus(entries: BillingEntry[], paymentIds: readonly string[], status: BillingStatus): BillingEntry[] {
+  if (!entries.some((e) => paymentIds.includes(e.payment_id) && e.status !== status)) return entries;
+  return entries.map((e) => (paymentIds.includes(e.payment_id) ? { ...e, status } : e));
 }
 
 /**

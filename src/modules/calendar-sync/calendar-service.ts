@@ -23,7 +23,7 @@ import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { CalendarMessageResult, CalendarProvider } from '../../contract/calendar-sync.js';
 import {
-  newPinCode, parseOrganizer, parseRecurrence as storedSeries, scopeOf, withoutOccurrence,
+  newPinCode, scopeOf, withoutOccurrence,
   type Actor, type BookingChange, type BookingChanges, type BookingScope, type HistoryEntry, type MeetingRow, type NewBooking, type StoredAttendee, type Window,
 } from '../booking/index.js';
 import { truncateToMinute } from '../booking/rules/availability.js';
@@ -256,13 +256,13 @@ export class CalendarSync {
         id, project_id: room.project.id, asset_kind: 'room', asset_id: asset.id, room_id: asset.id, desk_id: null,
         title: master.summary, body: master.description,
         start_at: windows[0]!.start, end_at: windows[0]!.end, booked_end_at: windows[0]!.end, span_end_at: windows[windows.length - 1]!.end,
-        all_day: master.allDay ? 1 : 0, time_period: null,
+        all_day: master.allDay, time_period: null,
         status: reason ? 'rejected' : startsCheckedIn ? 'checked-in' : 'active', pin_enc: this.deps.secretBox.seal(newPinCode()), pin_failures: 0,
         organizer_user_id: o.userId,
-        organizer: JSON.stringify({ email: o.email, name: o.name, displayName: o.displayName, checkInAt: startsCheckedIn ? now : null, checkOutAt: null }),
-        attendees: JSON.stringify(attendees), app_id: null, booked_via: null, booked_by_user_id: null,
-        payment: null, payment_due_at: null, billing_summaries: '[]',
-        recurrence: series ? JSON.stringify(series) : null, cancel_reason: reason, created_at: now, updated_at: now,
+        organizer: { email: o.email, name: o.name, displayName: o.displayName, checkInAt: startsCheckedIn ? now : null, checkOutAt: null },
+        attendees, app_id: null, booked_via: null, booked_by_user_id: null,
+        payment: null, payment_due_at: null, billing_summaries: [],
+        recurrence: series, cancel_reason: reason, created_at: now, updated_at: now,
       },
       slots: reason ? [] : (series?.occurrences ?? [{ id, ...windows[0]! }]).map((occ, i) => ({
         id: occ.id, meeting_id: id, project_id: room.project.id, asset_id: asset.id, occurrence_index: i, start_at: occ.start, end_at: occ.end,
@@ -290,12 +290,13 @@ export class CalendarSync {
   private async move(c: Ctx, meeting: MeetingRow): Promise<Decision> {
     const { now } = c;
     const tz = c.room.project.timezone;
-    const series = storedSeries(meeting);
+    const series = meeting.recurrence;
     const w = eventWindowOf(c.master, c.room);
     const to = { start: truncateToMinute(w.start), end: truncateToMinute(w.end) };
     const details = this.details(c, meeting);
     const attendees = attendeesOf(c.master, c.room.email, c.accounts);
-    const attendeesChanged = JSON.stringify(attendees) !== meeting.attendees;
+    // Compared as stored (the same serialization on both sides), as when the column was compared as text.
+    const attendeesChanged = JSON.stringify(attendees) !== JSON.stringify(meeting.attendees);
     const sameTimes = series ? to.start === series.occurrences[0]!.start && to.end === series.occurrences[0]!.end && (c.master.rrule ?? '').replace(/^RRULE:/i, '') === series.rule
       : to.start === meeting.start_at && to.end === meeting.end_at;
     const booked = { start: meeting.start_at, end: meeting.end_at };
@@ -365,13 +366,13 @@ export class CalendarSync {
     const { now } = c;
     const why = reason ?? REASONS.deleted;
     if (meeting.status === 'checked-in') {
-      const series = storedSeries(meeting);
+      const series = meeting.recurrence;
       const current = series ? series.occurrences.find((o) => o.end > now) ?? series.occurrences[series.occurrences.length - 1]! : { id: meeting.id, start: meeting.start_at, end: meeting.end_at };
       const end = checkOutEnd({ start: current.start, end: current.end }, now);
-      const organizer = { ...parseOrganizer(meeting), checkOutAt: now };
+      const organizer = { ...meeting.organizer, checkOutAt: now };
       const ended = await this.write(c, meeting, {
         at: now,
-        set: { status: 'done', end_at: series ? meeting.end_at : end, span_end_at: end, organizer: JSON.stringify(organizer), updated_at: now },
+        set: { status: 'done', end_at: series ? meeting.end_at : end, span_end_at: end, organizer, updated_at: now },
         slots: series ? { release: true } : { endSlot: { id: meeting.id, end } },
         history: { action: 'check-out', actor: c.actor, reason: why, oldEnd: current.end, newEnd: end },
         timers: { window: null },
@@ -391,7 +392,7 @@ export class CalendarSync {
 
   /** One occurrence of a series deleted in the calendar: only it goes; the series rolls on. */
   private async dropOccurrence(c: Ctx, meeting: MeetingRow, originalStart: number): Promise<Decision> {
-    const series = storedSeries(meeting)!;
+    const series = meeting.recurrence!;
     const plan = planDropOccurrence({ occurrences: series.occurrences, originalStart: truncateToMinute(originalStart), status: meeting.status, now: c.now });
     if (plan.kind === 'answer') return { outcome: plan.outcome, meeting, accepted: plan.accepted, reason: plan.reason };
     if (plan.kind === 'withdraw') return this.withdraw(c, meeting, null);
@@ -402,7 +403,7 @@ export class CalendarSync {
     const next = currentOccurrence(remaining, c.now);
     const updated = await this.write(c, meeting, {
       at: c.now,
-      set: { recurrence: JSON.stringify(kept), span_end_at: remaining[remaining.length - 1]!.end, updated_at: c.now },
+      set: { recurrence: kept, span_end_at: remaining[remaining.length - 1]!.end, updated_at: c.now },
       slots: { dropSlot: occ.id },
       history: { action: 'update', actor: c.actor, reason: `Occurrence of ${describeWindow(occ, c.room.project.timezone)} deleted in the calendar`, oldStart: occ.start, oldEnd: occ.end },
       event: { window: occ, detail: { kind: 'CANCEL' } },
@@ -413,7 +414,7 @@ export class CalendarSync {
 
   /** One occurrence of a series moved in the calendar (RECURRENCE-ID): that occurrence alone moves when the room allows it. */
   private async moveOccurrence(c: Ctx, meeting: MeetingRow, override: ItipEvent): Promise<Decision> {
-    const series = storedSeries(meeting)!;
+    const series = meeting.recurrence!;
     const w = eventWindowOf(override, c.room);
     const plan = planMoveOccurrence({
       occurrences: series.occurrences, originalStart: truncateToMinute(override.recurrenceId!), cancelled: override.status === 'CANCELLED',
@@ -429,7 +430,7 @@ export class CalendarSync {
     const occurrences = [...others, { ...occ, ...to }].sort((a, b) => a.start - b.start);
     const updated = await this.write(c, meeting, {
       at: c.now,
-      set: { recurrence: JSON.stringify({ ...series, occurrences }), span_end_at: occurrences[occurrences.length - 1]!.end, updated_at: c.now },
+      set: { recurrence: { ...series, occurrences }, span_end_at: occurrences[occurrences.length - 1]!.end, updated_at: c.now },
       slots: { moveSlot: { id: occ.id, start: to.start, end: to.end } },
       history: { action: 'update', actor: c.actor, oldStart: occ.start, oldEnd: occ.end, newStart: to.start, newEnd: to.end },
       event: { window: to, detail: { kind: 'MODIFY', oldStart: occ.start, oldEnd: occ.end } },

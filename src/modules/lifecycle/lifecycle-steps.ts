@@ -10,7 +10,7 @@
  * is applied as of its due time, so moving the sandbox clock over many steps
  * replays them in order.
  */
-import { SYSTEM_ACTOR, parseOrganizer, parseRecurrence, withoutOccurrence, type BookingChange, type BookingChanges, type MeetingRow, type StoredOccurrence } from '../booking/index.js';
+import { SYSTEM_ACTOR, withoutOccurrence, type BookingChange, type BookingChanges, type MeetingRow, type StoredOccurrence } from '../booking/index.js';
 import type { TimerRepository, TimerRow } from './timer-repository.js';
 import { NO_SHOW_REASON, timerOutcome, type TimerKind } from './rules/timer-plan.js';
 
@@ -49,7 +49,7 @@ export class LifecycleSteps {
  */
 export function stepChange(t: TimerRow, m: MeetingRow, autoCancelAt: number): BookingChange | null {
   const at = t.due_at;
-  const series = parseRecurrence(m);
+  const series = m.recurrence;
   const occurrence: StoredOccurrence | undefined = series
     ? series.occurrences.find((o) => o.start === t.window_start)
     : { id: m.id, start: m.start_at, end: m.end_at };
@@ -61,7 +61,7 @@ export function stepChange(t: TimerRow, m: MeetingRow, autoCancelAt: number): Bo
   const rollTo = (n: StoredOccurrence): BookingChange => ({
     at,
     // start_at/end_at keep the first occurrence (list queries span the series); the view shows the current one.
-    set: { status: 'active', organizer: JSON.stringify({ ...parseOrganizer(m), checkInAt: null, checkOutAt: null }), updated_at: at },
+    set: { status: 'active', organizer: { ...m.organizer, checkInAt: null, checkOutAt: null }, updated_at: at },
     timers: { window: n },
   });
 
@@ -76,7 +76,7 @@ export function stepChange(t: TimerRow, m: MeetingRow, autoCancelAt: number): Bo
     case 'check-in':
       return {
         at,
-        set: { status: 'checked-in', organizer: JSON.stringify({ ...parseOrganizer(m), checkInAt: at }), updated_at: at },
+        set: { status: 'checked-in', organizer: { ...m.organizer, checkInAt: at }, updated_at: at },
         history: { action: 'check-in', actor: { ...SYSTEM_ACTOR, sourceDetail: 'check-in not required' } },
       };
     case 'no-show-cancel': {
@@ -90,7 +90,7 @@ export function stepChange(t: TimerRow, m: MeetingRow, autoCancelAt: number): Bo
         // check-in on it) until its end.
         const roll = rollTo(next);
         const remaining = withoutOccurrence(series!, occurrence.id, NO_SHOW_REASON); // still listed, as cancelled
-        return { ...roll, ...cancelled, set: { ...roll.set, recurrence: JSON.stringify(remaining) }, slots: { dropSlot: occurrence.id } };
+        return { ...roll, ...cancelled, set: { ...roll.set, recurrence: remaining }, slots: { dropSlot: occurrence.id } };
       }
       return {
         at,

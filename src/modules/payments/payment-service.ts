@@ -362,7 +362,7 @@ export class PaymentService implements PaymentDesk {
   }
 
   private settledChange(m: MeetingRow, p: PaymentRecord, now: number, actor: Actor): BookingChange {
-    const payment = m.payment ? { ...(JSON.parse(m.payment) as PaymentSnapshot) } : null;
+    const payment: PaymentSnapshot | null = m.payment ? { ...m.payment } : null;
     if (payment) {
       // Paid: the page link and its QR have done their job.
       delete payment.webPaymentUrl;
@@ -372,7 +372,7 @@ export class PaymentService implements PaymentDesk {
     const change: BookingChange = {
       at: now,
       set: {
-        status: restore?.status ?? 'active', payment: payment ? JSON.stringify(payment) : m.payment,
+        status: restore?.status ?? 'active', payment,
         billing_summaries: billingWithStatus(m.billing_summaries, [p.id], 'paid'), updated_at: now,
       },
       history: { action: 'pay', actor },
