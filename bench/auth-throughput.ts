@@ -16,7 +16,18 @@
 import { BENCH_OPS_TOKEN } from './support.js';
 import { benchEngines } from './lib/databases.js';
 import {
-  SETTINGS, environmentLine, interleavedRounds, loadAverageNow, printRatios, printRuns, printSummary, ratio, runBench, summarize, type Ratio, type Subject,
+  SETTINGS,
+  environmentLine,
+  interleavedRounds,
+  loadAverageNow,
+  printRatios,
+  printRuns,
+  printSummary,
+  ratio,
+  runBench,
+  summarize,
+  type Ratio,
+  type Subject,
 } from './lib/harness.js';
 import { startBare, startLoad, startReference, startService } from './lib/subjects.js';
 
@@ -24,10 +35,16 @@ const APP_SECRET = 'bench-secret-0123456789abcdef0123456789';
 const site = {
   brands: [{ key: 'b', name: 'Bench Brand' }],
   projects: [{ key: 'p', brand: 'b', name: 'Bench Tower', timezone: 'Asia/Bangkok', currency: 'THB' }],
-  apps: [{
-    key: 'app', appId: 'bench-app', appSecret: APP_SECRET, name: 'Bench',
-    projects: ['p'], projectRoles: [{ project: 'p', permissions: ['MEETING_UPDATE'] }],
-  }],
+  apps: [
+    {
+      key: 'app',
+      appId: 'bench-app',
+      appSecret: APP_SECRET,
+      name: 'Bench',
+      projects: ['p'],
+      projectRoles: [{ project: 'p', permissions: ['MEETING_UPDATE'] }],
+    },
+  ],
 };
 
 await runBench(async (ctx) => {
@@ -40,25 +57,47 @@ await runBench(async (ctx) => {
 
   const subjects: Subject[] = [
     {
-      key: 'bare', label: 'bare Fastify GET /bare', server: bare,
+      key: 'bare',
+      label: 'bare Fastify GET /bare',
+      server: bare,
       spec: (seconds) => ({ url: bare.ready.url, path: '/bare', connections: SETTINGS.connections, duration: seconds }),
     },
     {
-      key: 'reference', label: 'reference server authenticated GET /whoami', server: ref,
-      spec: (seconds) => ({ url: ref.ready.url, path: '/whoami', headers: { authorization: `Bearer ${ref.ready.token}` }, connections: SETTINGS.connections, duration: seconds }),
+      key: 'reference',
+      label: 'reference server authenticated GET /whoami',
+      server: ref,
+      spec: (seconds) => ({
+        url: ref.ready.url,
+        path: '/whoami',
+        headers: { authorization: `Bearer ${ref.ready.token}` },
+        connections: SETTINGS.connections,
+        duration: seconds,
+      }),
     },
   ];
   for (const engine of engines) {
     const svc = await startService(ctx, engine);
     const applied = await svc.http('POST', '/ops/v1/apply', site, BENCH_OPS_TOKEN);
     if (applied.status !== 200) throw new Error(`apply failed: ${JSON.stringify(applied.body)}`);
-    const token = await svc.http('POST', '/auth/accessToken', { grant_type: 'app_credentials', app_id: 'bench-app', app_secret: APP_SECRET });
+    const token = await svc.http('POST', '/auth/accessToken', {
+      grant_type: 'app_credentials',
+      app_id: 'bench-app',
+      app_secret: APP_SECRET,
+    });
     if (token.status !== 201) throw new Error(`token failed: ${JSON.stringify(token.body)}`);
     const check = await svc.http('GET', '/auth/whoami', undefined, token.body.access_token);
     if (check.status !== 200 || check.body.data.projects.length !== 1) throw new Error(`whoami: ${JSON.stringify(check.body)}`);
     subjects.push({
-      key: `service:${engine}`, label: `service GET /auth/whoami (${engine})`, server: svc,
-      spec: (seconds) => ({ url: svc.url, path: '/auth/whoami', headers: { authorization: `Bearer ${token.body.access_token}` }, connections: SETTINGS.connections, duration: seconds }),
+      key: `service:${engine}`,
+      label: `service GET /auth/whoami (${engine})`,
+      server: svc,
+      spec: (seconds) => ({
+        url: svc.url,
+        path: '/auth/whoami',
+        headers: { authorization: `Bearer ${token.body.access_token}` },
+        connections: SETTINGS.connections,
+        duration: seconds,
+      }),
     });
   }
   const refCheck = await fetch(`${ref.ready.url}/whoami`, { headers: { authorization: `Bearer ${ref.ready.token}` } });
@@ -67,7 +106,11 @@ await runBench(async (ctx) => {
 
   console.log(`\n${SETTINGS.rounds} interleaved rounds\n`);
   const rows = await interleavedRounds(load, subjects);
-  printRuns(`every measured run (${SETTINGS.connections} connections, ${SETTINGS.seconds} s each; server CPU = the subject's process)`, rows, labelOf);
+  printRuns(
+    `every measured run (${SETTINGS.connections} connections, ${SETTINGS.seconds} s each; server CPU = the subject's process)`,
+    rows,
+    labelOf,
+  );
   const sums = summarize(subjects, rows);
   printSummary('medians over the rounds', sums);
   const get = (k: string) => sums.get(k)!;

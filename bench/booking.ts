@@ -27,8 +27,22 @@ import { BENCH_OPS_TOKEN } from './support.js';
 import type { Child } from './lib/children.js';
 import { benchEngines } from './lib/databases.js';
 import {
-  SETTINGS, environmentLine, fmtStatuses, interleavedRounds, loadAverageNow, measure, printRatios, printRuns, printSummary, ratio, runBench,
-  summarize, type CpuSource, type Measured, type Ratio, type Subject,
+  SETTINGS,
+  environmentLine,
+  fmtStatuses,
+  interleavedRounds,
+  loadAverageNow,
+  measure,
+  printRatios,
+  printRuns,
+  printSummary,
+  ratio,
+  runBench,
+  summarize,
+  type CpuSource,
+  type Measured,
+  type Ratio,
+  type Subject,
 } from './lib/harness.js';
 import type { LoadSpec } from './lib/load-main.js';
 import { slotBodies, type SlotPlan } from './lib/slots.js';
@@ -55,21 +69,43 @@ const openAllWeek = {
 const FLOORS = 10;
 const site = {
   brands: [{ key: 'b', name: 'Bench Brand' }],
-  projects: [{ key: 'p', brand: 'b', name: 'Bench Tower', timezone: TZ, currency: 'THB', defaultCleanupMinutes: 10, bookingGridMinutes: 15 }],
+  projects: [
+    { key: 'p', brand: 'b', name: 'Bench Tower', timezone: TZ, currency: 'THB', defaultCleanupMinutes: 10, bookingGridMinutes: 15 },
+  ],
   zones: [{ key: 'z', project: 'p', name: 'Main' }],
   floors: Array.from({ length: FLOORS }, (_, f) => ({ key: `f${f}`, zone: 'z', name: `${f + 1}F` })),
   rooms: [
     ...Array.from({ length: ROOMS }, (_, i) => ({
-      key: `r${i}`, floor: `f${i % FLOORS}`, name: `Room ${i}`, capacity: 8, isPublic: true, cleanupMinutes: 15, config: openAllWeek,
+      key: `r${i}`,
+      floor: `f${i % FLOORS}`,
+      name: `Room ${i}`,
+      capacity: 8,
+      isPublic: true,
+      cleanupMinutes: 15,
+      config: openAllWeek,
     })),
     { key: 'contended', floor: 'f0', name: 'Contended', capacity: 8, isPublic: true, cleanupMinutes: 15, config: openAllWeek },
   ],
-  apps: [{
-    key: 'app', appId: 'bench-app', appSecret: APP_SECRET, name: 'Bench',
-    projects: ['p'], projectRoles: [{ project: 'p', permissions: ['MEETING_UPDATE'] }],
-  }],
+  apps: [
+    {
+      key: 'app',
+      appId: 'bench-app',
+      appSecret: APP_SECRET,
+      name: 'Bench',
+      projects: ['p'],
+      projectRoles: [{ project: 'p', permissions: ['MEETING_UPDATE'] }],
+    },
+  ],
   // Queued, never sent: the bench service runs without its background workers.
-  webhooks: [{ key: 'hook', project: 'p', url: 'http://127.0.0.1:9/bench-hook', secret: 'bench-webhook-secret-0123456789abcdef', events: ['ROOM_BOOK'] }],
+  webhooks: [
+    {
+      key: 'hook',
+      project: 'p',
+      url: 'http://127.0.0.1:9/bench-hook',
+      secret: 'bench-webhook-secret-0123456789abcdef',
+      events: ['ROOM_BOOK'],
+    },
+  ],
 };
 
 /** A subject that books: where, as whom, which rooms, and how it counts stored bookings. */
@@ -132,7 +168,9 @@ function referenceBooker(ref: Awaited<ReturnType<typeof startReference>>): Booke
     created: 0,
     unanswered: 0,
     async storedOn(roomId) {
-      const res = await fetch(`${ref.ready.url}/meeting-rooms/${roomId}/slot-count`, { headers: { authorization: `Bearer ${ref.ready.token}` } });
+      const res = await fetch(`${ref.ready.url}/meeting-rooms/${roomId}/slot-count`, {
+        headers: { authorization: `Bearer ${ref.ready.token}` },
+      });
       return ((await res.json()) as { data: { count: number } }).data.count;
     },
   };
@@ -152,19 +190,43 @@ await runBench(async (ctx) => {
 
   // Tomorrow on the project's wall clock onwards; the contended room has its own day.
   const firstDay = DateTime.now().setZone(TZ).startOf('day').plus({ days: 1 });
-  const plan = (b: Booker): SlotPlan => ({ roomIds: b.roomIds, firstDay: firstDay.toISODate()!, zone: TZ, firstHour: FIRST_HOUR, hoursPerDay: HOURS_PER_DAY, minutes: MINUTES, start: b.next });
+  const plan = (b: Booker): SlotPlan => ({
+    roomIds: b.roomIds,
+    firstDay: firstDay.toISODate()!,
+    zone: TZ,
+    firstHour: FIRST_HOUR,
+    hoursPerDay: HOURS_PER_DAY,
+    minutes: MINUTES,
+    start: b.next,
+  });
   const sampleBody = slotBodies(plan(bookers[0]))(0);
 
   const subjects: Subject[] = [
     {
-      key: 'bare', label: 'bare Fastify POST /bare', server: bare,
-      spec: (seconds) => ({ url: bare.ready.url, method: 'POST', path: '/bare', body: sampleBody, connections: SETTINGS.connections, duration: seconds }),
+      key: 'bare',
+      label: 'bare Fastify POST /bare',
+      server: bare,
+      spec: (seconds) => ({
+        url: bare.ready.url,
+        method: 'POST',
+        path: '/bare',
+        body: sampleBody,
+        connections: SETTINGS.connections,
+        duration: seconds,
+      }),
     },
     ...bookers.map((b): Subject => ({
-      key: b.key, label: b.label, server: b.server,
+      key: b.key,
+      label: b.label,
+      server: b.server,
       spec: (seconds) => ({
-        url: b.url, method: 'POST', path: '/meetings', headers: { authorization: `Bearer ${b.token}` }, slots: plan(b),
-        connections: SETTINGS.connections, duration: seconds,
+        url: b.url,
+        method: 'POST',
+        path: '/meetings',
+        headers: { authorization: `Bearer ${b.token}` },
+        slots: plan(b),
+        connections: SETTINGS.connections,
+        duration: seconds,
       }),
       after: (r) => {
         b.next = r.next!;
@@ -177,7 +239,11 @@ await runBench(async (ctx) => {
 
   console.log(`\n(a) distinct-slot creates, ${SETTINGS.rounds} interleaved rounds\n`);
   const rows = await interleavedRounds(load, subjects);
-  printRuns(`(a) every measured run (${SETTINGS.connections} connections, ${SETTINGS.seconds} s each; server CPU = the subject's process)`, rows, labelOf);
+  printRuns(
+    `(a) every measured run (${SETTINGS.connections} connections, ${SETTINGS.seconds} s each; server CPU = the subject's process)`,
+    rows,
+    labelOf,
+  );
   const sums = summarize(subjects, rows);
   printSummary('(a) medians over the rounds', sums);
   const get = (k: string) => sums.get(k)!;
@@ -187,18 +253,24 @@ await runBench(async (ctx) => {
     ratios.push(ratio(`service (${engine}) / bare Fastify POST`, get(`service:${engine}`), get('bare')));
   }
   ratios.push(ratio('reference server / bare Fastify POST', get('reference'), get('bare')));
-  if (engines.includes('postgres') && engines.includes('sqlite')) ratios.push(ratio('service PostgreSQL / service SQLite', get('service:postgres'), get('service:sqlite'), 0.7));
+  if (engines.includes('postgres') && engines.includes('sqlite'))
+    ratios.push(ratio('service PostgreSQL / service SQLite', get('service:postgres'), get('service:sqlite'), 0.7));
   printRatios('(a) ratios of the medians', ratios);
   if (engines.includes('postgres')) {
-    console.log('(PostgreSQL: server CPU is the service process; PostgreSQL CPU is the database\'s backend processes, read from /proc; ' +
-      'the shared WAL writer and checkpointer are not counted.)');
+    console.log(
+      "(PostgreSQL: server CPU is the service process; PostgreSQL CPU is the database's backend processes, read from /proc; " +
+        'the shared WAL writer and checkpointer are not counted.)',
+    );
   }
 
   let ok = true;
   const failedRuns = rows.filter((r) => r.subject !== 'bare' && (r.errors > 0 || Object.keys(r.statuses).some((s) => s !== '201')));
   if (failedRuns.length) {
     ok = false;
-    for (const r of failedRuns) console.log(`FAIL: round ${r.round} ${labelOf(r.subject)}: statuses ${fmtStatuses(r.statuses)}, ${r.errors} errors (every distinct-slot create must be 201)`);
+    for (const r of failedRuns)
+      console.log(
+        `FAIL: round ${r.round} ${labelOf(r.subject)}: statuses ${fmtStatuses(r.statuses)}, ${r.errors} errors (every distinct-slot create must be 201)`,
+      );
   }
 
   // (b) contention: 50 concurrent creates of one slot, per round a new slot (hour) of the dedicated room.
@@ -207,16 +279,37 @@ await runBench(async (ctx) => {
   for (let round = 0; round < CONTENDED_ROUNDS; round++) {
     const start = contendedDay.set({ hour: FIRST_HOUR + round });
     for (const b of bookers) {
-      const body = JSON.stringify({ meetingRoomId: b.contendedRoomId, title: `Contended ${round}`, startDateTime: start.toISO(), endDateTime: start.plus({ minutes: MINUTES }).toISO() });
+      const body = JSON.stringify({
+        meetingRoomId: b.contendedRoomId,
+        title: `Contended ${round}`,
+        startDateTime: start.toISO(),
+        endDateTime: start.plus({ minutes: MINUTES }).toISO(),
+      });
       const spec: LoadSpec = {
-        url: b.url, method: 'POST', path: '/meetings', headers: { authorization: `Bearer ${b.token}` }, body, connections: CONTENDERS, amount: CONTENDERS,
+        url: b.url,
+        method: 'POST',
+        path: '/meetings',
+        headers: { authorization: `Bearer ${b.token}` },
+        body,
+        connections: CONTENDERS,
+        amount: CONTENDERS,
       };
       const m = await measure(load, b.server, spec, b.key, round + 1);
       b.created += m.statuses[201] ?? 0;
       // The losers' answer, once more, to show its code.
-      const again = await fetch(`${b.url}/meetings`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${b.token}` }, body });
+      const again = await fetch(`${b.url}/meetings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${b.token}` },
+        body,
+      });
       const code = ((await again.json()) as { code: string }).code;
-      const good = m.statuses[201] === 1 && m.statuses[409] === CONTENDERS - 1 && m.requests === CONTENDERS && m.errors === 0 && again.status === 409 && code === 'KS012';
+      const good =
+        m.statuses[201] === 1 &&
+        m.statuses[409] === CONTENDERS - 1 &&
+        m.requests === CONTENDERS &&
+        m.errors === 0 &&
+        again.status === 409 &&
+        code === 'KS012';
       ok &&= good;
       contention.push({ ...m, label: `${b.label}: round ${round + 1} (409 code ${code})`, good });
     }
@@ -225,7 +318,9 @@ await runBench(async (ctx) => {
   console.log('| subject and round | responses | statuses | p50 ms | max ms | server CPU ms/req | check |');
   console.log('|---|---:|---|---:|---:|---:|---|');
   for (const c of contention) {
-    console.log(`| ${c.label} | ${c.requests} | ${fmtStatuses(c.statuses)} | ${c.p50} | ${c.max} | ${c.serverCpuMsPerRequest} | ${c.good ? 'OK: one 201, 49 × 409 KS012' : 'FAIL'} |`);
+    console.log(
+      `| ${c.label} | ${c.requests} | ${fmtStatuses(c.statuses)} | ${c.p50} | ${c.max} | ${c.serverCpuMsPerRequest} | ${c.good ? 'OK: one 201, 49 × 409 KS012' : 'FAIL'} |`,
+    );
   }
 
   // Stored bookings, through each subject's own API.
@@ -240,10 +335,14 @@ await runBench(async (ctx) => {
     // Every 201 is stored; a request cut off by the end of a timed run may be stored too (its answer was not awaited).
     const good = onRoom === CONTENDED_ROUNDS && (all === undefined || (all >= b.created && all <= b.created + b.unanswered));
     ok &&= good;
-    console.log(`| ${b.label} | ${onRoom} | ${CONTENDED_ROUNDS} | ${all ?? '—'} | ${b.created} | ${b.unanswered} | ${good ? 'OK' : 'FAIL'} |`);
+    console.log(
+      `| ${b.label} | ${onRoom} | ${CONTENDED_ROUNDS} | ${all ?? '—'} | ${b.created} | ${b.unanswered} | ${good ? 'OK' : 'FAIL'} |`,
+    );
   }
 
   console.log(`\n${environmentLine(engines.join(', '))}`);
-  console.log(`${loadAverageNow()}; total ${((performance.now() - started) / 1000).toFixed(1)} s — ${ok ? 'all checks passed' : 'CHECKS FAILED'}`);
+  console.log(
+    `${loadAverageNow()}; total ${((performance.now() - started) / 1000).toFixed(1)} s — ${ok ? 'all checks passed' : 'CHECKS FAILED'}`,
+  );
   return ok;
 });

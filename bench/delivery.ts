@@ -209,7 +209,8 @@ async function receiverMain(): Promise<void> {
     waitFor: ({ path, n, timeoutMs }: { path: string; n: number; timeoutMs: number }) =>
       new Promise<number>((resolve) => {
         const w = {
-          path, n,
+          path,
+          n,
           done: () => {
             clearTimeout(timer);
             waiters.delete(w);
@@ -245,10 +246,14 @@ async function bareMain(): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: PER_LISTENER_CONCURRENCY });
   const post = (headers: Record<string, string>, body: string) =>
     new Promise<number>((resolve, reject) => {
-      const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      });
+      const req = http.request(
+        url,
+        { method: 'POST', agent, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -267,7 +272,13 @@ async function bareMain(): Promise<void> {
           while (next < bodies.length) {
             const d = bodies[next++];
             const headers = await deliveryHeaders({
-              deliveryId: d.id, type: d.type, projectId: d.projectId, body: d.body, secret: SECRET, auth: { scheme: 'signature-only' }, nowMs: Date.now(),
+              deliveryId: d.id,
+              type: d.type,
+              projectId: d.projectId,
+              body: d.body,
+              secret: SECRET,
+              auth: { scheme: 'signature-only' },
+              nowMs: Date.now(),
             });
             if ((await post(headers, d.body)) !== 200) refused++;
           }
@@ -284,28 +295,56 @@ async function bareMain(): Promise<void> {
 // Site: project pb for the lifecycle (no listeners), projects a1..a3 for deliveries.
 // ---------------------------------------------------------------------------
 const openAllDay = {
-  dayConfig: Object.fromEntries(['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].map((d) => [d, { availableTime: { start: '00:00:00', end: '24:00:00' } }])),
+  dayConfig: Object.fromEntries(
+    ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].map((d) => [d, { availableTime: { start: '00:00:00', end: '24:00:00' } }]),
+  ),
 };
 
 function site(projects: string[], receiverUrl?: string) {
   return {
     brands: [{ key: 'b', name: 'Bench Brand' }],
-    projects: projects.map((p) => ({ key: p, brand: 'b', name: `Bench ${p}`, timezone: TZ, currency: 'THB', defaultCleanupMinutes: 0, bookingGridMinutes: 1 })),
+    projects: projects.map((p) => ({
+      key: p,
+      brand: 'b',
+      name: `Bench ${p}`,
+      timezone: TZ,
+      currency: 'THB',
+      defaultCleanupMinutes: 0,
+      bookingGridMinutes: 1,
+    })),
     zones: projects.map((p) => ({ key: `z-${p}`, project: p, name: `Zone ${p}` })),
     floors: projects.map((p) => ({ key: `f-${p}`, zone: `z-${p}`, name: `Floor ${p}` })),
     rooms: projects.flatMap((p) =>
       p === 'pb'
-        ? Array.from({ length: ROOMS }, (_, i) => ({ key: `pb-r${i}`, floor: 'f-pb', name: `Room ${i}`, capacity: 8, cleanupMinutes: 0, config: openAllDay }))
+        ? Array.from({ length: ROOMS }, (_, i) => ({
+            key: `pb-r${i}`,
+            floor: 'f-pb',
+            name: `Room ${i}`,
+            capacity: 8,
+            cleanupMinutes: 0,
+            config: openAllDay,
+          }))
         : [{ key: `${p}-r`, floor: `f-${p}`, name: `Room ${p}`, capacity: 8, cleanupMinutes: 0, config: openAllDay }],
     ),
-    users: [{
-      key: 'u', email: 'bench@example.com', name: 'Bench Organizer', phone: '+66800000000',
-      memberships: projects.map((p) => ({ project: p, role: 'member' })),
-    }],
+    users: [
+      {
+        key: 'u',
+        email: 'bench@example.com',
+        name: 'Bench Organizer',
+        phone: '+66800000000',
+        memberships: projects.map((p) => ({ project: p, role: 'member' })),
+      },
+    ],
     webhooks: receiverUrl
       ? [
           { key: 'a1-h', project: 'a1', url: `${receiverUrl}/a1`, secret: SECRET, events: ['ROOM_REMINDER'] },
-          ...[0, 1, 2, 3].map((i) => ({ key: `a2-h${i}`, project: 'a2', url: `${receiverUrl}/a2-${i}`, secret: SECRET, events: ['ROOM_REMINDER'] })),
+          ...[0, 1, 2, 3].map((i) => ({
+            key: `a2-h${i}`,
+            project: 'a2',
+            url: `${receiverUrl}/a2-${i}`,
+            secret: SECRET,
+            events: ['ROOM_REMINDER'],
+          })),
           { key: 'a3-slow', project: 'a3', url: `${receiverUrl}/hang`, secret: SECRET, events: ['ROOM_ENDING_SOON'] },
           { key: 'a3-fast', project: 'a3', url: `${receiverUrl}/a3-fast`, secret: SECRET, events: ['ROOM_REMINDER'] },
         ]
@@ -314,14 +353,46 @@ function site(projects: string[], receiverUrl?: string) {
 }
 
 /** A meetings row as MeetingService.create writes it (no attendees, no payment). */
-function meetingRow(p: { id: string; projectId: string; roomId: string; organizerId: string; start: number; end: number; now: number }): NewMeeting {
+function meetingRow(p: {
+  id: string;
+  projectId: string;
+  roomId: string;
+  organizerId: string;
+  start: number;
+  end: number;
+  now: number;
+}): NewMeeting {
   return {
-    id: p.id, project_id: p.projectId, asset_kind: 'room', asset_id: p.roomId, room_id: p.roomId, desk_id: null,
-    title: 'bench', body: '', start_at: p.start, end_at: p.end, booked_end_at: p.end, span_end_at: p.end,
-    all_day: false, time_period: null, status: 'active', pin_enc: 'bench', pin_failures: 0, organizer_user_id: p.organizerId,
+    id: p.id,
+    project_id: p.projectId,
+    asset_kind: 'room',
+    asset_id: p.roomId,
+    room_id: p.roomId,
+    desk_id: null,
+    title: 'bench',
+    body: '',
+    start_at: p.start,
+    end_at: p.end,
+    booked_end_at: p.end,
+    span_end_at: p.end,
+    all_day: false,
+    time_period: null,
+    status: 'active',
+    pin_enc: 'bench',
+    pin_failures: 0,
+    organizer_user_id: p.organizerId,
     organizer: { email: 'bench@example.com', name: 'Bench Organizer', checkInAt: null, checkOutAt: null } as NewMeeting['organizer'],
-    attendees: [], app_id: null, booked_via: null, booked_by_user_id: null, payment: null, payment_due_at: null,
-    billing_summaries: [], recurrence: null, cancel_reason: null, created_at: p.now, updated_at: p.now,
+    attendees: [],
+    app_id: null,
+    booked_via: null,
+    booked_by_user_id: null,
+    payment: null,
+    payment_due_at: null,
+    billing_summaries: [],
+    recurrence: null,
+    cancel_reason: null,
+    created_at: p.now,
+    updated_at: p.now,
   };
 }
 
@@ -329,7 +400,11 @@ function meetingRow(p: { id: string; projectId: string; roomId: string; organize
 async function startCountedService(onQuery?: (sql: string) => void) {
   const dir = mkdtempSync(join(tmpdir(), 'booking-bench-'));
   const config = loadConfig({
-    BOOKING_ENV: 'development', DEMO: '0', OPS_TOKEN: BENCH_OPS_TOKEN, HOST: '127.0.0.1', PORT: '0',
+    BOOKING_ENV: 'development',
+    DEMO: '0',
+    OPS_TOKEN: BENCH_OPS_TOKEN,
+    HOST: '127.0.0.1',
+    PORT: '0',
     DATABASE_URL: process.env.BENCH_DATABASE_URL || join(dir, 'bench.sqlite'),
   });
   const storage = await openStorage(config.databaseUrl, { onQuery });
@@ -339,7 +414,12 @@ async function startCountedService(onQuery?: (sql: string) => void) {
   return {
     services,
     async call(method: string, path: string, body?: unknown, token?: string) {
-      const res = await app.inject({ method: method as 'POST', url: path, payload: body as object, headers: token ? { authorization: `Bearer ${token}` } : {} });
+      const res = await app.inject({
+        method: method as 'POST',
+        url: path,
+        payload: body as object,
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      });
       return { status: res.statusCode, body: res.json() as any };
     },
     async close() {
@@ -373,9 +453,29 @@ async function serviceMain(): Promise<void> {
     const id = newId(now);
     const start = now + 60 * MIN;
     await writeTransaction(db, engine, (trx) =>
-      meetings.insertHeld(meetingRow({ id, projectId: ids.projects[project], roomId: ids.rooms[`${project}-r`], organizerId, start, end: start + 30 * MIN, now }), [
-        { id, meeting_id: id, project_id: ids.projects[project], asset_id: ids.rooms[`${project}-r`], occurrence_index: 0, start_at: start, end_at: start + 30 * MIN },
-      ], trx),
+      meetings.insertHeld(
+        meetingRow({
+          id,
+          projectId: ids.projects[project],
+          roomId: ids.rooms[`${project}-r`],
+          organizerId,
+          start,
+          end: start + 30 * MIN,
+          now,
+        }),
+        [
+          {
+            id,
+            meeting_id: id,
+            project_id: ids.projects[project],
+            asset_id: ids.rooms[`${project}-r`],
+            occurrence_index: 0,
+            start_at: start,
+            end_at: start + 30 * MIN,
+          },
+        ],
+        trx,
+      ),
     );
     return (await meetings.byId(id))!;
   };
@@ -395,7 +495,12 @@ async function serviceMain(): Promise<void> {
     },
     /** Writes the pending deliveries of the a1 listener (what the bare loop sends) to `file`. */
     dumpBodies: async ({ file }: { file: string }) => {
-      const rows = await db.selectFrom('deliveries').select(['id', 'type', 'body']).where('webhook_id', '=', ids.webhooks['a1-h']).where('status', '=', 'pending').execute();
+      const rows = await db
+        .selectFrom('deliveries')
+        .select(['id', 'type', 'body'])
+        .where('webhook_id', '=', ids.webhooks['a1-h'])
+        .where('status', '=', 'pending')
+        .execute();
       writeFileSync(file, JSON.stringify(rows.map((r) => ({ ...r, projectId: ids.projects.a1 }))));
       return rows.length;
     },
@@ -415,8 +520,12 @@ async function serviceMain(): Promise<void> {
         await stopProfile(profileFile ?? join(tmpdir(), 'delivery-service.cpuprofile'));
         stopProfile = null;
       }
-      const left = await db.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('webhook_id', '=', ids.webhooks['a1-h']).where('status', '!=', 'delivered').executeTakeFirstOrThrow();
+      const left = await db
+        .selectFrom('deliveries')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('webhook_id', '=', ids.webhooks['a1-h'])
+        .where('status', '!=', 'delivered')
+        .executeTakeFirstOrThrow();
       return { cpuMs: cpu, undelivered: Number(left.n), statements };
     },
     close: async () => {
@@ -439,7 +548,9 @@ function profileSummary(file: string, top = 20): string[] {
   p.samples.forEach((id, i) => {
     const dt = (p.timeDeltas[i + 1] ?? 0) / 1000;
     const cf = byId.get(id)!.callFrame;
-    const where = cf.url ? `${cf.url.replace(/^.*\/node_modules\//, '').replace(/^file:\/\/.*?\/(src|bench)\//, '$1/')}:${cf.lineNumber + 1}` : '';
+    const where = cf.url
+      ? `${cf.url.replace(/^.*\/node_modules\//, '').replace(/^file:\/\/.*?\/(src|bench)\//, '$1/')}:${cf.lineNumber + 1}`
+      : '';
     const key = `${cf.functionName || '(anonymous)'} ${where}`.trim();
     self.set(key, (self.get(key) ?? 0) + dt);
     total += dt;
@@ -498,8 +609,11 @@ async function partA(rows: string[][]): Promise<void> {
       const last = round === ROUNDS - 1;
       const runService = async () => {
         const r = await timed('/a1', EVENTS, () => service.call('go', { profile: last && !!PROFILE_DIR }));
-        const s = await service.call<{ cpuMs: number; undelivered: number; statements: [string, number][] }>('stop', { profileFile: last ? profileFile : undefined });
-        if (r.got < EVENTS || s.undelivered) throw new Error(`service round ${round}: ${r.got}/${EVENTS} received, ${s.undelivered} undelivered`);
+        const s = await service.call<{ cpuMs: number; undelivered: number; statements: [string, number][] }>('stop', {
+          profileFile: last ? profileFile : undefined,
+        });
+        if (r.got < EVENTS || s.undelivered)
+          throw new Error(`service round ${round}: ${r.got}/${EVENTS} received, ${s.undelivered} undelivered`);
         if (last) statements = s.statements;
         service1.rate.push((EVENTS / r.ms) * 1000);
         service1.cpu.push(s.cpuMs / EVENTS);
@@ -525,18 +639,25 @@ async function partA(rows: string[][]): Promise<void> {
     }
     const ratio = median(service1.rate) / median(bare1.rate);
     rows.push([
-      `A1 deliveries, 1 listener (median of ${ROUNDS})`, `${EVENTS}`, fmt((EVENTS / median(service1.rate)) * 1000), fmt(median(service1.rate)),
+      `A1 deliveries, 1 listener (median of ${ROUNDS})`,
+      `${EVENTS}`,
+      fmt((EVENTS / median(service1.rate)) * 1000),
+      fmt(median(service1.rate)),
       `service CPU ${fmt(median(service1.cpu), 3)} ms/delivery; rounds service vs bare: ${perRound.join(', ')}`,
     ]);
     rows.push([
-      `A1 bare loop: sign + POST, keep-alive, ${PER_LISTENER_CONCURRENCY} at once (median of ${ROUNDS})`, `${EVENTS}`,
-      fmt((EVENTS / median(bare1.rate)) * 1000), fmt(median(bare1.rate)), `bare CPU ${fmt(median(bare1.cpu), 3)} ms/request; service/bare ratio ${fmt(ratio, 2)}`,
+      `A1 bare loop: sign + POST, keep-alive, ${PER_LISTENER_CONCURRENCY} at once (median of ${ROUNDS})`,
+      `${EVENTS}`,
+      fmt((EVENTS / median(bare1.rate)) * 1000),
+      fmt(median(bare1.rate)),
+      `bare CPU ${fmt(median(bare1.cpu), 3)} ms/request; service/bare ratio ${fmt(ratio, 2)}`,
     ]);
 
     if (COUNT_STATEMENTS) {
       const total = statements.reduce((a, [, n]) => a + n, 0);
       console.log(`\nstatements of the service in the last A1 round: ${fmt(total / EVENTS, 2)} per delivery`);
-      for (const [q, n] of statements.slice(0, 12)) console.log(`  ${fmt(n / EVENTS, 3).padStart(7)}  ${q.replace(/\s+/g, ' ').slice(0, 150)}`);
+      for (const [q, n] of statements.slice(0, 12))
+        console.log(`  ${fmt(n / EVENTS, 3).padStart(7)}  ${q.replace(/\s+/g, ' ').slice(0, 150)}`);
     }
     {
       const n = Math.round(EVENTS / 4);
@@ -549,7 +670,13 @@ async function partA(rows: string[][]): Promise<void> {
       const got = (await done).reduce((a, b) => a + b, 0);
       const ms = performance.now() - t0;
       const s = await service.call<{ cpuMs: number }>('stop');
-      rows.push(['A2 deliveries, 4 listeners × 1 event', `${got}/${n * 4}`, fmt(ms), fmt((got / ms) * 1000), `${n} events; service CPU ${fmt(s.cpuMs / (n * 4), 3)} ms/delivery`]);
+      rows.push([
+        'A2 deliveries, 4 listeners × 1 event',
+        `${got}/${n * 4}`,
+        fmt(ms),
+        fmt((got / ms) * 1000),
+        `${n} events; service CPU ${fmt(s.cpuMs / (n * 4), 3)} ms/delivery`,
+      ]);
     }
     {
       // A listener that never answers (10 s timeout) with a backlog, then a healthy listener's events.
@@ -569,7 +696,10 @@ async function partA(rows: string[][]): Promise<void> {
       await receiver.call('dropHanging');
       await service.call('stop');
       rows.push([
-        'A3 healthy listener next to a hanging one', `${got}/${fast}`, fmt(ms), fmt((got / ms) * 1000),
+        'A3 healthy listener next to a hanging one',
+        `${got}/${fast}`,
+        fmt(ms),
+        fmt((got / ms) * 1000),
         `hanging listener: ${backlog} queued, ${hung} attempts started (budget ${PER_LISTENER_CONCURRENCY}, 10 s timeout)`,
       ]);
     }
@@ -620,15 +750,37 @@ async function partB(rows: string[][]): Promise<void> {
           const start = base + i * 1000 + ((i * 7919) % 1000);
           const window = { start, end: start + 30 * MIN };
           meetings.push(meetingRow({ id, projectId, roomId, organizerId, start, end: window.end, now: seedNow }));
-          slots.push({ id, meeting_id: id, project_id: projectId, asset_id: roomId, occurrence_index: 0, start_at: start, end_at: window.end });
+          slots.push({
+            id,
+            meeting_id: id,
+            project_id: projectId,
+            asset_id: roomId,
+            occurrence_index: 0,
+            start_at: start,
+            end_at: window.end,
+          });
           // The rows timerWrites.schedule writes for planTimers' plan.
           for (const t of planTimers(window, mc, { allDay: false, now: seedNow })) {
-            timers.push({ id: newId(seedNow), meeting_id: id, kind: t.kind, due_at: t.dueAt, window_start: start, window_end: window.end, status: 'pending', created_at: seedNow, fired_at: null });
+            timers.push({
+              id: newId(seedNow),
+              meeting_id: id,
+              kind: t.kind,
+              due_at: t.dueAt,
+              window_start: start,
+              window_end: window.end,
+              status: 'pending',
+              created_at: seedNow,
+              fired_at: null,
+            });
           }
         }
         await trx.insertInto('meetings').values(meetings.map(storedMeeting)).execute();
         await trx.insertInto('meeting_slots').values(slots).execute();
-        for (let j = 0; j < timers.length; j += 2500) await trx.insertInto('timers').values(timers.slice(j, j + 2500)).execute();
+        for (let j = 0; j < timers.length; j += 2500)
+          await trx
+            .insertInto('timers')
+            .values(timers.slice(j, j + 2500))
+            .execute();
       }
     });
   }
@@ -645,7 +797,13 @@ async function partB(rows: string[][]): Promise<void> {
     return Number((await q.executeTakeFirstOrThrow()).n);
   };
   const totalTimers = await timerCount({});
-  rows.push([`B0 seed ${BOOKINGS} bookings`, `${totalTimers} timers`, fmt(seedMs), fmt((BOOKINGS / seedMs) * 1000), 'bookings/s, chunks of 500 rows, 5,000 per transaction, then ANALYZE']);
+  rows.push([
+    `B0 seed ${BOOKINGS} bookings`,
+    `${totalTimers} timers`,
+    fmt(seedMs),
+    fmt((BOOKINGS / seedMs) * 1000),
+    'bookings/s, chunks of 500 rows, 5,000 per transaction, then ANALYZE',
+  ]);
 
   // B1: the sandbox clock jumps; POST /ops/v1/clock answers once every step due by then is applied.
   const jump = async (label: string, to: number) => {
@@ -657,11 +815,24 @@ async function partB(rows: string[][]): Promise<void> {
     if (res.status !== 200) throw new Error(`clock move failed: ${JSON.stringify(res.body)}`);
     const fired = (await timerCount({ status: 'fired' })) - firedBefore;
     const left = await timerCount({ status: 'pending', dueBy: to });
-    rows.push([label, `${fired} applied of ${due} due`, fmt(ms), fmt((fired / ms) * 1000), `steps/s; ${left} left pending; ${fmt(ms / Math.max(1, due), 2)} ms per due row`]);
+    rows.push([
+      label,
+      `${fired} applied of ${due} due`,
+      fmt(ms),
+      fmt((fired / ms) * 1000),
+      `steps/s; ${left} left pending; ${fmt(ms / Math.max(1, due), 2)} ms per due row`,
+    ]);
   };
   /** The instant by which the next `n` pending rows are due. */
   const slice = async (n: number) => {
-    const row = await db.selectFrom('timers').select('due_at').where('status', '=', 'pending').orderBy('due_at').offset(n - 1).limit(1).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('timers')
+      .select('due_at')
+      .where('status', '=', 'pending')
+      .orderBy('due_at')
+      .offset(n - 1)
+      .limit(1)
+      .executeTakeFirstOrThrow();
     return Number(row.due_at);
   };
   await jump('B1 POST /ops/v1/clock, 1,000 rows due', await slice(1000));
@@ -683,7 +854,13 @@ async function partB(rows: string[][]): Promise<void> {
     while ((await timerCount({ status: 'pending', dueBy: to })) > 0 && performance.now() - t0 < 60_000) await sleep(20);
     const ms = performance.now() - t0;
     await lifecycleRunner.stop();
-    rows.push(['B2 background worker catches up a jump (2,000 rows due)', `${worker.samples.length} applied of ${due} due`, fmt(ms), fmt((worker.samples.length / ms) * 1000), 'steps/s, includes the wait for the first poll (1 s interval)']);
+    rows.push([
+      'B2 background worker catches up a jump (2,000 rows due)',
+      `${worker.samples.length} applied of ${due} due`,
+      fmt(ms),
+      fmt((worker.samples.length / ms) * 1000),
+      'steps/s, includes the wait for the first poll (1 s interval)',
+    ]);
   }
 
   // B3: steps fall due one by one (about 3 per second) while the worker polls every second.
@@ -700,8 +877,11 @@ async function partB(rows: string[][]): Promise<void> {
     await lifecycleRunner.stop();
     const late = worker.samples.filter((s) => s.dueAt > from).map((s) => s.appliedAt - s.dueAt);
     rows.push([
-      'B3 lateness, background worker (1 s poll)', `${late.length} steps in ${seconds} s`, fmt(performance.now() - t0),
-      '-', `lateness ms p50 ${fmt(pct(late, 0.5))} p95 ${fmt(pct(late, 0.95))} max ${fmt(Math.max(...late))}`,
+      'B3 lateness, background worker (1 s poll)',
+      `${late.length} steps in ${seconds} s`,
+      fmt(performance.now() - t0),
+      '-',
+      `lateness ms p50 ${fmt(pct(late, 0.5))} p95 ${fmt(pct(late, 0.95))} max ${fmt(Math.max(...late))}`,
     ]);
   }
 
@@ -710,7 +890,9 @@ async function partB(rows: string[][]): Promise<void> {
 
 async function main(): Promise<void> {
   const rows: string[][] = [];
-  console.log(`engine: ${process.env.BENCH_DATABASE_URL ? 'postgres' : 'sqlite'}; deliveries per run: ${EVENTS}; rounds: ${ROUNDS}; bookings: ${BOOKINGS}`);
+  console.log(
+    `engine: ${process.env.BENCH_DATABASE_URL ? 'postgres' : 'sqlite'}; deliveries per run: ${EVENTS}; rounds: ${ROUNDS}; bookings: ${BOOKINGS}`,
+  );
   if (PART.includes('A')) await partA(rows);
   if (PART.includes('B')) await partB(rows);
   console.log('\n| scenario | count | ms | per s | notes |');

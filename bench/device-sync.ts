@@ -35,7 +35,18 @@ const APP_SECRET = 'bench-partner-secret-0123456789abcdef0123';
 const CONCURRENCY = 8;
 
 function start(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, [...(process.env.BENCH_PROFILE_DIR && args[0] === 'src/main.ts' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []), '--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_PROFILE_DIR && args[0] === 'src/main.ts'
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+        : []),
+      '--import',
+      'tsx',
+      ...args,
+    ],
+    { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   return new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start: ${out}`)), 60_000);
@@ -65,7 +76,8 @@ function stop(child: ChildProcess): Promise<void> {
 let base = '';
 async function call(method: string, path: string, body?: unknown, token = OPS): Promise<any> {
   const res = await fetch(base + path, {
-    method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
@@ -79,20 +91,29 @@ function site(devices: number) {
     projects: [{ key: 'p', brand: 'b', name: 'Bench Tower', timezone: 'Asia/Bangkok', currency: 'THB' }],
     zones: [{ key: 'z', project: 'p', name: 'Z' }],
     floors: [{ key: 'f', zone: 'z', name: '1F' }],
-    accessGroups: [{ key: 'g', project: 'p', name: 'All doors',
-      devices: Array.from({ length: devices }, (_, i) => ({ key: `d${i}`, name: `Reader ${i}`, kind: 'face-card-reader' })) }],
+    accessGroups: [
+      {
+        key: 'g',
+        project: 'p',
+        name: 'All doors',
+        devices: Array.from({ length: devices }, (_, i) => ({ key: `d${i}`, name: `Reader ${i}`, kind: 'face-card-reader' })),
+      },
+    ],
     apps: [{ key: 'a', appId: APP_ID, appSecret: APP_SECRET, name: 'Bench partner', projects: ['p'], accessGroups: ['g'] }],
   };
 }
 
-const face = (i: number) => Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(4096, i % 251)]).toString('base64');
+const face = (i: number) =>
+  Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(4096, i % 251)]).toString('base64');
 const card = (n: number) => String(n).padStart(10, '0');
 
 async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
@@ -106,24 +127,48 @@ async function main(): Promise<void> {
       const gw = await start(['scripts/gateway-sim.ts'], { MQTT_URL, MQTT_TOPIC_PREFIX: prefix, LOG_LEVEL: 'info' }, /gateway-sim: online/);
       procs.push(gw.child);
     }
-    const svc = await start(['src/main.ts'], {
-      PORT: '0', HOST: '127.0.0.1', DEMO: '0', OPS_TOKEN: OPS, DATABASE_URL: process.env.BENCH_DATABASE_URL || join(dir, 'bench.sqlite'),
-      DEVICE_TRANSPORT: TRANSPORT, MQTT_URL, MQTT_TOPIC_PREFIX: prefix, PARTNER_RATE_LIMIT_PER_MINUTE: '10000000', LOG_LEVEL: 'warn',
-    }, /listening on (http:\/\/\S+)/);
+    const svc = await start(
+      ['src/main.ts'],
+      {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DEMO: '0',
+        OPS_TOKEN: OPS,
+        DATABASE_URL: process.env.BENCH_DATABASE_URL || join(dir, 'bench.sqlite'),
+        DEVICE_TRANSPORT: TRANSPORT,
+        MQTT_URL,
+        MQTT_TOPIC_PREFIX: prefix,
+        PARTNER_RATE_LIMIT_PER_MINUTE: '10000000',
+        LOG_LEVEL: 'warn',
+      },
+      /listening on (http:\/\/\S+)/,
+    );
     procs.push(svc.child);
     base = svc.match[1]!;
 
     await call('POST', '/ops/v1/apply', site(0));
-    const token = (await call('POST', '/auth/accessToken', { grant_type: 'app_credentials', app_id: APP_ID, app_secret: APP_SECRET }, '')).access_token as string;
+    const token = (await call('POST', '/auth/accessToken', { grant_type: 'app_credentials', app_id: APP_ID, app_secret: APP_SECRET }, ''))
+      .access_token as string;
 
     // A. from scratch
     let t = performance.now();
-    await pool(Array.from({ length: MEMBERS }, (_, i) => i), CONCURRENCY, async (i) => {
-      await call('PUT', `/partner/members/m${i}`, { firstName: `M${i}`, lastName: 'Bench' }, token);
-      await call('PUT', `/partner/members/m${i}/credentials`, {
-        cards: [{ cardNo: card(1_000_000 + 2 * i) }, { cardNo: card(1_000_001 + 2 * i) }], face: face(i), faceConsentAt: '2026-01-01T00:00:00Z',
-      }, token);
-    });
+    await pool(
+      Array.from({ length: MEMBERS }, (_, i) => i),
+      CONCURRENCY,
+      async (i) => {
+        await call('PUT', `/partner/members/m${i}`, { firstName: `M${i}`, lastName: 'Bench' }, token);
+        await call(
+          'PUT',
+          `/partner/members/m${i}/credentials`,
+          {
+            cards: [{ cardNo: card(1_000_000 + 2 * i) }, { cardNo: card(1_000_001 + 2 * i) }],
+            face: face(i),
+            faceConsentAt: '2026-01-01T00:00:00Z',
+          },
+          token,
+        );
+      },
+    );
     const provisionMs = performance.now() - t;
 
     t = performance.now();
@@ -170,11 +215,13 @@ async function main(): Promise<void> {
       await call('PUT', `/partner/members/m${i}/credentials`, { cards: [{ cardNo }] }, token);
       const pendingDevices = new Set(deviceIds);
       while (pendingDevices.size) {
-        await Promise.all([...pendingDevices].map(async (id) => {
-          const v = await call('GET', `/ops/v1/devices/${id}`);
-          const e = v.data.enrollments.find((x: any) => x.memberId === memberId);
-          if (e && e.cardNos.length === 1 && e.cardNos[0] === cardNo) pendingDevices.delete(id);
-        }));
+        await Promise.all(
+          [...pendingDevices].map(async (id) => {
+            const v = await call('GET', `/ops/v1/devices/${id}`);
+            const e = v.data.enrollments.find((x: any) => x.memberId === memberId);
+            if (e && e.cardNos.length === 1 && e.cardNos[0] === cardNo) pendingDevices.delete(id);
+          }),
+        );
         if (pendingDevices.size) await new Promise((r) => setTimeout(r, 10));
       }
       latencies.push(performance.now() - t0);
@@ -183,9 +230,15 @@ async function main(): Promise<void> {
 
     const enrollments = MEMBERS * DEVICES;
     console.log(`device sync, ${TRANSPORT} transport, ${MEMBERS} members × ${DEVICES} devices`);
-    console.log(`  provisioning (2 PUTs per member, ${CONCURRENCY} at a time): ${(provisionMs / 1000).toFixed(1)} s, ${(MEMBERS / (provisionMs / 1000)).toFixed(0)} members/s`);
-    console.log(`  A. from scratch, apply → every device holds every member: ${(scratchMs / 1000).toFixed(2)} s (${(enrollments / (scratchMs / 1000)).toFixed(0)} enrollments/s)`);
-    console.log(`  B. credentials PUT → acknowledged by the last of ${DEVICES} devices, ${ROUNDS} rounds: median ${quantile(latencies, 0.5).toFixed(0)} ms, p95 ${quantile(latencies, 0.95).toFixed(0)} ms`);
+    console.log(
+      `  provisioning (2 PUTs per member, ${CONCURRENCY} at a time): ${(provisionMs / 1000).toFixed(1)} s, ${(MEMBERS / (provisionMs / 1000)).toFixed(0)} members/s`,
+    );
+    console.log(
+      `  A. from scratch, apply → every device holds every member: ${(scratchMs / 1000).toFixed(2)} s (${(enrollments / (scratchMs / 1000)).toFixed(0)} enrollments/s)`,
+    );
+    console.log(
+      `  B. credentials PUT → acknowledged by the last of ${DEVICES} devices, ${ROUNDS} rounds: median ${quantile(latencies, 0.5).toFixed(0)} ms, p95 ${quantile(latencies, 0.95).toFixed(0)} ms`,
+    );
   } finally {
     for (const p of procs.reverse()) await stop(p);
     rmSync(dir, { recursive: true, force: true });

@@ -42,7 +42,10 @@ try {
   const started = performance.now();
   for (;;) {
     if (performance.now() - started > 60_000) throw new Error('the service did not become ready within 60 s');
-    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     await sleep(100);
   }

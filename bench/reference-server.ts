@@ -140,7 +140,11 @@ const minutesOf = (hms: string) => {
 };
 
 class Refusal extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -149,7 +153,8 @@ class Refusal extends Error {
 function ruleProblems(cfg: RoomConfig, start: number, end: number, now: number, tz: string): string[] {
   const problems: string[] = [];
   const minutes = (end - start) / MINUTE;
-  if (cfg.maxDurationMinutes && minutes > cfg.maxDurationMinutes) problems.push(`A booking may last at most ${cfg.maxDurationMinutes} minutes`);
+  if (cfg.maxDurationMinutes && minutes > cfg.maxDurationMinutes)
+    problems.push(`A booking may last at most ${cfg.maxDurationMinutes} minutes`);
   const lead = cfg.minimumLeadTime ?? {};
   const leadMs = ((lead.days ?? 0) * 1440 + (lead.hours ?? 0) * 60 + (lead.minutes ?? 0)) * MINUTE;
   if (start < now + leadMs) problems.push('This room must be booked in advance');
@@ -162,18 +167,22 @@ function ruleProblems(cfg: RoomConfig, start: number, end: number, now: number, 
   const from = s.hour * 60 + s.minute;
   const to = e.hasSame(s, 'day') ? e.hour * 60 + e.minute : e.diff(s.startOf('day'), 'minutes').minutes;
   if (!day?.availableTime) problems.push('The room is closed on that day');
-  else if (from < minutesOf(day.availableTime.start) || to > minutesOf(day.availableTime.end)) problems.push('The booking is outside opening hours');
-  for (const b of day?.breakTimes ?? []) if (from < minutesOf(b.end) && minutesOf(b.start) < to) problems.push('The booking overlaps a break');
+  else if (from < minutesOf(day.availableTime.start) || to > minutesOf(day.availableTime.end))
+    problems.push('The booking is outside opening hours');
+  for (const b of day?.breakTimes ?? [])
+    if (from < minutesOf(b.end) && minutesOf(b.start) < to) problems.push('The booking overlaps a break');
   return problems;
 }
 
 function planTimers(cfg: RoomConfig, start: number, end: number, now: number): { kind: string; dueAt: number }[] {
   const mc = { ...MEETING_DEFAULTS, ...(cfg.meetingConfig ?? {}) };
   const out: { kind: string; dueAt: number }[] = [];
-  if (mc.preStartMinutes >= 0 && start - mc.preStartMinutes * MINUTE >= now) out.push({ kind: 'reminder', dueAt: start - mc.preStartMinutes * MINUTE });
+  if (mc.preStartMinutes >= 0 && start - mc.preStartMinutes * MINUTE >= now)
+    out.push({ kind: 'reminder', dueAt: start - mc.preStartMinutes * MINUTE });
   if (mc.postStartExpireMinutes === 0) out.push({ kind: 'auto-check-in', dueAt: start });
   else if (mc.postStartExpireMinutes > 0) {
-    if (mc.postStartWarnMinutes >= 0 && mc.postStartWarnMinutes < mc.postStartExpireMinutes) out.push({ kind: 'no-show-warning', dueAt: start + mc.postStartWarnMinutes * MINUTE });
+    if (mc.postStartWarnMinutes >= 0 && mc.postStartWarnMinutes < mc.postStartExpireMinutes)
+      out.push({ kind: 'no-show-warning', dueAt: start + mc.postStartWarnMinutes * MINUTE });
     out.push({ kind: 'no-show-cancel', dueAt: start + mc.postStartExpireMinutes * MINUTE });
   }
   if (mc.preEndMinutes >= 0) out.push({ kind: 'ending-soon', dueAt: Math.max(start, end - mc.preEndMinutes * MINUTE) });
@@ -235,7 +244,12 @@ interface CreateInput {
 function seed(db: Database.Database) {
   const now = Date.now();
   const projectId = newId(now);
-  db.prepare('insert into projects (id, name, timezone, default_cleanup_minutes) values (?, ?, ?, ?)').run(projectId, 'Reference Tower', TZ, 10);
+  db.prepare('insert into projects (id, name, timezone, default_cleanup_minutes) values (?, ?, ?, ?)').run(
+    projectId,
+    'Reference Tower',
+    TZ,
+    10,
+  );
   const floors = Array.from({ length: 10 }, (_, i) => {
     const id = newId(now);
     db.prepare('insert into floors (id, project_id, name) values (?, ?, ?)').run(id, projectId, `${i + 1}F`);
@@ -247,7 +261,9 @@ function seed(db: Database.Database) {
     maxAdvanceBookingDays: 365,
     maxDurationMinutes: 480,
   };
-  const insertRoom = db.prepare('insert into rooms (id, project_id, floor_id, name, status, is_public, cleanup_minutes, config) values (?, ?, ?, ?, ?, ?, ?, ?)');
+  const insertRoom = db.prepare(
+    'insert into rooms (id, project_id, floor_id, name, status, is_public, cleanup_minutes, config) values (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
   const roomIds = Array.from({ length: ROOMS }, (_, i) => {
     const id = newId(now);
     insertRoom.run(id, projectId, floors[i % floors.length], `Room ${i}`, 'active', 1, 15, JSON.stringify(config));
@@ -259,13 +275,27 @@ function seed(db: Database.Database) {
   db.prepare('insert into users (id, email, name, profile_name) values (?, ?, ?, ?)').run(userId, null, 'Bench', null);
   const appId = newId(now);
   db.prepare('insert into apps (id, env, client_id, service_user_id) values (?, ?, ?, ?)').run(appId, ENV, 'bench-app', userId);
-  db.prepare('insert into app_projects (app_id, project_id, permissions) values (?, ?, ?)').run(appId, projectId, JSON.stringify(['MEETING_UPDATE']));
-  db.prepare('insert into webhooks (id, project_id, url, events, enabled) values (?, ?, ?, ?, 1)')
-    .run(newId(now), projectId, 'http://127.0.0.1:9/hook', JSON.stringify(['ROOM_BOOK']));
+  db.prepare('insert into app_projects (app_id, project_id, permissions) values (?, ?, ?)').run(
+    appId,
+    projectId,
+    JSON.stringify(['MEETING_UPDATE']),
+  );
+  db.prepare('insert into webhooks (id, project_id, url, events, enabled) values (?, ?, ?, ?, 1)').run(
+    newId(now),
+    projectId,
+    'http://127.0.0.1:9/hook',
+    JSON.stringify(['ROOM_BOOK']),
+  );
   const tokenId = newId(now);
   const secret = randomBytes(32).toString('base64url');
-  db.prepare('insert into tokens (id, app_id, secret_hash, env, created_at, expires_at) values (?, ?, ?, ?, ?, ?)')
-    .run(tokenId, appId, sha256Hex(secret), ENV, now, now + 86_400_000);
+  db.prepare('insert into tokens (id, app_id, secret_hash, env, created_at, expires_at) values (?, ?, ?, ?, ?, ?)').run(
+    tokenId,
+    appId,
+    sha256Hex(secret),
+    ENV,
+    now,
+    now + 86_400_000,
+  );
   return { projectId, roomIds, contendedRoomId, token: `kat_${tokenId}_${secret}` };
 }
 
@@ -280,8 +310,22 @@ async function main(): Promise<void> {
   const seeded = db.transaction(seed).immediate(db);
 
   const q = {
-    token: db.prepare<[string], { secret_hash: string; env: string; expires_at: number; revoked_at: number | null; app_id: string; client_id: string;
-      service_user_id: string; user_name: string; user_email: string | null; project_id: string | null; permissions: string | null }>(`
+    token: db.prepare<
+      [string],
+      {
+        secret_hash: string;
+        env: string;
+        expires_at: number;
+        revoked_at: number | null;
+        app_id: string;
+        client_id: string;
+        service_user_id: string;
+        user_name: string;
+        user_email: string | null;
+        project_id: string | null;
+        permissions: string | null;
+      }
+    >(`
       select t.secret_hash, t.env, t.expires_at, t.revoked_at, a.id as app_id, a.client_id, a.service_user_id,
              u.name as user_name, u.email as user_email, ap.project_id, ap.permissions
       from tokens t join apps a on a.id = t.app_id left join users u on u.id = a.service_user_id
@@ -296,18 +340,23 @@ async function main(): Promise<void> {
       select booking_id, start_at, end_at from slots
       where asset_id = ? and start_at < ? and start_at > ? - (select max_hold_ms from projects where id = ?) and end_at > ?
       order by start_at`),
-    insertBooking: db.prepare(`insert into bookings (id, project_id, asset_kind, asset_id, room_id, title, body, start_at, end_at, booked_end_at,
+    insertBooking:
+      db.prepare(`insert into bookings (id, project_id, asset_kind, asset_id, room_id, title, body, start_at, end_at, booked_end_at,
       span_end_at, all_day, status, pin_enc, pin_failures, organizer_user_id, organizer, attendees, app_id, billing_summaries, created_at, updated_at)
       values (?, ?, 'room', ?, ?, ?, ?, ?, ?, ?, ?, 0, 'active', ?, 0, ?, ?, '[]', ?, '[]', ?, ?)`),
-    insertSlot: db.prepare('insert into slots (id, booking_id, project_id, asset_id, occurrence_index, start_at, end_at) values (?, ?, ?, ?, 0, ?, ?)'),
+    insertSlot: db.prepare(
+      'insert into slots (id, booking_id, project_id, asset_id, occurrence_index, start_at, end_at) values (?, ?, ?, ?, 0, ?, ?)',
+    ),
     raiseHold: db.prepare('update projects set max_hold_ms = ? where id = ? and max_hold_ms < ?'),
-    insertHistory: db.prepare(`insert into histories (id, booking_id, seq, action, at, by, source, source_detail, status_before, new_start_at, new_end_at)
+    insertHistory:
+      db.prepare(`insert into histories (id, booking_id, seq, action, at, by, source, source_detail, status_before, new_start_at, new_end_at)
       values (?, ?, 1, 'create', ?, ?, 'partner', ?, null, ?, ?)`),
     insertTimer: db.prepare(`insert into timers (id, booking_id, kind, due_at, window_start, window_end, status, created_at)
       values (?, ?, ?, ?, ?, ?, 'pending', ?)`),
     insertEvent: db.prepare('insert into events (id, project_id, booking_id, type, occurred_at, data) values (?, ?, ?, ?, ?, ?)'),
     listeners: db.prepare<[string], { id: string; events: string }>('select id, events from webhooks where project_id = ? and enabled = 1'),
-    insertDelivery: db.prepare(`insert into deliveries (id, event_id, webhook_id, type, body, status, attempts, next_attempt_at, created_at, updated_at)
+    insertDelivery:
+      db.prepare(`insert into deliveries (id, event_id, webhook_id, type, body, status, attempts, next_attempt_at, created_at, updated_at)
       values (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
     slotCount: db.prepare<[string], { n: number }>('select count(*) as n from slots where asset_id = ?'),
   };
@@ -322,52 +371,117 @@ async function main(): Promise<void> {
     if (!t || !timingSafeEqual(Buffer.from(t.secret_hash), Buffer.from(sha256Hex(m[2])))) throw unauthorized();
     if (t.env !== ENV || t.revoked_at !== null || t.expires_at <= Date.now()) throw unauthorized();
     const projects = new Map<string, string[] | null>();
-    for (const r of rows) if (r.project_id) projects.set(r.project_id, r.permissions === null ? null : (JSON.parse(r.permissions) as string[]));
+    for (const r of rows)
+      if (r.project_id) projects.set(r.project_id, r.permissions === null ? null : (JSON.parse(r.permissions) as string[]));
     return { appId: t.app_id, clientId: t.client_id, userId: t.service_user_id, userName: t.user_name, userEmail: t.user_email, projects };
   }
 
-  const create = db.transaction((p: Principal, room: RoomRow, input: CreateInput, w: { start: number; end: number }, cfg: RoomConfig, now: number) => {
-    // The overlap check, including the cleaning time after every booking.
-    const cleanupMs = (room.cleanup_minutes ?? room.default_cleanup_minutes) * MINUTE;
-    const holds = q.holds.all(room.id, w.end + cleanupMs, w.start - cleanupMs, room.project_id, w.start - cleanupMs);
-    const holdEnd = w.end + cleanupMs;
-    const clash = holds.find((b) => b.start_at < holdEnd && w.start < b.end_at + cleanupMs);
-    if (clash) {
-      throw new Refusal(409, 'KS012', `The room is booked ${DateTime.fromMillis(clash.start_at, { zone: room.timezone }).toFormat('yyyy-MM-dd HH:mm')}–` +
-        `${hm(clash.end_at, room.timezone)} and held for cleaning until ${hm(clash.end_at + cleanupMs, room.timezone)} (${room.timezone})`);
-    }
-    const id = newId(now);
-    const pin = String(randomInt(0, 1_000_000)).padStart(6, '0');
-    const organizer = { email: p.userEmail, name: p.userName, displayName: p.userName, checkInAt: null, checkOutAt: null };
-    q.insertBooking.run(id, room.project_id, room.id, room.id, input.title ?? '', input.body ?? '', w.start, w.end, w.end, w.end, seal(pin),
-      p.userId, JSON.stringify(organizer), p.appId, now, now);
-    q.insertSlot.run(id, id, room.project_id, room.id, w.start, w.end);
-    if (w.end - w.start > room.max_hold_ms) q.raiseHold.run(w.end - w.start, room.project_id, w.end - w.start);
-    const historyId = newId(now);
-    q.insertHistory.run(historyId, id, now, p.userId, p.clientId, w.start, w.end);
-    for (const t of planTimers(cfg, w.start, w.end, now)) q.insertTimer.run(newId(now), id, t.kind, t.dueAt, w.start, w.end, now);
-    const data = {
-      projectId: room.project_id, userId: p.userId, timestamp: iso(now), roomName: room.name, floorName: room.floor_name ?? '',
-      bookingDate: iso(w.start), startTime: hm(w.start, room.timezone), endTime: hm(w.end, room.timezone), userName: p.userName,
-      ...(p.userEmail ? { userEmail: p.userEmail } : {}),
-    };
-    const eventId = newId(now);
-    q.insertEvent.run(eventId, room.project_id, id, 'ROOM_BOOK', now, JSON.stringify(data));
-    for (const l of q.listeners.all(room.project_id)) {
-      if (!(JSON.parse(l.events) as string[]).includes('ROOM_BOOK')) continue;
-      const deliveryId = `whk_${randomUUID()}`;
-      const body = JSON.stringify({ id: deliveryId, type: 'ROOM_BOOK', version: 1, occurredAt: iso(now), projectId: room.project_id, data });
-      q.insertDelivery.run(deliveryId, eventId, l.id, 'ROOM_BOOK', body, now, now, now);
-    }
-    return {
-      _id: id, status: 'active', projectId: room.project_id, title: input.title ?? '', body: input.body ?? '',
-      startDateTime: iso(w.start), endDateTime: iso(w.end), allDay: false,
-      organizer: { userId: p.userId, email: p.userEmail ?? '', name: p.userName, displayName: p.userName, checkInDateTime: null, checkOutDateTime: null },
-      attendees: [], billingSummaries: [],
-      histories: [{ action: 'create', at: iso(now), by: p.userId, source: 'partner', sourceDetail: p.clientId, newStartDateTime: iso(w.start), newEndDateTime: iso(w.end) }],
-      createdAt: iso(now), updatedAt: iso(now), meetingRoomId: room.id, meetingRoomName: room.name, pinCode: pin,
-    };
-  });
+  const create = db.transaction(
+    (p: Principal, room: RoomRow, input: CreateInput, w: { start: number; end: number }, cfg: RoomConfig, now: number) => {
+      // The overlap check, including the cleaning time after every booking.
+      const cleanupMs = (room.cleanup_minutes ?? room.default_cleanup_minutes) * MINUTE;
+      const holds = q.holds.all(room.id, w.end + cleanupMs, w.start - cleanupMs, room.project_id, w.start - cleanupMs);
+      const holdEnd = w.end + cleanupMs;
+      const clash = holds.find((b) => b.start_at < holdEnd && w.start < b.end_at + cleanupMs);
+      if (clash) {
+        throw new Refusal(
+          409,
+          'KS012',
+          `The room is booked ${DateTime.fromMillis(clash.start_at, { zone: room.timezone }).toFormat('yyyy-MM-dd HH:mm')}–` +
+            `${hm(clash.end_at, room.timezone)} and held for cleaning until ${hm(clash.end_at + cleanupMs, room.timezone)} (${room.timezone})`,
+        );
+      }
+      const id = newId(now);
+      const pin = String(randomInt(0, 1_000_000)).padStart(6, '0');
+      const organizer = { email: p.userEmail, name: p.userName, displayName: p.userName, checkInAt: null, checkOutAt: null };
+      q.insertBooking.run(
+        id,
+        room.project_id,
+        room.id,
+        room.id,
+        input.title ?? '',
+        input.body ?? '',
+        w.start,
+        w.end,
+        w.end,
+        w.end,
+        seal(pin),
+        p.userId,
+        JSON.stringify(organizer),
+        p.appId,
+        now,
+        now,
+      );
+      q.insertSlot.run(id, id, room.project_id, room.id, w.start, w.end);
+      if (w.end - w.start > room.max_hold_ms) q.raiseHold.run(w.end - w.start, room.project_id, w.end - w.start);
+      const historyId = newId(now);
+      q.insertHistory.run(historyId, id, now, p.userId, p.clientId, w.start, w.end);
+      for (const t of planTimers(cfg, w.start, w.end, now)) q.insertTimer.run(newId(now), id, t.kind, t.dueAt, w.start, w.end, now);
+      const data = {
+        projectId: room.project_id,
+        userId: p.userId,
+        timestamp: iso(now),
+        roomName: room.name,
+        floorName: room.floor_name ?? '',
+        bookingDate: iso(w.start),
+        startTime: hm(w.start, room.timezone),
+        endTime: hm(w.end, room.timezone),
+        userName: p.userName,
+        ...(p.userEmail ? { userEmail: p.userEmail } : {}),
+      };
+      const eventId = newId(now);
+      q.insertEvent.run(eventId, room.project_id, id, 'ROOM_BOOK', now, JSON.stringify(data));
+      for (const l of q.listeners.all(room.project_id)) {
+        if (!(JSON.parse(l.events) as string[]).includes('ROOM_BOOK')) continue;
+        const deliveryId = `whk_${randomUUID()}`;
+        const body = JSON.stringify({
+          id: deliveryId,
+          type: 'ROOM_BOOK',
+          version: 1,
+          occurredAt: iso(now),
+          projectId: room.project_id,
+          data,
+        });
+        q.insertDelivery.run(deliveryId, eventId, l.id, 'ROOM_BOOK', body, now, now, now);
+      }
+      return {
+        _id: id,
+        status: 'active',
+        projectId: room.project_id,
+        title: input.title ?? '',
+        body: input.body ?? '',
+        startDateTime: iso(w.start),
+        endDateTime: iso(w.end),
+        allDay: false,
+        organizer: {
+          userId: p.userId,
+          email: p.userEmail ?? '',
+          name: p.userName,
+          displayName: p.userName,
+          checkInDateTime: null,
+          checkOutDateTime: null,
+        },
+        attendees: [],
+        billingSummaries: [],
+        histories: [
+          {
+            action: 'create',
+            at: iso(now),
+            by: p.userId,
+            source: 'partner',
+            sourceDetail: p.clientId,
+            newStartDateTime: iso(w.start),
+            newEndDateTime: iso(w.end),
+          },
+        ],
+        createdAt: iso(now),
+        updatedAt: iso(now),
+        meetingRoomId: room.id,
+        meetingRoomName: room.name,
+        pinCode: pin,
+      };
+    },
+  );
 
   const app = Fastify({ logger: false });
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown[] }, _req, reply: FastifyReply) => {
@@ -379,8 +493,15 @@ async function main(): Promise<void> {
   app.get('/whoami', async (req) => {
     const p = authenticate(req);
     return {
-      code: 'KS000', success: true, message: 'Success',
-      data: { kind: 'app', appId: p.clientId, userId: null, projects: [...p.projects].map(([projectId, perms]) => ({ projectId, permissions: [...(perms ?? [])].sort() })) },
+      code: 'KS000',
+      success: true,
+      message: 'Success',
+      data: {
+        kind: 'app',
+        appId: p.clientId,
+        userId: null,
+        projects: [...p.projects].map(([projectId, perms]) => ({ projectId, permissions: [...(perms ?? [])].sort() })),
+      },
     };
   });
 
@@ -390,9 +511,13 @@ async function main(): Promise<void> {
     const room = q.room.get(input.meetingRoomId);
     if (!room || !p.projects.has(room.project_id)) throw new Refusal(404, 'KS005', 'Meeting room not found');
     if (room.status === 'inactive') throw new Refusal(409, 'MEETING_006', 'This room is inactive and cannot be booked');
-    if (room.is_public !== 1 && p.projects.get(room.project_id) === null) throw new Refusal(403, 'KS003', 'This room is private to the members of its project');
+    if (room.is_public !== 1 && p.projects.get(room.project_id) === null)
+      throw new Refusal(403, 'KS003', 'This room is private to the members of its project');
     const cfg = JSON.parse(room.config) as RoomConfig;
-    const w = { start: Math.floor(Date.parse(input.startDateTime) / MINUTE) * MINUTE, end: Math.floor(Date.parse(input.endDateTime) / MINUTE) * MINUTE };
+    const w = {
+      start: Math.floor(Date.parse(input.startDateTime) / MINUTE) * MINUTE,
+      end: Math.floor(Date.parse(input.endDateTime) / MINUTE) * MINUTE,
+    };
     if (!(w.end > w.start)) throw new Refusal(400, 'KS001', 'body.endDateTime must be after body.startDateTime');
     const now = Date.now();
     const problems = ruleProblems(cfg, w.start, w.end, now, room.timezone);

@@ -76,8 +76,13 @@ const APP_SECRET = 'bench-secret-0123456789abcdef0123456789';
 /** Each asset's own rectangle on its floor plan. */
 function outline(i: number) {
   const x = (i % 8) * 12 + 2;
-  const y = Math.floor(i / 8) % 8 * 12 + 2;
-  return [{ xPct: x, yPct: y }, { xPct: x + 10, yPct: y }, { xPct: x + 10, yPct: y + 10 }, { xPct: x, yPct: y + 10 }];
+  const y = (Math.floor(i / 8) % 8) * 12 + 2;
+  return [
+    { xPct: x, yPct: y },
+    { xPct: x + 10, yPct: y },
+    { xPct: x + 10, yPct: y + 10 },
+    { xPct: x, yPct: y + 10 },
+  ];
 }
 
 interface GenRoom {
@@ -135,11 +140,19 @@ function generateSite() {
     projects: [{ key: 'p', brand: 'b', name: 'Bench Tower', timezone: 'Asia/Bangkok', currency: 'THB', defaultCleanupMinutes: 10 }],
     zones,
     floors,
-    users: [{ key: 'organizer', email: 'organizer@bench.example', name: 'Bench Organizer', memberships: [{ project: 'p', role: 'member' }] }],
-    apps: [{
-      key: 'app', appId: 'bench-search-app', appSecret: APP_SECRET, name: 'Bench search',
-      projects: ['p'], projectRoles: [{ project: 'p', permissions: ['MEETING_UPDATE'] }],
-    }],
+    users: [
+      { key: 'organizer', email: 'organizer@bench.example', name: 'Bench Organizer', memberships: [{ project: 'p', role: 'member' }] },
+    ],
+    apps: [
+      {
+        key: 'app',
+        appId: 'bench-search-app',
+        appSecret: APP_SECRET,
+        name: 'Bench search',
+        projects: ['p'],
+        projectRoles: [{ project: 'p', permissions: ['MEETING_UPDATE'] }],
+      },
+    ],
   };
   return { base, rooms, desks };
 }
@@ -247,15 +260,25 @@ export async function seedSearchSite(svc: SeedTarget, log: (line: string) => voi
   const appDbId = idsByKind.apps.app;
   log(`apply: ${batches} document(s) in ${fmtMs(performance.now() - tApply)}`);
 
-  const existing = await db.selectFrom('meetings').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
-  if (Number(existing.n) > 0) throw new Error(`the database already holds ${existing.n} bookings of the bench project; give BENCH_DATABASE_URL an empty database`);
+  const existing = await db
+    .selectFrom('meetings')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('project_id', '=', projectId)
+    .executeTakeFirstOrThrow();
+  if (Number(existing.n) > 0)
+    throw new Error(`the database already holds ${existing.n} bookings of the bench project; give BENCH_DATABASE_URL an empty database`);
 
   // 2. Bookings straight through the repository, in a few big transactions.
   const tSeed = performance.now();
   const now = svc.services.clock.now();
   const today = localDay(now);
   const assets: BenchAsset[] = [
-    ...rooms.map((r) => ({ id: idsByKind.rooms[r.key], kind: 'room' as const, withBreak: r.withBreak, gapMinutes: (r.doc.cleanupMinutes as number | undefined) ?? 10 })),
+    ...rooms.map((r) => ({
+      id: idsByKind.rooms[r.key],
+      kind: 'room' as const,
+      withBreak: r.withBreak,
+      gapMinutes: (r.doc.cleanupMinutes as number | undefined) ?? 10,
+    })),
     ...desks.map((d) => ({ id: idsByKind.desks[d.key], kind: 'desk' as const, withBreak: false, gapMinutes: 10 })),
   ];
   // Rooms are busier than desks: 60% of the bookings go to rooms.
@@ -272,15 +295,45 @@ export async function seedSearchSite(svc: SeedTarget, log: (line: string) => voi
       const id = newId(now);
       rows.push({
         meeting: {
-          id, project_id: projectId, asset_kind: a.kind, asset_id: a.id,
-          room_id: a.kind === 'room' ? a.id : null, desk_id: a.kind === 'desk' ? a.id : null,
-          title: `Bench ${a.kind} booking`, body: '', start_at: b.start, end_at: b.end, booked_end_at: b.end, span_end_at: b.end,
-          all_day: false, time_period: null, status: 'active', pin_enc: pinEnc, organizer_user_id: organizerId,
-          organizer: {} as NewMeeting['organizer'], attendees: [], app_id: appDbId, booked_via: 'api', booked_by_user_id: null,
-          payment: null, payment_due_at: null, billing_summaries: [], recurrence: null, cancel_reason: null,
-          created_at: now, updated_at: now,
+          id,
+          project_id: projectId,
+          asset_kind: a.kind,
+          asset_id: a.id,
+          room_id: a.kind === 'room' ? a.id : null,
+          desk_id: a.kind === 'desk' ? a.id : null,
+          title: `Bench ${a.kind} booking`,
+          body: '',
+          start_at: b.start,
+          end_at: b.end,
+          booked_end_at: b.end,
+          span_end_at: b.end,
+          all_day: false,
+          time_period: null,
+          status: 'active',
+          pin_enc: pinEnc,
+          organizer_user_id: organizerId,
+          organizer: {} as NewMeeting['organizer'],
+          attendees: [],
+          app_id: appDbId,
+          booked_via: 'api',
+          booked_by_user_id: null,
+          payment: null,
+          payment_due_at: null,
+          billing_summaries: [],
+          recurrence: null,
+          cancel_reason: null,
+          created_at: now,
+          updated_at: now,
         },
-        slot: { id: newId(now), meeting_id: id, project_id: projectId, asset_id: a.id, occurrence_index: 0, start_at: b.start, end_at: b.end },
+        slot: {
+          id: newId(now),
+          meeting_id: id,
+          project_id: projectId,
+          asset_id: a.id,
+          occurrence_index: 0,
+          start_at: b.start,
+          end_at: b.end,
+        },
       });
     }
   });
@@ -295,7 +348,11 @@ export async function seedSearchSite(svc: SeedTarget, log: (line: string) => voi
   if (engine === 'postgres') await sql`analyze`.execute(db);
   log(`bookings: ${rows.length} inserted in ${TX_COUNT} transactions in ${fmtMs(performance.now() - tSeed)}`);
 
-  const token = await svc.call('POST', '/auth/accessToken', { grant_type: 'app_credentials', app_id: 'bench-search-app', app_secret: APP_SECRET });
+  const token = await svc.call('POST', '/auth/accessToken', {
+    grant_type: 'app_credentials',
+    app_id: 'bench-search-app',
+    app_secret: APP_SECRET,
+  });
   if (!token.body.access_token) throw new Error(`token failed: ${JSON.stringify(token.body)}`);
   return {
     projectId,

@@ -26,8 +26,20 @@
 import { requestMix } from './search-site.js';
 import { benchEngines } from './lib/databases.js';
 import {
-  SETTINGS, environmentLine, interleavedRounds, loadAverageNow, median, printRatios, printRuns, printSummary, ratio, round2, round3, runBench,
-  summarize, type Subject,
+  SETTINGS,
+  environmentLine,
+  interleavedRounds,
+  loadAverageNow,
+  median,
+  printRatios,
+  printRuns,
+  printSummary,
+  ratio,
+  round2,
+  round3,
+  runBench,
+  summarize,
+  type Subject,
 } from './lib/harness.js';
 import { startBare, startLoad, startService } from './lib/subjects.js';
 
@@ -87,8 +99,8 @@ await runBench(async (ctx) => {
   }
   console.log(
     `room search returns on average ${Math.round(stats.rooms / stats.requests)} rooms (${Math.round(stats.unbookable / stats.requests)} of them flagged unbookable); ` +
-    `desk search matches on average ${Math.round(stats.desksTotal / stats.requests)} desks (page of 50); ` +
-    `room search response ${(stats.roomBytes / stats.requests / 1e6).toFixed(2)} MB`,
+      `desk search matches on average ${Math.round(stats.desksTotal / stats.requests)} desks (page of 50); ` +
+      `room search response ${(stats.roomBytes / stats.requests / 1e6).toFixed(2)} MB`,
   );
 
   // 1. Sequential latency, in rounds alternating the order of the routes.
@@ -112,14 +124,20 @@ await runBench(async (ctx) => {
       }
       const cpu1 = await r.server.cpu();
       samples.get(r.key)!.push(...xs);
-      perRound.push({ round, key: r.key, p: percentiles(xs), cpu: round3((cpu1.user - cpu0.user + cpu1.system - cpu0.system) / 1000 / SAMPLES) });
+      perRound.push({
+        round,
+        key: r.key,
+        p: percentiles(xs),
+        cpu: round3((cpu1.user - cpu0.user + cpu1.system - cpu0.system) / 1000 / SAMPLES),
+      });
     }
   }
   const labelOf = (key: string) => routes.find((r) => r.key === key)?.label ?? key;
   console.log(`\n1. sequential latency, ${SAMPLES} requests per route and round, ${SETTINGS.rounds} rounds (${engine})\n`);
   console.log('| round | route | min ms | p50 ms | p95 ms | p99 ms | server CPU ms/req |');
   console.log('|---:|---|---:|---:|---:|---:|---:|');
-  for (const r of perRound) console.log(`| ${r.round} | ${labelOf(r.key)} | ${r.p.min} | ${r.p.p50} | ${r.p.p95} | ${r.p.p99} | ${r.cpu} |`);
+  for (const r of perRound)
+    console.log(`| ${r.round} | ${labelOf(r.key)} | ${r.p.min} | ${r.p.p50} | ${r.p.p95} | ${r.p.p99} | ${r.cpu} |`);
   console.log(`\nall rounds together (${SAMPLES * SETTINGS.rounds} requests per route), and the median of the rounds' p95\n`);
   console.log('| route | p50 ms | p95 ms | p99 ms | median p95 of the rounds | median server CPU ms/req | p50 / bare | p95 / bare |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
@@ -128,12 +146,16 @@ await runBench(async (ctx) => {
   for (const r of routes) {
     const p = pooled.get(r.key)!;
     const mine = perRound.filter((x) => x.key === r.key);
-    console.log(`| ${r.label} | ${p.p50} | ${p.p95} | ${p.p99} | ${round2(median(mine.map((x) => x.p.p95)))} | ${round3(median(mine.map((x) => x.cpu)))} | ` +
-      `${(p.p50 / bareP.p50).toFixed(1)} | ${(p.p95 / bareP.p95).toFixed(1)} |`);
+    console.log(
+      `| ${r.label} | ${p.p50} | ${p.p95} | ${p.p99} | ${round2(median(mine.map((x) => x.p.p95)))} | ${round3(median(mine.map((x) => x.cpu)))} | ` +
+        `${(p.p50 / bareP.p50).toFixed(1)} | ${(p.p95 / bareP.p95).toFixed(1)} |`,
+    );
   }
   for (const key of ['rooms', 'desks']) {
     const p95 = pooled.get(key)!.p95;
-    console.log(`\n${labelOf(key)} p95 ${p95} ms: ${p95 < TARGET_P95_MS ? 'meets' : 'MISSES'} the ${TARGET_P95_MS} ms target (${engine}; ${loadAverageNow()})`);
+    console.log(
+      `\n${labelOf(key)} p95 ${p95} ms: ${p95 < TARGET_P95_MS ? 'meets' : 'MISSES'} the ${TARGET_P95_MS} ms target (${engine}; ${loadAverageNow()})`,
+    );
   }
 
   // 2. Where the room search time goes: the full route and the service call alone, interleaved.
@@ -153,28 +175,50 @@ await runBench(async (ctx) => {
   console.log(`\n2. room search breakdown, interleaved, ${breakdownRounds} rounds after 20 warm-up\n`);
   console.log('| part | min ms | p50 ms | p95 ms |');
   console.log('|---|---:|---:|---:|');
-  for (const [label, xs] of [['GET /meeting-rooms (windowed), full route', full], ['CatalogueService.searchRooms in the service process', inProcess]] as const) {
+  for (const [label, xs] of [
+    ['GET /meeting-rooms (windowed), full route', full],
+    ['CatalogueService.searchRooms in the service process', inProcess],
+  ] as const) {
     const p = percentiles(xs);
     console.log(`| ${label} | ${p.min} | ${p.p50} | ${p.p95} |`);
   }
 
   // 3. Throughput of the room search (cycling through the windows) against the bare route.
   const subjects: Subject[] = [
-    { key: 'bare', label: 'bare Fastify GET /bare', server: bare, spec: (seconds) => ({ url: bare.ready.url, path: '/bare', connections: SETTINGS.connections, duration: seconds }) },
     {
-      key: 'rooms', label: 'GET /meeting-rooms (windowed)', server: svc,
-      spec: (seconds) => ({ url: svc.url, paths: Array.from({ length: windowCount }, (_, i) => roomPath(i)), headers, connections: SETTINGS.connections, duration: seconds }),
+      key: 'bare',
+      label: 'bare Fastify GET /bare',
+      server: bare,
+      spec: (seconds) => ({ url: bare.ready.url, path: '/bare', connections: SETTINGS.connections, duration: seconds }),
+    },
+    {
+      key: 'rooms',
+      label: 'GET /meeting-rooms (windowed)',
+      server: svc,
+      spec: (seconds) => ({
+        url: svc.url,
+        paths: Array.from({ length: windowCount }, (_, i) => roomPath(i)),
+        headers,
+        connections: SETTINGS.connections,
+        duration: seconds,
+      }),
     },
   ];
   console.log(`\n3. throughput, ${SETTINGS.rounds} interleaved rounds\n`);
   const rows = await interleavedRounds(load, subjects);
-  printRuns(`3. every measured run (${SETTINGS.connections} connections, ${SETTINGS.seconds} s each)`, rows, (k) => subjects.find((s) => s.key === k)!.label);
+  printRuns(
+    `3. every measured run (${SETTINGS.connections} connections, ${SETTINGS.seconds} s each)`,
+    rows,
+    (k) => subjects.find((s) => s.key === k)!.label,
+  );
   const sums = summarize(subjects, rows);
   printSummary('3. medians over the rounds', sums);
   printRatios('3. ratio of the medians', [ratio('room search / bare Fastify GET', sums.get('rooms')!, sums.get('bare')!)]);
 
   const ok = rows.every((r) => r.errors === 0 && Object.keys(r.statuses).every((s) => s === '200'));
   console.log(`\n${environmentLine(engine)}`);
-  console.log(`${loadAverageNow()}; total ${((performance.now() - started) / 1000).toFixed(1)} s — ${ok ? 'every answer was 200' : 'SOME ANSWERS WERE NOT 200'}`);
+  console.log(
+    `${loadAverageNow()}; total ${((performance.now() - started) / 1000).toFixed(1)} s — ${ok ? 'every answer was 200' : 'SOME ANSWERS WERE NOT 200'}`,
+  );
   return ok;
 });

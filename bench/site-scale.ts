@@ -26,7 +26,9 @@ const FLOORS = 40;
 const APP_ID = 'bench-site-app';
 const APP_SECRET = 'bench-site-secret-0123456789abcdef012345';
 
-const WEEK = Object.fromEntries(['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].map((d) => [d, { availableTime: { start: '07:00:00', end: '22:00:00' } }]));
+const WEEK = Object.fromEntries(
+  ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].map((d) => [d, { availableTime: { start: '07:00:00', end: '22:00:00' } }]),
+);
 
 /** The site document: one project, FLOORS floors, `rooms` rooms (capacity shifted by `variant`). */
 export function largeSite(rooms: number, variant = 0) {
@@ -95,7 +97,12 @@ const fmt = (s: Stall) =>
 async function benchEngine(engine: Engine): Promise<void> {
   const database = await createBenchDatabase(engine);
   const config = loadConfig({
-    BOOKING_ENV: 'development', DEMO: '0', OPS_TOKEN: BENCH_OPS_TOKEN, HOST: '127.0.0.1', PORT: '0', DATABASE_URL: database.url,
+    BOOKING_ENV: 'development',
+    DEMO: '0',
+    OPS_TOKEN: BENCH_OPS_TOKEN,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATABASE_URL: database.url,
     APPLY_BODY_LIMIT_BYTES: String(64 * 1024 * 1024),
   });
   const storage = await openStorage(config.databaseUrl);
@@ -126,7 +133,8 @@ async function benchEngine(engine: Engine): Promise<void> {
     const ids = JSON.parse(first.result.bytes.toString('utf8')).data;
     const projectId = ids.idsByKind?.projects?.p ?? ids.ids?.p;
     const tokenRes = await fetch(`${url}/auth/accessToken`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ grant_type: 'app_credentials', app_id: APP_ID, app_secret: APP_SECRET }),
     });
     const token = ((await tokenRes.json()) as { access_token: string }).access_token;
@@ -134,7 +142,11 @@ async function benchEngine(engine: Engine): Promise<void> {
     await call('GET', `/meeting-rooms?projectId=${projectId}`, undefined, token);
     for (const encoding of ['identity', 'gzip']) {
       const list = await measured(url, () =>
-        Promise.all(Array.from({ length: LIST_CALLS }, () => call('GET', `/meeting-rooms?projectId=${projectId}`, undefined, token, { 'accept-encoding': encoding }))),
+        Promise.all(
+          Array.from({ length: LIST_CALLS }, () =>
+            call('GET', `/meeting-rooms?projectId=${projectId}`, undefined, token, { 'accept-encoding': encoding }),
+          ),
+        ),
       );
       const size = list.result[0].headers.get('content-length') ?? `${list.result[0].bytes.length} (decoded)`;
       console.log(`  ${LIST_CALLS} concurrent GET /meeting-rooms (${encoding}, ${size} bytes) ${fmt(list.stall)}`);

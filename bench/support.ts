@@ -18,7 +18,11 @@ export const BENCH_OPS_TOKEN = 'bench-ops-token-0123456789abcdef0123456789';
 export async function startBenchService() {
   const dir = mkdtempSync(join(tmpdir(), 'booking-bench-'));
   const config = loadConfig({
-    BOOKING_ENV: 'development', DEMO: '0', OPS_TOKEN: BENCH_OPS_TOKEN, HOST: '127.0.0.1', PORT: '0',
+    BOOKING_ENV: 'development',
+    DEMO: '0',
+    OPS_TOKEN: BENCH_OPS_TOKEN,
+    HOST: '127.0.0.1',
+    PORT: '0',
     DATABASE_URL: process.env.BENCH_DATABASE_URL || join(dir, 'bench.sqlite'),
   });
   const storage = await openStorage(config.databaseUrl);

@@ -166,7 +166,11 @@ async function registerApiReference(app: App, config: Config): Promise<void> {
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'Access token from POST /auth/accessToken' },
-          opsToken: { type: 'http', scheme: 'bearer', description: 'OPS_TOKEN of this deployment (wrong tokens are limited per client address: 429 KS036 with Retry-After)' },
+          opsToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'OPS_TOKEN of this deployment (wrong tokens are limited per client address: 429 KS036 with Retry-After)',
+          },
         },
       },
       security: [{ bearer: [] }],
@@ -180,7 +184,6 @@ async function registerApiReference(app: App, config: Config): Promise<void> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   // The service's root has no page of its own: a browser opening it lands on the API reference.
   app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/docs', 302));
-
 }
 
 /** Every module's routes, each behind the guard it needs (platform/http/module.ts). */
@@ -198,7 +201,9 @@ async function registerModules(app: App, services: Services): Promise<void> {
   await operatorConsole.register(app);
   // The console's sign-in (the ops token in the body) and sign-out: outside the ops guard.
   await consoleSessionRoutes(app, {
-    opsToken: config.opsToken, sessions: services.consoleSessions, failures: services.opsTokenFailures,
+    opsToken: config.opsToken,
+    sessions: services.consoleSessions,
+    failures: services.opsTokenFailures,
     secure: config.publicBaseUrl.startsWith('https:'),
   });
 
@@ -206,7 +211,10 @@ async function registerModules(app: App, services: Services): Promise<void> {
   // /meetings behind the API guard, the console's /ops/v1 booking routes behind the ops guard.
   await booking.register(app, { meetings: services.meetings, opsBookings: services.opsBookings, guards });
   await members.register(app, {
-    guards, members: services.members, credentials: services.credentials, config,
+    guards,
+    members: services.members,
+    credentials: services.credentials,
+    config,
     // Late-bound: tests replace services.partnerRateLimit after the app is built.
     partnerRateLimit: { hit: (key) => services.partnerRateLimit.hit(key) },
   });

@@ -12,7 +12,14 @@ import { createAuth, type TokenAttempts, type TokenService } from './modules/aut
 import { SecretBox } from './platform/crypto/secrets.js';
 import { randomBytes } from 'node:crypto';
 import { createCatalogue, type CatalogueService } from './modules/catalogue/index.js';
-import { createBooking, createBusySlots, type BookingChanges, type BookingModule, type MeetingService, type OpsBookings } from './modules/booking/index.js';
+import {
+  createBooking,
+  createBusySlots,
+  type BookingChanges,
+  type BookingModule,
+  type MeetingService,
+  type OpsBookings,
+} from './modules/booking/index.js';
 import { createLifecycle, type Lifecycle } from './modules/lifecycle/index.js';
 import { createWebhooks, type DeliveryRepository, type Outbox, type WebhookService } from './modules/webhooks/index.js';
 import { createSite, type SiteService } from './modules/site/index.js';
@@ -148,7 +155,11 @@ async function createPlatform(config: Config, storage: Storage, realClock: Clock
   await keepGeneratedOpsToken(config, settings, secretBox);
   const onError = options.onError ?? (() => {});
   // The SSRF guard in production and uat (uat may allow loopback receivers: WEBHOOK_ALLOW_LOOPBACK=1).
-  const urlGuard = new UrlGuard({ enforce: config.env !== 'development', allowLoopback: config.webhookAllowLoopback, environment: config.env });
+  const urlGuard = new UrlGuard({
+    enforce: config.env !== 'development',
+    allowLoopback: config.webhookAllowLoopback,
+    environment: config.env,
+  });
   const jobs = new JobRunner({ clock, realClock, onError });
   // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
   sandboxClock.onAdvance((_from, to) => jobs.replay(to));
@@ -161,17 +172,34 @@ function createBookingCore(p: Platform) {
   // The catalogue reads the holds on assets through its BusySlots port, over booking's tables.
   const { catalogue } = createCatalogue({ db: storage.db, clock, busySlots: createBusySlots({ db: storage.db }) });
   const webhooks = createWebhooks({
-    db: storage.db, secretBox, clock, realClock, timeoutMs: config.webhookTimeoutMs, urlGuard: p.urlGuard,
+    db: storage.db,
+    secretBox,
+    clock,
+    realClock,
+    timeoutMs: config.webhookTimeoutMs,
+    urlGuard: p.urlGuard,
     pokeJob: (name) => void jobs.poke(name),
   });
   // Late-bound both ways: the lifecycle steps act through booking's BookingChanges, booking's writer plans through the
   // lifecycle's planner; booking's services use the payments desk, which is built on BookingChanges.
   const { lifecycle, planner } = createLifecycle({ db: storage.db, bookings: () => booking.bookings });
   const booking: BookingModule = createBooking({
-    db: storage.db, engine: storage.engine, clock, secretBox, catalogue, events: webhooks.outbox, lifecycle: planner, payments: () => payments,
+    db: storage.db,
+    engine: storage.engine,
+    clock,
+    secretBox,
+    catalogue,
+    events: webhooks.outbox,
+    lifecycle: planner,
+    payments: () => payments,
   });
   const paymentsModule = createPayments({
-    db: storage.db, bookings: booking.bookings, secretBox, clock, realClock, publicBaseUrl: () => config.publicBaseUrl,
+    db: storage.db,
+    bookings: booking.bookings,
+    secretBox,
+    clock,
+    realClock,
+    publicBaseUrl: () => config.publicBaseUrl,
   });
   const payments = paymentsModule.payments;
   jobs.register(lifecycle.job());
@@ -187,7 +215,15 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
   const { storage, config, clock, realClock, secretBox, jobs } = p;
   // Members (and visitors) tell the devices module what changed; the sync job delivers.
   const devices = createDevices({
-    db: storage.db, engine: storage.engine, clock, realClock, config: config.devices, sandbox: isSandbox(config.env), jobs, logger, onError: p.onError,
+    db: storage.db,
+    engine: storage.engine,
+    clock,
+    realClock,
+    config: config.devices,
+    sandbox: isSandbox(config.env),
+    jobs,
+    logger,
+    onError: p.onError,
   });
   const { site } = createSite({ db: storage.db, env: config.env, secretBox, clock, checkUrl: (url) => p.urlGuard.checkUrl(url) });
   site.onApplied(() => {
@@ -196,29 +232,60 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
   });
   // Members record access changes in the devices' log; the devices plan with the members' AccessSource.
   const members = createMembers({
-    db: storage.db, engine: storage.engine, secretBox, clock, realClock, access: devices.service,
-    partnerRateLimitPerMinute: config.partnerRateLimitPerMinute, onMembershipsChanged: () => tokens.forgetCallers(),
+    db: storage.db,
+    engine: storage.engine,
+    secretBox,
+    clock,
+    realClock,
+    access: devices.service,
+    partnerRateLimitPerMinute: config.partnerRateLimitPerMinute,
+    onMembershipsChanged: () => tokens.forgetCallers(),
   });
   devices.sync.addSource(members.accessSource);
   // Visitors: invites enroll their code on the project's devices through the same sync.
   const visitors = createVisitors({
-    db: storage.db, engine: storage.engine, secretBox, clock, site, units: members.members, devices: devices.service, accessLog: devices.service, outbox, jobs,
+    db: storage.db,
+    engine: storage.engine,
+    secretBox,
+    clock,
+    site,
+    units: members.members,
+    devices: devices.service,
+    accessLog: devices.service,
+    outbox,
+    jobs,
   });
   devices.sync.addSource(visitors.accessSource);
   return { devices, site, members, visitors };
 }
 
-export async function createServices(config: Config, storage: Storage, realClock: Clock = systemClock, options: ServiceOptions = {}): Promise<Services> {
+export async function createServices(
+  config: Config,
+  storage: Storage,
+  realClock: Clock = systemClock,
+  options: ServiceOptions = {},
+): Promise<Services> {
   const p = await createPlatform(config, storage, realClock, options);
   const { clock, sandboxClock, secretBox, jobs, onError } = p;
   const auth = createAuth({
-    db: storage.db, env: config.env, lifetimes: config.tokens, realClock, callerCacheMs: config.callerCacheMs, tokenFailures: config.tokenFailures,
+    db: storage.db,
+    env: config.env,
+    lifetimes: config.tokens,
+    realClock,
+    callerCacheMs: config.callerCacheMs,
+    tokenFailures: config.tokenFailures,
   });
   jobs.register(auth.purgeJob);
   const { catalogue, webhooks, lifecycle, booking, payments } = createBookingCore(p);
   const { devices, site, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
   const calendar = createCalendarSync({
-    db: storage.db, bookings: booking.bookings, rooms: catalogue, organizers: site, secretBox, clock, publicBaseUrl: () => config.publicBaseUrl,
+    db: storage.db,
+    bookings: booking.bookings,
+    rooms: catalogue,
+    organizers: site,
+    secretBox,
+    clock,
+    publicBaseUrl: () => config.publicBaseUrl,
   });
   const changeFeed = new ChangeFeed({
     sources: [
@@ -232,18 +299,41 @@ export async function createServices(config: Config, storage: Storage, realClock
   });
   const { transport: deviceTransport, sync: deviceSync } = devices;
   return {
-    config, storage, clock, sandboxClock, secretBox, jobs, settings: p.settings, urlGuard: p.urlGuard,
-    tokens: auth.tokens, tokenAttempts: auth.tokenAttempts,
-    catalogue, site, payments, lifecycle, outbox: webhooks.outbox,
-    meetings: booking.meetings, opsBookings: booking.opsBookings, bookings: booking.bookings,
-    webhooks: webhooks.webhooks, deliveryRepo: webhooks.deliveryRepo,
-    members: members.members, credentials: members.credentials, partnerRateLimit: members.partnerRateLimit,
-    devices: devices.service, deviceSync, deviceTransport,
-    visitors: visitors.visitors, visitorAccess: visitors.accessSource,
-    calendarSync: calendar.calendarSync, roomFeeds: calendar.roomFeeds,
+    config,
+    storage,
+    clock,
+    sandboxClock,
+    secretBox,
+    jobs,
+    settings: p.settings,
+    urlGuard: p.urlGuard,
+    tokens: auth.tokens,
+    tokenAttempts: auth.tokenAttempts,
+    catalogue,
+    site,
+    payments,
+    lifecycle,
+    outbox: webhooks.outbox,
+    meetings: booking.meetings,
+    opsBookings: booking.opsBookings,
+    bookings: booking.bookings,
+    webhooks: webhooks.webhooks,
+    deliveryRepo: webhooks.deliveryRepo,
+    members: members.members,
+    credentials: members.credentials,
+    partnerRateLimit: members.partnerRateLimit,
+    devices: devices.service,
+    deviceSync,
+    deviceTransport,
+    visitors: visitors.visitors,
+    visitorAccess: visitors.accessSource,
+    calendarSync: calendar.calendarSync,
+    roomFeeds: calendar.roomFeeds,
     changeFeed,
     consoleSessions: new ConsoleSessions(config.opsToken, config.env, new ConsoleSessionRepository(storage.db), realClock),
-    opsTokenFailures: new OpsTokenFailures(new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs)),
+    opsTokenFailures: new OpsTokenFailures(
+      new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
+    ),
     startWorkers: () => {
       void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));
       jobs.start();

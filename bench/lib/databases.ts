@@ -49,7 +49,10 @@ async function backendsCpuMs(adminUrl: string, database: string): Promise<number
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [database]);
+    const { rows } = await client.query<{ pid: number }>(
+      'select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+      [database],
+    );
     let total = 0;
     for (const r of rows) {
       const ms = processCpuMs(r.pid);
@@ -67,7 +70,10 @@ const isPostgres = (url: string) => /^postgres(ql)?:\/\//.test(url);
 
 /** BENCH_ENGINES (comma-separated), else the engine of BENCH_DATABASE_URL, else SQLite. */
 export function benchEngines(): Engine[] {
-  const listed = (process.env.BENCH_ENGINES ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const listed = (process.env.BENCH_ENGINES ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!listed.length) return [process.env.BENCH_DATABASE_URL && isPostgres(process.env.BENCH_DATABASE_URL) ? 'postgres' : 'sqlite'];
   for (const e of listed) if (e !== 'sqlite' && e !== 'postgres') throw new Error(`BENCH_ENGINES: unknown engine ${e} (sqlite, postgres)`);
   return [...new Set(listed)] as Engine[];
@@ -84,7 +90,10 @@ export async function createBenchDatabase(engine: Engine): Promise<BenchDatabase
   if (given && isPostgres(given) === (engine === 'postgres')) {
     const name = engine === 'postgres' ? new URL(given).pathname.slice(1) : given;
     return {
-      engine, url: given, where: `${name} (BENCH_DATABASE_URL, kept)`, drop: async () => undefined,
+      engine,
+      url: given,
+      where: `${name} (BENCH_DATABASE_URL, kept)`,
+      drop: async () => undefined,
       ...(engine === 'postgres' ? { serverCpuMs: () => backendsCpuMs(given, name) } : {}),
     };
   }
@@ -95,7 +104,9 @@ export async function createBenchDatabase(engine: Engine): Promise<BenchDatabase
     url.pathname = `/${name}`;
     let dropped = false;
     return {
-      engine, url: url.toString(), where: `throwaway database ${name} on ${url.host}`,
+      engine,
+      url: url.toString(),
+      where: `throwaway database ${name} on ${url.host}`,
       serverCpuMs: () => backendsCpuMs(ADMIN_URL, name),
       drop: async () => {
         if (dropped) return;

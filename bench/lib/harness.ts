@@ -79,12 +79,18 @@ export async function runBench(body: (ctx: BenchContext) => Promise<boolean | vo
 // Environment
 // ---------------------------------------------------------------------------
 
-const loadAvg = () => os.loadavg().map((x) => x.toFixed(2)).join(' / ');
+const loadAvg = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ');
 
 export function environmentLine(engines: string): string {
   const cpus = os.cpus();
-  return `environment: engine ${engines}; Node ${process.version}; ${os.availableParallelism()} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}); ` +
-    `load average (1/5/15 min) ${loadAvg()}; ${SETTINGS.rounds} rounds × ${SETTINGS.seconds} s, ${SETTINGS.connections} connections, ${SETTINGS.warmupSeconds} s warm-up`;
+  return (
+    `environment: engine ${engines}; Node ${process.version}; ${os.availableParallelism()} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}); ` +
+    `load average (1/5/15 min) ${loadAvg()}; ${SETTINGS.rounds} rounds × ${SETTINGS.seconds} s, ${SETTINGS.connections} connections, ${SETTINGS.warmupSeconds} s warm-up`
+  );
 }
 
 export const loadAverageNow = () => `load average now ${loadAvg()}`;
@@ -147,7 +153,11 @@ export interface Subject {
  * One unmeasured warm-up run per subject, then `rounds` rounds in which every
  * subject runs once; round r starts with subject r mod n (A B C, B C A, C A B…).
  */
-export async function interleavedRounds(load: Child<unknown>, subjects: Subject[], o: { rounds?: number; seconds?: number; warmupSeconds?: number; quiet?: boolean } = {}): Promise<Measured[]> {
+export async function interleavedRounds(
+  load: Child<unknown>,
+  subjects: Subject[],
+  o: { rounds?: number; seconds?: number; warmupSeconds?: number; quiet?: boolean } = {},
+): Promise<Measured[]> {
   const rounds = o.rounds ?? SETTINGS.rounds;
   const seconds = o.seconds ?? SETTINGS.seconds;
   const warmup = o.warmupSeconds ?? SETTINGS.warmupSeconds;
@@ -163,7 +173,10 @@ export async function interleavedRounds(load: Child<unknown>, subjects: Subject[
       const m = await measure(load, s.server, s.spec(seconds), s.key, round);
       s.after?.(m);
       rows.push(m);
-      if (!o.quiet) console.log(`  round ${round} ${s.label}: ${m.requestsPerSec} req/s, p95 ${m.p95} ms, server CPU ${m.serverCpuMsPerRequest} ms/req`);
+      if (!o.quiet)
+        console.log(
+          `  round ${round} ${s.label}: ${m.requestsPerSec} req/s, p95 ${m.p95} ms, server CPU ${m.serverCpuMsPerRequest} ms/req`,
+        );
     }
   }
   return rows;
@@ -183,16 +196,23 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-export const fmtStatuses = (s: Record<string, number>) => Object.entries(s).map(([k, v]) => `${k}×${v}`).join(' ') || '—';
+export const fmtStatuses = (s: Record<string, number>) =>
+  Object.entries(s)
+    .map(([k, v]) => `${k}×${v}`)
+    .join(' ') || '—';
 
 export function printRuns(title: string, rows: Measured[], labelOf: (key: string) => string): void {
   console.log(`\n${title}\n`);
   const db = rows.some((r) => r.dbCpuMsPerRequest !== undefined);
-  console.log(`| round | subject | responses | req/s | p50 ms | p95 ms | p99 ms | max ms | server CPU ms/req |${db ? ' PostgreSQL CPU ms/req |' : ''} load-gen CPU ms/req | bytes/resp | statuses | errors |`);
+  console.log(
+    `| round | subject | responses | req/s | p50 ms | p95 ms | p99 ms | max ms | server CPU ms/req |${db ? ' PostgreSQL CPU ms/req |' : ''} load-gen CPU ms/req | bytes/resp | statuses | errors |`,
+  );
   console.log(`|---:|---|---:|---:|---:|---:|---:|---:|---:|${db ? '---:|' : ''}---:|---:|---|---:|`);
   for (const r of rows) {
-    console.log(`| ${r.round} | ${labelOf(r.subject)} | ${r.requests} | ${r.requestsPerSec} | ${r.p50} | ${r.p95} | ${r.p99} | ${r.max} | ` +
-      `${r.serverCpuMsPerRequest} |${db ? ` ${r.dbCpuMsPerRequest ?? '—'} |` : ''} ${r.clientCpuMsPerRequest} | ${r.bytesPerResponse} | ${fmtStatuses(r.statuses)} | ${r.errors} |`);
+    console.log(
+      `| ${r.round} | ${labelOf(r.subject)} | ${r.requests} | ${r.requestsPerSec} | ${r.p50} | ${r.p95} | ${r.p99} | ${r.max} | ` +
+        `${r.serverCpuMsPerRequest} |${db ? ` ${r.dbCpuMsPerRequest ?? '—'} |` : ''} ${r.clientCpuMsPerRequest} | ${r.bytesPerResponse} | ${fmtStatuses(r.statuses)} | ${r.errors} |`,
+    );
   }
 }
 
@@ -218,7 +238,9 @@ export function summarize(subjects: Pick<Subject, 'key' | 'label'>[], rows: Meas
       p50: round2(median(mine.map((r) => r.p50))),
       p95: round2(median(mine.map((r) => r.p95))),
       serverCpuMsPerRequest: round3(median(mine.map((r) => r.serverCpuMsPerRequest))),
-      ...(mine.some((r) => r.dbCpuMsPerRequest !== undefined) ? { dbCpuMsPerRequest: round3(median(mine.map((r) => r.dbCpuMsPerRequest ?? NaN))) } : {}),
+      ...(mine.some((r) => r.dbCpuMsPerRequest !== undefined)
+        ? { dbCpuMsPerRequest: round3(median(mine.map((r) => r.dbCpuMsPerRequest ?? NaN))) }
+        : {}),
       perRound: mine.map((r) => r.requestsPerSec),
     });
   }
@@ -228,10 +250,14 @@ export function summarize(subjects: Pick<Subject, 'key' | 'label'>[], rows: Meas
 export function printSummary(title: string, summaries: Map<string, Summary>): void {
   console.log(`\n${title}\n`);
   const db = [...summaries.values()].some((s) => s.dbCpuMsPerRequest !== undefined);
-  console.log(`| subject | median req/s | median p50 ms | median p95 ms | median server CPU ms/req |${db ? ' median PostgreSQL CPU ms/req |' : ''} req/s per round |`);
+  console.log(
+    `| subject | median req/s | median p50 ms | median p95 ms | median server CPU ms/req |${db ? ' median PostgreSQL CPU ms/req |' : ''} req/s per round |`,
+  );
   console.log(`|---|---:|---:|---:|---:|${db ? '---:|' : ''}---|`);
   for (const s of summaries.values()) {
-    console.log(`| ${s.label} | ${s.requestsPerSec} | ${s.p50} | ${s.p95} | ${s.serverCpuMsPerRequest} |${db ? ` ${s.dbCpuMsPerRequest ?? '—'} |` : ''} ${s.perRound.join(', ')} |`);
+    console.log(
+      `| ${s.label} | ${s.requestsPerSec} | ${s.p50} | ${s.p95} | ${s.serverCpuMsPerRequest} |${db ? ` ${s.dbCpuMsPerRequest ?? '—'} |` : ''} ${s.perRound.join(', ')} |`,
+    );
   }
 }
 
@@ -253,7 +279,8 @@ const totalCpu = (s: Summary) => s.serverCpuMsPerRequest + (s.dbCpuMsPerRequest 
 export function ratio(label: string, a: Summary, b: Summary, target?: number): Ratio {
   const throughput = round3(a.requestsPerSec / b.requestsPerSec);
   return {
-    label, throughput,
+    label,
+    throughput,
     cpuEfficiency: round3(totalCpu(b) / totalCpu(a)),
     p95: round3(a.p95 / b.p95),
     ...(target !== undefined ? { target, meets: throughput >= target } : {}),
@@ -265,9 +292,13 @@ export function printRatios(title: string, ratios: Ratio[]): void {
   console.log('| ratio | throughput (median req/s) | CPU per request (inverse) | p95 | target | |');
   console.log('|---|---:|---:|---:|---:|---|');
   for (const r of ratios) {
-    console.log(`| ${r.label} | **${r.throughput.toFixed(3)}** | ${r.cpuEfficiency.toFixed(3)} | ${r.p95.toFixed(2)}× | ${r.target !== undefined ? `≥ ${r.target}` : ''} | ` +
-      `${r.meets === undefined ? '' : r.meets ? 'meets' : 'BELOW'} |`);
+    console.log(
+      `| ${r.label} | **${r.throughput.toFixed(3)}** | ${r.cpuEfficiency.toFixed(3)} | ${r.p95.toFixed(2)}× | ${r.target !== undefined ? `≥ ${r.target}` : ''} | ` +
+        `${r.meets === undefined ? '' : r.meets ? 'meets' : 'BELOW'} |`,
+    );
   }
-  console.log('\n(throughput: a/b of median req/s; CPU per request (inverse): b\'s CPU ms/req over a\'s (the subject\'s process, plus its PostgreSQL ' +
-    'backends on PostgreSQL), the same comparison in CPU time, which depends less on what else runs on the machine; p95: a\'s median p95 over b\'s.)');
+  console.log(
+    "\n(throughput: a/b of median req/s; CPU per request (inverse): b's CPU ms/req over a's (the subject's process, plus its PostgreSQL " +
+      "backends on PostgreSQL), the same comparison in CPU time, which depends less on what else runs on the machine; p95: a's median p95 over b's.)",
+  );
 }

@@ -56,7 +56,9 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   const body = spec.slots ? slotBodies(spec.slots) : undefined;
   const paths = spec.paths ?? [spec.path ?? '/'];
   const requests: autocannon.Request[] = paths.map((path) => ({
-    method, path, headers,
+    method,
+    path,
+    headers,
     ...(spec.body !== undefined ? { body: spec.body } : {}),
     ...(body ? { setupRequest: (req: autocannon.Request) => ({ ...req, body: body(next++) }) } : {}),
   }));
@@ -64,7 +66,10 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   const statuses: Record<string, number> = {};
   let bytes = 0;
   const options: autocannon.Options = {
-    url: spec.url, connections: spec.connections, requests, timeout: 30,
+    url: spec.url,
+    connections: spec.connections,
+    requests,
+    timeout: 30,
     ...(spec.amount ? { amount: spec.amount } : { duration: spec.duration ?? 5 }),
   };
   const cpu0 = process.cpuUsage();

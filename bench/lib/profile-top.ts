@@ -28,7 +28,11 @@ function placeOf(url: string, fn: string): string {
   if (pkg) return pkg[1];
   if (url.startsWith('node:')) return 'node:' + url.slice(5).split('/')[0];
   const own = /\/(src|bench|test)\/(.*)$/.exec(url);
-  if (own) return `${own[1]}/${own[2].split('/').slice(0, own[1] === 'src' ? 3 : 1).join('/')}`;
+  if (own)
+    return `${own[1]}/${own[2]
+      .split('/')
+      .slice(0, own[1] === 'src' ? 3 : 1)
+      .join('/')}`;
   return url;
 }
 
@@ -38,7 +42,11 @@ const shortUrl = (url: string) => url.replace(/^file:\/\//, '').replace(/^.*?\/(
  * Self time per function and per place. With `windows` (monotonic µs, the
  * profile's clock), only the samples taken inside them count.
  */
-export function profileTop(file: string, rows = 20, windows?: [number, number][]): { total: number; functions: [string, number][]; places: [string, number][] } {
+export function profileTop(
+  file: string,
+  rows = 20,
+  windows?: [number, number][],
+): { total: number; functions: [string, number][]; places: [string, number][] } {
   const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();

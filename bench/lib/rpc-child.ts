@@ -31,14 +31,15 @@ export function serve(handlers: Record<string, Handler>, shutdown: () => Promise
     const msg = raw as Record<string, any> & { type: string; id: number };
     if (msg.type === 'stop') return void stop(0);
     // With the monotonic clock in µs, the clock of V8's CPU profiles (to cut a profile to the measured runs).
-    if (msg.type === 'cpu') return send({ id: msg.id, ok: true, result: { ...process.cpuUsage(), monoUs: Number(process.hrtime.bigint() / 1000n) } });
+    if (msg.type === 'cpu')
+      return send({ id: msg.id, ok: true, result: { ...process.cpuUsage(), monoUs: Number(process.hrtime.bigint() / 1000n) } });
     const h = handlers[msg.type];
     if (!h) return send({ id: msg.id, ok: false, error: `unknown request ${msg.type}` });
     Promise.resolve()
       .then(() => h(msg))
       .then(
         (result) => send({ id: msg.id, ok: true, result }),
-        (err: unknown) => send({ id: msg.id, ok: false, error: err instanceof Error ? err.stack ?? err.message : String(err) }),
+        (err: unknown) => send({ id: msg.id, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
       );
   });
   process.on('disconnect', () => void stop(0));
@@ -49,7 +50,7 @@ export function serve(handlers: Record<string, Handler>, shutdown: () => Promise
 
 /** Reports a start-up failure to the parent and exits. */
 export function failed(err: unknown): void {
-  const error = err instanceof Error ? err.stack ?? err.message : String(err);
+  const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
   console.error(error);
   if (process.connected) process.send!({ type: 'failed', error }, () => process.exit(1));
   else process.exit(1);

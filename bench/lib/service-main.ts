@@ -25,7 +25,12 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.BENCH_SERVICE_DATABASE_URL;
   if (!databaseUrl) throw new Error('BENCH_SERVICE_DATABASE_URL is not set');
   const config = loadConfig({
-    BOOKING_ENV: 'development', DEMO: '0', OPS_TOKEN: BENCH_OPS_TOKEN, HOST: '127.0.0.1', PORT: '0', DATABASE_URL: databaseUrl,
+    BOOKING_ENV: 'development',
+    DEMO: '0',
+    OPS_TOKEN: BENCH_OPS_TOKEN,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATABASE_URL: databaseUrl,
   });
   const storage = await openStorage(config.databaseUrl);
   const services = await createServices(config, storage);
@@ -47,7 +52,13 @@ async function main(): Promise<void> {
   let site: Record<string, unknown> | undefined;
   if (process.env.BENCH_SEED === 'search') {
     const seeded = await seedSearchSite({ services, call }, (line) => console.log(`  [service] ${line}`));
-    site = { projectId: seeded.projectId, today: seeded.today, headers: seeded.headers, counts: seeded.counts, windowCount: seeded.windowCount };
+    site = {
+      projectId: seeded.projectId,
+      today: seeded.today,
+      headers: seeded.headers,
+      counts: seeded.counts,
+      windowCount: seeded.windowCount,
+    };
   }
 
   const principals = new Map<string, Principal>();
@@ -61,7 +72,9 @@ async function main(): Promise<void> {
           principal = await services.tokens.authenticate(authorization);
           principals.set(authorization, principal);
         }
-        const query = Object.fromEntries(new URL(url + (msg.path as string)).searchParams) as unknown as Parameters<typeof services.catalogue.searchRooms>[1];
+        const query = Object.fromEntries(new URL(url + (msg.path as string)).searchParams) as unknown as Parameters<
+          typeof services.catalogue.searchRooms
+        >[1];
         const t0 = performance.now();
         await services.catalogue.searchRooms(principal, query);
         return performance.now() - t0;

@@ -31,6 +31,11 @@ export function slotBodies(plan: SlotPlan): (i: number) => string {
       starts.set(key, w);
       if (starts.size > 64) starts.delete(starts.keys().next().value!);
     }
-    return JSON.stringify({ meetingRoomId: plan.roomIds[i % plan.roomIds.length], title: `Bench ${i}`, startDateTime: w[0], endDateTime: w[1] });
+    return JSON.stringify({
+      meetingRoomId: plan.roomIds[i % plan.roomIds.length],
+      title: `Bench ${i}`,
+      startDateTime: w[0],
+      endDateTime: w[1],
+    });
   };
 }

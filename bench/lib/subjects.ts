@@ -35,13 +35,18 @@ let profileRoot: string | undefined;
 
 /** Where --cpu-prof profiles go: BENCH_PROFILE_DIR, else a new directory under the system temp dir (kept). */
 function profileDir(name: string): string {
-  profileRoot ??= process.env.BENCH_PROFILE_DIR || join(tmpdir(), `booking-bench-profile-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  profileRoot ??=
+    process.env.BENCH_PROFILE_DIR || join(tmpdir(), `booking-bench-profile-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   const dir = join(profileRoot, name.replace(/[^a-z0-9-]+/gi, '-'));
   mkdirSync(dir, { recursive: true });
   return dir;
 }
 
-export async function startService(ctx: BenchContext, engine: Engine, o: { seed?: 'search'; name?: string; profile?: boolean } = {}): Promise<ServiceProcess> {
+export async function startService(
+  ctx: BenchContext,
+  engine: Engine,
+  o: { seed?: 'search'; name?: string; profile?: boolean } = {},
+): Promise<ServiceProcess> {
   const name = o.name ?? `service:${engine}`;
   const db = await createBenchDatabase(engine);
   ctx.defer(`drop ${db.where}`, () => db.drop());

@@ -133,7 +133,8 @@ export function importsOf(file: SourceFile, sf: ts.SourceFile = parse(file)): Im
       const clause = node.exportClause;
       const names = clause && ts.isNamedExports(clause) ? clause.elements.map((e) => (e.propertyName ?? e.name).text) : ['*'];
       const typeOnly =
-        node.isTypeOnly || (!!clause && ts.isNamedExports(clause) && clause.elements.length > 0 && clause.elements.every((e) => e.isTypeOnly));
+        node.isTypeOnly ||
+        (!!clause && ts.isNamedExports(clause) && clause.elements.length > 0 && clause.elements.every((e) => e.isTypeOnly));
       add(node.moduleSpecifier, node, typeOnly, names);
     } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
       add(node.moduleReference.expression, node, node.isTypeOnly, ['=']);
@@ -439,7 +440,8 @@ function sqlRule(file: SourceFile, parsed: Parsed): Violation[] {
 
   const sqlNames = new Set(['sql']);
   for (const stmt of sf.statements) {
-    if (!ts.isImportDeclaration(stmt) || !ts.isStringLiteral(stmt.moduleSpecifier) || packageOf(stmt.moduleSpecifier.text) !== 'kysely') continue;
+    if (!ts.isImportDeclaration(stmt) || !ts.isStringLiteral(stmt.moduleSpecifier) || packageOf(stmt.moduleSpecifier.text) !== 'kysely')
+      continue;
     const bindings = stmt.importClause?.namedBindings;
     if (bindings && ts.isNamespaceImport(bindings)) sqlNames.add(`${bindings.name.text}.sql`);
     if (!bindings || !ts.isNamedImports(bindings)) continue;
@@ -503,7 +505,8 @@ export function tableUses(file: SourceFile, sf: ts.SourceFile = parse(file)): Ta
       const name = node.expression.name.text;
       const write = WRITE_BUILDERS.has(name);
       if (write || READ_BUILDERS.has(name)) {
-        for (const table of literalTables(node.arguments[0])) uses.push({ table, write, line: at(node.expression.name), how: `.${name}('${table}')` });
+        for (const table of literalTables(node.arguments[0]))
+          uses.push({ table, write, line: at(node.expression.name), how: `.${name}('${table}')` });
       }
     }
     if (ts.isTaggedTemplateExpression(node) && /^(\w+\.)?sql(<.*>)?$/s.test(node.tag.getText(sf))) {
@@ -598,10 +601,16 @@ function jobHandlerSites(parsed: Parsed): { line: number; what: string }[] {
 function impurity(node: ts.Node, sf: ts.SourceFile): string | undefined {
   if (ts.isCallExpression(node)) {
     const callee = node.expression.getText(sf);
-    if (['Date.now', 'Math.random', 'performance.now', 'fetch', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask'].includes(callee)) return `${callee}()`;
+    if (
+      ['Date.now', 'Math.random', 'performance.now', 'fetch', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask'].includes(
+        callee,
+      )
+    )
+      return `${callee}()`;
   }
   if (ts.isNewExpression(node) && node.expression.getText(sf) === 'Date' && (node.arguments?.length ?? 0) === 0) return 'new Date()';
-  if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'process') return `process.${node.name.text}`;
+  if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'process')
+    return `process.${node.name.text}`;
   return undefined;
 }
 
@@ -615,7 +624,11 @@ function layoutRules(file: SourceFile, parsed: Parsed): Violation[] {
       const what = impurity(node, sf);
       if (what) {
         const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
-        out.push({ file: file.path, rule: 'layout/rules', detail: `line ${line}: ${what} in a pure rule (take the time or value as an argument)` });
+        out.push({
+          file: file.path,
+          rule: 'layout/rules',
+          detail: `line ${line}: ${what} in a pure rule (take the time or value as an argument)`,
+        });
       }
       ts.forEachChild(node, visit);
     };
@@ -626,7 +639,11 @@ function layoutRules(file: SourceFile, parsed: Parsed): Violation[] {
       if (ts.isCallExpression(node) && isRouteRegistration(node)) {
         const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
         const name = (node.expression as ts.PropertyAccessExpression).name.text;
-        out.push({ file: file.path, rule: 'layout/routes', detail: `line ${line}: .${name}( registers a route outside routes.ts, *-routes.ts or index.ts` });
+        out.push({
+          file: file.path,
+          rule: 'layout/routes',
+          detail: `line ${line}: .${name}( registers a route outside routes.ts, *-routes.ts or index.ts`,
+        });
       }
       ts.forEachChild(node, visit);
     };
@@ -634,7 +651,11 @@ function layoutRules(file: SourceFile, parsed: Parsed): Violation[] {
   }
   if (baseName(file.path) !== 'jobs.ts') {
     for (const site of jobHandlerSites(parsed)) {
-      out.push({ file: file.path, rule: 'layout/jobs', detail: `line ${site.line}: ${site.what}: job handlers live in the module's jobs.ts` });
+      out.push({
+        file: file.path,
+        rule: 'layout/jobs',
+        detail: `line ${site.line}: ${site.what}: job handlers live in the module's jobs.ts`,
+      });
     }
   }
   return out;
@@ -653,7 +674,8 @@ function moduleFolderRules(files: SourceFile[]): Violation[] {
     if (parts.length >= 5 && parts[3] !== 'rules') folders.add(parts.slice(0, 4).join('/') + '/');
   }
   for (const [m, inside] of [...modules].sort(([a], [b]) => a.localeCompare(b))) {
-    if (!inside.has('index.ts')) out.push({ file: `src/modules/${m}/index.ts`, rule: 'layout/index', detail: `modules/${m} has no index.ts (its front door)` });
+    if (!inside.has('index.ts'))
+      out.push({ file: `src/modules/${m}/index.ts`, rule: 'layout/index', detail: `modules/${m} has no index.ts (its front door)` });
   }
   for (const folder of [...folders].sort()) {
     out.push({ file: folder, rule: 'layout/folders', detail: `a module holds only files and a rules/ folder` });

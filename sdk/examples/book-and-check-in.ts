@@ -154,7 +154,9 @@ export async function bookAndCheckIn(o: ExampleOptions): Promise<ExampleResult> 
   }
 
   // A checked-in booking cannot be cancelled: it ends with a check-out.
-  const ended = await member.reReadThen(booked._id, (m) => (m.status === 'checked-in' ? member.checkOut(m._id) : member.cancelMeeting(m._id)));
+  const ended = await member.reReadThen(booked._id, (m) =>
+    m.status === 'checked-in' ? member.checkOut(m._id) : member.cancelMeeting(m._id),
+  );
   statuses.push(ended.status);
   log(`ended: ${statuses.join(' → ')}`);
   return { meeting: ended, bookEvent, statuses };
@@ -166,11 +168,21 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     if (!v) throw new Error(`${name} is required`);
     return v;
   };
-  const receiver = await startReceiver(env('WEBHOOK_SECRET'), Number(process.env.WEBHOOK_PORT ?? 9999), process.env.WEBHOOK_HOST ?? '127.0.0.1');
+  const receiver = await startReceiver(
+    env('WEBHOOK_SECRET'),
+    Number(process.env.WEBHOOK_PORT ?? 9999),
+    process.env.WEBHOOK_HOST ?? '127.0.0.1',
+  );
   try {
     await bookAndCheckIn({
-      baseUrl: env('BOOKING_URL'), appId: env('APP_ID'), appSecret: env('APP_SECRET'), member: env('MEMBER'), projectId: env('PROJECT_ID'),
-      receiver, opsToken: process.env.OPS_TOKEN, log: console.log,
+      baseUrl: env('BOOKING_URL'),
+      appId: env('APP_ID'),
+      appSecret: env('APP_SECRET'),
+      member: env('MEMBER'),
+      projectId: env('PROJECT_ID'),
+      receiver,
+      opsToken: process.env.OPS_TOKEN,
+      log: console.log,
     });
   } finally {
     await receiver.close();

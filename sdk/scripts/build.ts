@@ -60,7 +60,8 @@ export function expandedTypesSource(): string {
       const names = bindings && ts.isNamedImports(bindings) ? bindings.elements : [];
       const declared: string[] = [];
       const from = (stmt.moduleSpecifier as ts.StringLiteral).text;
-      for (const spec of from === 'typebox' ? [] : names) { // Static<> itself goes: every use of it is written out below
+      for (const spec of from === 'typebox' ? [] : names) {
+        // Static<> itself goes: every use of it is written out below
         const alias = checker.getAliasedSymbol(checker.getSymbolAtLocation(spec.name)!);
         if (!(alias.flags & (ts.SymbolFlags.TypeAlias | ts.SymbolFlags.Interface))) continue; // a schema, used only in typeof
         declared.push(`type ${spec.name.text} = ${print(checker.getDeclaredTypeOfSymbol(alias))};`);
@@ -71,7 +72,12 @@ export function expandedTypesSource(): string {
     }
   }
   const header = ts.getLeadingCommentRanges(source.text, 0)?.[0];
-  if (header) edits.push({ start: header.pos, end: header.end, text: '/** Request and response types of the API, written out from the schemas the service validates with. */' });
+  if (header)
+    edits.push({
+      start: header.pos,
+      end: header.end,
+      text: '/** Request and response types of the API, written out from the schemas the service validates with. */',
+    });
   let text = source.text;
   for (const e of edits.sort((a, b) => b.start - a.start)) text = text.slice(0, e.start) + e.text + text.slice(e.end);
   return text;
@@ -79,7 +85,15 @@ export function expandedTypesSource(): string {
 
 function esbuild(format: 'esm' | 'cjs', outfile: string): void {
   const bin = join(dirname(require.resolve('esbuild/package.json')), 'bin/esbuild');
-  execFileSync(bin, [join(SRC, 'index.ts'), '--bundle', '--platform=node', '--target=node20', `--format=${format}`, `--outfile=${outfile}`, '--log-level=warning']);
+  execFileSync(bin, [
+    join(SRC, 'index.ts'),
+    '--bundle',
+    '--platform=node',
+    '--target=node20',
+    `--format=${format}`,
+    `--outfile=${outfile}`,
+    '--log-level=warning',
+  ]);
 }
 
 function bundleDeclarations(outfile: string): void {
@@ -92,13 +106,26 @@ function bundleDeclarations(outfile: string): void {
     writeFileSync(
       join(stage, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023'], strict: true, skipLibCheck: true, typeRoots: [join(SDK, '../node_modules/@types')], types: ['node'] },
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          lib: ['ES2023'],
+          strict: true,
+          skipLibCheck: true,
+          typeRoots: [join(SDK, '../node_modules/@types')],
+          types: ['node'],
+        },
         include: ['src'],
       }),
     );
     const bin = require.resolve('dts-bundle-generator/dist/bin/dts-bundle-generator.js');
     // --no-check: test/sdk/sdk-package.test.ts type-checks the bundle as a consumer sees it (skipLibCheck off).
-    execFileSync(process.execPath, [bin, '--silent', '--no-banner', '--no-check', '--project', join(stage, 'tsconfig.json'), '-o', outfile, join(src, 'index.ts')], { stdio: 'inherit' });
+    execFileSync(
+      process.execPath,
+      [bin, '--silent', '--no-banner', '--no-check', '--project', join(stage, 'tsconfig.json'), '-o', outfile, join(src, 'index.ts')],
+      { stdio: 'inherit' },
+    );
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }

@@ -76,8 +76,14 @@ export class BookingClient {
   private readonly delegated: Map<string, BookingClient>;
 
   constructor(options: BookingClientOptions);
-  constructor(options: BookingClientOptions, internal: { transport: Transport; tokens: AppTokens | ActAsTokens; delegated: Map<string, BookingClient> });
-  constructor(options: BookingClientOptions, internal?: { transport: Transport; tokens: AppTokens | ActAsTokens; delegated: Map<string, BookingClient> }) {
+  constructor(
+    options: BookingClientOptions,
+    internal: { transport: Transport; tokens: AppTokens | ActAsTokens; delegated: Map<string, BookingClient> },
+  );
+  constructor(
+    options: BookingClientOptions,
+    internal?: { transport: Transport; tokens: AppTokens | ActAsTokens; delegated: Map<string, BookingClient> },
+  ) {
     this.credentials = { appId: options.appId, appSecret: options.appSecret };
     this.transport = internal?.transport ?? new Transport(options);
     this.tokens = internal?.tokens ?? new AppTokens(this.transport, this.credentials, options);
@@ -141,7 +147,13 @@ export class BookingClient {
 
   /** POST /auth/accessToken, act_as grant, raw. */
   grantActAs(subject: string, subjectType: SubjectType = 'external_user_id'): Promise<TokenResponse> {
-    return this.requestToken({ grant_type: 'act_as', app_id: this.credentials.appId, app_secret: this.credentials.appSecret, subject, subject_type: subjectType });
+    return this.requestToken({
+      grant_type: 'act_as',
+      app_id: this.credentials.appId,
+      app_secret: this.credentials.appSecret,
+      subject,
+      subject_type: subjectType,
+    });
   }
 
   /** POST /auth/revoke: revokes this client's token and its refresh chain; the client forgets them. */
@@ -150,7 +162,11 @@ export class BookingClient {
     if (!held) return { revoked: false };
     const token = held.accessToken;
     // Revoke exactly the token held (a fresh one must not be obtained just to revoke it).
-    const answer = await this.transport.call({ method: 'POST', path: '/auth/revoke', auth: { token: async () => token, invalidate: () => {} } });
+    const answer = await this.transport.call({
+      method: 'POST',
+      path: '/auth/revoke',
+      auth: { token: async () => token, invalidate: () => {} },
+    });
     this.tokens.clear();
     return enveloped<Revoked>(answer).data;
   }

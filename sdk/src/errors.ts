@@ -46,7 +46,10 @@ export class BookingApiError extends Error {
   afterAmbiguousAttempt = false;
 
   constructor(d: ErrorDetails, kind: ErrorKind = kindOf(d.status, d.code)) {
-    super(`${d.method} ${d.path}: ${d.status || 'no answer'} ${d.code}${d.messages.length ? ` — ${d.messages.join('; ')}` : ''}`, d.cause === undefined ? undefined : { cause: d.cause });
+    super(
+      `${d.method} ${d.path}: ${d.status || 'no answer'} ${d.code}${d.messages.length ? ` — ${d.messages.join('; ')}` : ''}`,
+      d.cause === undefined ? undefined : { cause: d.cause },
+    );
     this.name = new.target.name;
     this.status = d.status;
     this.code = d.code;

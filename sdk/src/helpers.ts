@@ -56,7 +56,11 @@ export async function findCreated(client: BookingClient, body: CreateMeetingBody
  * Note: the listed row of a found booking is answered; its pinCode is shown to
  * the organizer and the booking app (read it again with getMeeting otherwise).
  */
-export async function createMeetingSafely(client: BookingClient, body: CreateMeetingBody, options: CreateSafelyOptions = {}): Promise<Meeting> {
+export async function createMeetingSafely(
+  client: BookingClient,
+  body: CreateMeetingBody,
+  options: CreateSafelyOptions = {},
+): Promise<Meeting> {
   const maxResends = Math.min(options.maxResends ?? MAX_RETRIES, MAX_RETRIES);
   for (let attempt = 0; ; attempt++) {
     try {
@@ -97,7 +101,11 @@ export function dedupeOccurrences<T extends { _id: string; occurrenceEventId?: s
 }
 
 /** Reads the booking again (GET /meetings/{id}) and runs `action` on the fresh state. */
-export async function reReadThen<T>(client: BookingClient, id: string, action: (fresh: Meeting, client: BookingClient) => Promise<T> | T): Promise<T> {
+export async function reReadThen<T>(
+  client: BookingClient,
+  id: string,
+  action: (fresh: Meeting, client: BookingClient) => Promise<T> | T,
+): Promise<T> {
   const fresh = await client.getMeeting(id);
   return action(fresh, client);
 }
@@ -107,7 +115,10 @@ export async function reReadThen<T>(client: BookingClient, id: string, action: (
  * asset's meetingConfig (default 15). undefined when check-in is open all day
  * (preStartMinutes −1).
  */
-export function checkInOpensAt(meeting: Pick<Meeting, 'startDateTime'>, asset?: { config?: { meetingConfig?: { preStartMinutes?: number } } }): Date | undefined {
+export function checkInOpensAt(
+  meeting: Pick<Meeting, 'startDateTime'>,
+  asset?: { config?: { meetingConfig?: { preStartMinutes?: number } } },
+): Date | undefined {
   const pre = asset?.config?.meetingConfig?.preStartMinutes ?? 15;
   if (pre < 0) return undefined;
   return new Date(Date.parse(meeting.startDateTime) - pre * 60_000);

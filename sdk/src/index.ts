@@ -1,6 +1,15 @@
 /** @booking/sdk: the client of the Room and Desk Booking API. See ../README.md. */
 export { BookingClient, OPERATIONS, type BookingClientOptions } from './client.js';
-export { Transport, MAX_RETRIES, retryAfterMs, type FetchLike, type TokenProvider, type TransportOptions, type CallOptions, type Answer } from './transport.js';
+export {
+  Transport,
+  MAX_RETRIES,
+  retryAfterMs,
+  type FetchLike,
+  type TokenProvider,
+  type TransportOptions,
+  type CallOptions,
+  type Answer,
+} from './transport.js';
 export { AppTokens, ActAsTokens, earlyMs, storedFrom, type AppCredentials, type StoredTokens, type AppTokensOptions } from './tokens.js';
 export {
   BookingApiError,
@@ -18,7 +27,16 @@ export {
   kindOf,
   type ErrorKind,
 } from './errors.js';
-export { createMeetingSafely, dedupeOccurrences, reReadThen, checkInOpensAt, findCreated, matchesRequest, mayHaveBooked, type CreateSafelyOptions } from './helpers.js';
+export {
+  createMeetingSafely,
+  dedupeOccurrences,
+  reReadThen,
+  checkInOpensAt,
+  findCreated,
+  matchesRequest,
+  mayHaveBooked,
+  type CreateSafelyOptions,
+} from './helpers.js';
 export {
   WebhookReceiver,
   MemoryDedupeStore,

@@ -29,7 +29,12 @@ export class SandboxClock {
 
   /** POST /ops/v1/clock {set} (never earlier than now). */
   async set(at: Date | string): Promise<number> {
-    const a = await this.transport.call({ method: 'POST', path: '/ops/v1/clock', body: { set: typeof at === 'string' ? at : at.toISOString() }, auth: this.auth });
+    const a = await this.transport.call({
+      method: 'POST',
+      path: '/ops/v1/clock',
+      body: { set: typeof at === 'string' ? at : at.toISOString() },
+      auth: this.auth,
+    });
     return Date.parse(enveloped<{ now: string }>(a).data.now);
   }
 }

@@ -39,7 +39,10 @@ export function storedFrom(res: TokenResponse, nowMs: number): StoredTokens {
     ...(res.refresh_token
       ? {
           refreshToken: res.refresh_token,
-          refreshExpiresAt: res.refresh_token_expires_in !== undefined ? nowMs + res.refresh_token_expires_in * 1000 - earlyMs(res.refresh_token_expires_in) : undefined,
+          refreshExpiresAt:
+            res.refresh_token_expires_in !== undefined
+              ? nowMs + res.refresh_token_expires_in * 1000 - earlyMs(res.refresh_token_expires_in)
+              : undefined,
         }
       : {}),
   };
@@ -136,7 +139,11 @@ export class AppTokens extends SharedTokenSource {
       }
     }
     this.grants.app_credentials++;
-    const res = await requestToken(this.transport, { grant_type: 'app_credentials', app_id: this.credentials.appId, app_secret: this.credentials.appSecret });
+    const res = await requestToken(this.transport, {
+      grant_type: 'app_credentials',
+      app_id: this.credentials.appId,
+      app_secret: this.credentials.appSecret,
+    });
     return storedFrom(res, this.transport.now());
   }
 

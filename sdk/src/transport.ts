@@ -205,7 +205,15 @@ export class Transport {
     const code = typeof env.code === 'string' ? env.code : `HTTP_${a.status}`;
     const messages = Array.isArray(env.message) ? env.message.map(String) : typeof env.message === 'string' ? [env.message] : [];
     return errorFromAnswer(
-      { status: a.status, code, messages, method: o.method, path: o.path, data: env.data, retryAfterMs: retryAfterMs(a.headers.get('retry-after'), this.now()) },
+      {
+        status: a.status,
+        code,
+        messages,
+        method: o.method,
+        path: o.path,
+        data: env.data,
+        retryAfterMs: retryAfterMs(a.headers.get('retry-after'), this.now()),
+      },
       this.now(),
     );
   }

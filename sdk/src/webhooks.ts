@@ -44,7 +44,8 @@ function sameText(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-const hmac = (secret: string, prefix: string, body: Buffer) => createHmac('sha256', Buffer.from(secret, 'utf8')).update(prefix).update(body);
+const hmac = (secret: string, prefix: string, body: Buffer) =>
+  createHmac('sha256', Buffer.from(secret, 'utf8')).update(prefix).update(body);
 
 function checkService(secrets: string[], h: (n: string) => string | undefined, body: Buffer, now: number, tol: number): Verification {
   const ts = h('x-service-timestamp');
@@ -76,15 +77,23 @@ function checkStandard(secrets: string[], h: (n: string) => string | undefined, 
  * header is; every set present must hold and at least one must be there. Several
  * secrets may be given (secret rotation): any one may match.
  */
-export function verifyWebhook(secret: string | string[], headers: Headers_, rawBody: Buffer | Uint8Array | string, o: VerifyOptions = {}): Verification {
+export function verifyWebhook(
+  secret: string | string[],
+  headers: Headers_,
+  rawBody: Buffer | Uint8Array | string,
+  o: VerifyOptions = {},
+): Verification {
   const secrets = Array.isArray(secret) ? secret : [secret];
-  const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
+  const body =
+    typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
   const h = headerGetter(headers);
   const now = o.nowMs ?? Date.now();
   const tol = o.toleranceMs ?? DEFAULT_TOLERANCE_MS;
   const checks: Verification[] = [];
-  if (['x-service-timestamp', 'x-service-signature', 'x-service-delivery'].some((n) => h(n) !== undefined)) checks.push(checkService(secrets, h, body, now, tol));
-  if (['webhook-id', 'webhook-timestamp', 'webhook-signature'].some((n) => h(n) !== undefined)) checks.push(checkStandard(secrets, h, body, now, tol));
+  if (['x-service-timestamp', 'x-service-signature', 'x-service-delivery'].some((n) => h(n) !== undefined))
+    checks.push(checkService(secrets, h, body, now, tol));
+  if (['webhook-id', 'webhook-timestamp', 'webhook-signature'].some((n) => h(n) !== undefined))
+    checks.push(checkStandard(secrets, h, body, now, tol));
   if (checks.length === 0) return { ok: false, reason: 'missing-headers' };
   for (const c of checks) if (!c.ok) return c;
   // Both sets name the same delivery (webhook-id = X-Service-Delivery); refuse a mix.
@@ -109,9 +118,7 @@ export interface DedupeStore {
 export class MemoryDedupeStore implements DedupeStore {
   private readonly seen = new Map<string, number>();
 
-  constructor(
-    private readonly o: { ttlMs?: number; maxEntries?: number; now?: () => number } = {},
-  ) {}
+  constructor(private readonly o: { ttlMs?: number; maxEntries?: number; now?: () => number } = {}) {}
 
   claim(id: string): boolean {
     const now = (this.o.now ?? Date.now)();
@@ -179,7 +186,8 @@ export class WebhookReceiver {
   }
 
   async receive(headers: Headers_, rawBody: Buffer | Uint8Array | string): Promise<ReceiveResult> {
-    const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
+    const body =
+      typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
     const v = verifyWebhook(this.o.secret, headers, body, { nowMs: (this.o.now ?? Date.now)(), toleranceMs: this.o.toleranceMs });
     if (!v.ok) return this.rejected({ status: 401, reason: v.reason });
     let event: WebhookEvent;
@@ -188,7 +196,8 @@ export class WebhookReceiver {
     } catch {
       return this.rejected({ status: 400, reason: 'bad-json' }, v.id);
     }
-    if (!event || typeof event !== 'object' || typeof event.type !== 'string') return this.rejected({ status: 400, reason: 'bad-json' }, v.id);
+    if (!event || typeof event !== 'object' || typeof event.type !== 'string')
+      return this.rejected({ status: 400, reason: 'bad-json' }, v.id);
     if (!(await this.store.claim(v.id))) return this.rejected({ status: 200, reason: 'duplicate', event }, v.id);
     try {
       await this.o.onEvent(event, { deliveryId: v.id, headers, rawBody: body });
@@ -258,7 +267,9 @@ export type ExpressLikeNext = (err?: unknown) => void;
  * `next` as an error. It answers the delivery itself; `next` is called only on
  * such errors.
  */
-export function expressWebhookMiddleware(receiver: WebhookReceiver): (req: ExpressLikeRequest, res: ServerResponse, next: ExpressLikeNext) => void {
+export function expressWebhookMiddleware(
+  receiver: WebhookReceiver,
+): (req: ExpressLikeRequest, res: ServerResponse, next: ExpressLikeNext) => void {
   return (req, res, next) => {
     void (async () => {
       let raw: Buffer | undefined;
@@ -317,9 +328,16 @@ export function fastifyWebhookHandler(receiver: WebhookReceiver): (req: FastifyL
  * Inside its own (encapsulated) context it parses `application/json` as a Buffer,
  * so the rest of the app keeps its JSON parser.
  */
-export async function fastifyWebhookPlugin(instance: FastifyLikeInstance, opts: { receiver: WebhookReceiver; path?: string; bodyLimit?: number }): Promise<void> {
+export async function fastifyWebhookPlugin(
+  instance: FastifyLikeInstance,
+  opts: { receiver: WebhookReceiver; path?: string; bodyLimit?: number },
+): Promise<void> {
   const parser = (_req: unknown, body: Buffer, done: (err: Error | null, body?: unknown) => void) => done(null, body);
-  instance.addContentTypeParser(['application/json', 'application/*+json'], { parseAs: 'buffer', bodyLimit: opts.bodyLimit ?? MAX_BODY_BYTES }, parser);
+  instance.addContentTypeParser(
+    ['application/json', 'application/*+json'],
+    { parseAs: 'buffer', bodyLimit: opts.bodyLimit ?? MAX_BODY_BYTES },
+    parser,
+  );
   instance.post(opts.path ?? '/webhooks', fastifyWebhookHandler(opts.receiver));
 }
 

@@ -7,8 +7,16 @@
  */
 import type { ClockState, Delivery } from '../contract/ops.js';
 import type {
-  AssetNow, AssetState, ConsoleDevice, ConsoleInvite, ConsoleListener, ConsolePayment, ConsoleSite, OpsMeeting,
-  OpsMeetingDetail, SessionStarted,
+  AssetNow,
+  AssetState,
+  ConsoleDevice,
+  ConsoleInvite,
+  ConsoleListener,
+  ConsolePayment,
+  ConsoleSite,
+  OpsMeeting,
+  OpsMeetingDetail,
+  SessionStarted,
 } from '../contract/ops-console.js';
 import type { MeetingStatus } from '../contract/meetings.js';
 import type { PageMeta } from '../contract/envelope.js';
@@ -48,7 +56,12 @@ export type PendingPayment = ConsolePayment;
 export type Session = SessionStarted;
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly retryAfter: number | null = null) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retryAfter: number | null = null,
+  ) {
     super(message);
   }
 }
@@ -100,7 +113,7 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<{ 
     /* not JSON: keep the status */
   }
   if (!res.ok) {
-    const message = Array.isArray(json.message) ? json.message.join('; ') : json.message ?? res.statusText;
+    const message = Array.isArray(json.message) ? json.message.join('; ') : (json.message ?? res.statusText);
     const retry = res.headers.get('retry-after');
     const err = new ApiError(res.status, json.code ?? String(res.status), message, retry ? Number(retry) : null);
     if (res.status === 401 && path !== '/ops/v1/session') {

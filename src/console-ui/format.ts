@@ -13,7 +13,8 @@ function fmt(lang: Lang, timeZone: string, opts: Intl.DateTimeFormatOptions): In
   return f;
 }
 
-export const time = (iso: string, tz: string, lang: Lang) => fmt(lang, tz, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(iso));
+export const time = (iso: string, tz: string, lang: Lang) =>
+  fmt(lang, tz, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(iso));
 export const dateTime = (iso: string | null | undefined, tz: string, lang: Lang) =>
   iso ? fmt(lang, tz, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(iso)) : '—';
 export const longDate = (ymd: string, lang: Lang) =>
@@ -28,7 +29,14 @@ export function localDate(epochMs: number, tz: string): string {
 /** Offset of the zone from UTC at an instant, in ms. */
 export function zoneOffset(epochMs: number, tz: string): number {
   const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+    timeZone: tz,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
   }).formatToParts(new Date(epochMs));
   const n = (type: string) => Number(parts.find((p) => p.type === type)?.value);
   const asUtc = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour') % 24, n('minute'), n('second'));

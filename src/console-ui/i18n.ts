@@ -14,7 +14,8 @@ const en = {
   navDevices: 'Devices & visitors',
   navSandbox: 'Sandbox',
   signInTitle: 'Sign in',
-  signInIntro: 'Enter the ops token of this deployment (OPS_TOKEN). It is exchanged for a session cookie for 12 hours; the token itself is not kept.',
+  signInIntro:
+    'Enter the ops token of this deployment (OPS_TOKEN). It is exchanged for a session cookie for 12 hours; the token itself is not kept.',
   opsToken: 'Ops token',
   signInButton: 'Sign in',
   signingIn: 'Signing in…',

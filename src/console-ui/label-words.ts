@@ -29,8 +29,7 @@ export function labelWords(name: string, locale?: string): LabelWord[] {
       else if (seg.isWordLike) {
         pieces.push(lead + seg.segment);
         lead = '';
-      }
-      else pieces[pieces.length - 1] += seg.segment;
+      } else pieces[pieces.length - 1] += seg.segment;
     }
     if (lead) pieces.push(lead);
     pieces.forEach((text, i) => out.push({ text, space: i === pieces.length - 1 }));

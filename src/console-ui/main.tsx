@@ -128,8 +128,12 @@ function TabBar({ items, active }: { items: typeof NAV; active: Route['name'] })
           </li>
         ))}
       </ul>
-      <span class="nav-fade start" aria-hidden="true">‹</span>
-      <span class="nav-fade end" aria-hidden="true">›</span>
+      <span class="nav-fade start" aria-hidden="true">
+        ‹
+      </span>
+      <span class="nav-fade end" aria-hidden="true">
+        ›
+      </span>
     </nav>
   );
 }
@@ -161,11 +165,17 @@ function Console({ onSignOut }: { onSignOut: () => void }) {
   const [sandbox, setSandbox] = useState(false);
   const loadSite = () => {
     setSite({});
-    get<Site>('/ops/v1/site').then((data) => setSite({ data }), (error) => setSite({ error }));
+    get<Site>('/ops/v1/site').then(
+      (data) => setSite({ data }),
+      (error) => setSite({ error }),
+    );
   };
   useEffect(() => {
     loadSite();
-    get('/ops/v1/clock').then(() => setSandbox(true), () => setSandbox(false));
+    get('/ops/v1/clock').then(
+      () => setSandbox(true),
+      () => setSandbox(false),
+    );
     feed.start();
     return () => feed.stop();
   }, []);
@@ -179,7 +189,9 @@ function Console({ onSignOut }: { onSignOut: () => void }) {
       </a>
       <header class="top">
         <div class="brand">
-          <span class="logo" aria-hidden="true">▦</span>
+          <span class="logo" aria-hidden="true">
+            ▦
+          </span>
           <span>{t('appName')}</span>
         </div>
         <LiveStatus feed={feed} />
@@ -190,7 +202,9 @@ function Console({ onSignOut }: { onSignOut: () => void }) {
       </header>
       <TabBar items={nav} active={active} />
       <main id="main" tabIndex={-1}>
-        {site.error ? <ErrorBox error={site.error} onRetry={loadSite} /> : ctx ? (
+        {site.error ? (
+          <ErrorBox error={site.error} onRetry={loadSite} />
+        ) : ctx ? (
           <SiteData.Provider value={ctx}>
             <Screen route={route} />
           </SiteData.Provider>
@@ -220,7 +234,9 @@ function App() {
   }, []);
   return (
     <I18n.Provider value={{ lang, t, setLang }}>
-      {session === 'unknown' ? <Loading /> : session === 'in' ? (
+      {session === 'unknown' ? (
+        <Loading />
+      ) : session === 'in' ? (
         <Console onSignOut={() => setSession('out')} />
       ) : (
         <SignIn onSignedIn={() => setSession('in')} header={<LanguageSwitch />} />

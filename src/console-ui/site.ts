@@ -9,7 +9,11 @@ export interface SiteContext {
   sandbox: boolean;
   reload: () => void;
 }
-export const SiteData = createContext<SiteContext>({ site: { projects: [], floors: [], rooms: [], desks: [], users: [] }, sandbox: false, reload: () => {} });
+export const SiteData = createContext<SiteContext>({
+  site: { projects: [], floors: [], rooms: [], desks: [], users: [] },
+  sandbox: false,
+  reload: () => {},
+});
 export const useSite = () => useContext(SiteData);
 
 export function projectOf(site: Site, projectId: string | undefined): Project | undefined {

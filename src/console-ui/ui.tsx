@@ -161,7 +161,13 @@ export interface Column<T> {
  * empty state when there are no rows. The screens' lists (bookings, listeners, deliveries,
  * devices, visitors, payments, a booking's history) all render through it.
  */
-export function DataTable<T>({ columns, rows, rowKey, rowClass, empty }: {
+export function DataTable<T>({
+  columns,
+  rows,
+  rowKey,
+  rowClass,
+  empty,
+}: {
   columns: readonly Column<T>[];
   rows: readonly T[];
   rowKey: (row: T, index: number) => string | number;

@@ -19,13 +19,22 @@ export type TimeRange = Static<typeof TimeRange>;
 export const DayConfig = Type.Object(
   {
     availableTime: TimeRange,
-    breakTimes: Type.Optional(Type.Array(TimeRange, { maxItems: 100, description: 'Ranges within the open hours when booking is blocked' })),
+    breakTimes: Type.Optional(
+      Type.Array(TimeRange, { maxItems: 100, description: 'Ranges within the open hours when booking is blocked' }),
+    ),
   },
   { additionalProperties: false, description: 'Operating hours of one weekday' },
 );
 export type DayConfig = Static<typeof DayConfig>;
 
-const Tick = (description: string) => Type.Optional(Type.Integer({ minimum: -1, maximum: 10_080, description: `${description}; -1 disables it, absent means the default; at most a week (10080)` }));
+const Tick = (description: string) =>
+  Type.Optional(
+    Type.Integer({
+      minimum: -1,
+      maximum: 10_080,
+      description: `${description}; -1 disables it, absent means the default; at most a week (10080)`,
+    }),
+  );
 
 /** Minutes; absent = default; -1 disables that tick. */
 export const MeetingConfig = Type.Object(
@@ -67,8 +76,12 @@ export const AssetConfig = Type.Object(
         { additionalProperties: false, description: 'Notice a booking needs before it starts (the parts add up)' },
       ),
     ),
-    maxAdvanceBookingDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_660, description: 'How many days ahead a booking may start (at most about ten years)' })),
-    maxDurationMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 527_040, description: 'Longest allowed booking, in minutes (at most 366 days)' })),
+    maxAdvanceBookingDays: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 3_660, description: 'How many days ahead a booking may start (at most about ten years)' }),
+    ),
+    maxDurationMinutes: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 527_040, description: 'Longest allowed booking, in minutes (at most 366 days)' }),
+    ),
     bookMultipleDayRoom: Type.Optional(Type.Boolean({ description: 'Whether one booking may cover several days' })),
     meetingConfig: Type.Optional(MeetingConfig),
   },

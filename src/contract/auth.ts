@@ -36,9 +36,8 @@ export const WhoAmI = Type.Object({
   kind: Type.Union([Type.Literal('app'), Type.Literal('member')], { description: 'app: plain app token; member: delegated act_as token' }),
   appId: Type.String({ description: 'The app_id (client id) the token was issued to' }),
   userId: Type.Union([Type.String(), Type.Null()], { description: 'The member acted for, on a delegated token' }),
-  projects: Type.Array(
-    Type.Object({ projectId: Type.String(), permissions: Type.Array(Type.String()) }),
-    { description: 'Projects in scope and the permissions held on each' },
-  ),
+  projects: Type.Array(Type.Object({ projectId: Type.String(), permissions: Type.Array(Type.String()) }), {
+    description: 'Projects in scope and the permissions held on each',
+  }),
 });
 export type WhoAmI = Static<typeof WhoAmI>;

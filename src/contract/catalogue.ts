@@ -41,7 +41,7 @@ const assetCommon = {
   name: Type.String(),
   email: Type.String(),
   capacity: Type.Integer(),
-  isPublic: Type.Boolean({ description: 'false: only the project\'s members may see and book it' }),
+  isPublic: Type.Boolean({ description: "false: only the project's members may see and book it" }),
   brandId: Type.String(),
   projectId: Type.String(),
   zoneId: Type.String(),
@@ -115,14 +115,26 @@ export const RoomQuery = Type.Object({
   name: Type.Optional(Type.String({ description: 'Case-insensitive part of the name' })),
   status: Type.Optional(Type.Array(Type.Union([Type.Literal('active'), Type.Literal('inactive')]))),
   type: Type.Optional(Type.Union([Type.Literal('normal'), Type.Literal('bedroom')])),
-  minCapacity: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'At least this many seats, 1 or more (at most 2^53-1); more than any room holds finds none' })),
+  minCapacity: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'At least this many seats, 1 or more (at most 2^53-1); more than any room holds finds none',
+    }),
+  ),
   startDateTime: Type.Optional(DateTime('Window start; needs endDateTime')),
   endDateTime: Type.Optional(DateTime('Window end; needs startDateTime')),
 });
 export type RoomQuery = Static<typeof RoomQuery>;
 
 // Written out so the static type is the union of the literals, not never.
-const DeskStatus = Type.Union([Type.Literal('active'), Type.Literal('inactive'), Type.Literal('in-used'), Type.Literal('reserved'), Type.Literal('suspended')]);
+const DeskStatus = Type.Union([
+  Type.Literal('active'),
+  Type.Literal('inactive'),
+  Type.Literal('in-used'),
+  Type.Literal('reserved'),
+  Type.Literal('suspended'),
+]);
 
 export const DeskQuery = Type.Object({
   projectId: Type.Optional(ObjectId()),
@@ -139,7 +151,7 @@ export const DeskQuery = Type.Object({
   endDateTime: Type.Optional(DateTime()),
   timePeriod: Type.Optional(
     Type.Union([Type.Literal('morning'), Type.Literal('afternoon'), Type.Literal('allDay')], {
-      description: 'morning = opening to 12:00, afternoon = 12:00 to closing, allDay = opening to closing, on the start\'s local date',
+      description: "morning = opening to 12:00, afternoon = 12:00 to closing, allDay = opening to closing, on the start's local date",
     }),
   ),
   ...Pagination,

@@ -4,11 +4,9 @@ import { Type, type Static } from 'typebox';
 /** Entity ids: 24 lowercase hex characters (the layout of a MongoDB ObjectId). */
 export const OBJECT_ID_PATTERN = '^[0-9a-f]{24}$';
 
-export const ObjectId = (description?: string) =>
-  Type.String({ pattern: OBJECT_ID_PATTERN, ...(description ? { description } : {}) });
+export const ObjectId = (description?: string) => Type.String({ pattern: OBJECT_ID_PATTERN, ...(description ? { description } : {}) });
 
-export const DateTime = (description?: string) =>
-  Type.String({ format: 'date-time', ...(description ? { description } : {}) });
+export const DateTime = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 
 /** An absolute http or https URL (scheme in any case, no whitespace): the only addresses a browser is sent to. */
 export const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$';
@@ -25,7 +23,13 @@ export const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
 
 export const Pagination = {
   limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 3000, description: 'Page size, 0-3000 (default 100)' })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, description: 'Items to skip, 0 or more (default 0; at most 2^53-1); past the data the page is empty' })),
+  offset: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_OFFSET,
+      description: 'Items to skip, 0 or more (default 0; at most 2^53-1); past the data the page is empty',
+    }),
+  ),
 };
 
 /** A querystring of paging only. */

@@ -16,7 +16,9 @@ export const WireCommand = Type.Object({
   subject: Subject,
   stateHash: Type.String({ description: "Hash of the subject's state after this command; reported back in inventories ('' for remove)" }),
   cards: Type.Optional(Type.Array(Type.Object({ uid: Type.String(), cardNo: Type.String(), format: Type.String() }))),
-  face: Type.Optional(Type.Union([Type.Object({ mime: Type.String(), sha256: Type.String(), data: Type.String({ description: 'base64' }) }), Type.Null()])),
+  face: Type.Optional(
+    Type.Union([Type.Object({ mime: Type.String(), sha256: Type.String(), data: Type.String({ description: 'base64' }) }), Type.Null()]),
+  ),
   qrCode: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   plates: Type.Optional(Type.Array(Type.String())),
   validFrom: Type.Optional(Iso),
@@ -32,21 +34,32 @@ export const WireAck = Type.Object({
   deviceId: Type.String(),
   seq: Type.Integer(),
   ok: Type.Boolean(),
-  error: Type.Optional(Type.Object({ kind: Type.Union([Type.Literal('offline'), Type.Literal('temporary'), Type.Literal('bad-input')]), message: Type.String() })),
+  error: Type.Optional(
+    Type.Object({
+      kind: Type.Union([Type.Literal('offline'), Type.Literal('temporary'), Type.Literal('bad-input')]),
+      message: Type.String(),
+    }),
+  ),
 });
 export type WireAck = Static<typeof WireAck>;
 
 export const WireStatus = Type.Object({
   v: Type.Literal(1),
   online: Type.Boolean(),
-  bootId: Type.Optional(Type.String({ description: "Gateway status only: this run of the gateway, new at every start; a new one makes the service ask for every inventory" })),
+  bootId: Type.Optional(
+    Type.String({
+      description: 'Gateway status only: this run of the gateway, new at every start; a new one makes the service ask for every inventory',
+    }),
+  ),
 });
 export type WireStatus = Static<typeof WireStatus>;
 
 /** `{prefix}/gateway/sync`: the service asks for inventories. */
 export const WireSync = Type.Object({
   v: Type.Literal(1),
-  deviceIds: Type.Optional(Type.Array(Type.String(), { description: 'Devices to answer for, each with an inventory even when it holds nothing' })),
+  deviceIds: Type.Optional(
+    Type.Array(Type.String(), { description: 'Devices to answer for, each with an inventory even when it holds nothing' }),
+  ),
 });
 export type WireSync = Static<typeof WireSync>;
 

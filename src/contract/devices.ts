@@ -4,17 +4,20 @@ import { DateTime } from './common.js';
 
 export const DeviceEnrollment = Type.Object({
   memberId: Type.String(),
-  cardNos: Type.Array(Type.String({ pattern: '^[0-9]{10}$' }), { description: 'Cards the device holds for the member, 10-digit decimal-reversed' }),
+  cardNos: Type.Array(Type.String({ pattern: '^[0-9]{10}$' }), {
+    description: 'Cards the device holds for the member, 10-digit decimal-reversed',
+  }),
   face: Type.Boolean({ description: 'Whether the device holds a face photo of the member (the bytes are never returned)' }),
   faceRefused: Type.Union([Type.String(), Type.Null()], {
-    description: "Why the member's face is not on this device although one is stored (no picture within the device's limits could be made from it); null otherwise. The member's cards are on the device all the same",
+    description:
+      "Why the member's face is not on this device although one is stored (no picture within the device's limits could be made from it); null otherwise. The member's cards are on the device all the same",
   }),
 });
 
 export const DeviceVisitorPass = Type.Object({
   inviteId: Type.String(),
-  licensePlate: Type.Boolean({ description: 'Whether the device holds the visitor\'s plate' }),
-  qrCode: Type.Boolean({ description: 'Whether the device holds the visitor\'s QR code (the code is never returned here)' }),
+  licensePlate: Type.Boolean({ description: "Whether the device holds the visitor's plate" }),
+  qrCode: Type.Boolean({ description: "Whether the device holds the visitor's QR code (the code is never returned here)" }),
   validFrom: Type.Union([DateTime(), Type.Null()]),
   validUntil: Type.Union([DateTime(), Type.Null()]),
 });
@@ -36,9 +39,11 @@ export const DeviceView = Type.Object({
   // Additions to the contract:
   accessGroupId: Type.String(),
   location: Type.Union([Type.Object({ en: Type.String(), th: Type.String() }), Type.Null()]),
-  cardFormat: Type.String({ description: 'The card format the device\'s readers are sent' }),
+  cardFormat: Type.String({ description: "The card format the device's readers are sent" }),
   transport: Type.String({ description: 'sandbox or mqtt' }),
-  lastError: Type.Union([Type.String(), Type.Null()], { description: 'Why the last delivery attempt stopped (offline, no answer), if it did' }),
+  lastError: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why the last delivery attempt stopped (offline, no answer), if it did',
+  }),
   visitorPasses: Type.Array(DeviceVisitorPass, { description: 'Visitor invites the device holds' }),
   problems: Type.Array(DeviceProblem, { description: 'Changes the device refused as bad input, newest first (at most 20)' }),
 });

@@ -37,13 +37,19 @@ const eventBase = {
   projectId: Type.String(),
   userId: Type.String({ description: 'The organizer' }),
   timestamp: DateTime('When the event occurred'),
-  meetingId: ObjectId('The booking (its _id): read its state with GET /meetings/{meetingId}; for a recurring series, the series (seriesMasterId)'),
-  occurrenceEventId: Type.Optional(ObjectId(
-    'Only on a booking of a recurring series: the occurrence whose times the event carries, as GET /meetings lists it (occurrenceEventId of that row). ' +
-    'Absent on a single booking. Actions and GET /meetings/{id} take meetingId, never this id',
-  )),
-  assetId: ObjectId('The room (the booking\'s meetingRoomId) or the desk (its deskId)'),
-  assetKind: Type.Union([Type.Literal('room'), Type.Literal('desk')], { description: 'room (roomName and meetingRoomId) or desk (deskName and deskId)' }),
+  meetingId: ObjectId(
+    'The booking (its _id): read its state with GET /meetings/{meetingId}; for a recurring series, the series (seriesMasterId)',
+  ),
+  occurrenceEventId: Type.Optional(
+    ObjectId(
+      'Only on a booking of a recurring series: the occurrence whose times the event carries, as GET /meetings lists it (occurrenceEventId of that row). ' +
+        'Absent on a single booking. Actions and GET /meetings/{id} take meetingId, never this id',
+    ),
+  ),
+  assetId: ObjectId("The room (the booking's meetingRoomId) or the desk (its deskId)"),
+  assetKind: Type.Union([Type.Literal('room'), Type.Literal('desk')], {
+    description: 'room (roomName and meetingRoomId) or desk (deskName and deskId)',
+  }),
   roomName: Type.Optional(Type.String()),
   deskName: Type.Optional(Type.String()),
   floorName: Type.String(),
@@ -168,7 +174,9 @@ const vmsBase = {
 const Display = (description: string) =>
   Type.String({ description: `${description}: display text in the property's time zone, e.g. "25 Nov 2026 09:00"` });
 const NullableDisplay = (description: string) =>
-  Type.Union([Display(description), Type.Null()], { description: `${description}; null when the invite has no end time (valid the whole start day)` });
+  Type.Union([Display(description), Type.Null()], {
+    description: `${description}; null when the invite has no end time (valid the whole start day)`,
+  });
 export const Bilingual = Type.Object({ en: Type.String(), th: Type.String() }, { description: 'English and Thai text' });
 export const VMS_ENTRY_TYPES = ['card', 'license-plate'] as const;
 const EntryType = Type.Enum([...VMS_ENTRY_TYPES], { description: 'card (QR code shown at a reader) or license-plate (camera)' });
@@ -183,7 +191,7 @@ export const VmsInviteSentData = Type.Object(
     visitDate: DateTime('Start of the visit'),
     startDateTime: Display('Start of the visit'),
     endDateTime: NullableDisplay('End of the visit'),
-    qrCardCode: Type.String({ description: 'The visitor\'s entry code; relay it to the visitor over TLS only' }),
+    qrCardCode: Type.String({ description: "The visitor's entry code; relay it to the visitor over TLS only" }),
     licensePlate: Type.Optional(Type.String()),
     visitPurpose: Type.Optional(Type.String()),
   },
@@ -198,7 +206,12 @@ export const VmsVisitorCheckedInData = Type.Object(
     checkInTime: Bilingual,
     vmsEntryType: Type.Object({ entryType: EntryType, en: Type.String(), th: Type.String() }),
     licensePlateNumber: Type.String({ description: 'The plate read by the camera; empty for a card entry' }),
-    location: Type.Optional(Type.Object({ entryType: EntryType, en: Type.String(), th: Type.String() }, { description: 'Where the visitor entered (the device)' })),
+    location: Type.Optional(
+      Type.Object(
+        { entryType: EntryType, en: Type.String(), th: Type.String() },
+        { description: 'Where the visitor entered (the device)' },
+      ),
+    ),
     webViewUrl: Type.Optional(Type.String()),
   },
   { description: 'VMS_VISITOR_CHECKED_IN' },
@@ -262,7 +275,10 @@ export function eventDeliverySchema(type: string) {
   if (!data) throw new Error(`not an event type of the catalogue: ${type}`);
   return Type.Object(
     {
-      id: Type.String({ pattern: '^whk_', description: 'Delivery id, whk_ plus a UUID (X-Service-Delivery); the same on every retry: de-duplicate on it' }),
+      id: Type.String({
+        pattern: '^whk_',
+        description: 'Delivery id, whk_ plus a UUID (X-Service-Delivery); the same on every retry: de-duplicate on it',
+      }),
       type: Type.Literal(type, { description: 'The event type (X-Service-Event)' }),
       version: Type.Literal(EVENT_ENVELOPE_VERSION, { description: 'Envelope version; bumped only on a breaking envelope change' }),
       occurredAt: DateTime('When the event occurred; order by this, retries may arrive out of order'),

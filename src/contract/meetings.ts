@@ -34,7 +34,10 @@ export type PaymentDiscount = Static<typeof PaymentDiscount>;
 export const PaymentSummary = Type.Object(
   {
     subtotal: Type.Number({ minimum: 0, description: 'Price before discounts, in the project currency' }),
-    total: Type.Number({ minimum: 0, description: 'subtotal minus the discounts; what is due (payment.amount). 0 books like a free asset.' }),
+    total: Type.Number({
+      minimum: 0,
+      description: 'subtotal minus the discounts; what is due (payment.amount). 0 books like a free asset.',
+    }),
     discounts: Type.Array(PaymentDiscount),
   },
   { description: 'How the price of a booking is made up' },
@@ -125,21 +128,38 @@ export const CreateMeetingBody = Type.Object({
   endDateTime: Type.Optional(DateTime('End; rooms always, desks unless timePeriod')),
   timePeriod: Type.Optional(Type.Union([Type.Literal('morning'), Type.Literal('afternoon'), Type.Literal('allDay')])),
   attendees: Type.Optional(Type.Array(Attendee, { maxItems: 100 })),
-  frontendRedirectUrl: Type.Optional(Type.String({ format: 'uri', pattern: HTTP_URL_PATTERN, description: 'Where the payer returns after paying: an http or https URL (any other scheme is 400 KS001)' })),
+  frontendRedirectUrl: Type.Optional(
+    Type.String({
+      format: 'uri',
+      pattern: HTTP_URL_PATTERN,
+      description: 'Where the payer returns after paying: an http or https URL (any other scheme is 400 KS001)',
+    }),
+  ),
   draft: Type.Optional(Type.Boolean({ description: 'Check availability (and price) without booking' })),
   draftEndDateTimes: Type.Optional(Type.Array(DateTime(), { maxItems: 20, description: 'With draft: further end times to check' })),
   organizerId: Type.Optional(ObjectId('Back-office booking: the member to book for (needs MEETING_UPDATE)')),
-  paymentDueMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Back-office only: hold before payment is due, in minutes. Any larger value is clamped to 10080 and to the start, never refused.' })),
+  paymentDueMinutes: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description:
+        'Back-office only: hold before payment is due, in minutes. Any larger value is clamped to 10080 and to the start, never refused.',
+    }),
+  ),
   sessionId: Type.Optional(Type.String()),
   promoCode: Type.Optional(
     Type.String({
       minLength: 1,
       maxLength: 64,
-      description: "A promo code of the asset's project. Its discount is listed in payment.summary.discounts and lowers the total; works with draft too. An unknown, inactive, expired or used-up code is refused with 400 KS001.",
+      description:
+        "A promo code of the asset's project. Its discount is listed in payment.summary.discounts and lowers the total; works with draft too. An unknown, inactive, expired or used-up code is refused with 400 KS001.",
     }),
   ),
   recurrence: Type.Optional(
-    Type.String({ maxLength: 200, description: 'RFC 5545 RRULE: FREQ=DAILY|WEEKLY, INTERVAL, BYDAY, COUNT or UNTIL; at most 100 occurrences' }),
+    Type.String({
+      maxLength: 200,
+      description: 'RFC 5545 RRULE: FREQ=DAILY|WEEKLY, INTERVAL, BYDAY, COUNT or UNTIL; at most 100 occurrences',
+    }),
   ),
 });
 export type CreateMeetingBody = Static<typeof CreateMeetingBody>;
@@ -151,7 +171,9 @@ export const UpdateMeetingBody = Type.Object({
   body: Type.Optional(Type.String({ maxLength: 5000 })),
   attendees: Type.Optional(Type.Array(Attendee, { maxItems: 100 })),
   pinCode: Type.Optional(
-    Type.String({ description: 'From a non-organizer: authorizes the change. From the organizer: sets a new PIN (4-8 digits) and clears a PIN lock.' }),
+    Type.String({
+      description: 'From a non-organizer: authorizes the change. From the organizer: sets a new PIN (4-8 digits) and clears a PIN lock.',
+    }),
   ),
 });
 export type UpdateMeetingBody = Static<typeof UpdateMeetingBody>;
@@ -164,8 +186,6 @@ export const CancelBody = Type.Object({
   paymentId: Type.Optional(Type.String({ description: 'Payment to void when cancelling an unpaid booking' })),
 });
 export type CancelBody = Static<typeof CancelBody>;
-
-
 
 const DraftInfo = Type.Object({
   startDateTime: DateTime(),
@@ -191,7 +211,12 @@ export type DraftResult = Static<typeof DraftResult>;
 
 // Written out (not mapped from MEETING_STATUSES) so the static type is the union of the literals, not never.
 const Status = Type.Union([
-  Type.Literal('unpaid'), Type.Literal('active'), Type.Literal('checked-in'), Type.Literal('done'), Type.Literal('cancelled'), Type.Literal('rejected'),
+  Type.Literal('unpaid'),
+  Type.Literal('active'),
+  Type.Literal('checked-in'),
+  Type.Literal('done'),
+  Type.Literal('cancelled'),
+  Type.Literal('rejected'),
 ]);
 
 export const ListMeetingsQuery = Type.Object({

@@ -3,15 +3,23 @@ import { Type, type Static } from 'typebox';
 
 /** Accepted `cardCodeFormat` values (kept in step with the card codec; listed in docs/partner-members.md). */
 export const CARD_FORMAT_VALUES = [
-  'decimal-reversed', 'decimal', 'hex', 'hex-reversed', 'decimal-3byte', 'decimal-3byte-reversed', 'facility-card',
+  'decimal-reversed',
+  'decimal',
+  'hex',
+  'hex-reversed',
+  'decimal-3byte',
+  'decimal-3byte-reversed',
+  'facility-card',
 ] as const;
 
 export const CardInput = Type.Object(
   {
     cardNo: Type.String({ minLength: 1, maxLength: 32, description: 'The number as printed or read, in cardCodeFormat' }),
-    cardCodeFormat: Type.Optional(Type.String({
-      description: `How cardNo is written (default decimal-reversed, the 10-digit number reader terminals show). One of: ${CARD_FORMAT_VALUES.join(', ')}. See docs/partner-members.md.`,
-    })),
+    cardCodeFormat: Type.Optional(
+      Type.String({
+        description: `How cardNo is written (default decimal-reversed, the 10-digit number reader terminals show). One of: ${CARD_FORMAT_VALUES.join(', ')}. See docs/partner-members.md.`,
+      }),
+    ),
     label: Type.Optional(Type.String({ maxLength: 128, description: 'Default: built from the card UID' })),
   },
   { additionalProperties: true },
@@ -19,8 +27,17 @@ export const CardInput = Type.Object(
 
 export const CredentialsBody = Type.Object(
   {
-    cards: Type.Optional(Type.Array(CardInput, { maxItems: 20, description: 'The exact physical cards to hold; [] revokes them all; omitted leaves cards as they are' })),
-    face: Type.Optional(Type.Union([Type.Null(), Type.String()], { description: 'JPEG or PNG, base64 or a data: URI, at most 10 MB decoded; null erases it; omitted leaves it' })),
+    cards: Type.Optional(
+      Type.Array(CardInput, {
+        maxItems: 20,
+        description: 'The exact physical cards to hold; [] revokes them all; omitted leaves cards as they are',
+      }),
+    ),
+    face: Type.Optional(
+      Type.Union([Type.Null(), Type.String()], {
+        description: 'JPEG or PNG, base64 or a data: URI, at most 10 MB decoded; null erases it; omitted leaves it',
+      }),
+    ),
     faceConsentAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the person consented; required with a face' })),
   },
   { additionalProperties: true },

@@ -24,12 +24,29 @@ export type UnitBinding = Static<typeof UnitBinding>;
 
 export const PutMemberBody = Type.Object(
   {
-    firstName: Type.Optional(Type.String({ maxLength: 200, description: 'Given name; needed when the call creates the member, otherwise left as is when omitted' })),
-    lastName: Type.Optional(Type.String({ maxLength: 200, description: 'Family name, may be empty; needed when the call creates the member' })),
+    firstName: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        description: 'Given name; needed when the call creates the member, otherwise left as is when omitted',
+      }),
+    ),
+    lastName: Type.Optional(
+      Type.String({ maxLength: 200, description: 'Family name, may be empty; needed when the call creates the member' }),
+    ),
     profileName: Type.Optional(Type.String({ maxLength: 200, description: 'Display name' })),
-    email: Type.Optional(Type.String({ format: 'email', maxLength: 254, description: 'Unique across all users; matched case-insensitively' })),
-    phone: Type.Optional(Type.String({ minLength: 3, maxLength: 32, description: 'Unique across all users; spaces, dashes, dots and parentheses are dropped and Thai numbers get +66' })),
-    employeeId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Staff console employee id, unique within the project' })),
+    email: Type.Optional(
+      Type.String({ format: 'email', maxLength: 254, description: 'Unique across all users; matched case-insensitively' }),
+    ),
+    phone: Type.Optional(
+      Type.String({
+        minLength: 3,
+        maxLength: 32,
+        description: 'Unique across all users; spaces, dashes, dots and parentheses are dropped and Thai numbers get +66',
+      }),
+    ),
+    employeeId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'Staff console employee id, unique within the project' }),
+    ),
     unit: Type.Optional(Type.Union([UnitBinding, Type.Null()], { description: 'Unit to bind the member to; null removes the binding' })),
   },
   { additionalProperties: false, description: 'Fields of the member to set; an omitted field is left untouched' },
@@ -40,8 +57,10 @@ export const UnitView = Type.Object(
   {
     roomId: Type.String({ description: 'The room that is the unit' }),
     addressNo: Type.String(),
-    groupId: Type.String({ description: 'Identifies the unit\'s residents as one group: its unitId, else the room id' }),
-    role: Type.Union([Type.Literal('owner'), Type.Literal('participant')], { description: 'owner for the first resident bound, participant for later ones' }),
+    groupId: Type.String({ description: "Identifies the unit's residents as one group: its unitId, else the room id" }),
+    role: Type.Union([Type.Literal('owner'), Type.Literal('participant')], {
+      description: 'owner for the first resident bound, participant for later ones',
+    }),
   },
   { description: 'The unit the member is bound to' },
 );

@@ -42,26 +42,59 @@ export type SessionStarted = Static<typeof SessionStarted>;
 const Vertex = Type.Object({ xPct: Type.Number(), yPct: Type.Number() });
 
 export const ConsoleSite = Type.Object({
-  projects: Type.Array(Type.Object({
-    _id: Type.String(), key: Nullable(Type.String()), name: Type.String(), timezone: Type.String(), currency: Type.String(),
-  })),
-  floors: Type.Array(Type.Object({
-    _id: Type.String(), key: Nullable(Type.String()), name: Type.String(), projectId: Type.String(), zoneId: Type.String(),
-    zoneName: Type.String(), planImageUrl: Nullable(Type.String({ description: 'No floor image is stored yet: always null' })),
-  })),
-  rooms: Type.Array(Type.Object({
-    _id: Type.String(), key: Nullable(Type.String()), name: Type.String(), floorId: Type.String(), projectId: Type.String(),
-    capacity: Type.Integer(), status: Type.String(), isPublic: Type.Boolean(),
-    polygon: Nullable(Type.Array(Vertex, { description: 'Percent coordinates over the floor plan' })),
-  })),
-  desks: Type.Array(Type.Object({
-    _id: Type.String(), key: Nullable(Type.String()), name: Type.String(), floorId: Type.String(), projectId: Type.String(),
-    index: Type.Integer(), status: Type.String(),
-  })),
-  users: Type.Array(Type.Object({
-    _id: Type.String(), name: Type.String(), email: Nullable(Type.String()),
-    projectIds: Type.Array(Type.String(), { description: 'Projects where the user has an active membership' }),
-  }), { description: 'Users with an active membership (visitor hosts, booking organizers), by name' }),
+  projects: Type.Array(
+    Type.Object({
+      _id: Type.String(),
+      key: Nullable(Type.String()),
+      name: Type.String(),
+      timezone: Type.String(),
+      currency: Type.String(),
+    }),
+  ),
+  floors: Type.Array(
+    Type.Object({
+      _id: Type.String(),
+      key: Nullable(Type.String()),
+      name: Type.String(),
+      projectId: Type.String(),
+      zoneId: Type.String(),
+      zoneName: Type.String(),
+      planImageUrl: Nullable(Type.String({ description: 'No floor image is stored yet: always null' })),
+    }),
+  ),
+  rooms: Type.Array(
+    Type.Object({
+      _id: Type.String(),
+      key: Nullable(Type.String()),
+      name: Type.String(),
+      floorId: Type.String(),
+      projectId: Type.String(),
+      capacity: Type.Integer(),
+      status: Type.String(),
+      isPublic: Type.Boolean(),
+      polygon: Nullable(Type.Array(Vertex, { description: 'Percent coordinates over the floor plan' })),
+    }),
+  ),
+  desks: Type.Array(
+    Type.Object({
+      _id: Type.String(),
+      key: Nullable(Type.String()),
+      name: Type.String(),
+      floorId: Type.String(),
+      projectId: Type.String(),
+      index: Type.Integer(),
+      status: Type.String(),
+    }),
+  ),
+  users: Type.Array(
+    Type.Object({
+      _id: Type.String(),
+      name: Type.String(),
+      email: Nullable(Type.String()),
+      projectIds: Type.Array(Type.String(), { description: 'Projects where the user has an active membership' }),
+    }),
+    { description: 'Users with an active membership (visitor hosts, booking organizers), by name' },
+  ),
 });
 export type ConsoleSite = Static<typeof ConsoleSite>;
 
@@ -90,7 +123,8 @@ export const AssetNow = Type.Object({
   kind: Type.Union([Type.Literal('room'), Type.Literal('desk')]),
   name: Type.String(),
   state: Type.Enum([...ASSET_STATES], {
-    description: 'booked: a booking holds it now, nobody checked in; cleaning: inside the cleaning time after a booking; closed: outside its hours, in a break, or inactive',
+    description:
+      'booked: a booking holds it now, nobody checked in; cleaning: inside the cleaning time after a booking; closed: outside its hours, in a break, or inactive',
   }),
   current: Nullable(BookingSummary),
   next: Nullable(BookingSummary),
@@ -118,15 +152,17 @@ export const AssetDay = Type.Object({
   timeZone: Type.String(),
   open: Type.Array(Span, { description: 'Operating hours as instants; empty when closed all day' }),
   breaks: Type.Array(Span),
-  bookings: Type.Array(Type.Object({
-    _id: Type.String(),
-    title: Type.String(),
-    status: Type.String(),
-    startDateTime: DateTime(),
-    endDateTime: DateTime(),
-    cleaningEndsAt: DateTime('End of the cleaning time held after the booking (= endDateTime when none)'),
-    organizerName: Type.String(),
-  })),
+  bookings: Type.Array(
+    Type.Object({
+      _id: Type.String(),
+      title: Type.String(),
+      status: Type.String(),
+      startDateTime: DateTime(),
+      endDateTime: DateTime(),
+      cleaningEndsAt: DateTime('End of the cleaning time held after the booking (= endDateTime when none)'),
+      organizerName: Type.String(),
+    }),
+  ),
 });
 export type AssetDay = Static<typeof AssetDay>;
 
@@ -149,28 +185,37 @@ export type OpsMeeting = Static<typeof OpsMeeting>;
 
 export const HistoryActorKind = Type.Union(
   [Type.Literal('member'), Type.Literal('app'), Type.Literal('staff'), Type.Literal('system'), Type.Literal('calendar')],
-  { description: 'member (a user), app (a partner app, its own token), staff (the operator console), system (the service\'s clock: no-show, lapsed payment, automatic check-in), calendar (a calendar message without a known organizer)' },
+  {
+    description:
+      "member (a user), app (a partner app, its own token), staff (the operator console), system (the service's clock: no-show, lapsed payment, automatic check-in), calendar (a calendar message without a known organizer)",
+  },
 );
 export type HistoryActorKind = Static<typeof HistoryActorKind>;
 
 export const OpsMeetingDetail = Type.Object(
   {
     ...meetingWithoutPin,
-    history: Type.Array(Type.Object({
-      action: Type.String(),
-      actor: Type.String({ description: 'Who acted: a user id, an app, "ops" or "system"' }),
-      actorKind: HistoryActorKind,
-      actorName: Nullable(Type.String({ description: 'The member\'s or app\'s name; null for staff, system and calendar, or an id no longer known' })),
-      source: Type.String({ description: 'user, partner, system, calendar, console, …' }),
-      reason: Nullable(Type.String()),
-      at: DateTime(),
-    })),
-    payment: Nullable(Type.Object({
-      status: Type.String({ description: 'pending, settled, voided, expired or refunded' }),
-      amount: Type.Number(),
-      currency: Type.String(),
-      dueAt: Nullable(DateTime()),
-    })),
+    history: Type.Array(
+      Type.Object({
+        action: Type.String(),
+        actor: Type.String({ description: 'Who acted: a user id, an app, "ops" or "system"' }),
+        actorKind: HistoryActorKind,
+        actorName: Nullable(
+          Type.String({ description: "The member's or app's name; null for staff, system and calendar, or an id no longer known" }),
+        ),
+        source: Type.String({ description: 'user, partner, system, calendar, console, …' }),
+        reason: Nullable(Type.String()),
+        at: DateTime(),
+      }),
+    ),
+    payment: Nullable(
+      Type.Object({
+        status: Type.String({ description: 'pending, settled, voided, expired or refunded' }),
+        amount: Type.Number(),
+        currency: Type.String(),
+        dueAt: Nullable(DateTime()),
+      }),
+    ),
   },
   { additionalProperties: false },
 );

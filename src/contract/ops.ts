@@ -25,9 +25,7 @@ export const ClockMove = Type.Object(
         description: `Move forward by this many minutes (more than 0, at most ${CLOCK_MAX_ADVANCE_MINUTES} = 100 years)`,
       }),
     ),
-    set: Type.Optional(
-      DateTime('Move forward to this instant: never earlier than now, at most 100 years ahead of the machine clock'),
-    ),
+    set: Type.Optional(DateTime('Move forward to this instant: never earlier than now, at most 100 years ahead of the machine clock')),
     reset: Type.Optional(
       Type.Literal(true, { description: 'Drop the offset back to 0 (service time = machine time); the one backward move' }),
     ),
@@ -40,8 +38,7 @@ export type ClockMove = Static<typeof ClockMove>;
 // Site apply
 // ---------------------------------------------------------------------------
 
-const KeyToId = (description: string) =>
-  Type.Record(Type.String(), Type.String({ pattern: OBJECT_ID_PATTERN }), { description });
+const KeyToId = (description: string) => Type.Record(Type.String(), Type.String({ pattern: OBJECT_ID_PATTERN }), { description });
 
 export const ApplyResult = Type.Object({
   ids: KeyToId('Every key of the document to its entity _id (apps: the app _id, not appId)'),
@@ -76,7 +73,9 @@ export const Delivery = Type.Object({
   type: Type.String(),
   status: Type.String({ description: 'pending, delivered or failed (attempts used up)' }),
   attempts: Type.Integer(),
-  lastStatus: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last attempt; null for a timeout or connection error' }),
+  lastStatus: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'HTTP status of the last attempt; null for a timeout or connection error',
+  }),
   lastError: Type.Union([Type.String(), Type.Null()]),
   nextAttemptAt: NullableDate,
   createdAt: DateTime(),
@@ -88,11 +87,21 @@ export const DeliveryIdParams = Type.Object({ deliveryId: Type.String({ pattern:
 export type DeliveryIdParams = Static<typeof DeliveryIdParams>;
 
 /** Path of the sandbox payment routes. */
-export const PaymentIdParams = Type.Object({ paymentId: Type.String({ pattern: '^[0-9a-f]{24}$', description: 'payment.paymentId of a booking' }) });
+export const PaymentIdParams = Type.Object({
+  paymentId: Type.String({ pattern: '^[0-9a-f]{24}$', description: 'payment.paymentId of a booking' }),
+});
 
 /** Optional body of the sandbox payment routes. */
 export const PaymentNotice = Type.Object(
-  { eventId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Notification id: sending the same id again replays the first answer and changes nothing' })) },
+  {
+    eventId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description: 'Notification id: sending the same id again replays the first answer and changes nothing',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -102,7 +111,12 @@ export const PaymentState = Type.Object({
   meetingId: Type.String(),
   invoiceNo: Type.String(),
   status: Type.String({ description: 'pending, settled, voided, expired or refunded' }),
-  outcome: Type.Optional(Type.String({ description: 'settle: settled, already-settled or refunded (paid after the deadline: the booking lapsed and stays cancelled, the money goes back)' })),
+  outcome: Type.Optional(
+    Type.String({
+      description:
+        'settle: settled, already-settled or refunded (paid after the deadline: the booking lapsed and stays cancelled, the money goes back)',
+    }),
+  ),
   replayed: Type.Optional(Type.Boolean({ description: 'The same eventId had been applied before; nothing changed now' })),
   failedAttempts: Type.Integer(),
   meetingStatus: Type.String({ description: 'The booking status after the call' }),

@@ -9,7 +9,11 @@ import { CARD_FORMAT_VALUES } from './member-credentials.js';
 // ---------------------------------------------------------------------------
 
 const Key = (what: string) =>
-  Type.String({ minLength: 1, maxLength: 128, description: `Your stable name for this ${what}; unique among ${what}s, reused on every apply` });
+  Type.String({
+    minLength: 1,
+    maxLength: 128,
+    description: `Your stable name for this ${what}; unique among ${what}s, reused on every apply`,
+  });
 
 const Ref = (what: string) =>
   Type.String({ minLength: 1, maxLength: 128, description: `Key of a ${what} in this document or applied earlier` });
@@ -80,9 +84,15 @@ export const ProjectDoc = Type.Object(
     name: Name('project'),
     timezone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone of the property, e.g. Asia/Bangkok' }),
     currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency of prices, e.g. THB' }),
-    defaultCleanupMinutes: Type.Optional(Type.Integer({ minimum: 0, maximum: 60, description: 'Cleaning time of rooms without their own, and of desks; absent = none' })),
-    bookingGridMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, description: 'Booking time grid of the property, in minutes' })),
-    backofficePaymentDueMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 10080, description: 'Hold of an unpaid back-office booking; absent = 1440' })),
+    defaultCleanupMinutes: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 60, description: 'Cleaning time of rooms without their own, and of desks; absent = none' }),
+    ),
+    bookingGridMinutes: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1440, description: 'Booking time grid of the property, in minutes' }),
+    ),
+    backofficePaymentDueMinutes: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 10080, description: 'Hold of an unpaid back-office booking; absent = 1440' }),
+    ),
   },
   { additionalProperties: false, description: 'A property (building or site)' },
 );
@@ -105,9 +115,13 @@ export const RoomDoc = Type.Object(
     email: Type.Optional(Email('Resource email of the room')),
     capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CAPACITY, default: 1, description: 'Seats; default 1' })),
     status: Type.Optional(Type.Enum(['active', 'inactive'], { default: 'active', description: 'Default active' })),
-    type: Type.Optional(Type.Enum(['normal', 'bedroom'], { default: 'normal', description: 'bedroom marks a residential unit; default normal' })),
+    type: Type.Optional(
+      Type.Enum(['normal', 'bedroom'], { default: 'normal', description: 'bedroom marks a residential unit; default normal' }),
+    ),
     isPublic: Type.Optional(Type.Boolean({ default: true, description: 'false keeps the room private to project members; default true' })),
-    cleanupMinutes: Type.Optional(Type.Integer({ minimum: 0, maximum: 60, description: 'Cleaning time after each booking; absent = the project default' })),
+    cleanupMinutes: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 60, description: 'Cleaning time after each booking; absent = the project default' }),
+    ),
     chargeRate: Type.Optional(ChargeRate),
     equipmentsAvailability: Type.Optional(Equipments),
     facilities: Type.Optional(StringList('Facility labels; default []')),
@@ -125,9 +139,13 @@ export const DeskDoc = Type.Object(
     key: Key('desk'),
     floor: Ref('floor'),
     name: Name('desk'),
-    index: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Desk number; default its 1-based position in this document\'s desks' })),
+    index: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 1_000_000, description: "Desk number; default its 1-based position in this document's desks" }),
+    ),
     email: Type.Optional(Email('Resource email of the desk')),
-    status: Type.Optional(Type.Enum(['active', 'inactive', 'in-used', 'reserved', 'suspended'], { default: 'active', description: 'Default active' })),
+    status: Type.Optional(
+      Type.Enum(['active', 'inactive', 'in-used', 'reserved', 'suspended'], { default: 'active', description: 'Default active' }),
+    ),
     isPublic: Type.Optional(Type.Boolean({ default: true, description: 'Default true' })),
     capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CAPACITY, default: 1, description: 'Default 1' })),
     chargeRate: Type.Optional(ChargeRate),
@@ -142,7 +160,9 @@ export const DeskDoc = Type.Object(
 export const MembershipDoc = Type.Object(
   {
     project: Ref('project'),
-    role: Type.Optional(Type.Enum(['member', 'admin'], { default: 'member', description: 'admin holds every permission on the project; default member' })),
+    role: Type.Optional(
+      Type.Enum(['member', 'admin'], { default: 'member', description: 'admin holds every permission on the project; default member' }),
+    ),
     employeeId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Employee id, unique within the project' })),
   },
   { additionalProperties: false, description: 'Membership of the user in a project' },
@@ -170,33 +190,51 @@ const PERMISSION = Type.String({ pattern: '^[A-Z][A-Z0-9_]*$', description: 'Per
 export const AppDoc = Type.Object(
   {
     key: Key('app'),
-    appId: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{2,127}$', description: 'The client id (app_id) the integrator sends; unique per environment' }),
-    appSecret: Type.String({ minLength: 32, maxLength: 512, description: 'The client secret (app_secret), at least 32 characters; stored hashed' }),
+    appId: Type.String({
+      pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{2,127}$',
+      description: 'The client id (app_id) the integrator sends; unique per environment',
+    }),
+    appSecret: Type.String({
+      minLength: 32,
+      maxLength: 512,
+      description: 'The client secret (app_secret), at least 32 characters; stored hashed',
+    }),
     name: Name('app'),
-    projects: Type.Array(Ref('project'), { minItems: 1, maxItems: MAX_LIST, description: 'Projects the app is bound to; more than one makes a multi-project app' }),
+    projects: Type.Array(Ref('project'), {
+      minItems: 1,
+      maxItems: MAX_LIST,
+      description: 'Projects the app is bound to; more than one makes a multi-project app',
+    }),
     projectRoles: Type.Optional(
       Type.Array(
         Type.Object(
-          { project: Ref('project'), permissions: Type.Array(PERMISSION, { maxItems: MAX_LIST, description: 'Permissions the app holds on that project' }) },
+          {
+            project: Ref('project'),
+            permissions: Type.Array(PERMISSION, { maxItems: MAX_LIST, description: 'Permissions the app holds on that project' }),
+          },
           { additionalProperties: false },
         ),
         { maxItems: MAX_LIST, description: 'Roles of the app per project (each project must also be in projects); default []' },
       ),
     ),
-    actAs: Type.Optional(Type.Boolean({ default: false, description: 'Whether the app may obtain delegated (act_as) tokens; default false' })),
+    actAs: Type.Optional(
+      Type.Boolean({ default: false, description: 'Whether the app may obtain delegated (act_as) tokens; default false' }),
+    ),
     links: Type.Optional(
       Type.Array(
         Type.Object(
           {
             user: Ref('user'),
-            externalUserId: Type.String({ minLength: 1, maxLength: 128, description: 'The integrator\'s own id for that user' }),
+            externalUserId: Type.String({ minLength: 1, maxLength: 128, description: "The integrator's own id for that user" }),
           },
           { additionalProperties: false },
         ),
         { maxItems: MAX_LONG_LIST, description: 'Members linked to the app (each must be a member of one of its projects); default []' },
       ),
     ),
-    accessGroups: Type.Optional(Type.Array(Ref('access group'), { maxItems: MAX_LIST, description: 'Access groups the app may grant; default []' })),
+    accessGroups: Type.Optional(
+      Type.Array(Ref('access group'), { maxItems: MAX_LIST, description: 'Access groups the app may grant; default []' }),
+    ),
   },
   { additionalProperties: false, description: 'Third-party app credentials of this environment' },
 );
@@ -213,7 +251,10 @@ export const DeviceDoc = Type.Object(
       ),
     ),
     cardFormat: Type.Optional(
-      Type.Union(CARD_FORMAT_VALUES.map((f) => Type.Literal(f)), { description: 'The card format its readers expect; default decimal-reversed' }),
+      Type.Union(
+        CARD_FORMAT_VALUES.map((f) => Type.Literal(f)),
+        { description: 'The card format its readers expect; default decimal-reversed' },
+      ),
     ),
   },
   { additionalProperties: false, description: 'An access-control device' },
@@ -237,7 +278,10 @@ export const WebhookAuthDoc = Type.Object(
     scheme: Type.Enum(['signature-only', 'bearer', 'custom-header', 'jwt'], { description: 'Extra authentication added to each delivery' }),
     token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'Static token; bearer scheme only' })),
     headers: Type.Optional(
-      Type.Record(Type.String(), Type.String({ maxLength: 4096 }), { maxProperties: 50, description: 'Header name to value; custom-header scheme only' }),
+      Type.Record(Type.String(), Type.String({ maxLength: 4096 }), {
+        maxProperties: 50,
+        description: 'Header name to value; custom-header scheme only',
+      }),
     ),
   },
   { additionalProperties: false, description: 'Delivery authentication; default {scheme: "signature-only"}. Stored encrypted' },
@@ -247,9 +291,19 @@ export const WebhookDoc = Type.Object(
   {
     key: Key('webhook'),
     project: Ref('project'),
-    url: Type.String({ format: 'uri', pattern: '^https?://\\S+$', maxLength: 2048, description: 'http(s) address that receives the deliveries' }),
+    url: Type.String({
+      format: 'uri',
+      pattern: '^https?://\\S+$',
+      maxLength: 2048,
+      description: 'http(s) address that receives the deliveries',
+    }),
     secret: Type.String({ minLength: 32, maxLength: 512, description: 'Shared signing secret, at least 32 characters; stored encrypted' }),
-    events: Type.Array(Type.Enum([...WEBHOOK_EVENT_TYPES]), { minItems: 1, maxItems: WEBHOOK_EVENT_TYPES.length, uniqueItems: true, description: 'Event types delivered to this listener' }),
+    events: Type.Array(Type.Enum([...WEBHOOK_EVENT_TYPES]), {
+      minItems: 1,
+      maxItems: WEBHOOK_EVENT_TYPES.length,
+      uniqueItems: true,
+      description: 'Event types delivered to this listener',
+    }),
     auth: Type.Optional(WebhookAuthDoc),
   },
   { additionalProperties: false, description: 'A webhook listener of a project' },
@@ -261,19 +315,42 @@ export const PromoCodeDoc = Type.Object(
     project: Ref('project'),
     code: Type.String({ minLength: 1, maxLength: 64, description: 'What the booker enters; unique within the project' }),
     name: Name('promo code'),
-    percentOff: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'Percentage discount (give this or amountOff)' })),
-    amountOff: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: MAX_PRICE, description: 'Fixed discount in the project currency (give this or percentOff)' })),
+    percentOff: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'Percentage discount (give this or amountOff)' }),
+    ),
+    amountOff: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: MAX_PRICE,
+        description: 'Fixed discount in the project currency (give this or percentOff)',
+      }),
+    ),
     active: Type.Optional(Type.Boolean({ default: true, description: 'Default true' })),
     validFrom: Type.Optional(Type.String({ format: 'date-time', description: 'First instant the code can be used; absent = from now on' })),
-    validUntil: Type.Optional(Type.String({ format: 'date-time', description: 'Instant the code stops working (exclusive); absent = no end' })),
-    maxUses: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'How many bookings may use the code; absent = no limit' })),
+    validUntil: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Instant the code stops working (exclusive); absent = no end' }),
+    ),
+    maxUses: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'How many bookings may use the code; absent = no limit' }),
+    ),
   },
   { additionalProperties: false, description: 'A discount code of a project' },
 );
 
 /** The kinds of keyed entity in a site document (devices are nested in access groups), in planning order. */
 export const SECTIONS = [
-  'brands', 'projects', 'zones', 'floors', 'rooms', 'desks', 'users', 'apps', 'accessGroups', 'devices', 'webhooks', 'promoCodes',
+  'brands',
+  'projects',
+  'zones',
+  'floors',
+  'rooms',
+  'desks',
+  'users',
+  'apps',
+  'accessGroups',
+  'devices',
+  'webhooks',
+  'promoCodes',
 ] as const;
 export type Section = (typeof SECTIONS)[number];
 

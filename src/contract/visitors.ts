@@ -11,13 +11,13 @@ export const CreateInviteBody = Type.Object(
   {
     projectId: ObjectId('The project the visitor comes to'),
     hostUserId: ObjectId('The inviting user; a member of the project'),
-    visitorName: Text(200, 'The visitor\'s name'),
+    visitorName: Text(200, "The visitor's name"),
     visitorEmail: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
     startDateTime: DateTime('Start of the visit (ISO 8601 with an offset)'),
     endDateTime: Type.Union([DateTime('End of the visit'), Type.Null()], {
       description: 'End of the visit; null: valid the whole property-local start day',
     }),
-    licensePlate: Type.Optional(Text(32, 'The visitor\'s car plate; matched ignoring case, spaces and dashes')),
+    licensePlate: Type.Optional(Text(32, "The visitor's car plate; matched ignoring case, spaces and dashes")),
     visitPurpose: Type.Optional(Text(500, 'Why the visitor comes')),
   },
   { additionalProperties: false },

@@ -50,7 +50,13 @@ const BOOKING_TEXT =
   ' A booking event is a change signal: data.meetingId names the booking, whose state GET /meetings/{meetingId} answers ' +
   '(on a recurring series, data.occurrenceEventId names the occurrence as GET /meetings lists it); data.assetId and data.assetKind name the room or desk.';
 
-const header = (name: string, description: string, schema: Record<string, unknown>) => ({ name, in: 'header', required: true, description, schema });
+const header = (name: string, description: string, schema: Record<string, unknown>) => ({
+  name,
+  in: 'header',
+  required: true,
+  description,
+  schema,
+});
 
 function deliveryHeaders(type: string) {
   return [
@@ -58,13 +64,18 @@ function deliveryHeaders(type: string) {
     header('X-Service-Delivery', 'The delivery id (= body id); the same on every retry', { type: 'string', pattern: '^whk_' }),
     header('X-Service-Timestamp', 'Send time of this attempt, epoch milliseconds', { type: 'string', pattern: '^[0-9]+$' }),
     header('X-Service-Signature', '`sha256=` + hex HMAC-SHA256 of `X-Service-Timestamp + "." + raw body`, keyed with the listener secret', {
-      type: 'string', pattern: '^sha256=[0-9a-f]{64}$',
+      type: 'string',
+      pattern: '^sha256=[0-9a-f]{64}$',
     }),
     header('webhook-id', 'Standard Webhooks: the delivery id (= X-Service-Delivery)', { type: 'string' }),
     header('webhook-timestamp', 'Standard Webhooks: send time of this attempt, unix seconds', { type: 'string', pattern: '^[0-9]+$' }),
-    header('webhook-signature', 'Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `id + "." + timestamp + "." + raw body`, keyed with the secret\'s UTF-8 bytes', {
-      type: 'string',
-    }),
+    header(
+      'webhook-signature',
+      'Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `id + "." + timestamp + "." + raw body`, keyed with the secret\'s UTF-8 bytes',
+      {
+        type: 'string',
+      },
+    ),
   ];
 }
 
@@ -89,7 +100,7 @@ export function webhookDocs(): Record<string, object> {
             content: { 'application/json': { schema: JSON.parse(JSON.stringify(eventDeliverySchema(type))) as unknown } },
           },
           responses: {
-            '2XX': { description: 'Received. The answer\'s body is ignored (at most 64 KB of it is read); answer within 10 s' },
+            '2XX': { description: "Received. The answer's body is ignored (at most 64 KB of it is read); answer within 10 s" },
             default: { description: 'Any other status, a redirect, a timeout or a connection error is a failed attempt and is retried' },
           },
         },

@@ -187,7 +187,8 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
   const timeouts = readTimeouts(env);
 
   const webhookAllowLoopback = env.WEBHOOK_ALLOW_LOOPBACK === '1';
-  if (webhookAllowLoopback && bookingEnv === 'production') problem('WEBHOOK_ALLOW_LOOPBACK is for uat only; production never delivers to loopback');
+  if (webhookAllowLoopback && bookingEnv === 'production')
+    problem('WEBHOOK_ALLOW_LOOPBACK is for uat only; production never delivers to loopback');
 
   const demoDefault = bookingEnv === 'development' ? '1' : '0';
   return {
@@ -231,7 +232,10 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
 /** CORS_ORIGINS: comma-separated origins (scheme://host[:port], no path); "*" is refused (list the origins). */
 function parseOrigins(raw: string | undefined): string[] {
   const out: string[] = [];
-  for (const item of (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const item of (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     let origin: string | null = null;
     try {
       const u = new URL(item);

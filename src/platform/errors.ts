@@ -32,14 +32,17 @@ export const errors = {
   notFound: (message = 'Resource not found') => new ServiceError(404, 'KS005', message),
   conflict: (message: string, data?: unknown, status: 409 | 410 = 409) => new ServiceError(status, 'KS006', message, data),
   /** 409 KS006 of the partner routes; `data` carries `conflictKey` and, when known, `linkedExternalUserId`. */
-  partnerConflict: (message: string, data: { conflictKey: string; linkedExternalUserId?: string }) => new ServiceError(409, 'KS006', message, data),
+  partnerConflict: (message: string, data: { conflictKey: string; linkedExternalUserId?: string }) =>
+    new ServiceError(409, 'KS006', message, data),
   slotConflict: (message: string) => new ServiceError(409, 'KS012', message),
-  tooManyRequests: (message = 'Too many requests', retryAfterSeconds?: number) => new ServiceError(429, 'KS036', message, undefined, retryAfterSeconds),
+  tooManyRequests: (message = 'Too many requests', retryAfterSeconds?: number) =>
+    new ServiceError(429, 'KS036', message, undefined, retryAfterSeconds),
   internal: (message = 'Internal server error') => new ServiceError(500, 'KS004', message),
   upstreamUnavailable: (message = SERVICE_UNAVAILABLE) => new ServiceError(503, 'KS004', message),
   /** The token could not be checked (the token store is unreachable): it was not rejected. */
-  authUnavailable: (message = 'The service is temporarily unavailable: your token could not be checked (it was not rejected); retry after the Retry-After seconds and keep your tokens') =>
-    new ServiceError(503, 'KS234', message),
+  authUnavailable: (
+    message = 'The service is temporarily unavailable: your token could not be checked (it was not rejected); retry after the Retry-After seconds and keep your tokens',
+  ) => new ServiceError(503, 'KS234', message),
   actAsForbidden: (message: string) => new ServiceError(403, 'KS221', message),
   subjectUnresolved: (message: string) => new ServiceError(401, 'KS223', message),
 };

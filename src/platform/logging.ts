@@ -17,10 +17,40 @@ export const CENSOR = '[redacted]';
 
 /** Field names whose values are secrets (matched exactly by the redaction paths). */
 export const SECRET_KEYS = [
-  'authorization', 'cookie', 'set-cookie', 'app_secret', 'appSecret', 'client_secret', 'clientSecret',
-  'access_token', 'refresh_token', 'accessToken', 'refreshToken', 'subject_token', 'token', 'secret', 'password',
-  'pinCode', 'pin', 'cardNumber', 'cardNumbers', 'cards', 'card', 'faceImage', 'faceImages', 'face', 'faces', 'image',
-  'qrCardCode', 'opsToken', 'OPS_TOKEN', 'secretsKey', 'SECRETS_KEY', 'feedUrl', 'paymentUrl', 'headers',
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'app_secret',
+  'appSecret',
+  'client_secret',
+  'clientSecret',
+  'access_token',
+  'refresh_token',
+  'accessToken',
+  'refreshToken',
+  'subject_token',
+  'token',
+  'secret',
+  'password',
+  'pinCode',
+  'pin',
+  'cardNumber',
+  'cardNumbers',
+  'cards',
+  'card',
+  'faceImage',
+  'faceImages',
+  'face',
+  'faces',
+  'image',
+  'qrCardCode',
+  'opsToken',
+  'OPS_TOKEN',
+  'secretsKey',
+  'SECRETS_KEY',
+  'feedUrl',
+  'paymentUrl',
+  'headers',
 ] as const;
 
 const paths = (key: string) => {
@@ -30,10 +60,7 @@ const paths = (key: string) => {
 };
 
 /** Every redaction path: each secret key at the top level and one or two levels down, plus request and response headers. */
-export const REDACT_PATHS = [
-  ...SECRET_KEYS.flatMap(paths),
-  'req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]',
-];
+export const REDACT_PATHS = [...SECRET_KEYS.flatMap(paths), 'req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'];
 
 /** Path segments that follow a capability-token segment (the next segment is masked). */
 const TOKEN_PATH = /^\/(pay|calendar-feeds)\/[^/?#]+/;

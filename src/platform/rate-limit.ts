@@ -59,5 +59,8 @@ export function addressBucket(ip: string): string {
   if (mapped) return mapped[1]!;
   const words = ipv6Words(ip);
   if (!words) return ip;
-  return `${words.slice(0, 4).map((w) => w.toString(16)).join(':')}::/64`;
+  return `${words
+    .slice(0, 4)
+    .map((w) => w.toString(16))
+    .join(':')}::/64`;
 }

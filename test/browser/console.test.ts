@@ -35,7 +35,9 @@ const DESKTOP = { viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 }
 const HOOK_SECRET = 'whsec-console-0123456789abcdef0123456789abcdef';
 
 if (!HAVE_CHROMIUM) {
-  console.warn(`console browser test SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium fonts-thai-tlwg, or set CHROMIUM_PATH)`);
+  console.warn(
+    `console browser test SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium fonts-thai-tlwg, or set CHROMIUM_PATH)`,
+  );
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
@@ -62,7 +64,10 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     p.on('request', (r) => requests.push(r.url()));
     p.on('console', (m) => {
       // An API answer the console shows as a state (401 before sign-in, the 404 below) is expected; a CSP violation is not.
-      if ((m.type() === 'error' || m.type() === 'warning') && !/^Failed to load resource: the server responded with a status of 40[14]/.test(m.text())) {
+      if (
+        (m.type() === 'error' || m.type() === 'warning') &&
+        !/^Failed to load resource: the server responded with a status of 40[14]/.test(m.text())
+      ) {
         problems.push(m.text());
       }
     });
@@ -111,7 +116,12 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     })()`);
   /** Pairs of room labels that cover each other. */
   const overlapping = (labels: { text: string; box: number[] }[]) =>
-    labels.flatMap((a, i) => labels.slice(i + 1).filter((b) => a.box[0]! < b.box[2]! - 1 && b.box[0]! < a.box[2]! - 1 && a.box[1]! < b.box[3]! - 1 && b.box[1]! < a.box[3]! - 1).map((b) => `${a.text} / ${b.text}`));
+    labels.flatMap((a, i) =>
+      labels
+        .slice(i + 1)
+        .filter((b) => a.box[0]! < b.box[2]! - 1 && b.box[0]! < a.box[2]! - 1 && a.box[1]! < b.box[3]! - 1 && b.box[1]! < a.box[3]! - 1)
+        .map((b) => `${a.text} / ${b.text}`),
+    );
   /** The tab bar: whether it shows more tabs on either side, and whether the current tab is wholly in view. */
   const tabBar = (p: Page) =>
     p.evaluate<{ overflows: boolean; moreStart: boolean; moreEnd: boolean; currentInView: boolean }>(`(() => {
@@ -132,7 +142,9 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     })()`);
   const fitsWidth = async (p: Page, width: number, what = '') => {
     // On failure, name the widest elements that stick out.
-    const wide = await p.evaluate<string[]>(`[...document.querySelectorAll('body *')].filter((e) => !e.closest('nav') && e.getBoundingClientRect().right > ${width} + 1)
+    const wide = await p.evaluate<
+      string[]
+    >(`[...document.querySelectorAll('body *')].filter((e) => !e.closest('nav') && e.getBoundingClientRect().right > ${width} + 1)
       .map((e) => e.tagName.toLowerCase() + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).slice(0, 5)`);
     expect(await p.evaluate<number>('document.documentElement.scrollWidth'), `${what} ${wide.join(', ')}`).toBeLessThanOrEqual(width);
   };
@@ -143,13 +155,26 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     receiver.respond('/hook', 500);
     svc = await startTestService();
     const doc = structuredClone(demoSiteDocument()) as any;
-    doc.webhooks = [{ key: 'front-desk-app', project: 'demo-tower', url: receiver.url('/hook'), secret: HOOK_SECRET, events: ['ROOM_BOOK', 'ROOM_CANCEL'] }];
+    doc.webhooks = [
+      {
+        key: 'front-desk-app',
+        project: 'demo-tower',
+        url: receiver.url('/hook'),
+        secret: HOOK_SECRET,
+        events: ['ROOM_BOOK', 'ROOM_CANCEL'],
+      },
+    ];
     // A second project, whose floor the picker must keep apart, with narrow rooms: a long English word and a Thai name (no spaces).
     doc.projects.push({ ...doc.projects[0], key: 'h23-sukhumvit', name: 'Sukhumvit Place' });
     doc.zones.push({ key: 'h23-podium', project: 'h23-sukhumvit', name: 'Podium' });
     doc.floors.push({ key: 'h23-p3', zone: 'h23-podium', name: '3F' });
     const teak = doc.rooms.find((r: any) => r.key === 'demo-teak');
-    const box = (x: number, y: number, w: number, h: number) => [{ xPct: x, yPct: y }, { xPct: x + w, yPct: y }, { xPct: x + w, yPct: y + h }, { xPct: x, yPct: y + h }];
+    const box = (x: number, y: number, w: number, h: number) => [
+      { xPct: x, yPct: y },
+      { xPct: x + w, yPct: y },
+      { xPct: x + w, yPct: y + h },
+      { xPct: x, yPct: y + h },
+    ];
     for (const [key, name, polygon] of [
       ['h23-ratchaprasong', 'Conference Room Ratchaprasong', box(4, 8, 10, 34)],
       ['h23-chaophraya', 'ห้องประชุมเจ้าพระยา', box(18, 8, 10, 34)],
@@ -163,8 +188,18 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     await setClock(svc, at(D, '09:00'));
     member = (await actAsToken(svc, { appId: 'demo-portal', secret: doc.apps[0].appSecret, subject: 'portal-user-1002' })).access_token;
     // The scene on 8F: a booking ending into its cleaning time, an unpaid (priced) room, a desk to check in.
-    await book({ meetingRoomId: id('demo-phonebooth'), title: 'Call with Chiang Mai office', startDateTime: at(D, '09:00'), endDateTime: at(D, '09:45') });
-    await book({ meetingRoomId: id('demo-training'), title: 'New joiner training', startDateTime: at(D, '09:45'), endDateTime: at(D, '11:45') });
+    await book({
+      meetingRoomId: id('demo-phonebooth'),
+      title: 'Call with Chiang Mai office',
+      startDateTime: at(D, '09:00'),
+      endDateTime: at(D, '09:45'),
+    });
+    await book({
+      meetingRoomId: id('demo-training'),
+      title: 'New joiner training',
+      startDateTime: at(D, '09:45'),
+      endDateTime: at(D, '11:45'),
+    });
     const desk = await book({ deskId: id('demo-desk-02'), title: 'Hot desk', startDateTime: at(D, '09:45'), endDateTime: at(D, '12:00') });
     await book({ deskId: id('demo-desk-07'), title: 'Hot desk', startDateTime: at(D, '13:00'), endDateTime: at(D, '17:00') });
     await setClock(svc, at(D, '09:45'));
@@ -172,7 +207,15 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     expect(checkIn.status, checkIn.text).toBeLessThan(300);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-quic',
+      ],
     });
     desktop = await browser.newContext({ ...DESKTOP, locale: 'en-GB', timezoneId: 'Europe/London' });
     page = await desktop.newPage();
@@ -217,7 +260,14 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     await page.getByText('Live', { exact: true }).waitFor();
     const before = navigations;
 
-    liveBookingId = (await book({ meetingRoomId: id('demo-teak'), title: 'Board prep with Khun Anan', startDateTime: at(D, '09:45'), endDateTime: at(D, '11:00') }))._id;
+    liveBookingId = (
+      await book({
+        meetingRoomId: id('demo-teak'),
+        title: 'Board prep with Khun Anan',
+        startDateTime: at(D, '09:45'),
+        endDateTime: at(D, '11:00'),
+      })
+    )._id;
     await expect.poll(() => teak.getAttribute('aria-label'), { timeout: 15_000 }).toBe('Teak: Booked');
     expect(navigations).toBe(before);
     await teak.hover();
@@ -232,7 +282,10 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     await page.getByRole('heading', { name: 'Day view', level: 1 }).waitFor();
     const slot = page.getByRole('listitem').filter({ hasText: 'Board prep with Khun Anan' });
     await slot.waitFor();
-    await page.getByText(/^Break 12:00–13:00/).first().waitFor();
+    await page
+      .getByText(/^Break 12:00–13:00/)
+      .first()
+      .waitFor();
     await shot(page, 'day-view-desktop');
     await slot.click();
     await page.getByRole('heading', { name: 'Booking', level: 1 }).waitFor();
@@ -251,7 +304,10 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
       const rows = page.locator('.wide-card tbody tr');
       const out: { action: string; by: string }[] = [];
       for (const r of await rows.all()) {
-        out.push({ action: (await r.locator('td').nth(1).innerText()).trim(), by: (await r.locator('td').nth(2).innerText()).replace(/\s+/g, ' ').trim() });
+        out.push({
+          action: (await r.locator('td').nth(1).innerText()).trim(),
+          by: (await r.locator('td').nth(2).innerText()).replace(/\s+/g, ' ').trim(),
+        });
       }
       return out;
     };
@@ -266,7 +322,8 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
   it('names an app that booked as itself, and shows an organizer without email by name only', async () => {
     const app = (await appToken(svc, 'demo-portal', 'demo-portal-secret-not-for-production-0001')).access_token;
     const res = await svc.request('POST', '/meetings', {
-      token: app, body: { meetingRoomId: id('demo-teak'), title: 'Lobby screen sync', startDateTime: at(D, '16:00'), endDateTime: at(D, '17:00') },
+      token: app,
+      body: { meetingRoomId: id('demo-teak'), title: 'Lobby screen sync', startDateTime: at(D, '16:00'), endDateTime: at(D, '17:00') },
     });
     expect(res.status, res.text).toBe(201);
     const bookingId = res.body.data._id as string;
@@ -274,7 +331,10 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     await page.goto(`${svc.url}/console#/booking/${bookingId}`);
     await page.locator('.card h2').filter({ hasText: 'Lobby screen sync' }).waitFor();
     await page.getByRole('heading', { name: 'History' }).waitFor();
-    const organizer = page.locator('.facts dt').filter({ hasText: /^Organizer$/ }).locator('xpath=following-sibling::dd[1]');
+    const organizer = page
+      .locator('.facts dt')
+      .filter({ hasText: /^Organizer$/ })
+      .locator('xpath=following-sibling::dd[1]');
     expect(await organizer.textContent()).toBe('Demo tenant portal');
     const by = page.locator('.wide-card tbody tr').first().locator('td').nth(2);
     expect((await by.innerText()).replace(/\s+/g, ' ').trim()).toBe('Demo tenant portal app');
@@ -297,7 +357,10 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
   it('redelivers a failed webhook delivery', async () => {
     const hookId = id('front-desk-app');
     await expect
-      .poll(async () => ((await svc.ops('GET', `/ops/v1/webhooks/${hookId}/deliveries`)).body.data as any[]).some((d) => d.lastStatus === 500), { timeout: 20_000 })
+      .poll(
+        async () => ((await svc.ops('GET', `/ops/v1/webhooks/${hookId}/deliveries`)).body.data as any[]).some((d) => d.lastStatus === 500),
+        { timeout: 20_000 },
+      )
       .toBe(true);
     receiver.respond('/hook', 200);
     await page.goto(`${svc.url}/console#/webhooks/${hookId}`);
@@ -314,7 +377,11 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
     await page.getByText('Queued to send again.').waitFor();
     await receiver.waitFor((all) => all.length > received, 20_000, 'the redelivery');
     await expect
-      .poll(async () => ((await svc.ops('GET', `/ops/v1/webhooks/${hookId}/deliveries`)).body.data as any[]).find((d) => d.id === deliveryId)?.lastStatus, { timeout: 20_000 })
+      .poll(
+        async () =>
+          ((await svc.ops('GET', `/ops/v1/webhooks/${hookId}/deliveries`)).body.data as any[]).find((d) => d.id === deliveryId)?.lastStatus,
+        { timeout: 20_000 },
+      )
       .toBe(200);
   }, 60_000);
 
@@ -344,7 +411,12 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
   }, 60_000);
 
   it('sandbox: settles a pending payment and advances the clock', async () => {
-    const paid = await book({ meetingRoomId: id('demo-mango'), title: 'Client pitch', startDateTime: at(D, '15:00'), endDateTime: at(D, '16:00') });
+    const paid = await book({
+      meetingRoomId: id('demo-mango'),
+      title: 'Client pitch',
+      startDateTime: at(D, '15:00'),
+      endDateTime: at(D, '16:00'),
+    });
     expect(paid.status).toBe('unpaid');
     await page.goto(`${svc.url}/console#/sandbox`);
     const timer = page.getByRole('timer');
@@ -434,7 +506,9 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
       await p.getByRole('timer').waitFor();
       await expect.poll(async () => (await tabBar(p)).currentInView).toBe(true);
       await expect.poll(async () => (await tabBar(p)).moreStart).toBe(true);
-      const meetings = (await svc.ops('GET', `/ops/v1/meetings?from=${encodeURIComponent(at(D, '00:00'))}&to=${encodeURIComponent(at(D, '23:59'))}`)).body.data as any[];
+      const meetings = (
+        await svc.ops('GET', `/ops/v1/meetings?from=${encodeURIComponent(at(D, '00:00'))}&to=${encodeURIComponent(at(D, '23:59'))}`)
+      ).body.data as any[];
       const training = meetings.find((m) => m.title === 'New joiner training');
       const screens: [string, string, string][] = [
         ['floor-plan', `#/floor/${id('demo-s8')}`, '.plan'],

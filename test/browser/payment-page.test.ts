@@ -29,7 +29,9 @@ const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isM
 const DESKTOP = { viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 };
 
 if (!HAVE_CHROMIUM) {
-  console.warn(`payment page browser test SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium fonts-thai-tlwg, or set CHROMIUM_PATH)`);
+  console.warn(
+    `payment page browser test SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium fonts-thai-tlwg, or set CHROMIUM_PATH)`,
+  );
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('web payment page in a real browser', () => {
@@ -44,8 +46,15 @@ describe.skipIf(!HAVE_CHROMIUM)('web payment page in a real browser', () => {
 
   const seed = (o: { from: string; to: string; title: string; payWithinMs?: number; desk?: boolean }) =>
     seedPaidBooking(svc, {
-      projectId: id('tower'), assetKind: o.desk ? 'desk' : 'room', assetId: id(o.desk ? 'hotdesk' : 'lotus'), organizerUserId: id('alice'),
-      appId: id('portal'), title: o.title, start: at(D, o.from), end: at(D, o.to), redirectUrl: `${frontendUrl}/bookings/done?src=pay`,
+      projectId: id('tower'),
+      assetKind: o.desk ? 'desk' : 'room',
+      assetId: id(o.desk ? 'hotdesk' : 'lotus'),
+      organizerUserId: id('alice'),
+      appId: id('portal'),
+      title: o.title,
+      start: at(D, o.from),
+      end: at(D, o.to),
+      redirectUrl: `${frontendUrl}/bookings/done?src=pay`,
       ...(o.payWithinMs ? { payWithinMs: o.payWithinMs } : {}),
     });
   const meetingStatus = async (meetingId: string) => {
@@ -79,12 +88,23 @@ describe.skipIf(!HAVE_CHROMIUM)('web payment page in a real browser', () => {
     await new Promise<void>((resolve) => frontend.listen(0, '127.0.0.1', resolve));
     frontendUrl = `http://127.0.0.1:${(frontend.address() as AddressInfo).port}`;
     svc = await startTestService();
-    ids = await applySite(svc, webhookSite({ rooms: [{ key: 'lotus', name: 'Lotus Room' }], desks: [{ key: 'hotdesk', name: 'Hot Desk 7' }] }));
+    ids = await applySite(
+      svc,
+      webhookSite({ rooms: [{ key: 'lotus', name: 'Lotus Room' }], desks: [{ key: 'hotdesk', name: 'Hot Desk 7' }] }),
+    );
     D = await dayAhead(svc, TZ, 2);
     portal = (await appToken(svc)).access_token;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-quic',
+      ],
     });
   });
   afterAll(async () => {

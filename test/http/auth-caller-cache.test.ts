@@ -23,7 +23,12 @@ describe('caller cache over HTTP', () => {
   beforeAll(async () => {
     a = await startTestService({ onQuery: counter.record, noWorkers: true });
     // A second instance on the same database, with a short cache.
-    b = await startTestService({ database: a.database, keepDatabase: true, noWorkers: true, env: { CALLER_CACHE_MS: '400', REFRESH_REUSE_GRACE_SECONDS: '0' } });
+    b = await startTestService({
+      database: a.database,
+      keepDatabase: true,
+      noWorkers: true,
+      env: { CALLER_CACHE_MS: '400', REFRESH_REUSE_GRACE_SECONDS: '0' },
+    });
     await applySite(a);
   });
   afterAll(async () => {
@@ -74,11 +79,15 @@ describe('caller cache over HTTP', () => {
     expect(rotated.status, rotated.text).toBe(201);
     // b runs with REFRESH_REUSE_GRACE_SECONDS=0: the old refresh token again is theft.
     await sleep(5);
-    expectError(await b.request('POST', '/auth/accessToken', { body: { grant_type: 'refresh_token', refresh_token: t.refresh_token } }), 401, 'KS002');
+    expectError(
+      await b.request('POST', '/auth/accessToken', { body: { grant_type: 'refresh_token', refresh_token: t.refresh_token } }),
+      401,
+      'KS002',
+    );
     expectError(await whoami(b, t.access_token), 401, 'KS002');
   });
 
-  it('a site apply that changes an app\'s roles is seen on the next request', async () => {
+  it("a site apply that changes an app's roles is seen on the next request", async () => {
     const t = await appToken(a);
     const before = await whoami(a, t.access_token);
     expect(before.body.data.projects[0].permissions).toEqual(['MEETING_UPDATE']);
@@ -95,7 +104,10 @@ describe('caller cache over HTTP', () => {
     const t = await actAsToken(a, { subject: 'ext-alice' });
     expect((await whoami(a, t.access_token)).body.data.projects[0].permissions).toEqual([]);
     const doc = siteDocument();
-    doc.users[0].memberships = [{ project: 'tower', role: 'admin' }, { project: 'annex', role: 'member' }];
+    doc.users[0].memberships = [
+      { project: 'tower', role: 'admin' },
+      { project: 'annex', role: 'member' },
+    ];
     await applySite(a, doc);
     expect((await whoami(a, t.access_token)).body.data.projects[0].permissions).toEqual(['MEETING_UPDATE']);
     await applySite(a);
@@ -106,7 +118,7 @@ describe('caller cache over HTTP', () => {
 describe('CallerCache', () => {
   const principal = (familyId: string) => ({ familyId, tokenId: 't', projects: new Map() }) as unknown as Principal;
 
-  it('answers only the matching secret, within its lifetime and the token\'s', () => {
+  it("answers only the matching secret, within its lifetime and the token's", () => {
     const cache = new CallerCache(1000);
     cache.set('t1', { principal: principal('f1'), secretHash: 'h1', expiresAt: 5000 }, 0, cache.mark());
     expect(cache.get('t1', 'h1', 999)).toBeDefined();

@@ -171,7 +171,7 @@ describe('token endpoint', () => {
       expectError(res, 401, 'KS002');
     });
 
-    it('another app\'s secret → 401 KS002', async () => {
+    it("another app's secret → 401 KS002", async () => {
       const res = await tokenRequest(svc, { grant_type: 'app_credentials', app_id: PORTAL_APP_ID, app_secret: HUB_SECRET });
       expectError(res, 401, 'KS002');
     });
@@ -389,7 +389,10 @@ describe('token endpoint', () => {
       const res = await actAsRequest(svc, { appId: PLAIN_APP_ID, secret: PLAIN_SECRET, subject: 'ext-someone' });
       expectError(res, 403, 'KS221');
       const svcMember = await actAsRequest(svc, {
-        appId: PLAIN_APP_ID, secret: PLAIN_SECRET, subject: idOf(ids, 'alice', 'users'), subjectType: 'service_member_id',
+        appId: PLAIN_APP_ID,
+        secret: PLAIN_SECRET,
+        subject: idOf(ids, 'alice', 'users'),
+        subjectType: 'service_member_id',
       });
       expectError(svcMember, 403, 'KS221');
     });
@@ -412,7 +415,11 @@ describe('token endpoint', () => {
 
     it('unknown subject_type → 400 KS001', async () => {
       const res = await tokenRequest(svc, {
-        grant_type: 'act_as', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET, subject: 'ext-alice', subject_type: 'email',
+        grant_type: 'act_as',
+        app_id: PORTAL_APP_ID,
+        app_secret: PORTAL_SECRET,
+        subject: 'ext-alice',
+        subject_type: 'email',
       });
       expectError(res, 400, 'KS001');
     });
@@ -427,7 +434,11 @@ describe('token endpoint', () => {
       const subject = 'ext-first-use-1';
       const portalId = await appDbId(svc, PORTAL_APP_ID);
       const tower = idOf(ids, 'tower', 'projects');
-      const [users0, memberships0, links0] = [await countRows(svc, 'users'), await countRows(svc, 'memberships'), await countRows(svc, 'app_links')];
+      const [users0, memberships0, links0] = [
+        await countRows(svc, 'users'),
+        await countRows(svc, 'memberships'),
+        await countRows(svc, 'app_links'),
+      ];
 
       const first = expectTokenResponse(await actAsRequest(svc, { subject }), false);
       const second = expectTokenResponse(await actAsRequest(svc, { subject, subjectType: 'external_user_id' }), false);
@@ -527,7 +538,11 @@ describe('token endpoint', () => {
 
     it('service_member_id with a wrong app secret → 401 KS002 (checked before the subject)', async () => {
       expectError(
-        await actAsRequest(svc, { secret: 'wrong-secret-wrong-secret-wrong-secret', subject: UNKNOWN_ID, subjectType: 'service_member_id' }),
+        await actAsRequest(svc, {
+          secret: 'wrong-secret-wrong-secret-wrong-secret',
+          subject: UNKNOWN_ID,
+          subjectType: 'service_member_id',
+        }),
         401,
         'KS002',
       );
@@ -547,7 +562,7 @@ describe('token endpoint', () => {
         expect(hasPermission(p, annex, MEETING_UPDATE)).toBe(false);
       });
 
-      it('an admin member acting through the app gets MEETING_UPDATE, only inside the app\'s projects', async () => {
+      it("an admin member acting through the app gets MEETING_UPDATE, only inside the app's projects", async () => {
         const tower = idOf(ids, 'tower', 'projects');
         const annex = idOf(ids, 'annex', 'projects');
         const t = await actAsToken(svc, { subject: 'ext-bob' });
@@ -576,7 +591,10 @@ describe('token endpoint', () => {
         const tower = idOf(ids, 'tower', 'projects');
         const annex = idOf(ids, 'annex', 'projects');
         const asBob = await actAsToken(svc, {
-          appId: HUB_APP_ID, secret: HUB_SECRET, subject: idOf(ids, 'bob', 'users'), subjectType: 'service_member_id',
+          appId: HUB_APP_ID,
+          secret: HUB_SECRET,
+          subject: idOf(ids, 'bob', 'users'),
+          subjectType: 'service_member_id',
         });
         const bob = await svc.services.tokens.authenticate(`Bearer ${asBob.access_token}`);
         expect(new Set(bob.projects.keys())).toEqual(new Set([tower, annex]));
@@ -584,7 +602,10 @@ describe('token endpoint', () => {
         expect(hasPermission(bob, annex, MEETING_UPDATE)).toBe(true);
 
         const asAlice = await actAsToken(svc, {
-          appId: HUB_APP_ID, secret: HUB_SECRET, subject: idOf(ids, 'alice', 'users'), subjectType: 'service_member_id',
+          appId: HUB_APP_ID,
+          secret: HUB_SECRET,
+          subject: idOf(ids, 'alice', 'users'),
+          subjectType: 'service_member_id',
         });
         const alice = await svc.services.tokens.authenticate(`Bearer ${asAlice.access_token}`);
         expect(new Set(alice.projects.keys())).toEqual(new Set([tower, annex]));

@@ -48,7 +48,8 @@ function post(url: string, path: string, body: Buffer, chunked = false): Promise
     let failure = '';
     socket.on('error', (e: NodeJS.ErrnoException) => (failure = String(e.code)));
     socket.on('close', () => {
-      if (!answered) reject(new Error(`connection closed without an answer (${failure}) after ${Math.round(performance.now() - started)} ms`));
+      if (!answered)
+        reject(new Error(`connection closed without an answer (${failure}) after ${Math.round(performance.now() - started)} ms`));
     });
     const length = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${body.length}`;
     socket.write(`POST ${path} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\n${length}\r\n\r\n`);
@@ -144,7 +145,10 @@ describe('body limits: the token endpoint under a flood of large bodies', () => 
     expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(5_000);
     expect(latencies.length).toBeGreaterThanOrEqual(50);
     // Under 50 ms on a quiet machine; on a loaded one the attack may add at most 50 ms to the quiet p99. (Before: seconds.)
-    expect(p99(latencies), `p99 of ${latencies.length} probes; max ${Math.max(...latencies).toFixed(1)} ms; quiet p99 ${quiet.toFixed(1)} ms`).toBeLessThan(50 + quiet);
+    expect(
+      p99(latencies),
+      `p99 of ${latencies.length} probes; max ${Math.max(...latencies).toFixed(1)} ms; quiet p99 ${quiet.toFixed(1)} ms`,
+    ).toBeLessThan(50 + quiet);
   }, 120_000);
 });
 
@@ -159,7 +163,8 @@ describe('body limits per route, and nesting', () => {
 
   it('the token endpoint takes a few KB; an ordinary ops route a few hundred; apply its own limit', async () => {
     const padding = (n: number) => 'x'.repeat(n);
-    const token = (n: number) => svc.request('POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: 'a', app_secret: padding(n) } });
+    const token = (n: number) =>
+      svc.request('POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: 'a', app_secret: padding(n) } });
     expect((await token(2_000)).status).toBe(401);
     const tooBig = await token(64 * 1024);
     expect(tooBig.status).toBe(413);
@@ -182,7 +187,11 @@ describe('body limits per route, and nesting', () => {
     const res = await svc.request('POST', '/ops/v1/clock', { raw, token: OPS_TOKEN, headers: { 'content-type': 'application/json' } });
     const ms = performance.now() - started;
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: 'KS001', success: false, message: [expect.stringMatching(/^body\.x(\[0\])+ is nested more than \d+ levels deep$/)] });
+    expect(res.body).toMatchObject({
+      code: 'KS001',
+      success: false,
+      message: [expect.stringMatching(/^body\.x(\[0\])+ is nested more than \d+ levels deep$/)],
+    });
     expect(ms).toBeLessThan(500);
 
     // On the unauthenticated token endpoint too, within its few KB.

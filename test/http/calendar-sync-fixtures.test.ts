@@ -44,7 +44,9 @@ describe('Outlook', () => {
 
 describe('Google', () => {
   it('a request with an IANA TZID and its VTIMEZONE books the room', async () => {
-    const data = await c.sendOk(loadItip('google-request.ics', { ORGANIZER: 'alice@example.com', ROOM: ROSE, START: local('09:00'), END: local('09:45') }));
+    const data = await c.sendOk(
+      loadItip('google-request.ics', { ORGANIZER: 'alice@example.com', ROOM: ROSE, START: local('09:00'), END: local('09:45') }),
+    );
     expect(data).toMatchObject({ status: 'active', partstat: 'ACCEPTED' });
     expect(await c.meeting(data.meetingId)).toMatchObject({ startDateTime: iso('09:00'), endDateTime: iso('09:45') });
   });
@@ -56,19 +58,44 @@ describe('Google', () => {
     const series = await c.sendOk(loadItip('google-recurring.ics', { ...vars, START: local('07:00', k), END: local('08:00', k) }));
     expect(series.status, series.reason).toBe('active');
     const rows = async () => {
-      const res = await c.svc.request('GET', `/meetings?limit=1000&from=${encodeURIComponent(c.t('00:00', 1))}&to=${encodeURIComponent(c.t('00:00', 40))}`, { token: c.portal });
+      const res = await c.svc.request(
+        'GET',
+        `/meetings?limit=1000&from=${encodeURIComponent(c.t('00:00', 1))}&to=${encodeURIComponent(c.t('00:00', 40))}`,
+        { token: c.portal },
+      );
       expect(res.status, res.text).toBe(200);
       return res.body.data.filter((r: any) => r._id === series.meetingId && r.status !== 'cancelled').map((r: any) => r.startDateTime);
     };
     expect(await rows()).toEqual([iso('07:00', k), iso('07:00', k + 7), iso('07:00', k + 14), iso('07:00', k + 21)]);
-    const moved = await c.sendOk(loadItip('google-instance-move.ics', { ...vars, RECURRENCE_ID: local('07:00', k + 7), START: local('09:00', k + 8), END: local('10:00', k + 8) }));
+    const moved = await c.sendOk(
+      loadItip('google-instance-move.ics', {
+        ...vars,
+        RECURRENCE_ID: local('07:00', k + 7),
+        START: local('09:00', k + 8),
+        END: local('10:00', k + 8),
+      }),
+    );
     expect(moved).toMatchObject({ outcome: 'moved', partstat: 'ACCEPTED' });
-    const gone = await c.sendOk(loadItip('google-instance-cancel.ics', { ...vars, SEQ: '2', RECURRENCE_ID: local('07:00', k + 14), START: local('07:00', k + 14), END: local('08:00', k + 14) }));
+    const gone = await c.sendOk(
+      loadItip('google-instance-cancel.ics', {
+        ...vars,
+        SEQ: '2',
+        RECURRENCE_ID: local('07:00', k + 14),
+        START: local('07:00', k + 14),
+        END: local('08:00', k + 14),
+      }),
+    );
     expect(gone).toMatchObject({ outcome: 'cancelled', status: 'active' });
     expect(await rows()).toEqual([iso('07:00', k), iso('09:00', k + 8), iso('07:00', k + 21)]);
     // The deleted occurrence is still listed, as cancelled.
-    const all = await c.svc.request('GET', `/meetings?limit=1000&statuses=cancelled&from=${encodeURIComponent(c.t('00:00', 1))}&to=${encodeURIComponent(c.t('00:00', 40))}`, { token: c.portal });
-    expect(all.body.data.filter((r: any) => r._id === series.meetingId).map((r: any) => [r.startDateTime, r.status])).toEqual([[iso('07:00', k + 14), 'cancelled']]);
+    const all = await c.svc.request(
+      'GET',
+      `/meetings?limit=1000&statuses=cancelled&from=${encodeURIComponent(c.t('00:00', 1))}&to=${encodeURIComponent(c.t('00:00', 40))}`,
+      { token: c.portal },
+    );
+    expect(all.body.data.filter((r: any) => r._id === series.meetingId).map((r: any) => [r.startDateTime, r.status])).toEqual([
+      [iso('07:00', k + 14), 'cancelled'],
+    ]);
   });
 });
 
@@ -77,13 +104,18 @@ describe('other shapes', () => {
     const vars = { ORGANIZER: 'alice@example.com', ROOM: ROSE, UID: 'decline-fixture@example.test' };
     const booked = await c.sendOk(loadItip('outlook-request.ics', { ...vars, START: local('18:00'), END: local('19:00') }), 'microsoft');
     expect(booked.status).toBe('active');
-    const declined = await c.sendOk(loadItip('room-declined-reply.ics', { ...vars, SEQ: '0', DTSTAMP: '20991231T000000Z', START: local('18:00'), END: local('19:00') }), 'microsoft');
+    const declined = await c.sendOk(
+      loadItip('room-declined-reply.ics', { ...vars, SEQ: '0', DTSTAMP: '20991231T000000Z', START: local('18:00'), END: local('19:00') }),
+      'microsoft',
+    );
     expect(declined).toMatchObject({ meetingId: booked.meetingId, status: 'cancelled' });
     expect((await c.meeting(booked.meetingId)).cancelReason).toBe("The invitation was declined in the room's calendar");
   });
 
-  it('floating times are read in the property\'s zone', async () => {
-    const data = await c.sendOk(loadItip('floating.ics', { ORGANIZER: 'alice@example.com', ROOM: ROSE, START: local('20:00'), END: local('21:00') }));
+  it("floating times are read in the property's zone", async () => {
+    const data = await c.sendOk(
+      loadItip('floating.ics', { ORGANIZER: 'alice@example.com', ROOM: ROSE, START: local('20:00'), END: local('21:00') }),
+    );
     expect(data.status, data.reason).toBe('active');
     expect(await c.meeting(data.meetingId)).toMatchObject({ startDateTime: iso('20:00'), endDateTime: iso('21:00') });
   });

@@ -35,14 +35,23 @@ function replyOf(text: string) {
 describe('REQUEST with a new UID', () => {
   it('books the room for the organizer under every rule and accepts', async () => {
     const uid = newUid('book');
-    const data = await c.sendOk({ uid, start: c.t('10:00'), end: c.t('11:00'), summary: 'Quarterly planning', guests: ['guest@partner.example', 'carol@example.com'] });
+    const data = await c.sendOk({
+      uid,
+      start: c.t('10:00'),
+      end: c.t('11:00'),
+      summary: 'Quarterly planning',
+      guests: ['guest@partner.example', 'carol@example.com'],
+    });
     expect(data).toMatchObject({ uid, status: 'active', partstat: 'ACCEPTED', outcome: 'booked' });
     const reply = replyOf(data.reply);
     expect(reply).toMatchObject({ method: 'REPLY', uid, partstat: 'ACCEPTED', attendee: `mailto:${ORCHID}` });
     const m = await c.meeting(data.meetingId);
     expect(m).toMatchObject({
-      status: 'active', meetingRoomId: c.id('orchid'), title: 'Quarterly planning',
-      startDateTime: new Date(c.t('10:00')).toISOString(), endDateTime: new Date(c.t('11:00')).toISOString(),
+      status: 'active',
+      meetingRoomId: c.id('orchid'),
+      title: 'Quarterly planning',
+      startDateTime: new Date(c.t('10:00')).toISOString(),
+      endDateTime: new Date(c.t('11:00')).toISOString(),
     });
     expect(m.organizer).toMatchObject({ userId: c.id('alice'), email: 'alice@example.com' });
     expect(m.attendees.map((a: any) => a.email).sort()).toEqual(['carol@example.com', 'guest@partner.example']);
@@ -90,10 +99,22 @@ describe('REQUEST with a new UID', () => {
     const paid = await c.sendOk({ uid: newUid('paid'), start: c.t('10:00'), end: c.t('11:00'), rooms: [LOTUS] });
     expect(paid).toMatchObject({ status: 'rejected', partstat: 'DECLINED' });
     expect(paid.reason).toMatch(/paid/);
-    const blocked = await c.sendOk({ uid: newUid('blocked'), start: c.t('10:00'), end: c.t('11:00'), rooms: [ROSE], organizer: 'ben@example.com' });
+    const blocked = await c.sendOk({
+      uid: newUid('blocked'),
+      start: c.t('10:00'),
+      end: c.t('11:00'),
+      rooms: [ROSE],
+      organizer: 'ben@example.com',
+    });
     expect(blocked).toMatchObject({ status: 'rejected', partstat: 'DECLINED' });
     expect(blocked.reason).toMatch(/blocked/);
-    const stranger = await c.sendOk({ uid: newUid('stranger'), start: c.t('10:00'), end: c.t('11:00'), rooms: [ROSE], organizer: 'nobody@elsewhere.example' });
+    const stranger = await c.sendOk({
+      uid: newUid('stranger'),
+      start: c.t('10:00'),
+      end: c.t('11:00'),
+      rooms: [ROSE],
+      organizer: 'nobody@elsewhere.example',
+    });
     expect(stranger).toMatchObject({ meetingId: null, status: 'rejected', partstat: 'DECLINED' });
     expect(stranger.reason).toMatch(/not a user/);
     // iris is private: a member of the project may book it.
@@ -111,10 +132,13 @@ describe('REQUEST with a new UID', () => {
     const data = await c.sendOk({ uid: newUid('allday-ok'), start: c.t('00:00', 3), end: c.t('00:00', 4), allDay: true, rooms: [LILY] });
     expect(data.status, data.reason).toBe('active');
     const m = await c.meeting(data.meetingId);
-    expect(m).toMatchObject({ startDateTime: new Date(c.t('00:00', 3)).toISOString(), endDateTime: new Date(c.t('00:00', 4)).toISOString() });
+    expect(m).toMatchObject({
+      startDateTime: new Date(c.t('00:00', 3)).toISOString(),
+      endDateTime: new Date(c.t('00:00', 4)).toISOString(),
+    });
   });
 
-  it('a message that invites none of the service\'s rooms is 404; a body that is not iCalendar is 400 KS001', async () => {
+  it("a message that invites none of the service's rooms is 404; a body that is not iCalendar is 400 KS001", async () => {
     const res = await c.send({ uid: newUid('none'), start: c.t('10:00'), end: c.t('11:00'), rooms: ['unknown@rooms.example'] });
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('KS005');
@@ -135,7 +159,11 @@ describe('REQUEST with a known UID (a calendar move)', () => {
     const moved = await c.sendOk({ uid, seq: 1, start: c.t('17:00'), end: c.t('18:30'), rooms: [ROSE] });
     expect(moved).toMatchObject({ meetingId: booked.meetingId, status: 'active', partstat: 'ACCEPTED', outcome: 'moved' });
     const m = await c.meeting(booked.meetingId);
-    expect(m).toMatchObject({ startDateTime: new Date(c.t('17:00')).toISOString(), endDateTime: new Date(c.t('18:30')).toISOString(), pinCode: pin });
+    expect(m).toMatchObject({
+      startDateTime: new Date(c.t('17:00')).toISOString(),
+      endDateTime: new Date(c.t('18:30')).toISOString(),
+      pinCode: pin,
+    });
     expect(m.histories.at(-1)).toMatchObject({ action: 'update', source: 'google', sourceDetail: uid });
     const events = await c.events(booked.meetingId);
     expect(events.map((e) => e.type)).toEqual(['ROOM_BOOK', 'ROOM_MODIFY']);
@@ -164,7 +192,11 @@ describe('REQUEST with a known UID (a calendar move)', () => {
   it('the room removed from the attendees cancels with an explicit reason', async () => {
     const uid = newUid('removed');
     const booked = await c.sendOk({ uid, start: c.t('08:00', 1), end: c.t('09:00', 1), rooms: [ROSE] });
-    const res = await c.sendOk({ uid, seq: 1, start: c.t('08:00', 1), end: c.t('09:00', 1), rooms: [] }, 'google', `?room=${encodeURIComponent(ROSE)}`);
+    const res = await c.sendOk(
+      { uid, seq: 1, start: c.t('08:00', 1), end: c.t('09:00', 1), rooms: [] },
+      'google',
+      `?room=${encodeURIComponent(ROSE)}`,
+    );
     expect(res).toMatchObject({ meetingId: booked.meetingId, status: 'cancelled', partstat: 'DECLINED' });
     const m = await c.meeting(booked.meetingId);
     expect(m.cancelReason).toBe('The room was removed from the invitation');
@@ -176,13 +208,19 @@ describe('REQUEST with a known UID (a calendar move)', () => {
     const booked = await c.sendOk({ uid, start: c.t('09:00', 1), end: c.t('10:00', 1), rooms: [ORCHID] });
     await c.sendOk({ uid: newUid('blocker'), start: c.t('11:30', 1), end: c.t('12:00', 1), rooms: [ORCHID] });
     await c.clockTo('09:05', 1);
-    const checkIn = await c.svc.request('POST', `/meetings/${booked.meetingId}/check-in`, { token: c.portal, body: { pinCode: (await c.meeting(booked.meetingId)).pinCode } });
+    const checkIn = await c.svc.request('POST', `/meetings/${booked.meetingId}/check-in`, {
+      token: c.portal,
+      body: { pinCode: (await c.meeting(booked.meetingId)).pinCode },
+    });
     expect(checkIn.status, checkIn.text).toBeLessThan(300);
 
     const ext = await c.sendOk({ uid, seq: 1, start: c.t('09:30', 1), end: c.t('11:00', 1), rooms: [ORCHID] });
     expect(ext).toMatchObject({ status: 'checked-in', partstat: 'ACCEPTED', outcome: 'moved' });
     let m = await c.meeting(booked.meetingId);
-    expect(m).toMatchObject({ startDateTime: new Date(c.t('09:00', 1)).toISOString(), endDateTime: new Date(c.t('11:00', 1)).toISOString() });
+    expect(m).toMatchObject({
+      startDateTime: new Date(c.t('09:00', 1)).toISOString(),
+      endDateTime: new Date(c.t('11:00', 1)).toISOString(),
+    });
 
     const clash = await c.sendOk({ uid, seq: 2, start: c.t('09:00', 1), end: c.t('12:00', 1), rooms: [ORCHID] });
     expect(clash).toMatchObject({ status: 'checked-in', partstat: 'DECLINED', outcome: 'refused' });
@@ -190,7 +228,10 @@ describe('REQUEST with a known UID (a calendar move)', () => {
     expect(m.status).toBe('checked-in');
     expect(m.endDateTime).toBe(new Date(c.t('11:00', 1)).toISOString());
     // The clock passed the reminder; of the calendar's changes only the extension sent an event.
-    expect((await c.events(booked.meetingId)).map((e) => e.type).filter((t) => t !== 'ROOM_REMINDER')).toEqual(['ROOM_BOOK', 'ROOM_MODIFY']);
+    expect((await c.events(booked.meetingId)).map((e) => e.type).filter((t) => t !== 'ROOM_REMINDER')).toEqual([
+      'ROOM_BOOK',
+      'ROOM_MODIFY',
+    ]);
   });
 });
 
@@ -210,7 +251,9 @@ describe('CANCEL and the room declining', () => {
     const booked = await c.sendOk({ uid, start: c.t('09:00', 3), end: c.t('10:00', 3), rooms: [IRIS] });
     await c.clockTo('09:05', 3);
     const pin = (await c.meeting(booked.meetingId)).pinCode;
-    expect((await c.svc.request('POST', `/meetings/${booked.meetingId}/check-in`, { token: c.portal, body: { pinCode: pin } })).status).toBeLessThan(300);
+    expect(
+      (await c.svc.request('POST', `/meetings/${booked.meetingId}/check-in`, { token: c.portal, body: { pinCode: pin } })).status,
+    ).toBeLessThan(300);
     await c.clockTo('09:20', 3);
     const res = await c.sendOk({ method: 'CANCEL', uid, seq: 1, start: c.t('09:00', 3), end: c.t('10:00', 3), rooms: [IRIS] });
     expect(res).toMatchObject({ status: 'done', outcome: 'ended' });
@@ -226,10 +269,18 @@ describe('CANCEL and the room declining', () => {
     expect(await c.events(booked.meetingId)).toEqual(eventsBefore);
   });
 
-  it('the room declining in its calendar while the organizer\'s copy stands cancels with an explicit reason', async () => {
+  it("the room declining in its calendar while the organizer's copy stands cancels with an explicit reason", async () => {
     const uid = newUid('roomdecline');
     const booked = await c.sendOk({ uid, start: c.t('15:00', 4), end: c.t('16:00', 4), rooms: [ROSE] });
-    const res = await c.sendOk({ method: 'REPLY', uid, seq: 0, start: c.t('15:00', 4), end: c.t('16:00', 4), rooms: [ROSE], dtstamp: new Date(Date.now() + 1000).toISOString() });
+    const res = await c.sendOk({
+      method: 'REPLY',
+      uid,
+      seq: 0,
+      start: c.t('15:00', 4),
+      end: c.t('16:00', 4),
+      rooms: [ROSE],
+      dtstamp: new Date(Date.now() + 1000).toISOString(),
+    });
     expect(res).toMatchObject({ meetingId: booked.meetingId, status: 'cancelled', partstat: 'DECLINED' });
     expect((await c.meeting(booked.meetingId)).cancelReason).toBe("The invitation was declined in the room's calendar");
   });
@@ -266,7 +317,10 @@ describe('SEQUENCE out of the RFC 5545 range', () => {
 
     for (const seq of [2_147_483_648, 4_294_967_296, 99_999_999_999_999_999_999, -1]) {
       // An update of the booked UID, and an invitation with a new UID.
-      for (const spec of [{ uid, seq, start: c.t('11:00', 6), end: c.t('12:00', 6), rooms: [LILY] }, { uid: newUid('seqnew'), seq, start: c.t('13:00', 6), end: c.t('14:00', 6), rooms: [LILY] }]) {
+      for (const spec of [
+        { uid, seq, start: c.t('11:00', 6), end: c.t('12:00', 6), rooms: [LILY] },
+        { uid: newUid('seqnew'), seq, start: c.t('13:00', 6), end: c.t('14:00', 6), rooms: [LILY] },
+      ]) {
         const res = await c.send(spec);
         expect(res.status, res.text).toBe(400);
         expect(res.body).toMatchObject({ code: 'KS001', success: false });
@@ -276,7 +330,11 @@ describe('SEQUENCE out of the RFC 5545 range', () => {
     expect(await c.meeting(booked.meetingId)).toEqual(before);
     expect(await c.events(booked.meetingId)).toEqual(events);
     // Nothing was booked for the new UIDs.
-    const listed = await c.svc.request('GET', `/meetings?from=${encodeURIComponent(c.t('10:30', 6))}&to=${encodeURIComponent(c.t('15:00', 6))}&meetingRoomId=${c.id('lily')}`, { token: c.portal });
+    const listed = await c.svc.request(
+      'GET',
+      `/meetings?from=${encodeURIComponent(c.t('10:30', 6))}&to=${encodeURIComponent(c.t('15:00', 6))}&meetingRoomId=${c.id('lily')}`,
+      { token: c.portal },
+    );
     expect(listed.status, listed.text).toBe(200);
     expect(listed.body.data).toEqual([]);
   });
@@ -287,11 +345,20 @@ describe('time zones', () => {
     // The next second Sunday of March (US daylight saving time starts at 02:00 local).
     const year = c.D.month >= 3 ? c.D.year + 1 : c.D.year;
     const march = DateTime.fromObject({ year, month: 3, day: 1 }, { zone: 'America/New_York' });
-    const change = march.plus({ days: (7 - march.weekday) % 7 + 7 });
+    const change = march.plus({ days: ((7 - march.weekday) % 7) + 7 });
     const before = change.minus({ days: 2 }).set({ hour: 9 });
     const after = change.plus({ days: 2 }).set({ hour: 9 });
-    for (const [local, utcHour] of [[before, 14], [after, 13]] as const) {
-      const data = await c.sendOk({ uid: newUid('tz'), start: local.toISO()!, end: local.plus({ hours: 1 }).toISO()!, rooms: [ROSE], tz: 'America/New_York' });
+    for (const [local, utcHour] of [
+      [before, 14],
+      [after, 13],
+    ] as const) {
+      const data = await c.sendOk({
+        uid: newUid('tz'),
+        start: local.toISO()!,
+        end: local.plus({ hours: 1 }).toISO()!,
+        rooms: [ROSE],
+        tz: 'America/New_York',
+      });
       expect(data.status, data.reason).toBe('active');
       const m = await c.meeting(data.meetingId);
       expect(new Date(m.startDateTime).getUTCHours()).toBe(utcHour);
@@ -314,7 +381,15 @@ describe('recurring invitations', () => {
       return res.body.data.filter((r: any) => r._id === data.meetingId);
     };
     expect(await list()).toHaveLength(3);
-    const cancel = await c.sendOk({ method: 'CANCEL', uid, seq: 1, start: c.t('07:00', 8), end: c.t('08:00', 8), rooms: [ORCHID], recurrenceId: c.t('07:00', 8) });
+    const cancel = await c.sendOk({
+      method: 'CANCEL',
+      uid,
+      seq: 1,
+      start: c.t('07:00', 8),
+      end: c.t('08:00', 8),
+      rooms: [ORCHID],
+      recurrenceId: c.t('07:00', 8),
+    });
     expect(cancel.status).toBe('active');
     // The deleted occurrence stays listed, under its own status.
     expect((await list()).map((r: any) => [r.startDateTime, r.status])).toEqual([
@@ -322,13 +397,29 @@ describe('recurring invitations', () => {
       [new Date(c.t('07:00', 8)).toISOString(), 'cancelled'],
       [new Date(c.t('07:00', 9)).toISOString(), 'active'],
     ]);
-    const move = await c.sendOk({ uid, seq: 2, start: c.t('09:00', 9), end: c.t('10:00', 9), rooms: [ORCHID], recurrenceId: c.t('07:00', 9) });
+    const move = await c.sendOk({
+      uid,
+      seq: 2,
+      start: c.t('09:00', 9),
+      end: c.t('10:00', 9),
+      rooms: [ORCHID],
+      recurrenceId: c.t('07:00', 9),
+    });
     expect(move).toMatchObject({ status: 'active', partstat: 'ACCEPTED', outcome: 'moved' });
-    expect((await list()).filter((r: any) => r.status === 'active').map((r: any) => r.startDateTime)).toEqual([new Date(c.t('07:00', 7)).toISOString(), new Date(c.t('09:00', 9)).toISOString()]);
+    expect((await list()).filter((r: any) => r.status === 'active').map((r: any) => r.startDateTime)).toEqual([
+      new Date(c.t('07:00', 7)).toISOString(),
+      new Date(c.t('09:00', 9)).toISOString(),
+    ]);
   });
 
   it('a rule outside the supported subset is declined with the reason', async () => {
-    const data = await c.sendOk({ uid: newUid('rrule'), start: c.t('07:00', 10), end: c.t('08:00', 10), rooms: [ROSE], rrule: 'FREQ=HOURLY;COUNT=3' });
+    const data = await c.sendOk({
+      uid: newUid('rrule'),
+      start: c.t('07:00', 10),
+      end: c.t('08:00', 10),
+      rooms: [ROSE],
+      rrule: 'FREQ=HOURLY;COUNT=3',
+    });
     expect(data).toMatchObject({ status: 'rejected', partstat: 'DECLINED' });
     expect(data.reason).toMatch(/repeat rule/);
   });

@@ -96,7 +96,7 @@ describe('desks: changes to the site show up at once', () => {
     expect((await tower(win('07:00', '08:00'))).names).toEqual(['Charlie:1']);
   });
 
-  it('a desk moved to another project\'s floor moves between the projects\' listings', async () => {
+  it("a desk moved to another project's floor moves between the projects' listings", async () => {
     const annex = () => list(hub, { projectId: idOf(ids, 'annex') });
     const both = () => list(hub, {});
     expect((await annex()).names).toEqual([]);
@@ -110,7 +110,13 @@ describe('desks: changes to the site show up at once', () => {
 
   it('a desk made private is hidden from an app without private rights on the next call', async () => {
     const viewerDoc = site(desks);
-    viewerDoc.apps.push({ key: 'viewer', appId: 'desk-change-viewer', appSecret: 'desk-change-viewer-secret-0123456789abcd', name: 'Viewer', projects: ['tower'] });
+    viewerDoc.apps.push({
+      key: 'viewer',
+      appId: 'desk-change-viewer',
+      appSecret: 'desk-change-viewer-secret-0123456789abcd',
+      name: 'Viewer',
+      projects: ['tower'],
+    });
     ids = await applySite(svc, viewerDoc);
     const viewer = (await appToken(svc, 'desk-change-viewer', 'desk-change-viewer-secret-0123456789abcd')).access_token;
     expect((await tower({}, viewer)).names).toEqual(['Bravo:1', 'Alpha Prime:3']);

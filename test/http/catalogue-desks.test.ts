@@ -22,7 +22,18 @@ import {
   type SiteIds,
 } from '../support/fixtures.js';
 import { seedBooking } from '../support/bookings.js';
-import { at, dayAhead, everyDay, ISO_DATE_TIME, namesOf, okData, qs, setClock, standardHours, type QueryValue } from '../support/catalogue.js';
+import {
+  at,
+  dayAhead,
+  everyDay,
+  ISO_DATE_TIME,
+  namesOf,
+  okData,
+  qs,
+  setClock,
+  standardHours,
+  type QueryValue,
+} from '../support/catalogue.js';
 
 const TZ = 'Asia/Bangkok';
 const VIEWER_APP_ID = 'desk-viewer-dev';
@@ -32,8 +43,19 @@ const MULTI_SECRET = 'desk-multi-secret-0123456789abcdef-01234';
 const PIN = 'PIN-4471-NEVER-SHOWN';
 
 const TOWER_DESKS = [
-  'Corner Desk', 'Desk 1', 'Desk 2', 'Desk 3', 'Hot Desk', 'In-Use Desk', 'Period A', 'Period B', 'Period C', 'Period D', 'Period E',
-  'Private Desk', 'Window Desk',
+  'Corner Desk',
+  'Desk 1',
+  'Desk 2',
+  'Desk 3',
+  'Hot Desk',
+  'In-Use Desk',
+  'Period A',
+  'Period B',
+  'Period C',
+  'Period D',
+  'Period E',
+  'Private Desk',
+  'Window Desk',
 ];
 const PUBLIC_TOWER_DESKS = TOWER_DESKS.filter((n) => n !== 'Private Desk');
 
@@ -64,8 +86,18 @@ function desksSite() {
   ];
   doc.desks = [
     {
-      key: 'd1', floor: 'fA12', name: 'Desk 1', index: 1, email: 'd1@desks.example', status: 'active', isPublic: true, capacity: 1,
-      chargeRate: { perHour: 50, perDay: 300 }, facilities: ['monitor'], pictureUrls: ['https://img.example/d1.jpg'], config: std,
+      key: 'd1',
+      floor: 'fA12',
+      name: 'Desk 1',
+      index: 1,
+      email: 'd1@desks.example',
+      status: 'active',
+      isPublic: true,
+      capacity: 1,
+      chargeRate: { perHour: 50, perDay: 300 },
+      facilities: ['monitor'],
+      pictureUrls: ['https://img.example/d1.jpg'],
+      config: std,
     },
     { key: 'd2', floor: 'fA12', name: 'Desk 2', index: 2, email: 'd2@desks.example', config: std },
     { key: 'd3', floor: 'fA14', name: 'Desk 3', index: 3, config: std },
@@ -76,7 +108,13 @@ function desksSite() {
     { key: 'd8', floor: 'fB03', name: 'In-Use Desk', index: 8, status: 'in-used', config: std },
     { key: 'p1', floor: 'fC01', name: 'Period A', index: 11, config: std },
     { key: 'p2', floor: 'fC01', name: 'Period B', index: 12, config: noBreak },
-    { key: 'p3', floor: 'fC01', name: 'Period C', index: 13, config: everyDay('08:00:00', '20:00:00', [{ start: '11:30:00', end: '12:30:00' }]) },
+    {
+      key: 'p3',
+      floor: 'fC01',
+      name: 'Period C',
+      index: 13,
+      config: everyDay('08:00:00', '20:00:00', [{ start: '11:30:00', end: '12:30:00' }]),
+    },
     { key: 'p4', floor: 'fC01', name: 'Period D', index: 14, config: noBreak },
     { key: 'p5', floor: 'fC01', name: 'Period E', index: 15, config: std },
     { key: 'ax1', floor: 'fX01', name: 'Annex Desk', index: 1, config: std },
@@ -85,7 +123,11 @@ function desksSite() {
   doc.apps.push(
     { key: 'viewer', appId: VIEWER_APP_ID, appSecret: VIEWER_SECRET, name: 'Desk viewer', projects: ['tower'] },
     {
-      key: 'multi', appId: MULTI_APP_ID, appSecret: MULTI_SECRET, name: 'Desk multi', projects: ['tower', 'annex', 'lab'],
+      key: 'multi',
+      appId: MULTI_APP_ID,
+      appSecret: MULTI_SECRET,
+      name: 'Desk multi',
+      projects: ['tower', 'annex', 'lab'],
       projectRoles: ['tower', 'annex', 'lab'].map((project) => ({ project, permissions: [MEETING_UPDATE] })),
     },
   );
@@ -123,13 +165,25 @@ describe('desks', () => {
 
     const book = (key: string, start: string, end: string, more: Record<string, unknown> = {}) =>
       seedBooking(svc, {
-        assetKind: 'desk', projectId: id('tower'), assetId: id(key), organizerUserId: id('carol'),
-        start: at(D, start), end: at(D, end), pin: PIN, ...more,
+        assetKind: 'desk',
+        projectId: id('tower'),
+        assetId: id(key),
+        organizerUserId: id('carol'),
+        start: at(D, start),
+        end: at(D, end),
+        pin: PIN,
+        ...more,
       });
-    bd1 = (await book('d1', '09:00', '10:00', {
-      organizerUserId: id('alice'), appId: id('portal'), title: 'Desk focus',
-      attendees: [{ userId: id('carol'), email: 'carol@example.com', name: 'Carol Unlinked', type: 'required', responseStatus: 'accepted' }],
-    })).meetingId;
+    bd1 = (
+      await book('d1', '09:00', '10:00', {
+        organizerUserId: id('alice'),
+        appId: id('portal'),
+        title: 'Desk focus',
+        attendees: [
+          { userId: id('carol'), email: 'carol@example.com', name: 'Carol Unlinked', type: 'required', responseStatus: 'accepted' },
+        ],
+      })
+    ).meetingId;
     await book('d2', '14:00', '15:00', { organizerUserId: id('bob'), appId: id('hub'), title: 'Hub desk' });
     await book('p1', '14:00', '15:00');
     await book('p2', '12:10', '13:00');
@@ -196,7 +250,11 @@ describe('desks', () => {
     it('end before start (after truncating seconds) → 400 KS001; date-time without offset → 400 KS001', async () => {
       expectError(await tower(win('10:00', '09:00')), 400, 'KS001');
       expectError(await tower(win('10:00:05', '10:00:55')), 400, 'KS001');
-      expectError(await tower({ startDateTime: D.set({ hour: 9 }).toFormat("yyyy-MM-dd'T'HH:mm:ss"), endDateTime: at(D, '10:00') }), 400, 'KS001');
+      expectError(
+        await tower({ startDateTime: D.set({ hour: 9 }).toFormat("yyyy-MM-dd'T'HH:mm:ss"), endDateTime: at(D, '10:00') }),
+        400,
+        'KS001',
+      );
     });
 
     it('several problems at once → one message each', async () => {
@@ -207,7 +265,7 @@ describe('desks', () => {
       expect(res.body.message.length).toBeGreaterThanOrEqual(5);
     });
 
-    it('a projectId outside the caller\'s scope never lists its desks', async () => {
+    it("a projectId outside the caller's scope never lists its desks", async () => {
       for (const projectId of [id('annex'), UNKNOWN_ID]) {
         const res = await desks(tok.portal, { projectId });
         if (res.status === 200) expect(res.body.data).toEqual([]);
@@ -234,13 +292,25 @@ describe('desks', () => {
     it('every Desk field, with the right types', async () => {
       const [d] = okData(await tower({ ids: id('d1') }));
       expect(d).toMatchObject({
-        _id: id('d1'), name: 'Desk 1', index: 1, email: 'd1@desks.example', status: 'active', isPublic: true,
-        brandId: id('acme'), projectId: id('tower'), zoneId: id('zA'), floorId: id('fA12'), capacity: 1,
-        facilities: ['monitor'], pictureUrls: ['https://img.example/d1.jpg'], chargeRate: { perHour: 50, perDay: 300 },
+        _id: id('d1'),
+        name: 'Desk 1',
+        index: 1,
+        email: 'd1@desks.example',
+        status: 'active',
+        isPublic: true,
+        brandId: id('acme'),
+        projectId: id('tower'),
+        zoneId: id('zA'),
+        floorId: id('fA12'),
+        capacity: 1,
+        facilities: ['monitor'],
+        pictureUrls: ['https://img.example/d1.jpg'],
+        chargeRate: { perHour: 50, perDay: 300 },
       });
       expect(d.config).toEqual(standardHours());
       for (const x of okData(await tower())) {
-        for (const f of ['_id', 'name', 'email', 'status', 'brandId', 'projectId', 'zoneId', 'floorId']) expect(typeof x[f], `${x.name}.${f}`).toBe('string');
+        for (const f of ['_id', 'name', 'email', 'status', 'brandId', 'projectId', 'zoneId', 'floorId'])
+          expect(typeof x[f], `${x.name}.${f}`).toBe('string');
         expect(Number.isInteger(x.index) && Number.isInteger(x.capacity)).toBe(true);
         expect(typeof x.isPublic).toBe('boolean');
         expect(['active', 'inactive', 'in-used', 'reserved', 'suspended']).toContain(x.status);
@@ -277,7 +347,7 @@ describe('desks', () => {
       expect(past.body.meta).toMatchObject({ offset: 100, total: TOWER_DESKS.length });
     });
 
-    it('projectId is optional: without it, every project in the caller\'s scope', async () => {
+    it("projectId is optional: without it, every project in the caller's scope", async () => {
       expect(namesOf(await desks(tok.portal))).toEqual(TOWER_DESKS);
       expect(namesOf(await desks(tok.multi))).toEqual([...TOWER_DESKS, 'Annex Desk', 'Lab Desk'].sort());
       expect(namesOf(await desks(tok.multi, { projectId: id('annex') }))).toEqual(['Annex Desk']);
@@ -355,7 +425,7 @@ describe('desks', () => {
       expect(names).toEqual(['Desk 2', 'Desk 3', 'Period A', 'Period B', 'Period C', 'Period D', 'Private Desk']);
     });
 
-    it('a window starting inside a booking\'s cleaning (project default 10) is refused; after it, free', async () => {
+    it("a window starting inside a booking's cleaning (project default 10) is refused; after it, free", async () => {
       const d1 = { ids: id('d1') }; // 09:00-10:00
       expect(namesOf(await tower({ ...d1, ...win('10:00', '11:00') }))).toEqual([]);
       expect(namesOf(await tower({ ...d1, ...win('10:05', '11:00') }))).toEqual([]);
@@ -371,7 +441,7 @@ describe('desks', () => {
       expect(namesOf(await tower({ ...d2, ...win('13:00', '13:50:59') }))).toEqual(['Desk 2']); // seconds truncated
     });
 
-    it('desks follow the project default cleaning, not a room\'s, and carry none of their own', async () => {
+    it("desks follow the project default cleaning, not a room's, and carry none of their own", async () => {
       // the same project has a room with 30 minutes of cleaning; the project default is 10 (grid 15)
       expect(namesOf(await tower({ ids: id('d1'), ...win('10:10', '11:00') }))).toEqual(['Desk 1']);
       expect(okData(await desk(tok.portal, 'd1')).calendar.cleanupMinutes).toBe(10);
@@ -389,7 +459,9 @@ describe('desks', () => {
       const names = namesOf(await tower(win('15:30', '16:30')));
       expect(names).not.toContain('Corner Desk');
       expect(names).not.toContain('Hot Desk');
-      expect(names).toEqual(expect.arrayContaining(['Desk 1', 'Desk 2', 'Desk 3', 'Private Desk', 'Period A', 'Period B', 'Period C', 'Period D', 'Period E']));
+      expect(names).toEqual(
+        expect.arrayContaining(['Desk 1', 'Desk 2', 'Desk 3', 'Private Desk', 'Period A', 'Period B', 'Period C', 'Period D', 'Period E']),
+      );
       // outside operating hours / over the break: removed, not flagged
       const closed = await tower({ ids: [id('d1'), id('d3')], ...win('06:00', '07:00') });
       expect(okData(closed)).toEqual([]);
@@ -432,7 +504,7 @@ describe('desks', () => {
       expect(namesOf(await tower({ ids: id('d2'), startDateTime: at(D, '00:00'), timePeriod: 'morning' }))).toEqual(['Desk 2']);
     });
 
-    it('the period is resolved on the start\'s local date, from the later of start and the period start', async () => {
+    it("the period is resolved on the start's local date, from the later of start and the period start", async () => {
       const e = { ids: id('p5') }; // 08:00-09:30, cleaning until 09:40
       expect(namesOf(await tower({ ...e, startDateTime: at(D, '09:35'), timePeriod: 'morning' }))).toEqual([]);
       expect(namesOf(await tower({ ...e, startDateTime: at(D, '09:40'), timePeriod: 'morning' }))).toEqual(['Period E']);
@@ -528,10 +600,16 @@ describe('desk timePeriod across a DST change (America/New_York, 08:00-20:00)', 
         { key: 'before', floor: 'nyf', name: 'Before', index: 2, config: everyDay('08:00:00', '20:00:00') },
       ],
       users: [{ key: 'nyuser', name: 'NY User', email: 'ny@example.com', memberships: [{ project: 'nyc' }] }],
-      apps: [{
-        key: 'nyapp', appId: NY_APP_ID, appSecret: NY_SECRET, name: 'NY app', projects: ['nyc'],
-        projectRoles: [{ project: 'nyc', permissions: [MEETING_UPDATE] }],
-      }],
+      apps: [
+        {
+          key: 'nyapp',
+          appId: NY_APP_ID,
+          appSecret: NY_SECRET,
+          name: 'NY app',
+          projects: ['nyc'],
+          projectRoles: [{ project: 'nyc', permissions: [MEETING_UPDATE] }],
+        },
+      ],
     });
     token = (await appToken(svc, NY_APP_ID, NY_SECRET)).access_token;
   });

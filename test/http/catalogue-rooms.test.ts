@@ -22,7 +22,18 @@ import {
   type SiteIds,
 } from '../support/fixtures.js';
 import { seedBooking } from '../support/bookings.js';
-import { at, dayAhead, everyDay, ISO_DATE_TIME, namesOf, okData, qs, setClock, standardHours, type QueryValue } from '../support/catalogue.js';
+import {
+  at,
+  dayAhead,
+  everyDay,
+  ISO_DATE_TIME,
+  namesOf,
+  okData,
+  qs,
+  setClock,
+  standardHours,
+  type QueryValue,
+} from '../support/catalogue.js';
 
 const TZ = 'Asia/Bangkok';
 const VIEWER_APP_ID = 'room-viewer-dev';
@@ -38,7 +49,11 @@ const ORCHID_CONFIG = standardHours({
   bookMultipleDayRoom: false,
   meetingConfig: { preStartMinutes: 15, postStartWarnMinutes: 10, postStartExpireMinutes: 15, preEndMinutes: 15 },
 });
-const ORCHID_POLYGON = [{ xPct: 10, yPct: 10 }, { xPct: 30, yPct: 10 }, { xPct: 30.5, yPct: 25 }];
+const ORCHID_POLYGON = [
+  { xPct: 10, yPct: 10 },
+  { xPct: 30, yPct: 10 },
+  { xPct: 30.5, yPct: 25 },
+];
 
 /**
  * The fixtures' site plus:
@@ -53,8 +68,13 @@ function roomsSite() {
   const doc = siteDocument() as any;
   doc.brands.push({ key: 'globex', name: 'Globex' });
   doc.projects.push({
-    key: 'lab', brand: 'globex', name: 'Globex Lab', timezone: TZ, currency: 'THB',
-    defaultCleanupMinutes: 5, bookingGridMinutes: 10,
+    key: 'lab',
+    brand: 'globex',
+    name: 'Globex Lab',
+    timezone: TZ,
+    currency: 'THB',
+    defaultCleanupMinutes: 5,
+    bookingGridMinutes: 10,
   });
   doc.zones = [
     { key: 'zA', project: 'tower', name: 'Tower A' },
@@ -72,10 +92,21 @@ function roomsSite() {
   const std = standardHours();
   doc.rooms = [
     {
-      key: 'orchid', floor: 'fA12', name: 'Orchid', email: 'orchid@rooms.example', capacity: 8, status: 'active', type: 'normal',
-      isPublic: true, cleanupMinutes: 15, chargeRate: { perHour: 100, perDay: 600, amount: 50 },
+      key: 'orchid',
+      floor: 'fA12',
+      name: 'Orchid',
+      email: 'orchid@rooms.example',
+      capacity: 8,
+      status: 'active',
+      type: 'normal',
+      isPublic: true,
+      cleanupMinutes: 15,
+      chargeRate: { perHour: 100, perDay: 600, amount: 50 },
       equipmentsAvailability: { camera: true, display: true, mic: true, projector: false, speaker: true },
-      facilities: ['whiteboard', 'tv'], pictureUrls: ['https://img.example/orchid.jpg'], polygon: ORCHID_POLYGON, config: ORCHID_CONFIG,
+      facilities: ['whiteboard', 'tv'],
+      pictureUrls: ['https://img.example/orchid.jpg'],
+      polygon: ORCHID_POLYGON,
+      config: ORCHID_CONFIG,
     },
     { key: 'lotus', floor: 'fA14', name: 'Lotus_2', email: 'lotus@rooms.example', capacity: 4, config: std },
     { key: 'jasmine', floor: 'fB03', name: 'Jasmine Suite', capacity: 20, type: 'bedroom', config: std },
@@ -92,7 +123,11 @@ function roomsSite() {
   doc.apps.push(
     { key: 'viewer', appId: VIEWER_APP_ID, appSecret: VIEWER_SECRET, name: 'Room viewer', projects: ['tower'] },
     {
-      key: 'lab', appId: LAB_APP_ID, appSecret: LAB_SECRET, name: 'Lab integration', projects: ['lab'],
+      key: 'lab',
+      appId: LAB_APP_ID,
+      appSecret: LAB_SECRET,
+      name: 'Lab integration',
+      projects: ['lab'],
       projectRoles: [{ project: 'lab', permissions: [MEETING_UPDATE] }],
     },
   );
@@ -108,8 +143,7 @@ describe('meeting rooms', () => {
   let b1: string; // Orchid 10:00-11:00, organizer bob, booked by the portal app
   let b2: string; // Orchid 15:00-16:00, organizer alice, attendee bob, booked by the hub app
 
-  const rooms = (token: string | null, params: Record<string, QueryValue>) =>
-    svc.request('GET', `/meeting-rooms${qs(params)}`, { token });
+  const rooms = (token: string | null, params: Record<string, QueryValue>) => svc.request('GET', `/meeting-rooms${qs(params)}`, { token });
   const tower = (params: Record<string, QueryValue> = {}, token = tok.portal) => rooms(token, { projectId: id('tower'), ...params });
   const lab = (params: Record<string, QueryValue> = {}) => rooms(tok.lab, { projectId: id('lab'), ...params });
   /** Windowed search on day D, local HH:mm[:ss] times. */
@@ -130,23 +164,47 @@ describe('meeting rooms', () => {
     tok.visitor = (await actAsToken(svc, { subject: 'ext-room-visitor' })).access_token;
 
     const towerBooking = { assetKind: 'room' as const, projectId: id('tower') };
-    b1 = (await seedBooking(svc, {
-      ...towerBooking, assetId: id('orchid'), organizerUserId: id('bob'), appId: id('portal'),
-      start: at(D, '10:00'), end: at(D, '11:00'), title: 'Portal standup', pin: PIN,
-    })).meetingId;
-    b2 = (await seedBooking(svc, {
-      ...towerBooking, assetId: id('orchid'), organizerUserId: id('alice'), appId: id('hub'),
-      start: at(D, '15:00'), end: at(D, '16:00'), title: 'Quarterly review', pin: PIN,
-      attendees: [{ userId: id('bob'), email: 'bob@example.com', name: 'Bob Admin', type: 'required', responseStatus: 'accepted' }],
-    })).meetingId;
+    b1 = (
+      await seedBooking(svc, {
+        ...towerBooking,
+        assetId: id('orchid'),
+        organizerUserId: id('bob'),
+        appId: id('portal'),
+        start: at(D, '10:00'),
+        end: at(D, '11:00'),
+        title: 'Portal standup',
+        pin: PIN,
+      })
+    ).meetingId;
+    b2 = (
+      await seedBooking(svc, {
+        ...towerBooking,
+        assetId: id('orchid'),
+        organizerUserId: id('alice'),
+        appId: id('hub'),
+        start: at(D, '15:00'),
+        end: at(D, '16:00'),
+        title: 'Quarterly review',
+        pin: PIN,
+        attendees: [{ userId: id('bob'), email: 'bob@example.com', name: 'Bob Admin', type: 'required', responseStatus: 'accepted' }],
+      })
+    ).meetingId;
     await seedBooking(svc, {
-      ...towerBooking, assetId: id('lotus'), organizerUserId: id('alice'), appId: id('portal'),
-      start: at(D, '17:00'), end: at(D, '18:00'),
+      ...towerBooking,
+      assetId: id('lotus'),
+      organizerUserId: id('alice'),
+      appId: id('portal'),
+      start: at(D, '17:00'),
+      end: at(D, '18:00'),
     });
     for (const key of ['gridroom', 'nocleanroom']) {
       await seedBooking(svc, {
-        assetKind: 'room', projectId: id('lab'), assetId: id(key), organizerUserId: id('alice'),
-        start: at(D, '10:00'), end: at(D, '11:00'),
+        assetKind: 'room',
+        projectId: id('lab'),
+        assetId: id(key),
+        organizerUserId: id('alice'),
+        start: at(D, '10:00'),
+        end: at(D, '11:00'),
       });
     }
   });
@@ -202,7 +260,9 @@ describe('meeting rooms', () => {
     it('an offset whose + arrived unencoded (as a space) is still understood', async () => {
       const start = at(D, '08:00').replace('+', ' ');
       const end = at(D, '09:00').replace('+', ' ');
-      const res = await svc.request('GET', `/meeting-rooms?projectId=${id('tower')}&startDateTime=${start}&endDateTime=${end}`, { token: tok.portal });
+      const res = await svc.request('GET', `/meeting-rooms?projectId=${id('tower')}&startDateTime=${start}&endDateTime=${end}`, {
+        token: tok.portal,
+      });
       expect(namesOf(res)).toContain('Orchid');
     });
 
@@ -226,7 +286,7 @@ describe('meeting rooms', () => {
       expect(res.body.message.length).toBeGreaterThanOrEqual(5);
     });
 
-    it('a projectId outside the caller\'s scope → 403 KS003', async () => {
+    it("a projectId outside the caller's scope → 403 KS003", async () => {
       expectError(await rooms(tok.portal, { projectId: id('annex') }), 403, 'KS003');
       expectError(await rooms(tok.portal, { projectId: UNKNOWN_ID }), 403, 'KS003');
       expectError(await rooms(tok.viewer, { projectId: id('lab') }), 403, 'KS003');
@@ -239,7 +299,7 @@ describe('meeting rooms', () => {
 
   // -------------------------------------------------------------------------
   describe('listing and filters', () => {
-    it('envelope: an array of rooms with no meta; only the project\'s rooms', async () => {
+    it("envelope: an array of rooms with no meta; only the project's rooms", async () => {
       const res = await tower();
       expect(res.status, res.text).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(['code', 'data', 'message', 'success']);
@@ -283,7 +343,10 @@ describe('meeting rooms', () => {
       expect(namesOf(await tower({ minCapacity: 8 }))).toEqual(['Board Room', 'Jasmine Suite', 'Orchid']);
       expect(namesOf(await tower({ minCapacity: 9 }))).toEqual(['Board Room', 'Jasmine Suite']);
       expect(namesOf(await tower({ minCapacity: 21 }))).toEqual([]);
-      expect(namesOf(await tower({ minCapacity: 5, type: 'normal', status: 'active', zoneId: id('zA') }))).toEqual(['Board Room', 'Orchid']);
+      expect(namesOf(await tower({ minCapacity: 5, type: 'normal', status: 'active', zoneId: id('zA') }))).toEqual([
+        'Board Room',
+        'Orchid',
+      ]);
     });
 
     it('every MeetingRoom field, with the right types', async () => {
@@ -424,10 +487,18 @@ describe('meeting rooms', () => {
     });
 
     it('outside operating hours → returned with OPERATING_HOURS', async () => {
-      for (const [from, to] of [['06:00', '07:00'], ['07:30', '08:30'], ['19:30', '20:30'], ['20:00', '21:00']]) {
+      for (const [from, to] of [
+        ['06:00', '07:00'],
+        ['07:30', '08:30'],
+        ['19:30', '20:30'],
+        ['20:00', '21:00'],
+      ]) {
         const data = okData(await tower(win(from, to)));
         expect(reasons(data), `${from}-${to}`).toEqual({
-          'Board Room': 'OPERATING_HOURS', 'Jasmine Suite': 'OPERATING_HOURS', Lotus_2: 'OPERATING_HOURS', Orchid: 'OPERATING_HOURS',
+          'Board Room': 'OPERATING_HOURS',
+          'Jasmine Suite': 'OPERATING_HOURS',
+          Lotus_2: 'OPERATING_HOURS',
+          Orchid: 'OPERATING_HOURS',
         });
       }
       // up to closing time is fine
@@ -436,7 +507,8 @@ describe('meeting rooms', () => {
 
     it('overlapping the break → BREAK_TIME; touching it is fine', async () => {
       expect(reasons(okData(await tower({ ids: [id('orchid'), id('lotus')], ...win('11:30', '12:30') })))).toEqual({
-        Orchid: 'BREAK_TIME', Lotus_2: 'BREAK_TIME',
+        Orchid: 'BREAK_TIME',
+        Lotus_2: 'BREAK_TIME',
       });
       expect(reasons(okData(await tower({ ids: id('lotus'), ...win('12:59', '13:30') })))).toEqual({ Lotus_2: 'BREAK_TIME' });
       expect(reasons(okData(await tower({ ids: id('lotus'), ...win('13:00', '14:00') })))).toEqual({ Lotus_2: null });
@@ -446,7 +518,10 @@ describe('meeting rooms', () => {
     it('lead time, advance days, max duration → LEAD_TIME, ADVANCE_DAYS, MAX_DURATION', async () => {
       const keys = ['leadroom', 'advroom', 'durroom', 'multiroom'];
       expect(reasons(okData(await lab({ ids: keys.map(id), ...win('09:00', '10:00') })))).toEqual({
-        'Lead Room': 'LEAD_TIME', 'Advance Room': 'ADVANCE_DAYS', 'Short Room': 'MAX_DURATION', 'Multi Room': null,
+        'Lead Room': 'LEAD_TIME',
+        'Advance Room': 'ADVANCE_DAYS',
+        'Short Room': 'MAX_DURATION',
+        'Multi Room': null,
       });
       expect(reasons(okData(await lab({ ids: id('durroom'), ...win('09:00', '09:30') })))).toEqual({ 'Short Room': null });
     });
@@ -457,13 +532,17 @@ describe('meeting rooms', () => {
       expect(reasons(okData(await tower({ ...both, ...win('10:30', '12:30') })))).toEqual({ 'Jasmine Suite': 'BREAK_TIME' });
       expect(reasons(okData(await tower({ ...both, ...win('07:00', '10:30') })))).toEqual({ 'Jasmine Suite': 'OPERATING_HOURS' });
       expect(reasons(okData(await tower({ ...both, ...win('11:00', '09:00', 1) })))).toEqual({ 'Jasmine Suite': 'MULTI_DAY' });
-      expect(reasons(okData(await tower({ ...both, ...win('11:30', '12:30') })))).toEqual({ Orchid: 'BREAK_TIME', 'Jasmine Suite': 'BREAK_TIME' });
+      expect(reasons(okData(await tower({ ...both, ...win('11:30', '12:30') })))).toEqual({
+        Orchid: 'BREAK_TIME',
+        'Jasmine Suite': 'BREAK_TIME',
+      });
     });
 
     it('a window over two local dates → MULTI_DAY unless bookMultipleDayRoom', async () => {
       expect(reasons(okData(await tower({ ids: id('orchid'), ...win('19:00', '09:00', 1) })))).toEqual({ Orchid: 'MULTI_DAY' });
       expect(reasons(okData(await lab({ ids: [id('multiroom'), id('leadroom')], ...win('14:00', '11:00', 1) })))).toEqual({
-        'Multi Room': null, 'Lead Room': 'MULTI_DAY',
+        'Multi Room': null,
+        'Lead Room': 'MULTI_DAY',
       });
       // ending exactly at the next midnight stays on one date (and is outside hours here)
       expect(reasons(okData(await tower({ ids: id('orchid'), ...win('19:00', '00:00', 1) })))).toEqual({ Orchid: 'OPERATING_HOURS' });
@@ -501,7 +580,7 @@ describe('meeting rooms', () => {
       expect((await room(tok.visitor, 'orchid')).status).toBe(200);
     });
 
-    it('a room of a project outside the caller\'s scope reads as 404 KS005', async () => {
+    it("a room of a project outside the caller's scope reads as 404 KS005", async () => {
       expectError(await room(tok.portal, 'annexroom'), 404, 'KS005');
       expect(okData(await room(tok.hub, 'annexroom')).name).toBe('Annex Room');
     });
@@ -524,11 +603,14 @@ describe('meeting rooms', () => {
       expect(calendar.from).toMatch(ISO_DATE_TIME);
       expect(calendar.to).toMatch(ISO_DATE_TIME);
       expect(Date.parse(calendar.to)).toBeGreaterThan(Date.parse(calendar.from));
-      expect(calendar.busy.map((b: any) => [Date.parse(b.startDateTime), Date.parse(b.endDateTime), Date.parse(b.cleaningEndsAt)])).toEqual([
-        [Date.parse(at(D, '10:00')), Date.parse(at(D, '11:00')), Date.parse(at(D, '11:15'))],
-        [Date.parse(at(D, '15:00')), Date.parse(at(D, '16:00')), Date.parse(at(D, '16:15'))],
-      ]);
-      for (const b of calendar.busy) for (const f of ['startDateTime', 'endDateTime', 'cleaningEndsAt']) expect(b[f]).toMatch(ISO_DATE_TIME);
+      expect(calendar.busy.map((b: any) => [Date.parse(b.startDateTime), Date.parse(b.endDateTime), Date.parse(b.cleaningEndsAt)])).toEqual(
+        [
+          [Date.parse(at(D, '10:00')), Date.parse(at(D, '11:00')), Date.parse(at(D, '11:15'))],
+          [Date.parse(at(D, '15:00')), Date.parse(at(D, '16:00')), Date.parse(at(D, '16:15'))],
+        ],
+      );
+      for (const b of calendar.busy)
+        for (const f of ['startDateTime', 'endDateTime', 'cleaningEndsAt']) expect(b[f]).toMatch(ISO_DATE_TIME);
     });
 
     it('the calendar follows the effective cleaning time (default, grid cap, 0)', async () => {
@@ -635,10 +717,16 @@ describe('meeting rooms across a DST change (America/New_York, 08:00-20:00)', ()
       zones: [{ key: 'nyz', project: 'nyc', name: 'Main' }],
       floors: [{ key: 'nyf', zone: 'nyz', name: '5F' }],
       rooms: [{ key: 'hudson', floor: 'nyf', name: 'Hudson', capacity: 6, config: everyDay('08:00:00', '20:00:00') }],
-      apps: [{
-        key: 'nyapp', appId: NY_APP_ID, appSecret: NY_SECRET, name: 'NY app', projects: ['nyc'],
-        projectRoles: [{ project: 'nyc', permissions: [MEETING_UPDATE] }],
-      }],
+      apps: [
+        {
+          key: 'nyapp',
+          appId: NY_APP_ID,
+          appSecret: NY_SECRET,
+          name: 'NY app',
+          projects: ['nyc'],
+          projectRoles: [{ project: 'nyc', permissions: [MEETING_UPDATE] }],
+        },
+      ],
     });
     token = (await appToken(svc, NY_APP_ID, NY_SECRET)).access_token;
   });

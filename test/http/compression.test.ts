@@ -67,18 +67,21 @@ describe('negotiated compression of large answers', () => {
     expect(JSON.parse(res.body.toString('utf8')).data.length).toBe(40);
   });
 
-  it.each(['gzip', 'br', 'deflate'])('Accept-Encoding %s: compressed, decodes to the same JSON, security headers kept', async (encoding) => {
-    const plain = await raw(listUrl, { authorization: `Bearer ${token}` });
-    const res = await raw(listUrl, { authorization: `Bearer ${token}`, 'accept-encoding': encoding });
-    expect(res.status).toBe(200);
-    expect(res.headers['content-encoding']).toBe(encoding);
-    expect(String(res.headers.vary)).toMatch(/accept-encoding/i);
-    expect(res.headers['x-content-type-options']).toBe('nosniff');
-    expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body.length).toBeLessThan(plain.body.length / 2);
-    expect(JSON.parse(decode[encoding](res.body).toString('utf8'))).toEqual(JSON.parse(plain.body.toString('utf8')));
-  });
+  it.each(['gzip', 'br', 'deflate'])(
+    'Accept-Encoding %s: compressed, decodes to the same JSON, security headers kept',
+    async (encoding) => {
+      const plain = await raw(listUrl, { authorization: `Bearer ${token}` });
+      const res = await raw(listUrl, { authorization: `Bearer ${token}`, 'accept-encoding': encoding });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-encoding']).toBe(encoding);
+      expect(String(res.headers.vary)).toMatch(/accept-encoding/i);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body.length).toBeLessThan(plain.body.length / 2);
+      expect(JSON.parse(decode[encoding](res.body).toString('utf8'))).toEqual(JSON.parse(plain.body.toString('utf8')));
+    },
+  );
 
   it('a browser-style Accept-Encoding list picks one the service speaks', async () => {
     const res = await raw(listUrl, { authorization: `Bearer ${token}`, 'accept-encoding': 'gzip, deflate, br, zstd' });
@@ -92,7 +95,11 @@ describe('negotiated compression of large answers', () => {
   });
 
   it('the event stream (text/event-stream) is never compressed', async () => {
-    const res = await raw(`${svc.url}/ops/v1/stream`, { authorization: `Bearer ${OPS_TOKEN}`, 'accept-encoding': 'gzip, br' }, { firstChunkOnly: true });
+    const res = await raw(
+      `${svc.url}/ops/v1/stream`,
+      { authorization: `Bearer ${OPS_TOKEN}`, 'accept-encoding': 'gzip, br' },
+      { firstChunkOnly: true },
+    );
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
     expect(res.headers['content-encoding']).toBeUndefined();

@@ -15,13 +15,30 @@ const ROOM_EVENTS = ['ROOM_BOOK', 'ROOM_CANCEL'];
 
 function site() {
   const opts = {
-    rooms: [{ key: 'r1', name: 'Room One', cleanupMinutes: 15 }, { key: 'r2', name: 'Room Two', status: 'inactive' as const }],
+    rooms: [
+      { key: 'r1', name: 'Room One', cleanupMinutes: 15 },
+      { key: 'r2', name: 'Room Two', status: 'inactive' as const },
+    ],
     desks: [{ key: 'd1', name: 'Desk One', config: everyDay('08:00:00', '22:00:00') }],
   };
   const doc = meetingSite(opts);
-  doc.rooms[0].polygon = [{ xPct: 1, yPct: 1 }, { xPct: 20, yPct: 1 }, { xPct: 20, yPct: 20 }];
-  doc.webhooks = [{ key: 'hook', project: 'tower', url: 'http://127.0.0.1:9/hook', secret: 'whsec-console-0123456789abcdef0123456789', events: ROOM_EVENTS }];
-  doc.accessGroups = [{ key: 'lobby', project: 'tower', name: 'Lobby', devices: [{ key: 'reader', name: 'Lobby reader', kind: 'card-reader' }] }];
+  doc.rooms[0].polygon = [
+    { xPct: 1, yPct: 1 },
+    { xPct: 20, yPct: 1 },
+    { xPct: 20, yPct: 20 },
+  ];
+  doc.webhooks = [
+    {
+      key: 'hook',
+      project: 'tower',
+      url: 'http://127.0.0.1:9/hook',
+      secret: 'whsec-console-0123456789abcdef0123456789',
+      events: ROOM_EVENTS,
+    },
+  ];
+  doc.accessGroups = [
+    { key: 'lobby', project: 'tower', name: 'Lobby', devices: [{ key: 'reader', name: 'Lobby reader', kind: 'card-reader' }] },
+  ];
   return { opts, doc };
 }
 
@@ -35,7 +52,9 @@ async function signIn(svc: TestService): Promise<{ cookie: string; csrf: string;
 
 interface Stream {
   /** Resolves with the first `change` event matching `pred`. */
-  until(pred: (c: { kind: string; id: string; projectId: string | null }) => boolean): Promise<{ kind: string; id: string; projectId: string | null }>;
+  until(
+    pred: (c: { kind: string; id: string; projectId: string | null }) => boolean,
+  ): Promise<{ kind: string; id: string; projectId: string | null }>;
   headers: Headers;
   close(): void;
 }
@@ -123,9 +142,17 @@ describe('console API', () => {
 
       const m = await ctx.bookRoom('alice', 'r1', '16:00', '17:00');
       expectError(await svc.request('POST', `/ops/v1/meetings/${m._id}/cancel`, { headers: { cookie }, body: {} }), 403, 'KS003');
-      expectError(await svc.request('POST', `/ops/v1/meetings/${m._id}/cancel`, { headers: { cookie, 'x-csrf-token': 'nope' }, body: {} }), 403, 'KS003');
+      expectError(
+        await svc.request('POST', `/ops/v1/meetings/${m._id}/cancel`, { headers: { cookie, 'x-csrf-token': 'nope' }, body: {} }),
+        403,
+        'KS003',
+      );
       const other = await signIn(svc);
-      expectError(await svc.request('POST', `/ops/v1/meetings/${m._id}/cancel`, { headers: { cookie, 'x-csrf-token': other.csrf }, body: {} }), 403, 'KS003');
+      expectError(
+        await svc.request('POST', `/ops/v1/meetings/${m._id}/cancel`, { headers: { cookie, 'x-csrf-token': other.csrf }, body: {} }),
+        403,
+        'KS003',
+      );
       const done = await svc.request('POST', `/ops/v1/meetings/${m._id}/cancel`, { headers: { cookie, 'x-csrf-token': csrf }, body: {} });
       expect(accepted(done).status).toBe('cancelled');
       // The clock (an ops write) with the Bearer token: no CSRF header.
@@ -133,7 +160,13 @@ describe('console API', () => {
     });
 
     it('a forged or missing cookie is 401; sign-out clears the cookie', async () => {
-      expectError(await svc.request('GET', '/ops/v1/site', { headers: { cookie: 'ops_session=v1.9999999999999.AAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } }), 401, 'KS002');
+      expectError(
+        await svc.request('GET', '/ops/v1/site', {
+          headers: { cookie: 'ops_session=v1.9999999999999.AAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+        }),
+        401,
+        'KS002',
+      );
       expectError(await svc.request('GET', '/ops/v1/site'), 401, 'KS002');
       expectError(await svc.request('GET', '/ops/v1/session'), 401, 'KS002');
       const { cookie } = await signIn(svc);
@@ -255,7 +288,9 @@ describe('console API', () => {
     it('listeners (no secret), devices, payments', async () => {
       const hooks = await svc.ops('GET', '/ops/v1/webhooks');
       expect(hooks.status, hooks.text).toBe(200);
-      expect(hooks.body.data).toEqual([expect.objectContaining({ key: 'hook', projectId: id('tower'), events: ROOM_EVENTS, enabled: true, consecutiveFailures: 0 })]);
+      expect(hooks.body.data).toEqual([
+        expect.objectContaining({ key: 'hook', projectId: id('tower'), events: ROOM_EVENTS, enabled: true, consecutiveFailures: 0 }),
+      ]);
       expect(hooks.text).not.toContain('whsec');
       const devices = await svc.ops('GET', '/ops/v1/devices');
       expect(devices.status, devices.text).toBe(200);
@@ -269,7 +304,11 @@ describe('console API', () => {
 
     it('the invites of a property-local day, without QR codes', async () => {
       const made = await svc.ops('POST', '/ops/v1/visitors/invites', {
-        projectId: id('tower'), hostUserId: id('alice'), visitorName: 'Vera Visitor', startDateTime: ctx.t('10:00'), endDateTime: ctx.t('11:00'),
+        projectId: id('tower'),
+        hostUserId: id('alice'),
+        visitorName: 'Vera Visitor',
+        startDateTime: ctx.t('10:00'),
+        endDateTime: ctx.t('11:00'),
       });
       expect(made.status, made.text).toBe(201);
       const day = ctx.D.toISODate();
@@ -350,9 +389,23 @@ describe('console API', () => {
 
     it('the ops meeting list spans projects, filters and searches, and never shows a PIN', async () => {
       const annexRoomDoc = site().doc;
-      annexRoomDoc.rooms.push({ key: 'ax', floor: 'fX', name: 'Annex Room', capacity: 4, status: 'active', isPublic: true, cleanupMinutes: 0, config: roomConfig() });
+      annexRoomDoc.rooms.push({
+        key: 'ax',
+        floor: 'fX',
+        name: 'Annex Room',
+        capacity: 4,
+        status: 'active',
+        isPublic: true,
+        cleanupMinutes: 0,
+        config: roomConfig(),
+      });
       ids = await applySite(svc, annexRoomDoc);
-      const annex = await ctx.book('hub', { meetingRoomId: id('ax'), title: 'Annex sync', startDateTime: ctx.t('15:00'), endDateTime: ctx.t('16:00') });
+      const annex = await ctx.book('hub', {
+        meetingRoomId: id('ax'),
+        title: 'Annex sync',
+        startDateTime: ctx.t('15:00'),
+        endDateTime: ctx.t('16:00'),
+      });
       expect(annex.status, annex.text).toBe(201);
       const q = `from=${encodeURIComponent(ctx.t('00:00'))}&to=${encodeURIComponent(ctx.t('23:59'))}`;
       const all = await svc.ops('GET', `/ops/v1/meetings?${q}`);
@@ -373,11 +426,18 @@ describe('console API', () => {
       expect(detail.body.data).not.toHaveProperty('pinCode');
       expect(detail.body.data.payment).toBeNull();
       expect(detail.body.data.history.map((h: any) => h.action)).toEqual(expect.arrayContaining(['create', 'check-in']));
-      expect(detail.body.data.history[0]).toEqual(expect.objectContaining({ actor: expect.any(String), source: expect.any(String), at: expect.any(String) }));
+      expect(detail.body.data.history[0]).toEqual(
+        expect.objectContaining({ actor: expect.any(String), source: expect.any(String), at: expect.any(String) }),
+      );
       // Who acted, by name and kind (not only the stored id): Alice booked; the annex booking is the hub app's own.
       expect(detail.body.data.history[0]).toMatchObject({ action: 'create', actorKind: 'member', actorName: 'Alice Example' });
       const annexDetail = await svc.ops('GET', `/ops/v1/meetings/${annex.body.data._id}`);
-      expect(annexDetail.body.data.history[0]).toMatchObject({ action: 'create', source: 'partner', actorKind: 'app', actorName: 'Multi-site hub' });
+      expect(annexDetail.body.data.history[0]).toMatchObject({
+        action: 'create',
+        source: 'partner',
+        actorKind: 'app',
+        actorName: 'Multi-site hub',
+      });
       expectError(await svc.ops('GET', '/ops/v1/meetings/ffffffffffffffffffffffff'), 404, 'KS005');
     });
 
@@ -388,11 +448,22 @@ describe('console API', () => {
       expect(data).toMatchObject({ _id: m._id, status: 'cancelled', cancelReason: 'Room needed for maintenance' });
       expect(data).not.toHaveProperty('pinCode');
       expect(data.history.at(-1)).toEqual({
-        action: 'cancel', actor: 'ops', actorKind: 'staff', actorName: null, source: 'console', reason: 'Room needed for maintenance', at: expect.any(String),
+        action: 'cancel',
+        actor: 'ops',
+        actorKind: 'staff',
+        actorName: null,
+        source: 'console',
+        reason: 'Room needed for maintenance',
+        at: expect.any(String),
       });
       // The public read shows the same history entry.
       const pub = await ctx.get('portal', m._id);
-      expect(pub.body.data.histories.at(-1)).toMatchObject({ action: 'cancel', by: 'ops', source: 'console', reason: 'Room needed for maintenance' });
+      expect(pub.body.data.histories.at(-1)).toMatchObject({
+        action: 'cancel',
+        by: 'ops',
+        source: 'console',
+        reason: 'Room needed for maintenance',
+      });
       // The spec's CANCEL event went to the subscribed listener.
       const deliveries = await svc.ops('GET', `/ops/v1/webhooks/${id('hook')}/deliveries?limit=100`);
       expect(deliveries.status, deliveries.text).toBe(200);
@@ -450,7 +521,7 @@ describe('console API', () => {
       }
     });
 
-    it('a booking made on another instance over the same database reaches this instance\'s stream; shutdown does not wait on it', async () => {
+    it("a booking made on another instance over the same database reaches this instance's stream; shutdown does not wait on it", async () => {
       const second = await startTestService({ database: svc.database, keepDatabase: true });
       let closed = false;
       try {

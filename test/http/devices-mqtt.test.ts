@@ -60,12 +60,17 @@ describe('mqtt transport with the reference gateway', () => {
     await gw?.stop();
   });
 
-  it('enrolls a member on every device of the app\'s groups, cards in each device\'s format, the face carried to face readers', async () => {
+  it("enrolls a member on every device of the app's groups, cards in each device's format, the face carried to face readers", async () => {
     const m = await api.putOk('mq-1', { firstName: 'Mq', lastName: 'One' });
     const res = await api.credentials('mq-1', { cards: [{ cardNo: '0001234567' }], face: face(3), faceConsentAt: CONSENT });
     expect(res.status, res.text).toBe(200);
     for (const key of ['t1', 't2', 'g1']) {
-      const view = await waitForDevice(svc, dev(key), (v) => settled(v) && v.enrollments.some((e: any) => e.memberId === m.memberId && e.cardNos.length === 1), 10_000);
+      const view = await waitForDevice(
+        svc,
+        dev(key),
+        (v) => settled(v) && v.enrollments.some((e: any) => e.memberId === m.memberId && e.cardNos.length === 1),
+        10_000,
+      );
       expect(view.transport).toBe('mqtt');
       expect(view.online).toBe(true);
     }
@@ -95,7 +100,12 @@ describe('mqtt transport with the reference gateway', () => {
 
     await gw.start();
     for (const key of ['t1', 't2', 'g1']) {
-      await waitForDevice(svc, dev(key), (v) => settled(v) && v.online && v.enrollments.some((e: any) => e.memberId === m.memberId && e.cardNos[0] === '0000000012'), 15_000);
+      await waitForDevice(
+        svc,
+        dev(key),
+        (v) => settled(v) && v.online && v.enrollments.some((e: any) => e.memberId === m.memberId && e.cardNos[0] === '0000000012'),
+        15_000,
+      );
     }
     expect(held(gw, dev('g1'), m.memberId)!.cards.map((c) => c.cardNo)).toEqual(['0000000012']);
   });
@@ -103,7 +113,11 @@ describe('mqtt transport with the reference gateway', () => {
   it('a device that lost its memory is given everything again after its inventory', async () => {
     const m = await api.putOk('mq-3', { firstName: 'Mq', lastName: 'Three' });
     await api.credentials('mq-3', { cards: [{ cardNo: '0000000021' }] });
-    await waitForDevice(svc, dev('t1'), (v) => settled(v) && v.enrollments.some((e: any) => e.memberId === m.memberId && e.cardNos.length === 1));
+    await waitForDevice(
+      svc,
+      dev('t1'),
+      (v) => settled(v) && v.enrollments.some((e: any) => e.memberId === m.memberId && e.cardNos.length === 1),
+    );
     gw.clearMemory(dev('t1'));
     await gw.publishInventory(dev('t1'));
     await until('t1 to hold mq-3 again', () => held(gw, dev('t1'), m.memberId)?.cards.length === 1);
@@ -140,7 +154,9 @@ describe('a gateway that lost its memory', () => {
 
   it('restarted without its state (the gateway:sim default), it is asked what its devices hold and given everything again', async () => {
     const m = await api.putOk('mq-boot', { firstName: 'Mq', lastName: 'Boot' });
-    expect((await api.credentials('mq-boot', { cards: [{ cardNo: '0000000041' }], face: face(4), faceConsentAt: CONSENT })).status).toBe(200);
+    expect((await api.credentials('mq-boot', { cards: [{ cardNo: '0000000041' }], face: face(4), faceConsentAt: CONSENT })).status).toBe(
+      200,
+    );
     for (const key of ['t1', 't2', 'g1']) await until(`${key} to hold mq-boot`, () => holdsCard(gw, key, m.memberId, '0000000041'));
     for (const key of ['t1', 't2', 'g1']) await waitForDevice(svc, dev(key), settled);
 
@@ -149,11 +165,17 @@ describe('a gateway that lost its memory', () => {
     gw = new GatewaySimulator({ url: MQTT_URL, topicPrefix: prefix });
     await gw.start();
 
-    for (const key of ['t1', 't2', 'g1']) await until(`${key} to hold mq-boot again`, () => holdsCard(gw, key, m.memberId, '0000000041'), 15_000);
+    for (const key of ['t1', 't2', 'g1'])
+      await until(`${key} to hold mq-boot again`, () => holdsCard(gw, key, m.memberId, '0000000041'), 15_000);
     expect(gw.memory(dev('t1')).holds[`member:${m.memberId}`]!.faceSha256).toMatch(/^[0-9a-f]{64}$/);
     expect(gw.memory(dev('t2')).holds[`member:${m.memberId}`]!.faceSha256).toBeNull();
     for (const key of ['t1', 't2', 'g1']) {
-      const view = await waitForDevice(svc, dev(key), (v) => settled(v) && v.online && v.enrollments.some((e: any) => e.memberId === m.memberId), 10_000);
+      const view = await waitForDevice(
+        svc,
+        dev(key),
+        (v) => settled(v) && v.online && v.enrollments.some((e: any) => e.memberId === m.memberId),
+        10_000,
+      );
       expect(view.enrollments.find((e: any) => e.memberId === m.memberId).cardNos).toEqual(['0000000041']);
     }
     // Nothing on the devices that are not the member's.
@@ -201,7 +223,12 @@ describe('a restart of the service mid-queue', () => {
       await gw.setDeviceOnline(t1, true);
       second = await startTestService({ database, env: mqttEnv(prefix) });
       expect((await deviceView(second, t1)).pendingChanges).toBe(1);
-      const view = await waitForDevice(second, t1, (v) => settled(v) && v.enrollments.some((e: any) => e.memberId === m.memberId && e.cardNos[0] === '0000000031'), 15_000);
+      const view = await waitForDevice(
+        second,
+        t1,
+        (v) => settled(v) && v.enrollments.some((e: any) => e.memberId === m.memberId && e.cardNos[0] === '0000000031'),
+        15_000,
+      );
       expect(view.online).toBe(true);
       expect(held(gw, t1, m.memberId)!.cards.map((c) => c.cardNo)).toEqual(['0000000031']);
     } finally {

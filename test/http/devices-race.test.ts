@@ -37,7 +37,12 @@ it('the last credentials PUT wins on every device, with repair passes running al
     subjects: (...args: Parameters<typeof source.subjects>) => source.subjects(...args),
     secrets: (...args: Parameters<typeof source.secrets>) => source.secrets(...args),
   });
-  const members = await Promise.all(['race-a', 'race-b', 'race-c'].map(async (ext) => ({ ext, id: (await api.putOk(ext, { firstName: ext, lastName: 'R' })).memberId as string })));
+  const members = await Promise.all(
+    ['race-a', 'race-b', 'race-c'].map(async (ext) => ({
+      ext,
+      id: (await api.putOk(ext, { firstName: ext, lastName: 'R' })).memberId as string,
+    })),
+  );
   let stop = false;
   const repairs = (async () => {
     let passes = 0;
@@ -50,20 +55,27 @@ it('the last credentials PUT wins on every device, with repair passes running al
   })();
   const last = new Map<string, string>();
   try {
-    await Promise.all(members.map(async (m, k) => {
-      for (let i = 0; i < 8; i++) {
-        const cardNo = String(1_000_000 + k * 100 + i).padStart(10, '0');
-        const res = await api.credentials(m.ext, { cards: [{ cardNo }] });
-        expect(res.status, res.text).toBe(200);
-        last.set(m.id, cardNo);
-      }
-    }));
+    await Promise.all(
+      members.map(async (m, k) => {
+        for (let i = 0; i < 8; i++) {
+          const cardNo = String(1_000_000 + k * 100 + i).padStart(10, '0');
+          const res = await api.credentials(m.ext, { cards: [{ cardNo }] });
+          expect(res.status, res.text).toBe(200);
+          last.set(m.id, cardNo);
+        }
+      }),
+    );
   } finally {
     stop = true;
   }
   expect(await repairs).toBeGreaterThan(0);
   for (const key of ['t1', 't2', 'g1']) {
-    const view = await waitForDevice(svc, idOf(ids, key), (v) => settled(v) && members.every((m) => v.enrollments.find((e: any) => e.memberId === m.id)?.cardNos[0] === last.get(m.id)), 15_000);
+    const view = await waitForDevice(
+      svc,
+      idOf(ids, key),
+      (v) => settled(v) && members.every((m) => v.enrollments.find((e: any) => e.memberId === m.id)?.cardNos[0] === last.get(m.id)),
+      15_000,
+    );
     for (const m of members) expect(view.enrollments.find((e: any) => e.memberId === m.id).cardNos).toEqual([last.get(m.id)]);
   }
   // And nothing is left to repair.

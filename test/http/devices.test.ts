@@ -37,7 +37,10 @@ const uidOf = (cardNo: string) => {
 
 async function member(ext: string, cards: string[], withFace = true): Promise<string> {
   const m = await api.putOk(ext, { firstName: ext, lastName: 'Member' });
-  const res = await api.credentials(ext, { cards: cards.map((cardNo) => ({ cardNo })), ...(withFace ? { face: face(ext.length), faceConsentAt: CONSENT } : {}) });
+  const res = await api.credentials(ext, {
+    cards: cards.map((cardNo) => ({ cardNo })),
+    ...(withFace ? { face: face(ext.length), faceConsentAt: CONSENT } : {}),
+  });
   expect(res.status, res.text).toBe(200);
   return m.memberId;
 }
@@ -45,7 +48,7 @@ async function member(ext: string, cards: string[], withFace = true): Promise<st
 const enrollmentOf = (view: any, memberId: string) => view.enrollments.find((e: any) => e.memberId === memberId);
 
 describe('enrollment', () => {
-  it('a credentials PUT reaches every device of the app\'s groups, and no other', async () => {
+  it("a credentials PUT reaches every device of the app's groups, and no other", async () => {
     const id = await member('dev-1', ['0001234567', '3000000001']);
     for (const key of ['t1', 't2', 'g1']) {
       const view = await waitForDevice(svc, dev(key), (v) => settled(v) && !!enrollmentOf(v, id)?.cardNos.length);
@@ -61,7 +64,9 @@ describe('enrollment', () => {
 
   it('the device view shows the contract fields, never face bytes', async () => {
     const view = await deviceView(svc, dev('g1'));
-    expect(Object.keys(view)).toEqual(expect.arrayContaining(['_id', 'name', 'kind', 'online', 'pendingChanges', 'lastSyncedAt', 'enrollments']));
+    expect(Object.keys(view)).toEqual(
+      expect.arrayContaining(['_id', 'name', 'kind', 'online', 'pendingChanges', 'lastSyncedAt', 'enrollments']),
+    );
     expect(view).toMatchObject({ name: 'Gym reader', kind: 'face-card-reader', location: { en: 'Gym, 5th floor', th: 'ฟิตเนส ชั้น 5' } });
     for (const e of view.enrollments) {
       expect(Object.keys(e).sort()).toEqual(['cardNos', 'face', 'faceRefused', 'memberId']);
@@ -141,8 +146,14 @@ describe('an unreachable device', () => {
     const back = await waitForDevice(svc, t1, settled);
     expect(enrollmentOf(back, a).cardNos).toEqual(['0000000204']);
     expect(enrollmentOf(back, b).cardNos).toEqual(['0000000301']);
-    const done = await svc.services.storage.db.selectFrom('device_commands').select(['seq', 'subject_id', 'done_at'])
-      .where('device_id', '=', t1).where('subject_id', 'in', [a, b]).where('status', '=', 'done').orderBy('seq').execute();
+    const done = await svc.services.storage.db
+      .selectFrom('device_commands')
+      .select(['seq', 'subject_id', 'done_at'])
+      .where('device_id', '=', t1)
+      .where('subject_id', 'in', [a, b])
+      .where('status', '=', 'done')
+      .orderBy('seq')
+      .execute();
     expect(done.map((d) => d.subject_id)).toEqual([b, a]);
     for (let i = 1; i < done.length; i++) expect(Number(done[i]!.done_at)).toBeGreaterThanOrEqual(Number(done[i - 1]!.done_at));
   });
@@ -158,7 +169,7 @@ describe('an unreachable device', () => {
 });
 
 describe('bad input and repair', () => {
-  it('a phone photo well over the device\'s limit reaches the face reader as a picture it takes, with the member\'s cards', async () => {
+  it("a phone photo well over the device's limit reaches the face reader as a picture it takes, with the member's cards", async () => {
     const m = await api.putOk('dev-bigface', { firstName: 'Big', lastName: 'Face' });
     const photo = await phonePhoto(3);
     expect(Buffer.from(photo, 'base64').length).toBeGreaterThan(300 * 1024);
@@ -177,7 +188,8 @@ describe('bad input and repair', () => {
     expect(text).not.toMatch(/\/9j\/|iVBORw0/); // base64 of a JPEG or PNG start
     expect(await svc.services.deviceSync.reconcileAll()).toBe(0);
     // A face stored before its pictures existed (an upgrade) gets them from the next repair pass, and the device keeps it.
-    const variants = () => svc.services.storage.db.selectFrom('face_variants').select(['profile', 'sha256']).where('user_id', '=', m.memberId).execute();
+    const variants = () =>
+      svc.services.storage.db.selectFrom('face_variants').select(['profile', 'sha256']).where('user_id', '=', m.memberId).execute();
     const before = await variants();
     expect(before).toHaveLength(1);
     await svc.services.storage.db.deleteFrom('face_variants').where('user_id', '=', m.memberId).execute();
@@ -187,12 +199,19 @@ describe('bad input and repair', () => {
 
   it('a face no picture can be made of stays off the face reader, is reported there, and keeps no card off', async () => {
     const m = await api.putOk('dev-badface', { firstName: 'Bad', lastName: 'Face' });
-    const res = await api.credentials('dev-badface', { cards: [{ cardNo: '0000000402' }], face: undecodableFace(), faceConsentAt: CONSENT });
+    const res = await api.credentials('dev-badface', {
+      cards: [{ cardNo: '0000000402' }],
+      face: undecodableFace(),
+      faceConsentAt: CONSENT,
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.face).toEqual({ present: true });
     const view = await waitForDevice(svc, dev('t1'), (v) => settled(v) && !!enrollmentOf(v, m.memberId)?.cardNos.length);
     expect(enrollmentOf(view, m.memberId)).toEqual({
-      memberId: m.memberId, cardNos: ['0000000402'], face: false, faceRefused: expect.stringMatching(/could not be decoded/),
+      memberId: m.memberId,
+      cardNos: ['0000000402'],
+      face: false,
+      faceRefused: expect.stringMatching(/could not be decoded/),
     });
     // Not a device refusal: nothing was refused, nothing is retried.
     expect(view.problems.filter((p: any) => p.subject.id === m.memberId)).toEqual([]);
@@ -207,7 +226,11 @@ describe('bad input and repair', () => {
   it('a device that lost an enrollment gets it back on the next repair', async () => {
     const id = await member('dev-drift', ['0000000501']);
     await waitForDevice(svc, dev('g1'), (v) => settled(v) && !!enrollmentOf(v, id));
-    await svc.services.storage.db.deleteFrom('device_enrollments').where('device_id', '=', dev('g1')).where('subject_id', '=', id).execute();
+    await svc.services.storage.db
+      .deleteFrom('device_enrollments')
+      .where('device_id', '=', dev('g1'))
+      .where('subject_id', '=', id)
+      .execute();
     expect(enrollmentOf(await deviceView(svc, dev('g1')), id)).toBeUndefined();
     expect(await svc.services.deviceSync.reconcileAll()).toBeGreaterThan(0);
     const view = await waitForDevice(svc, dev('g1'), (v) => settled(v) && !!enrollmentOf(v, id));
@@ -215,7 +238,7 @@ describe('bad input and repair', () => {
     expect(await svc.services.deviceSync.reconcileAll()).toBe(0);
   });
 
-  it('a device added to a group by a site apply receives the group\'s members', async () => {
+  it("a device added to a group by a site apply receives the group's members", async () => {
     const id = await member('dev-newdev', ['0000000601']);
     const doc = deviceSite();
     doc.accessGroups[0].devices.push({ key: 't3', name: 'Turnstile 3', kind: 'face-card-reader' });

@@ -74,7 +74,7 @@ describe('error envelope', () => {
       expect(res.body.success).toBe(false);
     });
 
-    it('oversized body (over the token endpoint\'s few KB) → 413 enveloped', async () => {
+    it("oversized body (over the token endpoint's few KB) → 413 enveloped", async () => {
       const res = await svc.request('POST', '/auth/accessToken', {
         body: { grant_type: 'app_credentials', app_id: 'x', app_secret: 'y'.repeat(16 * 1024) },
       });
@@ -158,7 +158,6 @@ describe('error envelope', () => {
       const settings = svc.services.settings;
       const original = settings.get;
       settings.get = async () => {
-         
         throw { secret: SECRET_TEXT };
       };
       restore.push(() => {

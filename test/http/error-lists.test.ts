@@ -47,10 +47,14 @@ describe('error lists are capped', () => {
 
   it('a short list is left as it is', async () => {
     const res = await svc.ops('POST', '/ops/v1/apply', unknownKeys(3));
-    expect(res.body.message).toEqual(['body.k0 is not an allowed field', 'body.k1 is not an allowed field', 'body.k2 is not an allowed field']);
+    expect(res.body.message).toEqual([
+      'body.k0 is not an allowed field',
+      'body.k1 is not an allowed field',
+      'body.k2 is not an allowed field',
+    ]);
   });
 
-  it('the service\'s own checks are capped the same way (a document with many bad references)', async () => {
+  it("the service's own checks are capped the same way (a document with many bad references)", async () => {
     const rooms = Array.from({ length: 150 }, (_, i) => ({ key: `r${i}`, name: `R${i}`, floor: 'no-such-floor' }));
     const res = await svc.ops('POST', '/ops/v1/apply', { rooms });
     expect(res.status).toBe(400);

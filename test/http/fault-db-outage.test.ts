@@ -71,7 +71,12 @@ let slot = 0;
 function createBody(s: Site) {
   const n = slot++;
   const start = s.D.plus({ days: Math.floor(n / 16), hours: 13, minutes: 30 * (n % 16) });
-  return { meetingRoomId: idOf(s.ids, 'r1'), title: `fault ${slot}`, startDateTime: start.toISO(), endDateTime: start.plus({ minutes: 15 }).toISO() };
+  return {
+    meetingRoomId: idOf(s.ids, 'r1'),
+    title: `fault ${slot}`,
+    startDateTime: start.toISO(),
+    endDateTime: start.plus({ minutes: 15 }).toISO(),
+  };
 }
 
 describe.runIf(TEST_ENGINE === 'postgres')('database outage (PostgreSQL connections cut)', () => {
@@ -94,71 +99,77 @@ describe.runIf(TEST_ENGINE === 'postgres')('database outage (PostgreSQL connecti
     await database?.drop();
   });
 
-  it(`answers 503 with Retry-After while the database is cut off (${OUTAGE_MS} ms), backs off, and recovers by itself`, async () => {
-    const { svc } = site;
-    const before = await svc.request('POST', '/meetings', { token: site.token, body: createBody(site) });
-    expect(before.status, before.text).toBe(201);
-    const meetingId = before.body.data._id;
+  it(
+    `answers 503 with Retry-After while the database is cut off (${OUTAGE_MS} ms), backs off, and recovers by itself`,
+    async () => {
+      const { svc } = site;
+      const before = await svc.request('POST', '/meetings', { token: site.token, body: createBody(site) });
+      expect(before.status, before.text).toBe(201);
+      const meetingId = before.body.data._id;
 
-    const stats0 = svc.services.jobs.pollStats();
-    const accepted0 = proxy.accepted;
-    const t0 = Date.now();
-    proxy.cut();
-    let requests = 0;
-    let rounds = 0;
-    while (Date.now() - t0 < OUTAGE_MS || rounds === 0) {
-      rounds++;
-      const create = await svc.request('POST', '/meetings', { token: site.token, body: createBody(site) });
-      expectUnavailable(create, 'create');
+      const stats0 = svc.services.jobs.pollStats();
+      const accepted0 = proxy.accepted;
+      const t0 = Date.now();
+      proxy.cut();
+      let requests = 0;
+      let rounds = 0;
+      while (Date.now() - t0 < OUTAGE_MS || rounds === 0) {
+        rounds++;
+        const create = await svc.request('POST', '/meetings', { token: site.token, body: createBody(site) });
+        expectUnavailable(create, 'create');
+        const get = await svc.request('GET', `/meetings/${meetingId}`, { token: site.token });
+        expectUnavailable(get, 'get');
+        const token = await svc.request('POST', '/auth/accessToken', {
+          body: { grant_type: 'app_credentials', app_id: 'portal-dev', app_secret: 'portal-secret-0123456789abcdef-0123456789' },
+        });
+        expectUnavailable(token, 'token', ['KS234']);
+        const refresh = await refreshRequest(svc, site.refresh);
+        expectUnavailable(refresh, 'refresh', ['KS234']);
+        expectUnavailable(await svc.request('GET', '/readyz'), 'readyz', ['KS004']);
+        expect((await svc.request('GET', '/healthz')).status).toBe(200);
+        requests += 5;
+        await sleep(300);
+      }
+      const windowMs = Date.now() - t0;
+      const stats1 = svc.services.jobs.pollStats();
+      const attempts = proxy.accepted - accepted0;
+
+      // The runner: a handler whose polls failed polled no more often than its backoff allows.
+      const handlers = (svc.services.jobs as unknown as { slots: Map<string, { h: { intervalMs: number } }> }).slots;
+      let runnerBound = 0;
+      const report: string[] = [];
+      for (const [name, s1] of Object.entries(stats1) as [string, PollStats][]) {
+        const s0 = stats0[name];
+        const polls = s1.polls - s0.polls;
+        const failed = s1.failedPolls - s0.failedPolls;
+        const intervalMs = handlers.get(name)!.h.intervalMs;
+        const bound = pollBound(intervalMs, windowMs);
+        report.push(`${name}: ${polls} polls, ${failed} failed (every ${intervalMs} ms; bound ${bound})`);
+        if (failed === 0) continue; // it did not touch the database
+        runnerBound += bound;
+        expect(polls, `${name} polled ${polls} times in ${windowMs} ms`).toBeLessThanOrEqual(bound);
+      }
+      // Every connection attempt through the proxy: the runner's polls, the sandbox clock's poll (once a second)
+      // and at most two per request (each request fails on its first statement; the token store may try twice).
+      const clockPolls = Math.ceil(windowMs / 1000) + 1;
+      const attemptBound = runnerBound + clockPolls + 2 * requests + 5;
+      console.log(`[outage ${windowMs} ms] ${attempts} connection attempts (bound ${attemptBound}); ${report.join('; ')}`);
+      expect(attempts).toBeLessThanOrEqual(attemptBound);
+
+      // Back: the service recovers without a restart.
+      await proxy.up();
+      await until('ready again', async () => (await svc.request('GET', '/readyz')).status === 200, 15_000, 200);
+      const after = await svc.request('POST', '/meetings', { token: site.token, body: createBody(site) });
+      expect(after.status, after.text).toBe(201);
       const get = await svc.request('GET', `/meetings/${meetingId}`, { token: site.token });
-      expectUnavailable(get, 'get');
-      const token = await svc.request('POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: 'portal-dev', app_secret: 'portal-secret-0123456789abcdef-0123456789' } });
-      expectUnavailable(token, 'token', ['KS234']);
+      expect(get.status, get.text).toBe(200);
       const refresh = await refreshRequest(svc, site.refresh);
-      expectUnavailable(refresh, 'refresh', ['KS234']);
-      expectUnavailable(await svc.request('GET', '/readyz'), 'readyz', ['KS004']);
-      expect((await svc.request('GET', '/healthz')).status).toBe(200);
-      requests += 5;
-      await sleep(300);
-    }
-    const windowMs = Date.now() - t0;
-    const stats1 = svc.services.jobs.pollStats();
-    const attempts = proxy.accepted - accepted0;
-
-    // The runner: a handler whose polls failed polled no more often than its backoff allows.
-    const handlers = (svc.services.jobs as unknown as { slots: Map<string, { h: { intervalMs: number } }> }).slots;
-    let runnerBound = 0;
-    const report: string[] = [];
-    for (const [name, s1] of Object.entries(stats1) as [string, PollStats][]) {
-      const s0 = stats0[name];
-      const polls = s1.polls - s0.polls;
-      const failed = s1.failedPolls - s0.failedPolls;
-      const intervalMs = handlers.get(name)!.h.intervalMs;
-      const bound = pollBound(intervalMs, windowMs);
-      report.push(`${name}: ${polls} polls, ${failed} failed (every ${intervalMs} ms; bound ${bound})`);
-      if (failed === 0) continue; // it did not touch the database
-      runnerBound += bound;
-      expect(polls, `${name} polled ${polls} times in ${windowMs} ms`).toBeLessThanOrEqual(bound);
-    }
-    // Every connection attempt through the proxy: the runner's polls, the sandbox clock's poll (once a second)
-    // and at most two per request (each request fails on its first statement; the token store may try twice).
-    const clockPolls = Math.ceil(windowMs / 1000) + 1;
-    const attemptBound = runnerBound + clockPolls + 2 * requests + 5;
-    console.log(`[outage ${windowMs} ms] ${attempts} connection attempts (bound ${attemptBound}); ${report.join('; ')}`);
-    expect(attempts).toBeLessThanOrEqual(attemptBound);
-
-    // Back: the service recovers without a restart.
-    await proxy.up();
-    await until('ready again', async () => (await svc.request('GET', '/readyz')).status === 200, 15_000, 200);
-    const after = await svc.request('POST', '/meetings', { token: site.token, body: createBody(site) });
-    expect(after.status, after.text).toBe(201);
-    const get = await svc.request('GET', `/meetings/${meetingId}`, { token: site.token });
-    expect(get.status, get.text).toBe(200);
-    const refresh = await refreshRequest(svc, site.refresh);
-    expect(refresh.status, refresh.text).toBe(201);
-    // The workers poll normally again within one backoff step.
-    await until('workers polling again', () => Object.values(svc.services.jobs.pollStats()).every((s) => s.failing === 0), 15_000, 100);
-  }, 60_000 + 2 * OUTAGE_MS);
+      expect(refresh.status, refresh.text).toBe(201);
+      // The workers poll normally again within one backoff step.
+      await until('workers polling again', () => Object.values(svc.services.jobs.pollStats()).every((s) => s.failing === 0), 15_000, 100);
+    },
+    60_000 + 2 * OUTAGE_MS,
+  );
 
   it('answers 503 with Retry-After while connections are refused (the database is down), and recovers', async () => {
     const { svc } = site;

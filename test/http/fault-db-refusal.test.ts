@@ -43,7 +43,13 @@ async function hammer(svc: TestService, ctx: Ctx, ms: number): Promise<Outcome[]
     ['create', () => svc.request('POST', '/meetings', { token: ctx.token, body: createBody(ctx) })],
     ['get', () => svc.request('GET', `/meetings/${ctx.meetingId}`, { token: ctx.token })],
     ['list', () => svc.request('GET', `/meeting-rooms?projectId=${idOf(ctx.ids, 'tower')}`, { token: ctx.token })],
-    ['token', () => svc.request('POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET } })],
+    [
+      'token',
+      () =>
+        svc.request('POST', '/auth/accessToken', {
+          body: { grant_type: 'app_credentials', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET },
+        }),
+    ],
     ['readyz', () => svc.request('GET', '/readyz')],
   ];
   await Promise.all(
@@ -51,7 +57,13 @@ async function hammer(svc: TestService, ctx: Ctx, ms: number): Promise<Outcome[]
       for (let i = w; Date.now() < end; i++) {
         const [what, send] = kinds[i % kinds.length];
         const res = await send();
-        out.push({ what, status: res.status, code: res.body?.code, retryAfter: res.headers.get('retry-after'), text: res.text.slice(0, 300) });
+        out.push({
+          what,
+          status: res.status,
+          code: res.body?.code,
+          retryAfter: res.headers.get('retry-after'),
+          text: res.text.slice(0, 300),
+        });
       }
     }),
   );
@@ -67,7 +79,9 @@ function expectNoServerErrors(outcomes: Outcome[], label: string): number {
     expect(['KS004', 'KS234'], `${label} ${o.what}: ${o.text}`).toContain(o.code);
     expect(o.retryAfter, `${label} ${o.what}: no Retry-After on ${o.text}`).toMatch(/^[1-9]\d*$/);
   }
-  const others = outcomes.filter((o) => o.status !== 503 && (o.status < 200 || o.status >= 300) && !(o.what === 'create' && o.status === 409));
+  const others = outcomes.filter(
+    (o) => o.status !== 503 && (o.status < 200 || o.status >= 300) && !(o.what === 'create' && o.status === 409),
+  );
   expect(others.slice(0, 5), `${label}: unexpected answers`).toEqual([]);
   console.log(`[${label}] ${outcomes.length} requests, ${unavailable.length} answered 503`);
   return unavailable.length;
@@ -126,7 +140,9 @@ async function recovers(svc: TestService, ctx: Ctx): Promise<void> {
 }
 
 const terminateBackends = (dbName: string) =>
-  withPgAdmin(ADMIN_URL, (c) => c.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [dbName]));
+  withPgAdmin(ADMIN_URL, (c) =>
+    c.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [dbName]),
+  );
 
 describe.runIf(TEST_ENGINE === 'postgres')('PostgreSQL refusing connections under concurrent load: never 500', () => {
   const suffix = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;

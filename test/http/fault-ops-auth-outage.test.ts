@@ -46,7 +46,13 @@ describe.runIf(TEST_ENGINE === 'postgres')('ops authentication while the databas
     try {
       expectAuthUnavailable(await svc.request('GET', '/ops/v1/site', { headers: { cookie } }), 'cookie read');
       expectAuthUnavailable(await svc.request('GET', '/ops/v1/session', { headers: { cookie } }), 'session');
-      expectAuthUnavailable(await svc.request('POST', '/ops/v1/meetings/ffffffffffffffffffffffff/cancel', { headers: { cookie, 'x-csrf-token': csrf }, body: {} }), 'cookie write');
+      expectAuthUnavailable(
+        await svc.request('POST', '/ops/v1/meetings/ffffffffffffffffffffffff/cancel', {
+          headers: { cookie, 'x-csrf-token': csrf },
+          body: {},
+        }),
+        'cookie write',
+      );
       expectAuthUnavailable(await svc.request('DELETE', '/ops/v1/session', { headers: { cookie } }), 'sign-out');
       expectAuthUnavailable(await svc.request('GET', '/ops/v1/site', { token: OPS_TOKEN }), 'right Bearer');
       expectAuthUnavailable(await svc.request('GET', '/ops/v1/site', { token: 'wrong-token' }), 'wrong Bearer');

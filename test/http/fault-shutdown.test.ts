@@ -61,7 +61,8 @@ function slowPost(url: string, path: string, token: string, body: unknown) {
   const data = Buffer.from(JSON.stringify(body));
   const cut = Math.floor(data.length / 2);
   const req = http.request(url + path, {
-    method: 'POST', agent: false,
+    method: 'POST',
+    agent: false,
     headers: { 'content-type': 'application/json', 'content-length': String(data.length), authorization: `Bearer ${token}` },
   });
   const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
@@ -81,20 +82,33 @@ async function startSite(database: TestDatabase, hookUrl: string, env: Record<st
   const doc = siteDocument() as any;
   doc.zones = [{ key: 'z', project: 'tower', name: 'Tower' }];
   doc.floors = [{ key: 'f', zone: 'z', name: '12F' }];
-  doc.rooms = [{
-    key: 'r1', floor: 'f', name: 'Room 1', capacity: 6, cleanupMinutes: 0,
-    config: everyDay('00:00:00', '24:00:00', [], { minimumLeadTime: { minutes: 0, hours: 0, days: 0 }, maxAdvanceBookingDays: 60 }),
-  }];
-  doc.webhooks = [{ key: 'h', project: 'tower', url: hookUrl, secret: 'shutdown-secret-0123456789abcdef0123456789', events: ['ROOM_BOOK'] }];
+  doc.rooms = [
+    {
+      key: 'r1',
+      floor: 'f',
+      name: 'Room 1',
+      capacity: 6,
+      cleanupMinutes: 0,
+      config: everyDay('00:00:00', '24:00:00', [], { minimumLeadTime: { minutes: 0, hours: 0, days: 0 }, maxAdvanceBookingDays: 60 }),
+    },
+  ];
+  doc.webhooks = [
+    { key: 'h', project: 'tower', url: hookUrl, secret: 'shutdown-secret-0123456789abcdef0123456789', events: ['ROOM_BOOK'] },
+  ];
   const applied = await svc.ops('POST', '/ops/v1/apply', doc);
   expect(applied.status, applied.text).toBe(200);
   const room: string = applied.body.data.idsByKind.rooms.r1;
   const clock = await svc.ops('GET', '/ops/v1/clock');
   const D = DateTime.fromISO(clock.body.data.now).setZone('Asia/Bangkok').startOf('day').plus({ days: 2 });
-  const tokenRes = await svc.request('POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET } });
+  const tokenRes = await svc.request('POST', '/auth/accessToken', {
+    body: { grant_type: 'app_credentials', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET },
+  });
   expect(tokenRes.status, tokenRes.text).toBe(201);
   const body = (hour: number) => ({
-    meetingRoomId: room, title: `shutdown ${hour}`, startDateTime: D.plus({ hours: hour }).toISO(), endDateTime: D.plus({ hours: hour, minutes: 30 }).toISO(),
+    meetingRoomId: room,
+    title: `shutdown ${hour}`,
+    startDateTime: D.plus({ hours: hour }).toISO(),
+    endDateTime: D.plus({ hours: hour, minutes: 30 }).toISO(),
   });
   return { svc, token: tokenRes.body.access_token as string, body };
 }
@@ -138,8 +152,14 @@ describe(`graceful shutdown (${TEST_ENGINE})`, () => {
       const meetings = await storage.db.selectFrom('meetings').select(['id', 'title']).execute();
       expect(meetings.map((m) => m.title).sort()).toEqual(['shutdown 11', 'shutdown 9']);
       expect(deliveries.filter((d) => d.status === 'delivered').length).toBeGreaterThanOrEqual(1);
-      const firstDelivery = await storage.db.selectFrom('deliveries').innerJoin('events', 'events.id', 'deliveries.event_id')
-        .select(['deliveries.status']).where('events.type', '=', 'ROOM_BOOK').orderBy('deliveries.created_at').limit(1).executeTakeFirstOrThrow();
+      const firstDelivery = await storage.db
+        .selectFrom('deliveries')
+        .innerJoin('events', 'events.id', 'deliveries.event_id')
+        .select(['deliveries.status'])
+        .where('events.type', '=', 'ROOM_BOOK')
+        .orderBy('deliveries.created_at')
+        .limit(1)
+        .executeTakeFirstOrThrow();
       expect(firstDelivery.status).toBe('delivered');
     } finally {
       await storage.close();

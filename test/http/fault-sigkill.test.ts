@@ -70,10 +70,16 @@ describe(`SIGKILL under load (${TEST_ENGINE})`, () => {
     doc.zones = [{ key: 'z', project: 'tower', name: 'Tower' }];
     doc.floors = [{ key: 'f', zone: 'z', name: '12F' }];
     doc.rooms = Array.from({ length: ROOMS }, (_, i) => ({
-      key: `r${i}`, floor: 'f', name: `Room ${i}`, capacity: 6, cleanupMinutes: CLEANUP_MIN,
+      key: `r${i}`,
+      floor: 'f',
+      name: `Room ${i}`,
+      capacity: 6,
+      cleanupMinutes: CLEANUP_MIN,
       config: everyDay('00:00:00', '24:00:00', [], { minimumLeadTime: { minutes: 0, hours: 0, days: 0 }, maxAdvanceBookingDays: 60 }),
     }));
-    doc.webhooks = [{ key: 'h', project: 'tower', url: receiver.url('/h'), secret: 'sigkill-secret-0123456789abcdef0123456789', events: EVENTS }];
+    doc.webhooks = [
+      { key: 'h', project: 'tower', url: receiver.url('/h'), secret: 'sigkill-secret-0123456789abcdef0123456789', events: EVENTS },
+    ];
     const applied = await svc.ops('POST', '/ops/v1/apply', doc);
     expect(applied.status, applied.text).toBe(200);
     const roomIds: string[] = Array.from({ length: ROOMS }, (_, i) => applied.body.data.idsByKind.rooms[`r${i}`]);
@@ -86,7 +92,9 @@ describe(`SIGKILL under load (${TEST_ENGINE})`, () => {
     const offsetBefore: number = (await svc.ops('GET', '/ops/v1/clock')).body.data.offsetMs;
     expect(offsetBefore).toBeGreaterThan(0);
 
-    const tokenRes = await svc.request('POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET } });
+    const tokenRes = await svc.request('POST', '/auth/accessToken', {
+      body: { grant_type: 'app_credentials', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET },
+    });
     expect(tokenRes.status, tokenRes.text).toBe(201);
     const token: string = tokenRes.body.access_token;
 
@@ -101,7 +109,7 @@ describe(`SIGKILL under load (${TEST_ENGINE})`, () => {
       seed = (seed + 0x6d2b79f5) | 0;
       let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
       t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return (((t ^ (t >>> 14)) >>> 0) % n);
+      return ((t ^ (t >>> 14)) >>> 0) % n;
     };
     const current = svc;
     const client = async () => {
@@ -109,7 +117,13 @@ describe(`SIGKILL under load (${TEST_ENGINE})`, () => {
         try {
           const start = D.plus({ hours: 8, minutes: 45 * random(16) });
           const res = await current.request('POST', '/meetings', {
-            token, body: { meetingRoomId: roomIds[random(ROOMS)], title: 'load', startDateTime: start.toISO(), endDateTime: start.plus({ minutes: 30 }).toISO() },
+            token,
+            body: {
+              meetingRoomId: roomIds[random(ROOMS)],
+              title: 'load',
+              startDateTime: start.toISO(),
+              endDateTime: start.plus({ minutes: 30 }).toISO(),
+            },
           });
           if (res.status === 201) {
             const b: Booking = { id: res.body.data._id, cancel: 'none' };
@@ -131,10 +145,15 @@ describe(`SIGKILL under load (${TEST_ENGINE})`, () => {
       }
     };
     const clients = Array.from({ length: CLIENTS }, () => client());
-    await until('load under way', () => {
-      if (failure) throw failure;
-      return acknowledgedCreates >= CREATES_BEFORE_KILL;
-    }, 60_000, 5);
+    await until(
+      'load under way',
+      () => {
+        if (failure) throw failure;
+        return acknowledgedCreates >= CREATES_BEFORE_KILL;
+      },
+      60_000,
+      5,
+    );
     // Mid-load: requests are in flight.
     killed = true;
     const exit = await svc.kill('SIGKILL');
@@ -159,8 +178,11 @@ describe(`SIGKILL under load (${TEST_ENGINE})`, () => {
     }
 
     // No two bookings holding a room overlap, cleaning time included.
-    const held = await storage.db.selectFrom('meetings').select(['id', 'asset_id', 'start_at', 'end_at', 'status'])
-      .where('status', '!=', 'cancelled').execute();
+    const held = await storage.db
+      .selectFrom('meetings')
+      .select(['id', 'asset_id', 'start_at', 'end_at', 'status'])
+      .where('status', '!=', 'cancelled')
+      .execute();
     const clean = CLEANUP_MIN * 60_000;
     for (const a of held) {
       for (const b of held) {
@@ -183,10 +205,15 @@ describe(`SIGKILL under load (${TEST_ENGINE})`, () => {
     }
 
     // Every event delivered: one delivery per event, each received, duplicates only from attempts in flight at the kill.
-    await until('every delivery made', async () => {
-      const open = await storage.db.selectFrom('deliveries').select('id').where('status', '!=', 'delivered').execute();
-      return open.length === 0;
-    }, 60_000, 200);
+    await until(
+      'every delivery made',
+      async () => {
+        const open = await storage.db.selectFrom('deliveries').select('id').where('status', '!=', 'delivered').execute();
+        return open.length === 0;
+      },
+      60_000,
+      200,
+    );
     const deliveries = await storage.db.selectFrom('deliveries').select(['id', 'event_id']).where('webhook_id', '=', webhookId).execute();
     expect(new Set(deliveries.map((d) => d.event_id))).toEqual(new Set(events.map((e) => e.id)));
     expect(deliveries.length).toBe(events.length);
@@ -194,9 +221,12 @@ describe(`SIGKILL under load (${TEST_ENGINE})`, () => {
     for (const d of deliveries) expect(received[d.id] ?? 0, `delivery ${d.id}`).toBeGreaterThanOrEqual(1);
     const bookEvents = new Map(events.filter((e) => e.type === 'ROOM_BOOK').map((e) => [e.meeting_id, e.id]));
     const deliveryOf = new Map(deliveries.map((d) => [d.event_id, d.id]));
-    for (const b of bookings.values()) expect(received[deliveryOf.get(bookEvents.get(b.id)!)!] ?? 0, `ROOM_BOOK of ${b.id}`).toBeGreaterThanOrEqual(1);
+    for (const b of bookings.values())
+      expect(received[deliveryOf.get(bookEvents.get(b.id)!)!] ?? 0, `ROOM_BOOK of ${b.id}`).toBeGreaterThanOrEqual(1);
     const twice = Object.entries(received).filter(([, n]) => n > 1);
-    console.log(`[${TEST_ENGINE}] ${acknowledgedCreates} creates acknowledged, ${[...bookings.values()].filter((b) => b.cancel === 'acknowledged').length} cancels; ${events.length} events; ${twice.length} delivery id(s) sent again after the kill`);
+    console.log(
+      `[${TEST_ENGINE}] ${acknowledgedCreates} creates acknowledged, ${[...bookings.values()].filter((b) => b.cancel === 'acknowledged').length} cancels; ${events.length} events; ${twice.length} delivery id(s) sent again after the kill`,
+    );
     expect(twice.length).toBeLessThanOrEqual(MAX_IN_FLIGHT_PER_LISTENER);
     for (const [id, n] of twice) {
       expect(n, id).toBe(2);

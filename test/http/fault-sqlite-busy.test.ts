@@ -51,7 +51,12 @@ describe.runIf(TEST_ENGINE === 'sqlite')('SQLite busy: the event loop stays free
   const createBody = () => {
     const n = slot++;
     const start = D.plus({ days: Math.floor(n / 16), hours: 13, minutes: 30 * (n % 16) });
-    return { meetingRoomId: idOf(ids, 'r1'), title: `busy ${n}`, startDateTime: start.toISO(), endDateTime: start.plus({ minutes: 15 }).toISO() };
+    return {
+      meetingRoomId: idOf(ids, 'r1'),
+      title: `busy ${n}`,
+      startDateTime: start.toISO(),
+      endDateTime: start.plus({ minutes: 15 }).toISO(),
+    };
   };
 
   beforeAll(async () => {
@@ -91,7 +96,9 @@ describe.runIf(TEST_ENGINE === 'sqlite')('SQLite busy: the event loop stays free
     await sleep(200);
     const latencies = await probes.stop();
     const worst = p99(latencies);
-    console.log(`[sqlite busy] ${latencies.length} probes, p99 ${worst.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms; writes ${results.map((r) => r.status).join(',')}`);
+    console.log(
+      `[sqlite busy] ${latencies.length} probes, p99 ${worst.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms; writes ${results.map((r) => r.status).join(',')}`,
+    );
     expect(latencies.length).toBeGreaterThan(20);
     expect(worst).toBeLessThan(50);
     for (const r of results) {
@@ -104,7 +111,10 @@ describe.runIf(TEST_ENGINE === 'sqlite')('SQLite busy: the event loop stays free
       }
     }
     // Writes that arrived within the bound of the release completed.
-    expect(results.some((r) => r.status === 201), 'no write completed after the lock was released').toBe(true);
+    expect(
+      results.some((r) => r.status === 201),
+      'no write completed after the lock was released',
+    ).toBe(true);
     const after = await svc.request('POST', '/meetings', { token, body: createBody() });
     expect(after.status, after.text).toBe(201);
   }, 60_000);

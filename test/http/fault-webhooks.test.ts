@@ -43,17 +43,30 @@ describe(`hostile webhook receivers with the workers running (${TEST_ENGINE})`, 
     for (let i = 0; i < BOOKINGS; i++) await c.bookRoom(`room${i}`, '10:00', '11:00', 1);
 
     // Every delivery to the healthy listener arrives while the hanging listener still holds its requests open.
-    await until('the healthy listener served', async () => {
-      const ds = await c.deliveries('hk-plain');
-      return ds.length === BOOKINGS && ds.every((d) => d.status === 'delivered');
-    }, 15_000, 50);
+    await until(
+      'the healthy listener served',
+      async () => {
+        const ds = await c.deliveries('hk-plain');
+        return ds.length === BOOKINGS && ds.every((d) => d.status === 'delivered');
+      },
+      15_000,
+      50,
+    );
     expect(rx.count('/plain')).toBe(BOOKINGS);
     expect(rx.hanging.size, 'the hanging receiver still holds requests').toBeGreaterThan(0);
     const hangingNow = await c.deliveries('hk-hang');
-    expect(hangingNow.some((d) => d.status === 'pending' && d.attempts === 0), 'a hanging attempt not finished yet').toBe(true);
+    expect(
+      hangingNow.some((d) => d.status === 'pending' && d.attempts === 0),
+      'a hanging attempt not finished yet',
+    ).toBe(true);
 
     // The 10 MB answer: delivered on its 200, body not read to the end.
-    await until('huge delivered', async () => (await c.deliveries('hk-huge')).filter((d) => d.status === 'delivered').length === BOOKINGS, 15_000, 50);
+    await until(
+      'huge delivered',
+      async () => (await c.deliveries('hk-huge')).filter((d) => d.status === 'delivered').length === BOOKINGS,
+      15_000,
+      50,
+    );
     // The redirect: a failed attempt with its status, retried later, never followed.
     await until('redirects recorded', async () => (await c.deliveries('hk-redirect')).every((d) => d.attempts === 1), 15_000, 50);
     for (const d of await c.deliveries('hk-redirect')) {
@@ -62,7 +75,12 @@ describe(`hostile webhook receivers with the workers running (${TEST_ENGINE})`, 
     expect(rx.count('/target')).toBe(0);
 
     // The hanging receiver: each attempt ends as a timeout, and is retried later.
-    await until('hanging attempts timed out', async () => (await c.deliveries('hk-hang')).every((d) => d.attempts >= 1), TIMEOUT_MS * 3 + 10_000, 100);
+    await until(
+      'hanging attempts timed out',
+      async () => (await c.deliveries('hk-hang')).every((d) => d.attempts >= 1),
+      TIMEOUT_MS * 3 + 10_000,
+      100,
+    );
     for (const d of await c.deliveries('hk-hang')) {
       expect(d.status).toBe('pending');
       expect(d.lastError).toMatch(/timed out after 3 s/);

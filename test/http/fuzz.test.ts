@@ -21,8 +21,25 @@ import fc from 'fast-check';
 import { OPS_TOKEN } from '../support/test-service.js';
 import { startWorld, type World } from '../support/fuzz/world.js';
 import { examplesFor, instantsOf } from '../support/fuzz/examples.js';
-import { bodyText, describe as describeRequest, operationsOf, outOfRangeSequenceMessage, queryString, requestArb, type FuzzRequest, type Operation } from '../support/fuzz/requests.js';
-import { checkResponse, documentedCodes, refusalMayRecord, ResponseSchemas, stateDiff, stateSnapshot, type Verdict } from '../support/fuzz/checks.js';
+import {
+  bodyText,
+  describe as describeRequest,
+  operationsOf,
+  outOfRangeSequenceMessage,
+  queryString,
+  requestArb,
+  type FuzzRequest,
+  type Operation,
+} from '../support/fuzz/requests.js';
+import {
+  checkResponse,
+  documentedCodes,
+  refusalMayRecord,
+  ResponseSchemas,
+  stateDiff,
+  stateSnapshot,
+  type Verdict,
+} from '../support/fuzz/checks.js';
 import type { HttpResult } from '../support/test-service.js';
 import type { Pools } from '../support/fuzz/values.js';
 
@@ -84,7 +101,10 @@ describe('fuzz: every route of the OpenAPI document', () => {
     const headers: Record<string, string> = { ...req.headers };
     const auth = authorization(op, req);
     if (auth !== undefined) headers.authorization = auth;
-    let body = req.body.kind === 'oversize' ? (bigBody ??= bodyText(req.body, w.svc.services.config.bodyLimitBytes)) : bodyText(req.body, w.svc.services.config.bodyLimitBytes);
+    let body =
+      req.body.kind === 'oversize'
+        ? (bigBody ??= bodyText(req.body, w.svc.services.config.bodyLimitBytes))
+        : bodyText(req.body, w.svc.services.config.bodyLimitBytes);
     if (body !== undefined && (req.method === 'GET' || req.method === 'HEAD')) body = undefined; // fetch refuses a GET body
     try {
       const res = await fetch(w.svc.url + req.path + queryString(req.query), { method: req.method, headers, body, redirect: 'manual' });
@@ -109,7 +129,8 @@ describe('fuzz: every route of the OpenAPI document', () => {
     const res = await send(op, req);
     if (res instanceof Error) {
       // The client could not send it (fetch refuses a NUL in a header value): nothing reached the service.
-      if (res instanceof TypeError && /header|Headers|ByteString/i.test(String(res.message) + String((res as any).cause?.message ?? ''))) return { verdict: null };
+      if (res instanceof TypeError && /header|Headers|ByteString/i.test(String(res.message) + String((res as any).cause?.message ?? '')))
+        return { verdict: null };
       const health = await w.svc.request('GET', '/healthz').catch((e: Error) => e);
       // Over the body limit the server may answer 413 and close before the client finished uploading.
       if (req.body.kind === 'oversize' && !(health instanceof Error) && health.status === 200) return { verdict: null };
@@ -124,7 +145,8 @@ describe('fuzz: every route of the OpenAPI document', () => {
     let verdict = checkResponse(op, req, res, codes, schemas);
     if (!verdict && op.key === 'POST /ops/v1/clock' && res.status === 200) {
       const now = Date.parse((res.body as any)?.data?.now);
-      if (!(Math.abs(now - Date.now()) <= CLOCK_RANGE_MS)) verdict = { kind: 'clock-range', detail: `the clock moved out of ±100 years: ${res.text.slice(0, 200)}` };
+      if (!(Math.abs(now - Date.now()) <= CLOCK_RANGE_MS))
+        verdict = { kind: 'clock-range', detail: `the clock moved out of ±100 years: ${res.text.slice(0, 200)}` };
     }
     if (!verdict && res.status >= 400 && res.status < 500 && !refusalMayRecord(op, res)) {
       const diff = stateDiff(before, await stateSnapshot(db));
@@ -146,69 +168,118 @@ describe('fuzz: every route of the OpenAPI document', () => {
   it('covers every operation of the document, the payment page and the room feed', () => {
     const keys = ops.map((o) => o.key);
     expect(keys.length).toBeGreaterThan(40);
-    expect(keys).toEqual(expect.arrayContaining([
-      'POST /auth/accessToken', 'POST /meetings', 'PUT /partner/members/{externalUserId}', 'POST /ops/v1/clock',
-      'POST /ops/v1/calendar-sync/{provider}/messages', 'GET /pay/{token}', 'POST /pay/{token}', 'GET /calendar-feeds/{token}',
-      'POST /ops/v1/visitors/invites', 'POST /ops/v1/devices/{deviceId}/scans', 'GET /ops/v1/webhooks/{id}/deliveries',
-    ]));
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        'POST /auth/accessToken',
+        'POST /meetings',
+        'PUT /partner/members/{externalUserId}',
+        'POST /ops/v1/clock',
+        'POST /ops/v1/calendar-sync/{provider}/messages',
+        'GET /pay/{token}',
+        'POST /pay/{token}',
+        'GET /calendar-feeds/{token}',
+        'POST /ops/v1/visitors/invites',
+        'POST /ops/v1/devices/{deviceId}/scans',
+        'GET /ops/v1/webhooks/{id}/deliveries',
+      ]),
+    );
     expect(ops.find((o) => o.key === 'POST /ops/v1/calendar-sync/{provider}/messages')?.body?.contentType).toBe('text/calendar');
   });
 
   it('the properties can fail: a state change, a bare error body, an undocumented code, a 2xx off its schema', async () => {
     const db = w.svc.services.storage.db;
     const before = await stateSnapshot(db);
-    const res = await w.svc.request('POST', '/meetings', { token: w.tokens.alice, body: { meetingRoomId: w.id('iris'), title: 'Probe', startDateTime: w.t('20:00', 3), endDateTime: w.t('21:00', 3) } });
+    const res = await w.svc.request('POST', '/meetings', {
+      token: w.tokens.alice,
+      body: { meetingRoomId: w.id('iris'), title: 'Probe', startDateTime: w.t('20:00', 3), endDateTime: w.t('21:00', 3) },
+    });
     expect(res.status, res.text).toBe(201);
     expect(stateDiff(before, await stateSnapshot(db))).toMatch(/meetings/);
     const op = ops.find((o) => o.key === 'GET /meetings/{id}')!;
-    const req = { op: op.key, method: 'GET', path: '/meetings/x', query: [], headers: {}, auth: { kind: 'none' }, body: { kind: 'none' } } as FuzzRequest;
-    const fake = (status: number, body: unknown): HttpResult => ({ status, body, text: JSON.stringify(body), headers: new Headers({ 'content-type': 'application/json' }) });
+    const req = {
+      op: op.key,
+      method: 'GET',
+      path: '/meetings/x',
+      query: [],
+      headers: {},
+      auth: { kind: 'none' },
+      body: { kind: 'none' },
+    } as FuzzRequest;
+    const fake = (status: number, body: unknown): HttpResult => ({
+      status,
+      body,
+      text: JSON.stringify(body),
+      headers: new Headers({ 'content-type': 'application/json' }),
+    });
     expect(checkResponse(op, req, fake(400, { error: 'Bad Request', statusCode: 400 }), codes, schemas)?.kind).toBe('envelope');
     expect(checkResponse(op, req, fake(404, { code: 'KS999', success: false, message: 'x' }), codes, schemas)?.kind).toBe('code');
-    expect(checkResponse(op, req, fake(400, { code: 'KS001', success: false, message: 'not an array' }), codes, schemas)?.kind).toBe('envelope');
-    expect(checkResponse(op, req, fake(200, { code: 'KS000', success: true, message: 'Success', data: { _id: 5 } }), codes, schemas)?.kind).toBe('schema');
+    expect(checkResponse(op, req, fake(400, { code: 'KS001', success: false, message: 'not an array' }), codes, schemas)?.kind).toBe(
+      'envelope',
+    );
+    expect(
+      checkResponse(op, req, fake(200, { code: 'KS000', success: true, message: 'Success', data: { _id: 5 } }), codes, schemas)?.kind,
+    ).toBe('schema');
     expect(checkResponse(op, req, fake(502, {}), codes, schemas)?.kind).toBe('502');
-    expect(checkResponse(op, req, fake(200, (await w.svc.request('GET', `/meetings/${res.body.data._id}`, { token: w.tokens.alice })).body), codes, schemas)).toBeNull();
+    expect(
+      checkResponse(
+        op,
+        req,
+        fake(200, (await w.svc.request('GET', `/meetings/${res.body.data._id}`, { token: w.tokens.alice })).body),
+        codes,
+        schemas,
+      ),
+    ).toBeNull();
   });
 
-  it('no request breaks a property', async () => {
-    const perOp = Math.max(5, Math.ceil(TOTAL_RUNS / ops.length));
-    const examples = examplesFor(w);
-    const instants = instantsOf(w);
-    const failures: string[] = [];
-    const started = Date.now();
-    for (const [i, op] of ops.entries()) {
-      const pools: Pools = { known: w.known, names: w.names, instants };
-      const seed = SEED + i;
-      const prop = fc.asyncProperty(requestArb(op, pools, examples[op.key] ?? []), async (req) => {
-        const { verdict } = await exercise(op, req);
-        if (!verdict) return;
-        throw new Error(`[${verdict.kind}] ${verdict.detail}\n  request: ${describeRequest(req)}`);
-      });
-      const result = await fc.check(prop, { seed, numRuns: perOp });
-      if (result.failed) {
-        const error = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
-        const example = result.counterexample ? describeRequest(result.counterexample[0]) : '(none)';
-        failures.push(`${op.key}: seed ${result.seed}, path "${result.counterexamplePath}" (FUZZ_SEED=${SEED}, operation #${i}), ` +
-          `after ${result.numRuns} runs and ${result.numShrinks} shrinks\n  ${error}\n  shrunk: ${example}`);
+  it(
+    'no request breaks a property',
+    async () => {
+      const perOp = Math.max(5, Math.ceil(TOTAL_RUNS / ops.length));
+      const examples = examplesFor(w);
+      const instants = instantsOf(w);
+      const failures: string[] = [];
+      const started = Date.now();
+      for (const [i, op] of ops.entries()) {
+        const pools: Pools = { known: w.known, names: w.names, instants };
+        const seed = SEED + i;
+        const prop = fc.asyncProperty(requestArb(op, pools, examples[op.key] ?? []), async (req) => {
+          const { verdict } = await exercise(op, req);
+          if (!verdict) return;
+          throw new Error(`[${verdict.kind}] ${verdict.detail}\n  request: ${describeRequest(req)}`);
+        });
+        const result = await fc.check(prop, { seed, numRuns: perOp });
+        if (result.failed) {
+          const error = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
+          const example = result.counterexample ? describeRequest(result.counterexample[0]) : '(none)';
+          failures.push(
+            `${op.key}: seed ${result.seed}, path "${result.counterexamplePath}" (FUZZ_SEED=${SEED}, operation #${i}), ` +
+              `after ${result.numRuns} runs and ${result.numShrinks} shrinks\n  ${error}\n  shrunk: ${example}`,
+          );
+        }
       }
-    }
-    const secs = ((Date.now() - started) / 1000).toFixed(1);
-    console.log(`fuzz: ${ops.length} operations x ${perOp} runs, seeds ${SEED}..${SEED + ops.length - 1}, ${secs}s`);
-    if (process.env.FUZZ_STATS) {
-      for (const [k, v] of Object.entries(stats)) console.log(`  ${k}: ${JSON.stringify(v)}`);
-      for (const [k, v] of Object.entries(samples)) console.log(`  ${k}\n    ${[...v].join('\n    ')}`);
-    }
-    expect(failures, `${failures.length} operation(s) failed:\n\n${failures.join('\n\n')}`).toEqual([]);
-  }, 30 * 60_000);
+      const secs = ((Date.now() - started) / 1000).toFixed(1);
+      console.log(`fuzz: ${ops.length} operations x ${perOp} runs, seeds ${SEED}..${SEED + ops.length - 1}, ${secs}s`);
+      if (process.env.FUZZ_STATS) {
+        for (const [k, v] of Object.entries(stats)) console.log(`  ${k}: ${JSON.stringify(v)}`);
+        for (const [k, v] of Object.entries(samples)) console.log(`  ${k}\n    ${[...v].join('\n    ')}`);
+      }
+      expect(failures, `${failures.length} operation(s) failed:\n\n${failures.join('\n\n')}`).toEqual([]);
+    },
+    30 * 60_000,
+  );
 
   it('the calendar route refuses SEQUENCE values outside RFC 5545 (400 KS001, nothing changes), on every engine', async () => {
     const op = ops.find((o) => o.key === 'POST /ops/v1/calendar-sync/{provider}/messages')!;
     const pools: Pools = { known: w.known, names: w.names, instants: instantsOf(w) };
     const prop = fc.asyncProperty(outOfRangeSequenceMessage(pools), fc.constantFrom('google', 'microsoft'), async (m, provider) => {
       const req: FuzzRequest = {
-        op: op.key, method: 'POST', path: `/ops/v1/calendar-sync/${provider}/messages`, query: [],
-        headers: { 'content-type': 'text/calendar; charset=utf-8; method=REQUEST' }, auth: { kind: 'right', which: 0 }, body: { kind: 'text', text: m.text },
+        op: op.key,
+        method: 'POST',
+        path: `/ops/v1/calendar-sync/${provider}/messages`,
+        query: [],
+        headers: { 'content-type': 'text/calendar; charset=utf-8; method=REQUEST' },
+        auth: { kind: 'right', which: 0 },
+        body: { kind: 'text', text: m.text },
       };
       const { verdict, res } = await exercise(op, req);
       if (verdict) throw new Error(`[${verdict.kind}] ${verdict.detail}\n  SEQUENCE:${m.seq} ${m.method}`);

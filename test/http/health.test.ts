@@ -25,7 +25,9 @@ describe('health and readiness', () => {
 
   it('GET /readyz is 503 with Retry-After while a migration has not run, and ready again once it has', async () => {
     const db = svc.services.storage.db;
-    const last = (await sql<{ name: string; timestamp: string }>`select name, timestamp from kysely_migration order by name desc limit 1`.execute(db)).rows[0];
+    const last = (
+      await sql<{ name: string; timestamp: string }>`select name, timestamp from kysely_migration order by name desc limit 1`.execute(db)
+    ).rows[0];
     await sql`delete from kysely_migration where name = ${last.name}`.execute(db);
     try {
       const res = await svc.request('GET', '/readyz');

@@ -11,7 +11,15 @@ import { okData, qs } from '../support/catalogue.js';
 import { accepted, created, startMeetingService, type MeetingCtx } from '../support/meetings.js';
 
 const LEAP = '2030-12-31T23:59:60Z';
-const BAD_INSTANTS = [LEAP, '2030-02-30T10:00:00Z', '2030-12-31T24:00:00Z', '2030-12-31T10:00:00', '2030-13-01T10:00:00Z', '2030-12-31T10:00:00+25:00', '9999-12-31T23:59:59Z'];
+const BAD_INSTANTS = [
+  LEAP,
+  '2030-02-30T10:00:00Z',
+  '2030-12-31T24:00:00Z',
+  '2030-12-31T10:00:00',
+  '2030-13-01T10:00:00Z',
+  '2030-12-31T10:00:00+25:00',
+  '9999-12-31T23:59:59Z',
+];
 const INSTANT_MESSAGE = /must be an ISO 8601 date-time with a timezone offset .*no leap second/;
 
 /** The messages of a 400 KS001, asserting its shape. */
@@ -63,7 +71,9 @@ describe('input hardening', () => {
     });
 
     it('a leap second no longer yields the undocumented unavailableReason INVALID_WINDOW', async () => {
-      const res = await get(`/meeting-rooms${qs({ projectId: tower, startDateTime: c.t('09:00').replace(/:00(?:\.000)?(?=[+-]|Z)/, ':60'), endDateTime: c.t('10:00') })}`);
+      const res = await get(
+        `/meeting-rooms${qs({ projectId: tower, startDateTime: c.t('09:00').replace(/:00(?:\.000)?(?=[+-]|Z)/, ':60'), endDateTime: c.t('10:00') })}`,
+      );
       expectError(res, 400, 'KS001');
       expect(res.text).not.toContain('INVALID_WINDOW');
     });
@@ -73,7 +83,12 @@ describe('input hardening', () => {
       expect(messages(book)).toEqual([expect.stringMatching(INSTANT_MESSAGE)]);
       expect(book.body.message[0]).toMatch(/^body\.startDateTime /);
       const draft = await c.book('alice', {
-        meetingRoomId: room, title: 'draft', startDateTime: c.t('09:00'), endDateTime: c.t('10:00'), draft: true, draftEndDateTimes: [c.t('10:30'), bad],
+        meetingRoomId: room,
+        title: 'draft',
+        startDateTime: c.t('09:00'),
+        endDateTime: c.t('10:00'),
+        draft: true,
+        draftEndDateTimes: [c.t('10:30'), bad],
       });
       expect(messages(draft)).toEqual([expect.stringMatching(/^body\.draftEndDateTimes\[1\] must be an ISO 8601/)]);
       const m = await c.bookRoom('alice', 'r2', '14:00', '15:00', {}, 3 + BAD_INSTANTS.indexOf(bad));
@@ -83,19 +98,33 @@ describe('input hardening', () => {
       expect(okData(await c.get('alice', m._id)).endDateTime).toBe(m.endDateTime);
     });
 
-    it.each(['20301231T235960Z', '20300230T100000Z', '20301231T240000Z', '20300230'])('a series UNTIL=%s that is no real instant → 400', async (until) => {
-      const res = await c.book('alice', {
-        meetingRoomId: room, title: 'series', startDateTime: c.t('08:00', 4), endDateTime: c.t('08:30', 4), recurrence: `FREQ=DAILY;UNTIL=${until}`,
-      });
-      expect(messages(res)).toEqual(['body.recurrence: UNTIL must be YYYYMMDD or YYYYMMDDTHHMMSSZ']);
-    });
+    it.each(['20301231T235960Z', '20300230T100000Z', '20301231T240000Z', '20300230'])(
+      'a series UNTIL=%s that is no real instant → 400',
+      async (until) => {
+        const res = await c.book('alice', {
+          meetingRoomId: room,
+          title: 'series',
+          startDateTime: c.t('08:00', 4),
+          endDateTime: c.t('08:30', 4),
+          recurrence: `FREQ=DAILY;UNTIL=${until}`,
+        });
+        expect(messages(res)).toEqual(['body.recurrence: UNTIL must be YYYYMMDD or YYYYMMDDTHHMMSSZ']);
+      },
+    );
 
     it('a leap second is refused in a visitor invite and in faceConsentAt', async () => {
       const invite = await c.svc.ops('POST', '/ops/v1/visitors/invites', {
-        projectId: tower, hostUserId: c.id('alice'), visitorName: 'Leap Visitor', startDateTime: LEAP, endDateTime: null,
+        projectId: tower,
+        hostUserId: c.id('alice'),
+        visitorName: 'Leap Visitor',
+        startDateTime: LEAP,
+        endDateTime: null,
       });
       expect(messages(invite)).toContainEqual(expect.stringMatching(/^body\.startDateTime must be an ISO 8601/));
-      const creds = await c.request('PUT', '/partner/members/ext-alice/credentials', c.tok.portal, { face: 'aGVsbG8=', faceConsentAt: LEAP });
+      const creds = await c.request('PUT', '/partner/members/ext-alice/credentials', c.tok.portal, {
+        face: 'aGVsbG8=',
+        faceConsentAt: LEAP,
+      });
       expect(messages(creds)).toContainEqual(expect.stringMatching(/^body\.faceConsentAt must be an ISO 8601/));
     });
 
@@ -123,8 +152,16 @@ describe('input hardening', () => {
     const HOSTILE = ['Infinity', '1e309', '-1', '1.5', 'abc', '99999999999999999999', '-Infinity', 'NaN', ''];
     const routes = () => [
       { name: 'GET /desks', path: (q: Record<string, string>) => `/desks${qs({ projectId: tower, ...q })}`, ops: false },
-      { name: 'GET /meetings', path: (q: Record<string, string>) => `/meetings${qs({ from: c.t('07:00'), to: c.t('22:00'), ...q })}`, ops: false },
-      { name: 'GET /ops/v1/webhooks/{id}/deliveries', path: (q: Record<string, string>) => `/ops/v1/webhooks/${UNKNOWN_ID}/deliveries${qs(q)}`, ops: true },
+      {
+        name: 'GET /meetings',
+        path: (q: Record<string, string>) => `/meetings${qs({ from: c.t('07:00'), to: c.t('22:00'), ...q })}`,
+        ops: false,
+      },
+      {
+        name: 'GET /ops/v1/webhooks/{id}/deliveries',
+        path: (q: Record<string, string>) => `/ops/v1/webhooks/${UNKNOWN_ID}/deliveries${qs(q)}`,
+        ops: true,
+      },
     ];
     const call = (r: { ops: boolean }, path: string) => (r.ops ? c.svc.ops('GET', path) : get(path));
 
@@ -133,7 +170,10 @@ describe('input hardening', () => {
         for (const param of ['limit', 'offset']) {
           const res = await call(r, r.path({ [param]: value }));
           expect(res.status, `${r.name} ${param}=${value}: ${res.text}`).toBe(400);
-          expect(messages(res).every((m) => m.startsWith(`query.${param} `)), res.text).toBe(true);
+          expect(
+            messages(res).every((m) => m.startsWith(`query.${param} `)),
+            res.text,
+          ).toBe(true);
         }
       }
     });
@@ -151,7 +191,10 @@ describe('input hardening', () => {
     it('minCapacity is bounded too', async () => {
       for (const v of ['Infinity', '1e309', '0', '1.5', '9007199254740992']) {
         const res = await get(`/meeting-rooms${qs({ projectId: tower, minCapacity: v })}`);
-        expect(messages(res).every((m) => m.startsWith('query.minCapacity ')), res.text).toBe(true);
+        expect(
+          messages(res).every((m) => m.startsWith('query.minCapacity ')),
+          res.text,
+        ).toBe(true);
       }
       expect((await get(`/meeting-rooms${qs({ projectId: tower, minCapacity: '9007199254740991' })}`)).status).toBe(200);
     });
@@ -186,10 +229,14 @@ describe('input hardening', () => {
       const both = okData(await get(`/meetings${qs({ ...window, 'statuses[]': ['cancelled', 'active'] })}`)).map((m: any) => m._id);
       expect(both.sort()).toEqual([kept._id, gone._id].sort());
       // A bracket key mixed with the plain one: the union.
-      const mixed = okData(await get(`/meetings${qs({ ...window, statuses: 'active', 'statuses[]': 'cancelled' })}`)).map((m: any) => m._id);
+      const mixed = okData(await get(`/meetings${qs({ ...window, statuses: 'active', 'statuses[]': 'cancelled' })}`)).map(
+        (m: any) => m._id,
+      );
       expect(mixed.sort()).toEqual([kept._id, gone._id].sort());
       // A bad value behind brackets is still validated.
-      expect(messages(await get(`/meetings${qs({ ...window, 'statuses[]': 'gone' })}`))[0]).toMatch(/^query\.statuses\[0\] must be one of: /);
+      expect(messages(await get(`/meetings${qs({ ...window, 'statuses[]': 'gone' })}`))[0]).toMatch(
+        /^query\.statuses\[0\] must be one of: /,
+      );
     });
 
     it('status[] and ids[] on the searches', async () => {
@@ -203,7 +250,9 @@ describe('input hardening', () => {
     });
 
     it('an unknown bracket parameter or brackets on a single-valued one → 400, never an unapplied filter', async () => {
-      expect(messages(await get(`/meeting-rooms${qs({ projectId: tower, 'foo[]': 'x' })}`))).toEqual(['query.foo[] is not an allowed parameter']);
+      expect(messages(await get(`/meeting-rooms${qs({ projectId: tower, 'foo[]': 'x' })}`))).toEqual([
+        'query.foo[] is not an allowed parameter',
+      ]);
       expect(messages(await get(`/desks${qs({ projectId: tower, 'limit[]': '5' })}`))).toEqual([
         'query.limit[] is not an allowed parameter: limit takes one value',
       ]);
@@ -217,16 +266,20 @@ describe('input hardening', () => {
 
     it('a single-valued parameter given twice → 400 naming it, not 500', async () => {
       expect(messages(await get(`/desks?projectId=${tower}&limit=1&limit=2`))).toEqual(['query.limit must be given once']);
-      expect(messages(await get(`/meetings${qs({ from: c.t('07:00'), to: c.t('22:00') })}&from=${encodeURIComponent(c.t('08:00'))}`))).toEqual([
-        'query.from must be given once',
+      expect(
+        messages(await get(`/meetings${qs({ from: c.t('07:00'), to: c.t('22:00') })}&from=${encodeURIComponent(c.t('08:00'))}`)),
+      ).toEqual(['query.from must be given once']);
+      expect(messages(await c.svc.ops('GET', `/ops/v1/webhooks/${UNKNOWN_ID}/deliveries?limit=1&limit=1`))).toEqual([
+        'query.limit must be given once',
       ]);
-      expect(messages(await c.svc.ops('GET', `/ops/v1/webhooks/${UNKNOWN_ID}/deliveries?limit=1&limit=1`))).toEqual(['query.limit must be given once']);
     });
   });
 
   describe('one message per bad enum value', () => {
     it('GET /meeting-rooms?type=suite → exactly one message naming the allowed values', async () => {
-      expect(messages(await get(`/meeting-rooms${qs({ projectId: tower, type: 'suite' })}`))).toEqual(['query.type must be one of: normal, bedroom']);
+      expect(messages(await get(`/meeting-rooms${qs({ projectId: tower, type: 'suite' })}`))).toEqual([
+        'query.type must be one of: normal, bedroom',
+      ]);
     });
 
     it('GET /desks with a bad timePeriod and a bad status → one message each', async () => {

@@ -89,7 +89,11 @@ describe(`lifecycle and deliveries survive a SIGKILL (${TEST_ENGINE})`, () => {
     doc.zones = [{ key: 'z', project: 'tower', name: 'Tower' }];
     doc.floors = [{ key: 'f', zone: 'z', name: '12F' }];
     doc.rooms = Array.from({ length: ROOMS }, (_, i) => ({
-      key: `r${i}`, floor: 'f', name: `Room ${i}`, capacity: 6, cleanupMinutes: 15,
+      key: `r${i}`,
+      floor: 'f',
+      name: `Room ${i}`,
+      capacity: 6,
+      cleanupMinutes: 15,
       config: everyDay('00:00:00', '24:00:00', [], { minimumLeadTime: { minutes: 0, hours: 0, days: 0 }, maxAdvanceBookingDays: 60 }),
     }));
     doc.webhooks = HOOKS.map((h) => ({ key: h.key, project: 'tower', url: receiver.url(h.path), secret: h.secret, events: EVENTS }));
@@ -103,13 +107,21 @@ describe(`lifecycle and deliveries survive a SIGKILL (${TEST_ENGINE})`, () => {
     const local = (hhmm: string) => D.set({ hour: Number(hhmm.slice(0, 2)), minute: Number(hhmm.slice(3)) });
     expect((await svc.ops('POST', '/ops/v1/clock', { set: local('07:00').toISO() })).status).toBe(200);
 
-    const tokenRes = await svc.request('POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET } });
+    const tokenRes = await svc.request('POST', '/auth/accessToken', {
+      body: { grant_type: 'app_credentials', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET },
+    });
     expect(tokenRes.status, tokenRes.text).toBe(201);
     const token: string = tokenRes.body.access_token;
     const book = async (room: string, hhmm: string) => {
       const start = local(hhmm);
       const res = await svc!.request('POST', '/meetings', {
-        token, body: { meetingRoomId: room, title: `crash ${hhmm}`, startDateTime: start.toISO(), endDateTime: start.plus({ minutes: 30 }).toISO() },
+        token,
+        body: {
+          meetingRoomId: room,
+          title: `crash ${hhmm}`,
+          startDateTime: start.toISO(),
+          endDateTime: start.plus({ minutes: 30 }).toISO(),
+        },
       });
       expect(res.status, res.text).toBe(201);
       return res.body.data._id as string;
@@ -119,11 +131,19 @@ describe(`lifecycle and deliveries survive a SIGKILL (${TEST_ENGINE})`, () => {
     // 1. 60 bookings while the receiver fails: every BOOK delivery gets a failed first attempt and a retry.
     const meetingIds: string[] = [];
     for (const hhmm of HOURS) for (const room of roomIds) meetingIds.push(await book(room, hhmm));
-    await receiver.waitFor((all) => all.filter((r) => r.answered === 500).length >= meetingIds.length * HOOKS.length, 30_000, 'first failed attempts');
-    await until('failed first attempts recorded', async () => {
-      const s = await snapshot(storage.db, meetingIds);
-      return s.deliveries.every((d) => d.attempts === 1 && d.status === 'pending' && d.claimed_until === null);
-    }, 10_000);
+    await receiver.waitFor(
+      (all) => all.filter((r) => r.answered === 500).length >= meetingIds.length * HOOKS.length,
+      30_000,
+      'first failed attempts',
+    );
+    await until(
+      'failed first attempts recorded',
+      async () => {
+        const s = await snapshot(storage.db, meetingIds);
+        return s.deliveries.every((d) => d.attempts === 1 && d.status === 'pending' && d.claimed_until === null);
+      },
+      10_000,
+    );
 
     mark('first attempts failed');
     // Two more bookings whose BOOK deliveries hang at the receiver: attempts in flight at the kill.
@@ -136,7 +156,15 @@ describe(`lifecycle and deliveries survive a SIGKILL (${TEST_ENGINE})`, () => {
     const dueTotal = meetingIds.length * 3;
     const move = svc.ops('POST', '/ops/v1/clock', { set: local('12:20').toISO() }).catch((err: unknown) => err);
     const firedCount = async () =>
-      Number((await storage.db.selectFrom('timers').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'fired').executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await storage.db
+            .selectFrom('timers')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('status', '=', 'fired')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     let firedAtKill = 0;
     const watchUntil = Date.now() + 20_000;
     while (Date.now() < watchUntil) {
@@ -150,7 +178,9 @@ describe(`lifecycle and deliveries survive a SIGKILL (${TEST_ENGINE})`, () => {
     await move;
     const atKill = await snapshot(storage.db, meetingIds);
     const firedAfterKill = atKill.timers.filter((t) => t.status === 'fired').length;
-    const inFlightAtKill = atKill.deliveries.filter((d) => d.status === 'pending' && d.claimed_until !== null && d.claimed_until > killAt).length;
+    const inFlightAtKill = atKill.deliveries.filter(
+      (d) => d.status === 'pending' && d.claimed_until !== null && d.claimed_until > killAt,
+    ).length;
     console.log(
       `[${TEST_ENGINE}] kill: ${firedAfterKill}/${dueTotal} steps applied, ${atKill.deliveries.filter((d) => d.status === 'delivered').length}/${atKill.deliveries.length} deliveries recorded delivered, ${inFlightAtKill} leased (in flight)`,
     );
@@ -159,7 +189,10 @@ describe(`lifecycle and deliveries survive a SIGKILL (${TEST_ENGINE})`, () => {
     expect(firedAfterKill).toBeLessThan(dueTotal);
     expect(inFlightAtKill).toBeGreaterThan(0);
     // What was committed is whole: every applied step has its event, none is half-written.
-    const firedKinds = countBy(atKill.timers.filter((t) => t.status === 'fired'), (t) => t.kind);
+    const firedKinds = countBy(
+      atKill.timers.filter((t) => t.status === 'fired'),
+      (t) => t.kind,
+    );
     const eventKinds = countBy(atKill.events, (e) => e.type);
     expect(eventKinds.ROOM_REMINDER ?? 0).toBe(firedKinds.reminder ?? 0);
     expect(eventKinds.ROOM_NO_SHOW_WARNING ?? 0).toBe(firedKinds['no-show-warning'] ?? 0);
@@ -176,10 +209,15 @@ describe(`lifecycle and deliveries survive a SIGKILL (${TEST_ENGINE})`, () => {
     // Past the retry spacing (1, 2, 4, 8 minutes of service time).
     expect((await svc.ops('POST', '/ops/v1/clock', { advanceMinutes: 20 })).status).toBe(200);
     // Attempts in flight at the kill stay leased (real time: timeout + 20 s) before they are retried.
-    await until('every delivery recorded', async () => {
-      const s = await snapshot(storage.db, meetingIds);
-      return s.deliveries.length === s.events.length * HOOKS.length && s.deliveries.every((d) => d.status === 'delivered');
-    }, 60_000, 250);
+    await until(
+      'every delivery recorded',
+      async () => {
+        const s = await snapshot(storage.db, meetingIds);
+        return s.deliveries.length === s.events.length * HOOKS.length && s.deliveries.every((d) => d.status === 'delivered');
+      },
+      60_000,
+      250,
+    );
     await sleep(500); // nothing more may arrive
 
     mark('all delivered');
@@ -188,11 +226,28 @@ describe(`lifecycle and deliveries survive a SIGKILL (${TEST_ENGINE})`, () => {
     expect(s.timers.filter((t) => t.status === 'pending')).toEqual([]);
     for (const id of meetingIds) {
       const mine = s.timers.filter((t) => t.meeting_id === id);
-      expect(countBy(mine.filter((t) => t.status === 'fired'), (t) => t.kind), `fired steps of ${id}`).toEqual({ reminder: 1, 'no-show-warning': 1, 'no-show-cancel': 1 });
-      expect(countBy(mine.filter((t) => t.status !== 'fired'), (t) => `${t.kind}:${t.status}`)).toEqual({ 'ending-soon:cancelled': 1, 'end:cancelled': 1 });
+      expect(
+        countBy(
+          mine.filter((t) => t.status === 'fired'),
+          (t) => t.kind,
+        ),
+        `fired steps of ${id}`,
+      ).toEqual({ reminder: 1, 'no-show-warning': 1, 'no-show-cancel': 1 });
+      expect(
+        countBy(
+          mine.filter((t) => t.status !== 'fired'),
+          (t) => `${t.kind}:${t.status}`,
+        ),
+      ).toEqual({ 'ending-soon:cancelled': 1, 'end:cancelled': 1 });
       const hist = s.histories.filter((h) => h.meeting_id === id);
-      expect(hist.filter((h) => h.source === 'system').map((h) => `${h.action}: ${h.reason}`), `system history of ${id}`).toEqual([`cancel: ${NO_SHOW}`]);
-      expect(hist.filter((h) => h.action === 'cancel'), `cancels of ${id}`).toHaveLength(1);
+      expect(
+        hist.filter((h) => h.source === 'system').map((h) => `${h.action}: ${h.reason}`),
+        `system history of ${id}`,
+      ).toEqual([`cancel: ${NO_SHOW}`]);
+      expect(
+        hist.filter((h) => h.action === 'cancel'),
+        `cancels of ${id}`,
+      ).toHaveLength(1);
     }
     expectEventsExactlyOnce(s, meetingIds, ['ROOM_BOOK', 'ROOM_REMINDER', 'ROOM_NO_SHOW_WARNING', 'ROOM_CANCEL'], webhookIds);
 
@@ -210,7 +265,8 @@ describe(`lifecycle and deliveries survive a SIGKILL (${TEST_ENGINE})`, () => {
     // process. Each listener processed each delivery id exactly once, except deliveries whose
     // answer the killed process never recorded: those come again after the restart, with the
     // same id and the same bytes (at-least-once; the receiver de-duplicates on the id).
-    const processed = (r: ReceivedRequest) => r.answered === 'hang' || (typeof r.answered === 'number' && r.answered >= 200 && r.answered < 300);
+    const processed = (r: ReceivedRequest) =>
+      r.answered === 'hang' || (typeof r.answered === 'number' && r.answered >= 200 && r.answered < 300);
     const typeOf = new Map(s.deliveries.map((d) => [d.id, d.type]));
     for (const [i, h] of HOOKS.entries()) {
       const received = receiver.on(h.path);
@@ -219,14 +275,21 @@ describe(`lifecycle and deliveries survive a SIGKILL (${TEST_ENGINE})`, () => {
       const audit = auditReceipts(received, s, webhookIds[i], h.secret);
       expect(audit.accepted.size).toBe(s.events.length);
       expect(countBy([...audit.accepted], (id) => typeOf.get(id)!)).toEqual({
-        ROOM_BOOK: meetingIds.length, ROOM_REMINDER: meetingIds.length, ROOM_NO_SHOW_WARNING: meetingIds.length, ROOM_CANCEL: meetingIds.length,
+        ROOM_BOOK: meetingIds.length,
+        ROOM_REMINDER: meetingIds.length,
+        ROOM_NO_SHOW_WARNING: meetingIds.length,
+        ROOM_CANCEL: meetingIds.length,
       });
       const byId = new Map<string, ReceivedRequest[]>();
-      for (const r of received.filter(processed)) byId.set(header(r, 'x-service-delivery')!, [...(byId.get(header(r, 'x-service-delivery')!) ?? []), r]);
+      for (const r of received.filter(processed))
+        byId.set(header(r, 'x-service-delivery')!, [...(byId.get(header(r, 'x-service-delivery')!) ?? []), r]);
       const again = [...byId].filter(([, rs]) => rs.length > 1);
       for (const [id, rs] of again) {
         // Once by the killed process (shortly before the kill), once after the restart…
-        expect(rs.map((r) => (r.receivedAt < restartAt ? 'before' : 'after')), `receipts of ${id}`).toEqual(['before', 'after']);
+        expect(
+          rs.map((r) => (r.receivedAt < restartAt ? 'before' : 'after')),
+          `receipts of ${id}`,
+        ).toEqual(['before', 'after']);
         expect(rs[0].receivedAt, `${id} was processed shortly before the kill`).toBeGreaterThan(killAt - 15_000);
         // …because the killed process had not recorded its outcome: still pending at the kill.
         expect(atKill.deliveries.find((x) => x.id === id)?.status, `${id} at the kill`).toBe('pending');
@@ -239,8 +302,17 @@ describe(`lifecycle and deliveries survive a SIGKILL (${TEST_ENGINE})`, () => {
       expect(again.length).toBeLessThanOrEqual(MAX_IN_FLIGHT_PER_LISTENER);
       // Everything else exactly once; and nothing twice within one run.
       expect([...byId].filter(([id, rs]) => rs.length !== 1 && !again.some(([x]) => x === id))).toEqual([]);
-      expect(Object.values(countBy(received.filter((r) => processed(r) && r.receivedAt >= restartAt), (r) => header(r, 'x-service-delivery')!)).filter((n) => n > 1)).toEqual([]);
-      console.log(`[${TEST_ENGINE}] ${h.path}: ${byId.size} delivery ids processed; ${again.length} processed again after the restart (${hung.length} hung at the kill, ${again.length - hung.length} answered 2xx but not yet recorded)`);
+      expect(
+        Object.values(
+          countBy(
+            received.filter((r) => processed(r) && r.receivedAt >= restartAt),
+            (r) => header(r, 'x-service-delivery')!,
+          ),
+        ).filter((n) => n > 1),
+      ).toEqual([]);
+      console.log(
+        `[${TEST_ENGINE}] ${h.path}: ${byId.size} delivery ids processed; ${again.length} processed again after the restart (${hung.length} hung at the kill, ${again.length - hung.length} answered 2xx but not yet recorded)`,
+      );
     }
   }, 180_000);
 });

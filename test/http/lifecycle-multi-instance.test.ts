@@ -70,10 +70,19 @@ describe.skipIf(process.env.TEST_DATABASE !== 'postgres')('two instances on one 
     doc.zones = [{ key: 'z', project: 'tower', name: 'Tower' }];
     doc.floors = [{ key: 'f', zone: 'z', name: '12F' }];
     const open = (meetingConfig?: Record<string, number>) =>
-      everyDay('00:00:00', '24:00:00', [], { minimumLeadTime: { minutes: 0, hours: 0, days: 0 }, maxAdvanceBookingDays: 60, ...(meetingConfig ? { meetingConfig } : {}) });
+      everyDay('00:00:00', '24:00:00', [], {
+        minimumLeadTime: { minutes: 0, hours: 0, days: 0 },
+        maxAdvanceBookingDays: 60,
+        ...(meetingConfig ? { meetingConfig } : {}),
+      });
     // r0-r4: the default steps (nobody checks in: no-show cancel); r5-r9: no check-in required (automatic check-in, then done).
     doc.rooms = Array.from({ length: 10 }, (_, i) => ({
-      key: `r${i}`, floor: 'f', name: `Room ${i}`, capacity: 6, cleanupMinutes: 15, config: open(i < 5 ? undefined : { postStartExpireMinutes: 0 }),
+      key: `r${i}`,
+      floor: 'f',
+      name: `Room ${i}`,
+      capacity: 6,
+      cleanupMinutes: 15,
+      config: open(i < 5 ? undefined : { postStartExpireMinutes: 0 }),
     }));
     doc.webhooks = [{ key: 'h', project: 'tower', url: receiver.url('/m'), secret: SECRET, events: EVENTS }];
     const applied = await a.ops('POST', '/ops/v1/apply', doc);
@@ -110,7 +119,13 @@ describe.skipIf(process.env.TEST_DATABASE !== 'postgres')('two instances on one 
       for (let i = 0; i < 10; i++) {
         const start = local(hhmm);
         const res = await (i % 2 ? b : a).request('POST', '/meetings', {
-          token, body: { meetingRoomId: room(i), title: `multi ${i} ${hhmm}`, startDateTime: start.toISO(), endDateTime: start.plus({ minutes: 30 }).toISO() },
+          token,
+          body: {
+            meetingRoomId: room(i),
+            title: `multi ${i} ${hhmm}`,
+            startDateTime: start.toISO(),
+            endDateTime: start.plus({ minutes: 30 }).toISO(),
+          },
         });
         expect(res.status, res.text).toBe(201);
         (i < 5 ? noShow : autoCheckIn).push(res.body.data._id);
@@ -122,29 +137,61 @@ describe.skipIf(process.env.TEST_DATABASE !== 'postgres')('two instances on one 
     const db = a.services.storage.db;
     await until('no pending timer', async () => (await snapshot(db, meetingIds)).timers.every((t) => t.status !== 'pending'), 20_000);
     // Every first attempt was refused; past the retry spacing, the retries go out.
-    await until('every delivery attempted once', async () => {
-      const s = await snapshot(db, meetingIds);
-      return s.deliveries.length > 0 && s.deliveries.every((d) => d.attempts >= 1 && d.claimed_until === null);
-    }, 30_000, 100);
+    await until(
+      'every delivery attempted once',
+      async () => {
+        const s = await snapshot(db, meetingIds);
+        return s.deliveries.length > 0 && s.deliveries.every((d) => d.attempts >= 1 && d.claimed_until === null);
+      },
+      30_000,
+      100,
+    );
     expect((await a.ops('POST', '/ops/v1/clock', { advanceMinutes: 5 })).status).toBe(200);
-    await until('every delivery delivered', async () => (await snapshot(db, meetingIds)).deliveries.every((d) => d.status === 'delivered'), 30_000, 100);
+    await until(
+      'every delivery delivered',
+      async () => (await snapshot(db, meetingIds)).deliveries.every((d) => d.status === 'delivered'),
+      30_000,
+      100,
+    );
     await new Promise((r) => setTimeout(r, 500));
 
     const s = await snapshot(db, meetingIds);
     expect(s.timers.filter((t) => t.status === 'pending')).toEqual([]);
     for (const id of noShow) {
       const mine = s.timers.filter((t) => t.meeting_id === id);
-      expect(countBy(mine.filter((t) => t.status === 'fired'), (t) => t.kind), `fired steps of ${id}`).toEqual({ reminder: 1, 'no-show-warning': 1, 'no-show-cancel': 1 });
+      expect(
+        countBy(
+          mine.filter((t) => t.status === 'fired'),
+          (t) => t.kind,
+        ),
+        `fired steps of ${id}`,
+      ).toEqual({ reminder: 1, 'no-show-warning': 1, 'no-show-cancel': 1 });
       const system = s.histories.filter((h) => h.meeting_id === id && h.source === 'system');
       expect(system.map((h) => `${h.action}: ${h.reason}`)).toEqual([`cancel: ${NO_SHOW}`]);
-      expect(countBy(s.events.filter((e) => e.meeting_id === id), (e) => e.type)).toEqual({ ROOM_BOOK: 1, ROOM_REMINDER: 1, ROOM_NO_SHOW_WARNING: 1, ROOM_CANCEL: 1 });
+      expect(
+        countBy(
+          s.events.filter((e) => e.meeting_id === id),
+          (e) => e.type,
+        ),
+      ).toEqual({ ROOM_BOOK: 1, ROOM_REMINDER: 1, ROOM_NO_SHOW_WARNING: 1, ROOM_CANCEL: 1 });
     }
     for (const id of autoCheckIn) {
       const mine = s.timers.filter((t) => t.meeting_id === id);
-      expect(countBy(mine.filter((t) => t.status === 'fired'), (t) => t.kind), `fired steps of ${id}`).toEqual({ reminder: 1, 'auto-check-in': 1, 'ending-soon': 1, end: 1 });
+      expect(
+        countBy(
+          mine.filter((t) => t.status === 'fired'),
+          (t) => t.kind,
+        ),
+        `fired steps of ${id}`,
+      ).toEqual({ reminder: 1, 'auto-check-in': 1, 'ending-soon': 1, end: 1 });
       const system = s.histories.filter((h) => h.meeting_id === id && h.source === 'system');
       expect(system.map((h) => h.action)).toEqual(['check-in']);
-      expect(countBy(s.events.filter((e) => e.meeting_id === id), (e) => e.type)).toEqual({ ROOM_BOOK: 1, ROOM_REMINDER: 1, ROOM_ENDING_SOON: 1 });
+      expect(
+        countBy(
+          s.events.filter((e) => e.meeting_id === id),
+          (e) => e.type,
+        ),
+      ).toEqual({ ROOM_BOOK: 1, ROOM_REMINDER: 1, ROOM_ENDING_SOON: 1 });
     }
     const statuses = await db.selectFrom('meetings').select(['id', 'status']).where('id', 'in', meetingIds).execute();
     expect(countBy(statuses, (m) => m.status)).toEqual({ cancelled: noShow.length, done: autoCheckIn.length });
@@ -157,7 +204,8 @@ describe.skipIf(process.env.TEST_DATABASE !== 'postgres')('two instances on one 
     expect(audit.duplicates).toEqual([]);
     expect(audit.accepted.size).toBe(s.events.length);
     const answers = new Map<string, (number | 'hang')[]>();
-    for (const r of received) answers.set(header(r, 'x-service-delivery')!, [...(answers.get(header(r, 'x-service-delivery')!) ?? []), r.answered]);
+    for (const r of received)
+      answers.set(header(r, 'x-service-delivery')!, [...(answers.get(header(r, 'x-service-delivery')!) ?? []), r.answered]);
     expect([...answers.values()].filter((x) => x.join() !== '500,200')).toEqual([]);
 
     expect(workA.timers + workB.timers).toBe(s.timers.filter((t) => t.status === 'fired').length);
@@ -170,7 +218,9 @@ describe.skipIf(process.env.TEST_DATABASE !== 'postgres')('two instances on one 
       expect((await a.ops('POST', '/ops/v1/clock', { set: target })).status).toBe(200);
     });
     // The steps run inside A's clock request; B's poller (1 s) may take some. Both deliver.
-    console.log(`[postgres] clock moved on A: timers fired A ${work.timersA}, B ${work.timersB}; delivery attempts A ${work.attemptsA}, B ${work.attemptsB}`);
+    console.log(
+      `[postgres] clock moved on A: timers fired A ${work.timersA}, B ${work.timersB}; delivery attempts A ${work.attemptsA}, B ${work.attemptsB}`,
+    );
   }, 120_000);
 
   it('moving the clock on both instances at once: every step once, every delivery once', async () => {
@@ -179,10 +229,15 @@ describe.skipIf(process.env.TEST_DATABASE !== 'postgres')('two instances on one 
       // take, both reach the target (B possibly further) and both drain the same due steps.
       const now = Date.parse((await a.ops('GET', '/ops/v1/clock')).body.data.now);
       const advanceMinutes = Math.ceil((Date.parse(target) - now) / 60_000) + 1;
-      const [ra, rb] = await Promise.all([a.ops('POST', '/ops/v1/clock', { advanceMinutes }), b.ops('POST', '/ops/v1/clock', { advanceMinutes })]);
+      const [ra, rb] = await Promise.all([
+        a.ops('POST', '/ops/v1/clock', { advanceMinutes }),
+        b.ops('POST', '/ops/v1/clock', { advanceMinutes }),
+      ]);
       expect([ra.status, rb.status]).toEqual([200, 200]);
     });
-    console.log(`[postgres] clock moved on A and B at once: timers fired A ${work.timersA}, B ${work.timersB}; delivery attempts A ${work.attemptsA}, B ${work.attemptsB}`);
+    console.log(
+      `[postgres] clock moved on A and B at once: timers fired A ${work.timersA}, B ${work.timersB}; delivery attempts A ${work.attemptsA}, B ${work.attemptsB}`,
+    );
     // Both instances drained the same due steps concurrently and each step was claimed by one of
     // them (checked in scenario). How the steps split is not asserted: both walk the same due list
     // in the same order, so the one behind usually waits on the asset lock of the step the other

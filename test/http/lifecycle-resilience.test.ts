@@ -10,7 +10,13 @@ describe('lifecycle worker resilience', () => {
   let c: WebhookCtx;
 
   beforeAll(async () => {
-    c = await startWebhookService({ rooms: [{ key: 'ra', name: 'Room A' }, { key: 'rb', name: 'Room B' }], clockAt: '06:00' });
+    c = await startWebhookService({
+      rooms: [
+        { key: 'ra', name: 'Room A' },
+        { key: 'rb', name: 'Room B' },
+      ],
+      clockAt: '06:00',
+    });
   });
   afterAll(async () => {
     await c?.close();

@@ -29,10 +29,16 @@ describe('steps due at the same instant', () => {
     const doc = siteDocument() as any;
     doc.zones = [{ key: 'z', project: 'tower', name: 'Tower' }];
     doc.floors = [{ key: 'f', zone: 'z', name: '12F' }];
-    doc.rooms = [{
-      key: 'r', floor: 'f', name: 'Orchid', capacity: 6, cleanupMinutes: 0,
-      config: everyDay('00:00:00', '24:00:00', [], { minimumLeadTime: { minutes: 0, hours: 0, days: 0 }, maxAdvanceBookingDays: 60 }),
-    }];
+    doc.rooms = [
+      {
+        key: 'r',
+        floor: 'f',
+        name: 'Orchid',
+        capacity: 6,
+        cleanupMinutes: 0,
+        config: everyDay('00:00:00', '24:00:00', [], { minimumLeadTime: { minutes: 0, hours: 0, days: 0 }, maxAdvanceBookingDays: 60 }),
+      },
+    ];
     const applied = await svc.ops('POST', '/ops/v1/apply', doc);
     expect(applied.status, applied.text).toBe(200);
     const now = DateTime.fromISO((await svc.ops('GET', '/ops/v1/clock')).body.data.now).setZone(TZ);
@@ -40,7 +46,13 @@ describe('steps due at the same instant', () => {
     expect((await svc.ops('POST', '/ops/v1/clock', { set: start.minus({ hours: 2 }).toISO() })).status).toBe(200);
     const token = (await appToken(svc)).access_token;
     const res = await svc.request('POST', '/meetings', {
-      token, body: { meetingRoomId: applied.body.data.idsByKind.rooms.r, title: 'same instant', startDateTime: start.toISO(), endDateTime: start.plus({ minutes: 30 }).toISO() },
+      token,
+      body: {
+        meetingRoomId: applied.body.data.idsByKind.rooms.r,
+        title: 'same instant',
+        startDateTime: start.toISO(),
+        endDateTime: start.plus({ minutes: 30 }).toISO(),
+      },
     });
     expect(res.status, res.text).toBe(201);
     const meetingId: string = res.body.data._id;
@@ -57,15 +69,31 @@ describe('steps due at the same instant', () => {
       await trx.updateTable('timers').set({ id: low }).where('id', '=', high).execute();
       await trx.updateTable('timers').set({ id: high }).where('id', '=', 'swap').execute();
     });
-    const swapped = await db.selectFrom('timers').select(['id', 'kind']).where('meeting_id', '=', meetingId).where('kind', 'in', ['no-show-cancel', 'ending-soon']).orderBy('id').execute();
+    const swapped = await db
+      .selectFrom('timers')
+      .select(['id', 'kind'])
+      .where('meeting_id', '=', meetingId)
+      .where('kind', 'in', ['no-show-cancel', 'ending-soon'])
+      .orderBy('id')
+      .execute();
     expect(swapped.map((t) => t.kind)).toEqual(['ending-soon', 'no-show-cancel']);
 
     expect((await svc.ops('POST', '/ops/v1/clock', { set: start.plus({ minutes: 20 }).toISO() })).status).toBe(200);
-    const events = await db.selectFrom('events').select('type').where('meeting_id', '=', meetingId).orderBy('occurred_at').orderBy('id').execute();
+    const events = await db
+      .selectFrom('events')
+      .select('type')
+      .where('meeting_id', '=', meetingId)
+      .orderBy('occurred_at')
+      .orderBy('id')
+      .execute();
     expect(events.map((e) => e.type)).toEqual(['ROOM_BOOK', 'ROOM_REMINDER', 'ROOM_NO_SHOW_WARNING', 'ROOM_CANCEL']);
     const after = await db.selectFrom('timers').select(['kind', 'status']).where('meeting_id', '=', meetingId).execute();
     expect(Object.fromEntries(after.map((t) => [t.kind, t.status]))).toEqual({
-      reminder: 'fired', 'no-show-warning': 'fired', 'no-show-cancel': 'fired', 'ending-soon': 'cancelled', end: 'cancelled',
+      reminder: 'fired',
+      'no-show-warning': 'fired',
+      'no-show-cancel': 'fired',
+      'ending-soon': 'cancelled',
+      end: 'cancelled',
     });
   });
 });

@@ -39,7 +39,11 @@ describe('booking lifecycle timers (sandbox clock)', () => {
         { key: 'r-auto', name: 'Auto Room', meetingConfig: { postStartExpireMinutes: 0 } },
         { key: 'r-move', name: 'Move Room' },
         { key: 'r-cancel', name: 'Cancel Room' },
-        { key: 'r-custom', name: 'Custom Room', meetingConfig: { preStartMinutes: 20, postStartWarnMinutes: 5, postStartExpireMinutes: 12, preEndMinutes: 10 } },
+        {
+          key: 'r-custom',
+          name: 'Custom Room',
+          meetingConfig: { preStartMinutes: 20, postStartWarnMinutes: 5, postStartExpireMinutes: 12, preEndMinutes: 10 },
+        },
         { key: 'r-series', name: 'Series Room', meetingConfig: { postStartExpireMinutes: -1 } },
         { key: 'r-order', name: 'Order Room' },
         { key: 'r-series-noshow', name: 'Series NoShow Room' },
@@ -93,7 +97,11 @@ describe('booking lifecycle timers (sandbox clock)', () => {
     expect(after.histories.map((x: any) => x.action)).toEqual(['create', 'cancel']);
 
     // The room (held until 11:15 with its cleaning) is free again: found by a search and bookable.
-    const search = await c.svc.request('GET', `/meeting-rooms${qs({ projectId: c.projectId, startDateTime: c.t('10:30', day), endDateTime: c.t('11:00', day) })}`, { token: c.alice });
+    const search = await c.svc.request(
+      'GET',
+      `/meeting-rooms${qs({ projectId: c.projectId, startDateTime: c.t('10:30', day), endDateTime: c.t('11:00', day) })}`,
+      { token: c.alice },
+    );
     expect(search.status, search.text).toBe(200);
     expect(search.body.data.map((r: any) => r._id)).toContain(c.id('r-noshow'));
     const again = await c.bookRoom('r-noshow', '10:30', '11:00', day);
@@ -211,7 +219,10 @@ describe('booking lifecycle timers (sandbox clock)', () => {
     await c.clockTo('11:20', day);
     const inside = await c.bookRoom('r-auto', '11:30', '12:00', day);
     expect(inside.status).toBe('checked-in');
-    expect(inside.histories.map((x: any) => [x.action, x.source])).toEqual([['create', 'user'], ['check-in', 'system']]);
+    expect(inside.histories.map((x: any) => [x.action, x.source])).toEqual([
+      ['create', 'user'],
+      ['check-in', 'system'],
+    ]);
     await c.clockTo('12:00', day);
     expect((await c.get(inside._id)).status).toBe('done');
 
@@ -270,7 +281,10 @@ describe('booking lifecycle timers (sandbox clock)', () => {
     const after = await c.get(m._id);
     expect(after.status).toBe('cancelled');
     expect(after).not.toHaveProperty('cancelReason');
-    expect(after.histories.map((x: any) => [x.action, x.source])).toEqual([['create', 'user'], ['cancel', 'user']]);
+    expect(after.histories.map((x: any) => [x.action, x.source])).toEqual([
+      ['create', 'user'],
+      ['cancel', 'user'],
+    ]);
     const events = await eventsOf('Cancel Room', day);
     expect(kinds(events)).toEqual(['BOOK', 'CANCEL']);
     expect(events[1].data).not.toHaveProperty('cancelReason');
@@ -321,7 +335,10 @@ describe('booking lifecycle timers (sandbox clock)', () => {
     expect(sameInstant(lastHistory(o).at, c.t('10:15', day))).toBe(true);
     const a = await c.get(auto._id);
     expect(a.status).toBe('done');
-    expect(a.histories.map((x: any) => [x.action, x.source])).toEqual([['create', 'user'], ['check-in', 'system']]);
+    expect(a.histories.map((x: any) => [x.action, x.source])).toEqual([
+      ['create', 'user'],
+      ['check-in', 'system'],
+    ]);
     expect(sameInstant(a.histories[1].at, c.t('10:00', day))).toBe(true);
 
     // ... and the events are queued, stamped with the time each step fell due.
@@ -416,11 +433,15 @@ describe('booking lifecycle timers (sandbox clock)', () => {
     // The room is free for the rest of the cancelled occurrence.
     const other = await c.bookRoom('r-series-noshow', '10:30', '11:00', day);
     expect((await c.action(other._id, 'cancel')).status).toBe(202);
-    const listed = await c.svc.request('GET', `/meetings${qs({ from: c.t('00:00', day), to: c.t('00:00', day + 2), meetingRoomId: c.id('r-series-noshow'), statuses: ['active'] })}`, { token: c.alice });
+    const listed = await c.svc.request(
+      'GET',
+      `/meetings${qs({ from: c.t('00:00', day), to: c.t('00:00', day + 2), meetingRoomId: c.id('r-series-noshow'), statuses: ['active'] })}`,
+      { token: c.alice },
+    );
     expect(listed.status, listed.text).toBe(200);
-    expect(listed.body.data.map((x: any) => localHm(x.startDateTime) + '@' + DateTime.fromISO(x.startDateTime).setZone(TZ).toISODate())).toEqual([
-      `10:00@${c.D.plus({ days: day + 1 }).toISODate()}`,
-    ]);
+    expect(
+      listed.body.data.map((x: any) => localHm(x.startDateTime) + '@' + DateTime.fromISO(x.startDateTime).setZone(TZ).toISODate()),
+    ).toEqual([`10:00@${c.D.plus({ days: day + 1 }).toISODate()}`]);
 
     await c.clockTo('09:50', day + 1);
     expect((await c.action(created._id, 'check-in')).status).toBe(202);

@@ -68,7 +68,9 @@ describe('POST /meetings/{id}/cancel', () => {
     const m = await c.bookRoom('alice', 'r3', '09:00', '10:00', { attendees: [{ email: 'carol@example.com' }] }, 1);
     const byAttendee = await c.action('carol', m._id, 'cancel');
     expectError(byAttendee, 404, 'MEETING_003');
-    expect(byAttendee.body.message).toBe('As an attendee you may not cancel this booking: only its organizer or a project admin may, or a caller who sends its pinCode');
+    expect(byAttendee.body.message).toBe(
+      'As an attendee you may not cancel this booking: only its organizer or a project admin may, or a caller who sends its pinCode',
+    );
     const res = accepted(await c.action('bob', m._id, 'cancel'));
     expect(res.status).toBe('cancelled');
     expect(res.histories[1]).toMatchObject({ action: 'cancel', by: c.id('bob') });
@@ -232,7 +234,7 @@ describe('POST /meetings/{id}/check-in', () => {
   });
 
   describe('preStartMinutes -1', () => {
-    it('check-in is allowed any time on the booking\'s day', async () => {
+    it("check-in is allowed any time on the booking's day", async () => {
       await c.clockTo('00:30', 1);
       const res = accepted(await c.action('alice', anyDay._id, 'check-in'));
       expect(res.status).toBe('checked-in');
@@ -334,7 +336,9 @@ describe('POST /meetings/{id}/check-out', () => {
 describe('an asset that needs no check-in (postStartExpireMinutes 0)', () => {
   let c: MeetingCtx;
   beforeAll(async () => {
-    c = await startMeetingService({ rooms: [{ key: 'auto', name: 'Auto', config: roomConfig({ meetingConfig: { postStartExpireMinutes: 0 } }) }] });
+    c = await startMeetingService({
+      rooms: [{ key: 'auto', name: 'Auto', config: roomConfig({ meetingConfig: { postStartExpireMinutes: 0 } }) }],
+    });
   });
   afterAll(async () => {
     await c?.close();

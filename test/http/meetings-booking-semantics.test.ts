@@ -30,7 +30,9 @@ describe('booking semantics', () => {
   });
 
   const list = async (day: number, days: number, extra: Record<string, unknown> = {}) => {
-    const res = await c.svc.request('GET', `/meetings${qs({ from: c.t('00:00', day), to: c.t('00:00', day + days), ...extra })}`, { token: c.alice });
+    const res = await c.svc.request('GET', `/meetings${qs({ from: c.t('00:00', day), to: c.t('00:00', day + days), ...extra })}`, {
+      token: c.alice,
+    });
     expect(res.status, res.text).toBe(200);
     return res.body.data as any[];
   };
@@ -43,21 +45,22 @@ describe('booking semantics', () => {
     const created = await c.bookRoom('r-series', '10:00', '11:00', day, { recurrence: 'FREQ=DAILY;COUNT=3' });
     const mine = { meetingRoomId: c.id('r-series') };
     expect((await list(day, 3, mine)).map(when)).toEqual([
-      `${dayOf(day)} 10:00 active`, `${dayOf(day + 1)} 10:00 active`, `${dayOf(day + 2)} 10:00 active`,
+      `${dayOf(day)} 10:00 active`,
+      `${dayOf(day + 1)} 10:00 active`,
+      `${dayOf(day + 2)} 10:00 active`,
     ]);
 
     // Nobody checks in: the first occurrence is auto-cancelled, the series rolls on.
     await c.clockTo('10:20', day);
     const all = await list(day, 3, mine);
-    expect(all.map(when)).toEqual([
-      `${dayOf(day)} 10:00 cancelled`, `${dayOf(day + 1)} 10:00 active`, `${dayOf(day + 2)} 10:00 active`,
-    ]);
+    expect(all.map(when)).toEqual([`${dayOf(day)} 10:00 cancelled`, `${dayOf(day + 1)} 10:00 active`, `${dayOf(day + 2)} 10:00 active`]);
     expect(all.every((m) => m._id === created._id && m.seriesMasterId === created._id)).toBe(true);
     expect(all[0].cancelReason).toBe(NO_SHOW_REASON);
     expect(all[1]).not.toHaveProperty('cancelReason');
     expect((await list(day, 3, { ...mine, statuses: ['cancelled'] })).map(when)).toEqual([`${dayOf(day)} 10:00 cancelled`]);
     expect((await list(day, 3, { ...mine, statuses: ['active'] })).map(when)).toEqual([
-      `${dayOf(day + 1)} 10:00 active`, `${dayOf(day + 2)} 10:00 active`,
+      `${dayOf(day + 1)} 10:00 active`,
+      `${dayOf(day + 2)} 10:00 active`,
     ]);
 
     // The second is checked in: only that occurrence shows checked-in, not the whole series.
@@ -65,17 +68,26 @@ describe('booking semantics', () => {
     const checkIn = await c.action(created._id, 'check-in');
     expect(checkIn.status, checkIn.text).toBe(202);
     expect((await list(day, 3, mine)).map(when)).toEqual([
-      `${dayOf(day)} 10:00 cancelled`, `${dayOf(day + 1)} 10:00 checked-in`, `${dayOf(day + 2)} 10:00 active`,
+      `${dayOf(day)} 10:00 cancelled`,
+      `${dayOf(day + 1)} 10:00 checked-in`,
+      `${dayOf(day + 2)} 10:00 active`,
     ]);
     expect((await list(day, 3, { ...mine, statuses: ['checked-in', 'cancelled'] })).map(when)).toEqual([
-      `${dayOf(day)} 10:00 cancelled`, `${dayOf(day + 1)} 10:00 checked-in`,
+      `${dayOf(day)} 10:00 cancelled`,
+      `${dayOf(day + 1)} 10:00 checked-in`,
     ]);
     // Once it ended, it is done and the last one stands for the series.
     await c.clockTo('11:00', day + 1);
     expect((await list(day, 3, mine)).map(when)).toEqual([
-      `${dayOf(day)} 10:00 cancelled`, `${dayOf(day + 1)} 10:00 done`, `${dayOf(day + 2)} 10:00 active`,
+      `${dayOf(day)} 10:00 cancelled`,
+      `${dayOf(day + 1)} 10:00 done`,
+      `${dayOf(day + 2)} 10:00 active`,
     ]);
-    const page = await c.svc.request('GET', `/meetings${qs({ from: c.t('00:00', day), to: c.t('00:00', day + 3), ...mine, statuses: ['done'] })}`, { token: c.alice });
+    const page = await c.svc.request(
+      'GET',
+      `/meetings${qs({ from: c.t('00:00', day), to: c.t('00:00', day + 3), ...mine, statuses: ['done'] })}`,
+      { token: c.alice },
+    );
     expect(page.body.meta?.total ?? page.body.data.length).toBe(1);
   });
 
@@ -84,16 +96,31 @@ describe('booking semantics', () => {
     await c.clockTo('08:00', day);
     await c.bookRoom('r-clean', '11:15', '12:00', day);
     // The room has 15 minutes of cleaning: 10:00-11:15 ends as the other starts, but its cleaning runs to 11:30.
-    const own = await c.book({ meetingRoomId: c.id('r-clean'), title: 'x', startDateTime: c.t('10:00', day), endDateTime: c.t('11:15', day) });
+    const own = await c.book({
+      meetingRoomId: c.id('r-clean'),
+      title: 'x',
+      startDateTime: c.t('10:00', day),
+      endDateTime: c.t('11:15', day),
+    });
     expect(own.status, own.text).toBe(409);
     expect(own.body).toMatchObject({ code: 'KS012', success: false });
     expect(own.body.message).toBe(
       `This booking's own cleaning time (15 minutes, until 11:30) runs into the room's booking ${dayOf(day)} 11:15–12:00 (${TZ})`,
     );
-    const theirs = await c.book({ meetingRoomId: c.id('r-clean'), title: 'x', startDateTime: c.t('12:00', day), endDateTime: c.t('13:00', day) });
+    const theirs = await c.book({
+      meetingRoomId: c.id('r-clean'),
+      title: 'x',
+      startDateTime: c.t('12:00', day),
+      endDateTime: c.t('13:00', day),
+    });
     expect(theirs.status, theirs.text).toBe(409);
     expect(theirs.body.message).toBe(`The room is booked ${dayOf(day)} 11:15–12:00 and held for cleaning until 12:15 (${TZ})`);
-    const overlap = await c.book({ meetingRoomId: c.id('r-clean'), title: 'x', startDateTime: c.t('11:30', day), endDateTime: c.t('12:30', day) });
+    const overlap = await c.book({
+      meetingRoomId: c.id('r-clean'),
+      title: 'x',
+      startDateTime: c.t('11:30', day),
+      endDateTime: c.t('12:30', day),
+    });
     expect(overlap.status, overlap.text).toBe(409);
     expect(overlap.body.message).toBe(`The room is booked ${dayOf(day)} 11:15–12:00 (${TZ})`);
   });
@@ -114,17 +141,32 @@ describe('booking semantics', () => {
   it('201 carries Location: POST /meetings and POST /ops/v1/visitors/invites (not a draft)', async () => {
     const day = newDay();
     await c.clockTo('08:00', day);
-    const res = await c.book({ meetingRoomId: c.id('r-where'), title: 'x', startDateTime: c.t('10:00', day), endDateTime: c.t('11:00', day) });
+    const res = await c.book({
+      meetingRoomId: c.id('r-where'),
+      title: 'x',
+      startDateTime: c.t('10:00', day),
+      endDateTime: c.t('11:00', day),
+    });
     expect(res.status, res.text).toBe(201);
     expect(res.headers.get('location')).toBe(`/meetings/${res.body.data._id}`);
     const followed = await c.svc.request('GET', res.headers.get('location')!, { token: c.alice });
     expect(followed.status).toBe(200);
-    const draft = await c.book({ meetingRoomId: c.id('r-where'), title: 'x', startDateTime: c.t('12:00', day), endDateTime: c.t('13:00', day), draft: true });
+    const draft = await c.book({
+      meetingRoomId: c.id('r-where'),
+      title: 'x',
+      startDateTime: c.t('12:00', day),
+      endDateTime: c.t('13:00', day),
+      draft: true,
+    });
     expect(draft.status, draft.text).toBe(200);
     expect(draft.headers.get('location')).toBeNull();
 
     const invite = await c.svc.ops('POST', '/ops/v1/visitors/invites', {
-      projectId: c.projectId, hostUserId: c.id('alice'), visitorName: 'Vera', startDateTime: c.t('09:00', day), endDateTime: c.t('17:00', day),
+      projectId: c.projectId,
+      hostUserId: c.id('alice'),
+      visitorName: 'Vera',
+      startDateTime: c.t('09:00', day),
+      endDateTime: c.t('17:00', day),
     });
     expect(invite.status, invite.text).toBe(201);
     expect(invite.headers.get('location')).toBe(`/ops/v1/visitors/invites/${invite.body.data._id}`);

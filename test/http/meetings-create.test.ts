@@ -11,15 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, UNKNOWN_ID } from '../support/fixtures.js';
 import { ISO_DATE_TIME } from '../support/catalogue.js';
-import {
-  actions,
-  byDayCode,
-  created,
-  roomConfig,
-  sameInstant,
-  startMeetingService,
-  type MeetingCtx,
-} from '../support/meetings.js';
+import { actions, byDayCode, created, roomConfig, sameInstant, startMeetingService, type MeetingCtx } from '../support/meetings.js';
 
 const HEX24 = /^[0-9a-f]{24}$/;
 
@@ -35,7 +27,10 @@ const ROOMS = [
   { key: 'office', name: 'Back Office Room' },
   { key: 'annexroom', name: 'Annex Room', floor: 'fX' },
 ];
-const DESKS = [{ key: 'd1', name: 'Desk 1' }, { key: 'd2', name: 'Desk 2' }];
+const DESKS = [
+  { key: 'd1', name: 'Desk 1' },
+  { key: 'd2', name: 'Desk 2' },
+];
 
 describe('POST /meetings', () => {
   let c: MeetingCtx;
@@ -56,8 +51,11 @@ describe('POST /meetings', () => {
   describe('the created Meeting', () => {
     it('201 with the full Meeting: active, PIN, organizer, attendees resolved, create history (app token → source partner)', async () => {
       const res = await c.book('portal', {
-        meetingRoomId: c.id('main'), title: 'Planning', body: 'Agenda',
-        startDateTime: c.t('09:00:42'), endDateTime: c.t('10:00:59'),
+        meetingRoomId: c.id('main'),
+        title: 'Planning',
+        body: 'Agenda',
+        startDateTime: c.t('09:00:42'),
+        endDateTime: c.t('10:00:59'),
         attendees: [{ email: 'Carol@Example.com', type: 'required' }, { email: 'guest@outside.example' }],
       });
       const m = created(res);
@@ -77,7 +75,13 @@ describe('POST /meetings', () => {
       expect(m.organizer).toMatchObject({ userId: expect.stringMatching(HEX24), checkInDateTime: null, checkOutDateTime: null });
       expect(m.organizer.name).toEqual(expect.any(String));
       expect(m.attendees).toHaveLength(2);
-      expect(m.attendees[0]).toMatchObject({ userId: c.id('carol'), email: 'Carol@Example.com', type: 'required', responseStatus: 'accepted', checkInDateTime: null });
+      expect(m.attendees[0]).toMatchObject({
+        userId: c.id('carol'),
+        email: 'Carol@Example.com',
+        type: 'required',
+        responseStatus: 'accepted',
+        checkInDateTime: null,
+      });
       expect(m.attendees[0].name).toBe('Carol Unlinked');
       expect(m.attendees[1]).toMatchObject({ userId: null, email: 'guest@outside.example', type: 'required' });
       expect(m.histories).toHaveLength(1);
@@ -150,44 +154,126 @@ describe('POST /meetings', () => {
     const room = () => c.id('main');
     const desk = () => c.id('d1');
     const cases: [string, () => Record<string, unknown>][] = [
-      ['both meetingRoomId and deskId', () => ({ meetingRoomId: room(), deskId: desk(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5) })],
+      [
+        'both meetingRoomId and deskId',
+        () => ({ meetingRoomId: room(), deskId: desk(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5) }),
+      ],
       ['neither meetingRoomId nor deskId', () => ({ startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5) })],
       ['a room without endDateTime', () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5) })],
-      ['a room with timePeriod instead of endDateTime', () => ({ meetingRoomId: room(), startDateTime: c.t('00:00', 5), timePeriod: 'morning' })],
-      ['a desk with both endDateTime and timePeriod', () => ({ deskId: desk(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), timePeriod: 'afternoon' })],
+      [
+        'a room with timePeriod instead of endDateTime',
+        () => ({ meetingRoomId: room(), startDateTime: c.t('00:00', 5), timePeriod: 'morning' }),
+      ],
+      [
+        'a desk with both endDateTime and timePeriod',
+        () => ({ deskId: desk(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), timePeriod: 'afternoon' }),
+      ],
       ['a desk with neither endDateTime nor timePeriod', () => ({ deskId: desk(), startDateTime: c.t('16:00', 5) })],
       ['end before start', () => ({ meetingRoomId: room(), startDateTime: c.t('17:00', 5), endDateTime: c.t('16:00', 5) })],
-      ['end equal to start after truncating seconds', () => ({ meetingRoomId: room(), startDateTime: c.t('16:00:05', 5), endDateTime: c.t('16:00:55', 5) })],
-      ['a start that is not a date-time', () => ({ meetingRoomId: room(), startDateTime: 'tomorrow at ten', endDateTime: c.t('17:00', 5) })],
-      ['a date-time without an offset', () => ({ meetingRoomId: room(), startDateTime: c.D.plus({ days: 5 }).set({ hour: 16 }).toFormat("yyyy-MM-dd'T'HH:mm:ss"), endDateTime: c.t('17:00', 5) })],
+      [
+        'end equal to start after truncating seconds',
+        () => ({ meetingRoomId: room(), startDateTime: c.t('16:00:05', 5), endDateTime: c.t('16:00:55', 5) }),
+      ],
+      [
+        'a start that is not a date-time',
+        () => ({ meetingRoomId: room(), startDateTime: 'tomorrow at ten', endDateTime: c.t('17:00', 5) }),
+      ],
+      [
+        'a date-time without an offset',
+        () => ({
+          meetingRoomId: room(),
+          startDateTime: c.D.plus({ days: 5 }).set({ hour: 16 }).toFormat("yyyy-MM-dd'T'HH:mm:ss"),
+          endDateTime: c.t('17:00', 5),
+        }),
+      ],
       ['no startDateTime', () => ({ meetingRoomId: room(), endDateTime: c.t('17:00', 5) })],
       ['a meetingRoomId that is not hex', () => ({ meetingRoomId: 'main', startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5) })],
       ['an unknown timePeriod', () => ({ deskId: desk(), startDateTime: c.t('00:00', 5), timePeriod: 'evening' })],
-      ['paymentDueMinutes without organizerId', () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), paymentDueMinutes: 60 })],
-      ['draftEndDateTimes without draft', () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), draftEndDateTimes: [c.t('18:00', 5)] })],
-      ['draftEndDateTimes with draft false', () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), draft: false, draftEndDateTimes: [c.t('18:00', 5)] })],
-      ['an attendee email that is not an email', () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), attendees: [{ email: 'not-an-email' }] })],
-      ['recurrence with an unsupported FREQ', () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), recurrence: 'FREQ=MONTHLY;COUNT=2' })],
-      ['recurrence without COUNT or UNTIL', () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), recurrence: 'FREQ=DAILY' })],
-      ['recurrence with too many occurrences', () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), recurrence: 'FREQ=DAILY;COUNT=500' })],
-      ['recurrence that is not a rule', () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), recurrence: 'every day please' })],
+      [
+        'paymentDueMinutes without organizerId',
+        () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), paymentDueMinutes: 60 }),
+      ],
+      [
+        'draftEndDateTimes without draft',
+        () => ({
+          meetingRoomId: room(),
+          startDateTime: c.t('16:00', 5),
+          endDateTime: c.t('17:00', 5),
+          draftEndDateTimes: [c.t('18:00', 5)],
+        }),
+      ],
+      [
+        'draftEndDateTimes with draft false',
+        () => ({
+          meetingRoomId: room(),
+          startDateTime: c.t('16:00', 5),
+          endDateTime: c.t('17:00', 5),
+          draft: false,
+          draftEndDateTimes: [c.t('18:00', 5)],
+        }),
+      ],
+      [
+        'an attendee email that is not an email',
+        () => ({
+          meetingRoomId: room(),
+          startDateTime: c.t('16:00', 5),
+          endDateTime: c.t('17:00', 5),
+          attendees: [{ email: 'not-an-email' }],
+        }),
+      ],
+      [
+        'recurrence with an unsupported FREQ',
+        () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), recurrence: 'FREQ=MONTHLY;COUNT=2' }),
+      ],
+      [
+        'recurrence without COUNT or UNTIL',
+        () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), recurrence: 'FREQ=DAILY' }),
+      ],
+      [
+        'recurrence with too many occurrences',
+        () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), recurrence: 'FREQ=DAILY;COUNT=500' }),
+      ],
+      [
+        'recurrence that is not a rule',
+        () => ({ meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), recurrence: 'every day please' }),
+      ],
     ];
     it.each(cases)('%s', async (_name, body) => {
       expectError(await c.book('portal', body()), 400, 'KS001');
     });
 
     it('the messages name the problem', async () => {
-      const both = await c.book('portal', { meetingRoomId: room(), deskId: desk(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5) });
+      const both = await c.book('portal', {
+        meetingRoomId: room(),
+        deskId: desk(),
+        startDateTime: c.t('16:00', 5),
+        endDateTime: c.t('17:00', 5),
+      });
       expect(both.body.message.join('\n')).toMatch(/meetingRoomId/);
       const noEnd = await c.book('portal', { meetingRoomId: room(), startDateTime: c.t('16:00', 5) });
       expect(noEnd.body.message.join('\n')).toMatch(/endDateTime/);
       const desk2 = await c.book('portal', { deskId: desk(), startDateTime: c.t('16:00', 5) });
       expect(desk2.body.message.join('\n')).toMatch(/timePeriod/);
-      const due = await c.book('portal', { meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), paymentDueMinutes: 60 });
+      const due = await c.book('portal', {
+        meetingRoomId: room(),
+        startDateTime: c.t('16:00', 5),
+        endDateTime: c.t('17:00', 5),
+        paymentDueMinutes: 60,
+      });
       expect(due.body.message.join('\n')).toMatch(/paymentDueMinutes/);
-      const drafts = await c.book('portal', { meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), draftEndDateTimes: [c.t('18:00', 5)] });
+      const drafts = await c.book('portal', {
+        meetingRoomId: room(),
+        startDateTime: c.t('16:00', 5),
+        endDateTime: c.t('17:00', 5),
+        draftEndDateTimes: [c.t('18:00', 5)],
+      });
       expect(drafts.body.message.join('\n')).toMatch(/draftEndDateTimes/);
-      const rule = await c.book('portal', { meetingRoomId: room(), startDateTime: c.t('16:00', 5), endDateTime: c.t('17:00', 5), recurrence: 'FREQ=MONTHLY;COUNT=2' });
+      const rule = await c.book('portal', {
+        meetingRoomId: room(),
+        startDateTime: c.t('16:00', 5),
+        endDateTime: c.t('17:00', 5),
+        recurrence: 'FREQ=MONTHLY;COUNT=2',
+      });
       expect(rule.body.message.join('\n')).toMatch(/recurrence/);
     });
 
@@ -257,14 +343,18 @@ describe('POST /meetings', () => {
       expectError(res, 409, 'KS012');
     });
 
-    it('a start inside the previous booking\'s cleaning: the message names when cleaning ends', async () => {
+    it("a start inside the previous booking's cleaning: the message names when cleaning ends", async () => {
       const res = await c.book('bob', { meetingRoomId: c.id('clean'), startDateTime: c.t('11:00'), endDateTime: c.t('11:45') });
       expectError(res, 409, 'KS012');
       expect(res.body.message).toContain('11:15');
     });
 
     it('an own cleaning that runs into the next booking', async () => {
-      expectError(await c.book('bob', { meetingRoomId: c.id('clean'), startDateTime: c.t('09:00'), endDateTime: c.t('09:50') }), 409, 'KS012');
+      expectError(
+        await c.book('bob', { meetingRoomId: c.id('clean'), startDateTime: c.t('09:00'), endDateTime: c.t('09:50') }),
+        409,
+        'KS012',
+      );
     });
 
     it('11:15 (after the cleaning) and 09:00-09:45 (cleaning ends at 10:00) are accepted', async () => {
@@ -281,18 +371,34 @@ describe('POST /meetings', () => {
   // -------------------------------------------------------------------------
   describe('unknown and closed assets', () => {
     it('404 KS005 for an unknown room or desk', async () => {
-      expectError(await c.book('portal', { meetingRoomId: UNKNOWN_ID, startDateTime: c.t('09:00', 6), endDateTime: c.t('10:00', 6) }), 404, 'KS005');
-      expectError(await c.book('portal', { deskId: UNKNOWN_ID, startDateTime: c.t('09:00', 6), endDateTime: c.t('10:00', 6) }), 404, 'KS005');
+      expectError(
+        await c.book('portal', { meetingRoomId: UNKNOWN_ID, startDateTime: c.t('09:00', 6), endDateTime: c.t('10:00', 6) }),
+        404,
+        'KS005',
+      );
+      expectError(
+        await c.book('portal', { deskId: UNKNOWN_ID, startDateTime: c.t('09:00', 6), endDateTime: c.t('10:00', 6) }),
+        404,
+        'KS005',
+      );
     });
 
-    it('404 KS005 for a room of a project outside the caller\'s scope', async () => {
-      expectError(await c.book('portal', { meetingRoomId: c.id('annexroom'), startDateTime: c.t('09:00', 6), endDateTime: c.t('10:00', 6) }), 404, 'KS005');
+    it("404 KS005 for a room of a project outside the caller's scope", async () => {
+      expectError(
+        await c.book('portal', { meetingRoomId: c.id('annexroom'), startDateTime: c.t('09:00', 6), endDateTime: c.t('10:00', 6) }),
+        404,
+        'KS005',
+      );
       // The hub app, which has the annex, can book it.
       created(await c.book('hub', { meetingRoomId: c.id('annexroom'), startDateTime: c.t('09:00', 6), endDateTime: c.t('10:00', 6) }));
     });
 
     it('409 MEETING_006 for an inactive room', async () => {
-      expectError(await c.book('alice', { meetingRoomId: c.id('closed'), startDateTime: c.t('09:00', 6), endDateTime: c.t('10:00', 6) }), 409, 'MEETING_006');
+      expectError(
+        await c.book('alice', { meetingRoomId: c.id('closed'), startDateTime: c.t('09:00', 6), endDateTime: c.t('10:00', 6) }),
+        409,
+        'MEETING_006',
+      );
     });
   });
 
@@ -335,15 +441,32 @@ describe('POST /meetings', () => {
 
     it('is checked before the window rules and the slot conflict', async () => {
       // Out of hours.
-      expectError(await c.book('eve', { meetingRoomId: c.id('main'), startDateTime: c.t('05:00', 8), endDateTime: c.t('06:00', 8) }), 403, 'MEETING_049');
+      expectError(
+        await c.book('eve', { meetingRoomId: c.id('main'), startDateTime: c.t('05:00', 8), endDateTime: c.t('06:00', 8) }),
+        403,
+        'MEETING_049',
+      );
       // Too long and across the break.
-      expectError(await c.book('eve', { meetingRoomId: c.id('main'), startDateTime: c.t('08:00', 8), endDateTime: c.t('20:00', 8) }), 403, 'MEETING_049');
+      expectError(
+        await c.book('eve', { meetingRoomId: c.id('main'), startDateTime: c.t('08:00', 8), endDateTime: c.t('20:00', 8) }),
+        403,
+        'MEETING_049',
+      );
       // A slot already taken (the 14:00-15:00 booking on D).
-      expectError(await c.book('eve', { meetingRoomId: c.id('main'), startDateTime: c.t('14:00'), endDateTime: c.t('15:00') }), 403, 'MEETING_049');
+      expectError(
+        await c.book('eve', { meetingRoomId: c.id('main'), startDateTime: c.t('14:00'), endDateTime: c.t('15:00') }),
+        403,
+        'MEETING_049',
+      );
     });
 
     it('a back-office booking for a blocked member', async () => {
-      const res = await c.book('portal', { meetingRoomId: c.id('main'), organizerId: c.id('eve'), startDateTime: c.t('09:00', 8), endDateTime: c.t('10:00', 8) });
+      const res = await c.book('portal', {
+        meetingRoomId: c.id('main'),
+        organizerId: c.id('eve'),
+        startDateTime: c.t('09:00', 8),
+        endDateTime: c.t('10:00', 8),
+      });
       expectError(res, 403, 'MEETING_049');
     });
 
@@ -366,7 +489,7 @@ describe('POST /meetings', () => {
       expectError(await office('alice', c.id('carol'), '09:00', '10:00'), 403, 'KS003');
     });
 
-    it('400 KS001 when the organizer is not a member of the asset\'s project', async () => {
+    it("400 KS001 when the organizer is not a member of the asset's project", async () => {
       expectError(await office('portal', c.id('dana'), '09:00', '10:00'), 400, 'KS001');
       expectError(await office('portal', UNKNOWN_ID, '09:00', '10:00'), 400, 'KS001');
     });
@@ -395,7 +518,10 @@ describe('POST /meetings', () => {
   describe('draft', () => {
     it('answers 200 with draftInfo, one entry per end, and books nothing', async () => {
       const res = await c.book('alice', {
-        meetingRoomId: c.id('draftroom'), draft: true, startDateTime: c.t('09:00', 1), endDateTime: c.t('10:00', 1),
+        meetingRoomId: c.id('draftroom'),
+        draft: true,
+        startDateTime: c.t('09:00', 1),
+        endDateTime: c.t('10:00', 1),
         draftEndDateTimes: [c.t('11:00', 1), c.t('23:00', 1)],
       });
       expect(res.status, res.text).toBe(200);
@@ -420,7 +546,10 @@ describe('POST /meetings', () => {
     it('reports a conflict (cleaning included) per end', async () => {
       await c.bookRoom('alice', 'draftroom', '14:00', '15:00', {}, 1);
       const res = await c.book('alice', {
-        meetingRoomId: c.id('draftroom'), draft: true, startDateTime: c.t('13:00', 1), endDateTime: c.t('14:00', 1),
+        meetingRoomId: c.id('draftroom'),
+        draft: true,
+        startDateTime: c.t('13:00', 1),
+        endDateTime: c.t('14:00', 1),
         draftEndDateTimes: [c.t('13:45', 1)],
       });
       expect(res.status, res.text).toBe(200);
@@ -440,9 +569,15 @@ describe('POST /meetings', () => {
     };
 
     it('FREQ=DAILY;COUNT=3: 201, then GET /meetings lists three rows of one series', async () => {
-      const m = created(await c.book('alice', {
-        meetingRoomId: c.id('series'), title: 'Daily', startDateTime: c.t('14:00', 1), endDateTime: c.t('15:00', 1), recurrence: 'FREQ=DAILY;COUNT=3',
-      }));
+      const m = created(
+        await c.book('alice', {
+          meetingRoomId: c.id('series'),
+          title: 'Daily',
+          startDateTime: c.t('14:00', 1),
+          endDateTime: c.t('15:00', 1),
+          recurrence: 'FREQ=DAILY;COUNT=3',
+        }),
+      );
       expect(m.seriesMasterId).toBe(m._id);
       const list = (await rows(1, 5)).filter((r) => r._id === m._id);
       expect(list).toHaveLength(3);
@@ -457,9 +592,15 @@ describe('POST /meetings', () => {
 
     it('FREQ=WEEKLY with BYDAY: occurrences on the named weekdays', async () => {
       const rule = `FREQ=WEEKLY;BYDAY=${byDayCode(c.D, 1)},${byDayCode(c.D, 3)};COUNT=3`;
-      const m = created(await c.book('alice', {
-        meetingRoomId: c.id('series'), title: 'Weekly', startDateTime: c.t('16:00', 1), endDateTime: c.t('17:00', 1), recurrence: rule,
-      }));
+      const m = created(
+        await c.book('alice', {
+          meetingRoomId: c.id('series'),
+          title: 'Weekly',
+          startDateTime: c.t('16:00', 1),
+          endDateTime: c.t('17:00', 1),
+          recurrence: rule,
+        }),
+      );
       const list = (await rows(1, 12)).filter((r) => r._id === m._id);
       expect(list).toHaveLength(3);
       expect(new Set(list.map((r) => r.occurrenceEventId)).size).toBe(3);
@@ -470,7 +611,11 @@ describe('POST /meetings', () => {
       await c.bookRoom('bob', 'series', '18:00', '19:00', {}, 3);
       const before = (await rows(1, 6)).length;
       const res = await c.book('alice', {
-        meetingRoomId: c.id('series'), title: 'Clash', startDateTime: c.t('18:00', 1), endDateTime: c.t('19:00', 1), recurrence: 'FREQ=DAILY;COUNT=3',
+        meetingRoomId: c.id('series'),
+        title: 'Clash',
+        startDateTime: c.t('18:00', 1),
+        endDateTime: c.t('19:00', 1),
+        recurrence: 'FREQ=DAILY;COUNT=3',
       });
       expectError(res, 409, 'KS012');
       expect(res.body.message).toMatch(/occurrence 3/);
@@ -483,7 +628,11 @@ describe('POST /meetings', () => {
     it('a rule violation on a later occurrence refuses the series with 400 KS001', async () => {
       // Today is D and maxAdvanceBookingDays is 30: D+28..D+30 are bookable, D+31 is not.
       const res = await c.book('alice', {
-        meetingRoomId: c.id('series'), title: 'Too far', startDateTime: c.t('20:00', 28), endDateTime: c.t('21:00', 28), recurrence: 'FREQ=DAILY;COUNT=4',
+        meetingRoomId: c.id('series'),
+        title: 'Too far',
+        startDateTime: c.t('20:00', 28),
+        endDateTime: c.t('21:00', 28),
+        recurrence: 'FREQ=DAILY;COUNT=4',
       });
       expectError(res, 400, 'KS001');
       expect(res.body.message.join('\n')).toMatch(/occurrence 4/);

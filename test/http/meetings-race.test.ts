@@ -18,7 +18,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DateTime } from 'luxon';
 import { startTestService, type HttpResult, type TestService } from '../support/test-service.js';
-import { actAsToken, appToken, applySite, expectError, idOf, PORTAL_APP_ID, PORTAL_SECRET, siteDocument, type SiteIds } from '../support/fixtures.js';
+import {
+  actAsToken,
+  appToken,
+  applySite,
+  expectError,
+  idOf,
+  PORTAL_APP_ID,
+  PORTAL_SECRET,
+  siteDocument,
+  type SiteIds,
+} from '../support/fixtures.js';
 import { at, dayAhead, everyDay } from '../support/catalogue.js';
 import { TEST_ENGINE } from '../support/test-database.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
@@ -49,15 +59,27 @@ function raceSite() {
   const doc = siteDocument() as any;
   for (let i = 0; i < N; i++) {
     doc.users.push({
-      key: memberKey(i), email: `${memberKey(i)}@example.com`, name: `Racer ${i}`, phone: `+668100${String(i).padStart(5, '0')}`,
-      memberships: [{ project: 'tower', role: 'member' }], blockedFromBooking: false,
+      key: memberKey(i),
+      email: `${memberKey(i)}@example.com`,
+      name: `Racer ${i}`,
+      phone: `+668100${String(i).padStart(5, '0')}`,
+      memberships: [{ project: 'tower', role: 'member' }],
+      blockedFromBooking: false,
     });
   }
   const portal = doc.apps.find((a: any) => a.appId === PORTAL_APP_ID);
   for (let i = 0; i < N; i++) portal.links.push({ user: memberKey(i), externalUserId: `ext-${memberKey(i)}` });
   doc.zones = [{ key: 'zR', project: 'tower', name: 'Race zone' }];
   doc.floors = [{ key: 'fR', zone: 'zR', name: 'Race floor' }];
-  const room = (key: string) => ({ key, floor: 'fR', name: key, capacity: 6, isPublic: true, cleanupMinutes: CLEANUP, config: ROOM_CONFIG });
+  const room = (key: string) => ({
+    key,
+    floor: 'fR',
+    name: key,
+    capacity: 6,
+    isPublic: true,
+    cleanupMinutes: CLEANUP,
+    config: ROOM_CONFIG,
+  });
   doc.rooms = ['solo', 'solo2', 'duo', ...Array.from({ length: 2 * PAIR_ROOMS }, (_, i) => `pair${i}`)].map(room);
   return doc;
 }
@@ -92,7 +114,10 @@ function statusCounts(results: HttpResult[]): Record<number, number> {
 function expectSingleWinner(results: HttpResult[]): HttpResult {
   const counts = statusCounts(results);
   const unexpected = results.filter((r) => r.status !== 201 && r.status !== 409);
-  expect(unexpected.map((r) => r.text), `status counts ${JSON.stringify(counts)}`).toEqual([]);
+  expect(
+    unexpected.map((r) => r.text),
+    `status counts ${JSON.stringify(counts)}`,
+  ).toEqual([]);
   const winners = results.filter((r) => r.status === 201);
   expect(winners.length, `status counts ${JSON.stringify(counts)}`).toBe(1);
   for (const r of results) if (r.status === 409) expectError(r, 409, 'KS012');
@@ -101,7 +126,11 @@ function expectSingleWinner(results: HttpResult[]): HttpResult {
 
 async function storedFor(svc: TestService, roomId: string) {
   const db = svc.services.storage.db;
-  const meetings = await db.selectFrom('meetings').select(['id', 'start_at', 'end_at', 'organizer_user_id']).where('room_id', '=', roomId).execute();
+  const meetings = await db
+    .selectFrom('meetings')
+    .select(['id', 'start_at', 'end_at', 'organizer_user_id'])
+    .where('room_id', '=', roomId)
+    .execute();
   const slots = await db.selectFrom('meeting_slots').select(['meeting_id', 'start_at', 'end_at']).where('asset_id', '=', roomId).execute();
   return { meetings, slots };
 }
@@ -121,7 +150,12 @@ function shuffle<T>(list: T[]): T[] {
  * apart, so B's hold (until base+135) never reaches the next pair.
  */
 function cleaningPairs(day: DateTime, roomIds: string[]) {
-  const pairs: { tag: string; roomId: string; a: { startDateTime: string; endDateTime: string }; b: { startDateTime: string; endDateTime: string } }[] = [];
+  const pairs: {
+    tag: string;
+    roomId: string;
+    a: { startDateTime: string; endDateTime: string };
+    b: { startDateTime: string; endDateTime: string };
+  }[] = [];
   const hhmm = (minutes: number) => `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
   for (const roomId of roomIds) {
     for (let k = 0; k < PAIRS_PER_ROOM; k++) {
@@ -139,12 +173,19 @@ function cleaningPairs(day: DateTime, roomIds: string[]) {
 
 async function expectPairsResolved(svc: TestService, pairs: ReturnType<typeof cleaningPairs>, results: (HttpResult & { tag: string })[]) {
   const counts = statusCounts(results);
-  expect(results.filter((r) => r.status !== 201 && r.status !== 409).map((r) => r.text), `status counts ${JSON.stringify(counts)}`).toEqual([]);
+  expect(
+    results.filter((r) => r.status !== 201 && r.status !== 409).map((r) => r.text),
+    `status counts ${JSON.stringify(counts)}`,
+  ).toEqual([]);
   for (const pair of pairs) {
     const mine = results.filter((r) => r.tag === pair.tag);
     expect(mine).toHaveLength(2);
     expect(mine.map((r) => r.status).sort(), `pair ${pair.tag}`).toEqual([201, 409]);
-    expectError(mine.find((r) => r.status === 409)!, 409, 'KS012');
+    expectError(
+      mine.find((r) => r.status === 409)!,
+      409,
+      'KS012',
+    );
   }
   for (const roomId of new Set(pairs.map((p) => p.roomId))) {
     const stored = await storedFor(svc, roomId);
@@ -167,7 +208,9 @@ describe(`concurrent POST /meetings on one instance (${TEST_ENGINE})`, () => {
     svc = await startTestService();
     ids = await applySite(svc, raceSite());
     day = await dayAhead(svc, TZ, 3);
-    memberTokens = await Promise.all(Array.from({ length: N }, async (_, i) => (await actAsToken(svc, { subject: `ext-${memberKey(i)}` })).access_token));
+    memberTokens = await Promise.all(
+      Array.from({ length: N }, async (_, i) => (await actAsToken(svc, { subject: `ext-${memberKey(i)}` })).access_token),
+    );
   });
   afterAll(async () => {
     await svc?.close();
@@ -202,10 +245,12 @@ describe(`concurrent POST /meetings on one instance (${TEST_ENGINE})`, () => {
     const roomIds = Array.from({ length: PAIR_ROOMS }, (_, i) => idOf(ids, `pair${i}`, 'rooms'));
     const pairs = cleaningPairs(day, roomIds);
     expect(pairs.length * 2).toBe(N);
-    const attempts = shuffle(pairs.flatMap((p) => [
-      { svc, token, tag: p.tag, body: { meetingRoomId: p.roomId, title: 'A', ...p.a } },
-      { svc, token: memberTokens[Math.floor(Math.random() * N)], tag: p.tag, body: { meetingRoomId: p.roomId, title: 'B', ...p.b } },
-    ]));
+    const attempts = shuffle(
+      pairs.flatMap((p) => [
+        { svc, token, tag: p.tag, body: { meetingRoomId: p.roomId, title: 'A', ...p.a } },
+        { svc, token: memberTokens[Math.floor(Math.random() * N)], tag: p.tag, body: { meetingRoomId: p.roomId, title: 'B', ...p.b } },
+      ]),
+    );
     await expectPairsResolved(svc, pairs, await fire(attempts));
   });
 });
@@ -226,7 +271,10 @@ describe(`concurrent POST /meetings spread over two service instances on one ${T
     // Tokens minted on either instance work on both (they live in the shared database).
     // A few callers, each sending several of the concurrent requests, keep the setup short.
     memberTokens = await Promise.all(
-      Array.from({ length: CALLERS }, async (_, i) => (await actAsToken(i % 2 ? second : first, { subject: `ext-${memberKey(i)}` })).access_token),
+      Array.from(
+        { length: CALLERS },
+        async (_, i) => (await actAsToken(i % 2 ? second : first, { subject: `ext-${memberKey(i)}` })).access_token,
+      ),
     );
   });
   afterAll(async () => {
@@ -237,7 +285,14 @@ describe(`concurrent POST /meetings spread over two service instances on one ${T
   it(`${N} creates for one room and slot, alternating instances: one 201 in total, ${N - 1} x 409 KS012`, async () => {
     const roomId = idOf(ids, 'duo', 'rooms');
     const body = { meetingRoomId: roomId, title: 'Race', startDateTime: at(day, '09:00'), endDateTime: at(day, '10:00') };
-    const results = await fire(Array.from({ length: N }, (_, i) => ({ svc: i % 2 ? second : first, token: memberTokens[i % CALLERS], body, tag: i % 2 ? 'second' : 'first' })));
+    const results = await fire(
+      Array.from({ length: N }, (_, i) => ({
+        svc: i % 2 ? second : first,
+        token: memberTokens[i % CALLERS],
+        body,
+        tag: i % 2 ? 'second' : 'first',
+      })),
+    );
     const winner = expectSingleWinner(results);
     // Both instances took part in the race and lost at least once.
     expect(results.filter((r) => r.tag === 'first' && r.status === 409).length).toBeGreaterThan(0);
@@ -253,10 +308,22 @@ describe(`concurrent POST /meetings spread over two service instances on one ${T
     const roomIds = Array.from({ length: PAIR_ROOMS }, (_, i) => idOf(ids, `pair${PAIR_ROOMS + i}`, 'rooms'));
     const pairs = cleaningPairs(day, roomIds);
     // The two requests of a pair always go to different instances.
-    const attempts = shuffle(pairs.flatMap((p, k) => [
-      { svc: k % 2 ? first : second, token: memberTokens[(2 * k) % CALLERS], tag: p.tag, body: { meetingRoomId: p.roomId, title: 'A', ...p.a } },
-      { svc: k % 2 ? second : first, token: memberTokens[(2 * k + 1) % CALLERS], tag: p.tag, body: { meetingRoomId: p.roomId, title: 'B', ...p.b } },
-    ]));
+    const attempts = shuffle(
+      pairs.flatMap((p, k) => [
+        {
+          svc: k % 2 ? first : second,
+          token: memberTokens[(2 * k) % CALLERS],
+          tag: p.tag,
+          body: { meetingRoomId: p.roomId, title: 'A', ...p.a },
+        },
+        {
+          svc: k % 2 ? second : first,
+          token: memberTokens[(2 * k + 1) % CALLERS],
+          tag: p.tag,
+          body: { meetingRoomId: p.roomId, title: 'B', ...p.b },
+        },
+      ]),
+    );
     await expectPairsResolved(first, pairs, await fire(attempts));
   });
 });
@@ -273,7 +340,9 @@ describe(`concurrent POST /meetings spread over this process and a second servic
     ids = await applySite(local, raceSite());
     remote = await startServiceProcess(local.database);
     day = await dayAhead(local, TZ, 3);
-    memberTokens = await Promise.all(Array.from({ length: CALLERS }, async (_, i) => (await actAsToken(local, { subject: `ext-${memberKey(i)}` })).access_token));
+    memberTokens = await Promise.all(
+      Array.from({ length: CALLERS }, async (_, i) => (await actAsToken(local, { subject: `ext-${memberKey(i)}` })).access_token),
+    );
     // The remote instance answers with tokens minted here.
     const whoami = await remote.request('GET', '/auth/whoami', { token: memberTokens[0] });
     expect(whoami.status, whoami.text).toBe(200);
@@ -287,7 +356,14 @@ describe(`concurrent POST /meetings spread over this process and a second servic
   it(`${N} creates for one room and slot, alternating processes: one 201 in total, ${N - 1} x 409 KS012`, async () => {
     const roomId = idOf(ids, 'duo', 'rooms');
     const body = { meetingRoomId: roomId, title: 'Race', startDateTime: at(day, '09:00'), endDateTime: at(day, '10:00') };
-    const results = await fire(Array.from({ length: N }, (_, i) => ({ svc: i % 2 ? remote : local, token: memberTokens[i % CALLERS], body, tag: i % 2 ? 'remote' : 'local' })));
+    const results = await fire(
+      Array.from({ length: N }, (_, i) => ({
+        svc: i % 2 ? remote : local,
+        token: memberTokens[i % CALLERS],
+        body,
+        tag: i % 2 ? 'remote' : 'local',
+      })),
+    );
     const winner = expectSingleWinner(results);
     expect(results.filter((r) => r.tag === 'local' && r.status === 409).length).toBeGreaterThan(0);
     expect(results.filter((r) => r.tag === 'remote' && r.status === 409).length).toBeGreaterThan(0);
@@ -299,10 +375,22 @@ describe(`concurrent POST /meetings spread over this process and a second servic
   it(`${N} cleaning-pair creates across both processes: exactly one of each pair wins`, async () => {
     const roomIds = Array.from({ length: PAIR_ROOMS }, (_, i) => idOf(ids, `pair${i}`, 'rooms'));
     const pairs = cleaningPairs(day, roomIds);
-    const attempts = shuffle(pairs.flatMap((p, k) => [
-      { svc: k % 2 ? local : remote, token: memberTokens[(2 * k) % CALLERS], tag: p.tag, body: { meetingRoomId: p.roomId, title: 'A', ...p.a } },
-      { svc: k % 2 ? remote : local, token: memberTokens[(2 * k + 1) % CALLERS], tag: p.tag, body: { meetingRoomId: p.roomId, title: 'B', ...p.b } },
-    ]));
+    const attempts = shuffle(
+      pairs.flatMap((p, k) => [
+        {
+          svc: k % 2 ? local : remote,
+          token: memberTokens[(2 * k) % CALLERS],
+          tag: p.tag,
+          body: { meetingRoomId: p.roomId, title: 'A', ...p.a },
+        },
+        {
+          svc: k % 2 ? remote : local,
+          token: memberTokens[(2 * k + 1) % CALLERS],
+          tag: p.tag,
+          body: { meetingRoomId: p.roomId, title: 'B', ...p.b },
+        },
+      ]),
+    );
     await expectPairsResolved(local, pairs, await fire(attempts));
   });
 });

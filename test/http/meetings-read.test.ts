@@ -27,7 +27,11 @@ describe('reading bookings', () => {
 
   beforeAll(async () => {
     c = await startMeetingService({
-      rooms: [{ key: 'rose', name: 'Rose' }, { key: 'lily', name: 'Lily' }, { key: 'annexroom', name: 'Annex', floor: 'fX' }],
+      rooms: [
+        { key: 'rose', name: 'Rose' },
+        { key: 'lily', name: 'Lily' },
+        { key: 'annexroom', name: 'Annex', floor: 'fX' },
+      ],
       desks: [{ key: 'd1', name: 'Desk 1' }],
     });
     mAlice = await c.bookRoom('alice', 'rose', '09:00', '10:00', { attendees: [{ email: 'carol@example.com' }] });
@@ -63,7 +67,11 @@ describe('reading bookings', () => {
     });
 
     it('401 KS002 without a token', async () => {
-      expectError(await c.request('GET', `/meetings?from=${encodeURIComponent(c.t('00:00'))}&to=${encodeURIComponent(c.t('00:00', 1))}`, null), 401, 'KS002');
+      expectError(
+        await c.request('GET', `/meetings?from=${encodeURIComponent(c.t('00:00'))}&to=${encodeURIComponent(c.t('00:00', 1))}`, null),
+        401,
+        'KS002',
+      );
     });
 
     it('only bookings overlapping the window, ordered by start, with meta', async () => {
@@ -189,7 +197,7 @@ describe('reading bookings', () => {
       expect(await listIds('viewer')).toHaveLength(5);
     });
 
-    it('another project\'s bookings are invisible; an out-of-scope projectId filter is 403 KS003', async () => {
+    it("another project's bookings are invisible; an out-of-scope projectId filter is 403 KS003", async () => {
       expect(await listIds('portal')).not.toContain(mAnnex._id);
       expectError(await c.list('portal', { ...day(), projectId: c.id('annex') }), 403, 'KS003');
       expectError(await c.list('alice', { ...day(), projectId: c.id('annex') }), 403, 'KS003');
@@ -199,9 +207,15 @@ describe('reading bookings', () => {
     it('a client that timed out finds its booking by organizer, asset and window', async () => {
       const window = { from: c.t('14:00'), to: c.t('15:00') };
       expect(idsOf(await c.list('bob', { ...window, meetingRoomId: c.id('rose'), organizerId: c.id('bob') }))).toEqual([mBob._id]);
-      expect(idsOf(await c.list('portal', { ...window, meetingRoomIds: c.id('rose'), organizerEmails: 'bob@example.com' }))).toEqual([mBob._id]);
+      expect(idsOf(await c.list('portal', { ...window, meetingRoomIds: c.id('rose'), organizerEmails: 'bob@example.com' }))).toEqual([
+        mBob._id,
+      ]);
       // The same slot on the next day is somebody else's booking.
-      expect(idsOf(await c.list('portal', { from: c.t('09:00', 1), to: c.t('10:00', 1), meetingRoomId: c.id('rose'), organizerId: c.id('alice') }))).toEqual([]);
+      expect(
+        idsOf(
+          await c.list('portal', { from: c.t('09:00', 1), to: c.t('10:00', 1), meetingRoomId: c.id('rose'), organizerId: c.id('alice') }),
+        ),
+      ).toEqual([]);
     });
 
     it('pinCode in list rows follows the same rules as the single read', async () => {
@@ -216,8 +230,13 @@ describe('reading bookings', () => {
     it('the full Meeting with its histories', async () => {
       const m = okData(await c.get('portal', mAlice._id));
       expect(m).toMatchObject({
-        _id: mAlice._id, status: 'active', meetingRoomId: c.id('rose'), meetingRoomName: 'Rose', title: mAlice.title,
-        startDateTime: mAlice.startDateTime, endDateTime: mAlice.endDateTime,
+        _id: mAlice._id,
+        status: 'active',
+        meetingRoomId: c.id('rose'),
+        meetingRoomName: 'Rose',
+        title: mAlice.title,
+        startDateTime: mAlice.startDateTime,
+        endDateTime: mAlice.endDateTime,
       });
       expect(m.organizer.userId).toBe(c.id('alice'));
       expect(m.attendees.map((a: any) => a.userId)).toEqual([c.id('carol')]);

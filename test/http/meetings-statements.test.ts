@@ -27,10 +27,16 @@ describe('SQL per request', () => {
 
   beforeAll(async () => {
     svc = await startTestService({ noWorkers: true, onQuery: record, onRoundTrip: trips.record });
-    ids = await applySite(svc, webhookSite({
-      rooms: [{ key: 'ra', name: 'Room A' }, { key: 'rb', name: 'Room B' }],
-      hooks: [{ key: 'all', url: 'http://127.0.0.1:9/hook', events: ROOM_EVENTS }],
-    }));
+    ids = await applySite(
+      svc,
+      webhookSite({
+        rooms: [
+          { key: 'ra', name: 'Room A' },
+          { key: 'rb', name: 'Room B' },
+        ],
+        hooks: [{ key: 'all', url: 'http://127.0.0.1:9/hook', events: ROOM_EVENTS }],
+      }),
+    );
     D = await dayAhead(svc, 'Asia/Bangkok', 2);
     await setClock(svc, at(D, '06:00'));
     // The sandbox clock re-reads its offset every second; stop it so the count is the request's alone.
@@ -43,10 +49,22 @@ describe('SQL per request', () => {
   it(`a room booking by an app runs at most ${CREATE_BUDGET} statements`, async () => {
     const token = (await appToken(svc)).access_token;
     // The app's first booking creates the user it books as: warm that up first.
-    const first = await svc.request('POST', '/meetings', { token, body: { meetingRoomId: idOf(ids, 'ra'), title: 'warm-up', startDateTime: at(D, '08:00'), endDateTime: at(D, '09:00') } });
+    const first = await svc.request('POST', '/meetings', {
+      token,
+      body: { meetingRoomId: idOf(ids, 'ra'), title: 'warm-up', startDateTime: at(D, '08:00'), endDateTime: at(D, '09:00') },
+    });
     expect(first.status, first.text).toBe(201);
     const { result, statements } = await counted(() =>
-      svc.request('POST', '/meetings', { token, body: { meetingRoomId: idOf(ids, 'ra'), title: 'counted', startDateTime: at(D, '10:00'), endDateTime: at(D, '11:00'), attendees: [{ email: 'guest@example.com' }] } }),
+      svc.request('POST', '/meetings', {
+        token,
+        body: {
+          meetingRoomId: idOf(ids, 'ra'),
+          title: 'counted',
+          startDateTime: at(D, '10:00'),
+          endDateTime: at(D, '11:00'),
+          attendees: [{ email: 'guest@example.com' }],
+        },
+      }),
     );
     expect(result.status, result.text).toBe(201);
     console.log(`POST /meetings: ${statements.length} statements\n  ${statements.map((s) => s.slice(0, 110)).join('\n  ')}`);
@@ -54,26 +72,40 @@ describe('SQL per request', () => {
     expect(statements.length).toBeLessThanOrEqual(CREATE_BUDGET);
   });
 
-  it.runIf(TEST_ENGINE === 'postgres')(`on PostgreSQL a room booking takes at most ${PG_ROUND_TRIPS} round trips (inserts go out together)`, async () => {
-    const token = (await appToken(svc)).access_token;
-    const body = { meetingRoomId: idOf(ids, 'ra'), title: 'trips', startDateTime: at(D, '13:00'), endDateTime: at(D, '14:00'), attendees: [{ email: 'guest@example.com' }] };
-    await svc.request('GET', '/auth/whoami', { token }); // the caller is resolved once, as any later call finds it
-    const { result, statements } = await trips.counted(() => counted(() => svc.request('POST', '/meetings', { token, body })));
-    expect(result.result.status, result.result.text).toBe(201);
-    console.log(`POST /meetings on PostgreSQL: ${result.statements.length} statements in ${statements.length} round trips\n  ${statements.map((s) => s.slice(0, 110)).join('\n  ')}`);
-    expect(statements.length).toBeLessThan(result.statements.length);
-    expect(statements.length).toBeLessThanOrEqual(PG_ROUND_TRIPS);
-    // Every insert of the booking went out in one statement with the commit's flush.
-    expect(statements.filter((s) => /^with w0 as \(insert/.test(s)).length).toBeGreaterThan(0);
-    const stored = await svc.request('GET', `/meetings/${result.result.body.data._id}`, { token });
-    expect(stored.status, stored.text).toBe(200);
-    expect(stored.body.data.attendees).toHaveLength(1);
-  });
+  it.runIf(TEST_ENGINE === 'postgres')(
+    `on PostgreSQL a room booking takes at most ${PG_ROUND_TRIPS} round trips (inserts go out together)`,
+    async () => {
+      const token = (await appToken(svc)).access_token;
+      const body = {
+        meetingRoomId: idOf(ids, 'ra'),
+        title: 'trips',
+        startDateTime: at(D, '13:00'),
+        endDateTime: at(D, '14:00'),
+        attendees: [{ email: 'guest@example.com' }],
+      };
+      await svc.request('GET', '/auth/whoami', { token }); // the caller is resolved once, as any later call finds it
+      const { result, statements } = await trips.counted(() => counted(() => svc.request('POST', '/meetings', { token, body })));
+      expect(result.result.status, result.result.text).toBe(201);
+      console.log(
+        `POST /meetings on PostgreSQL: ${result.statements.length} statements in ${statements.length} round trips\n  ${statements.map((s) => s.slice(0, 110)).join('\n  ')}`,
+      );
+      expect(statements.length).toBeLessThan(result.statements.length);
+      expect(statements.length).toBeLessThanOrEqual(PG_ROUND_TRIPS);
+      // Every insert of the booking went out in one statement with the commit's flush.
+      expect(statements.filter((s) => /^with w0 as \(insert/.test(s)).length).toBeGreaterThan(0);
+      const stored = await svc.request('GET', `/meetings/${result.result.body.data._id}`, { token });
+      expect(stored.status, stored.text).toBe(200);
+      expect(stored.body.data.attendees).toHaveLength(1);
+    },
+  );
 
   it('a delegated booking by a member stays within the same budget', async () => {
     const token = (await actAsToken(svc, { subject: 'ext-alice' })).access_token;
     const { result, statements } = await counted(() =>
-      svc.request('POST', '/meetings', { token, body: { meetingRoomId: idOf(ids, 'rb'), title: 'alice', startDateTime: at(D, '10:00'), endDateTime: at(D, '11:00') } }),
+      svc.request('POST', '/meetings', {
+        token,
+        body: { meetingRoomId: idOf(ids, 'rb'), title: 'alice', startDateTime: at(D, '10:00'), endDateTime: at(D, '11:00') },
+      }),
     );
     expect(result.status, result.text).toBe(201);
     console.log(`POST /meetings (act_as): ${statements.length} statements\n  ${statements.map((s) => s.slice(0, 110)).join('\n  ')}`);
@@ -82,7 +114,9 @@ describe('SQL per request', () => {
 
   it('GET /meetings and GET /meetings/{id} write nothing, even for an app that never booked', async () => {
     const token = (await appToken(svc, 'hub-dev', 'hub-secret-0123456789abcdef-0123456789abc')).access_token;
-    const list = await counted(() => svc.request('GET', `/meetings?from=${encodeURIComponent(at(D, '00:00'))}&to=${encodeURIComponent(at(D, '23:00'))}`, { token }));
+    const list = await counted(() =>
+      svc.request('GET', `/meetings?from=${encodeURIComponent(at(D, '00:00'))}&to=${encodeURIComponent(at(D, '23:00'))}`, { token }),
+    );
     expect(list.result.status, list.result.text).toBe(200);
     expect(list.result.body.data.length).toBeGreaterThan(0);
     expect(list.statements.filter((s) => WRITE.test(s))).toEqual([]);
@@ -107,7 +141,10 @@ describe('SQL per request', () => {
       const read = await counted(() => svc.request('GET', path, { token }));
       expect(read.result.status, `${path}: ${read.result.text}`).toBe(200);
       expect(read.statements.length, path).toBeGreaterThan(0);
-      expect(read.statements.filter((s) => WRITE.test(s)), path).toEqual([]);
+      expect(
+        read.statements.filter((s) => WRITE.test(s)),
+        path,
+      ).toEqual([]);
     }
   });
 });

@@ -11,7 +11,10 @@ import { expectError, UNKNOWN_ID } from '../support/fixtures.js';
 import { okData } from '../support/catalogue.js';
 import { accepted, actions, roomConfig, sameInstant, startMeetingService, type MeetingCtx } from '../support/meetings.js';
 
-const ROOMS = [{ key: 'u1', name: 'Update Room' }, { key: 'u2', name: 'Second Room' }];
+const ROOMS = [
+  { key: 'u1', name: 'Update Room' },
+  { key: 'u2', name: 'Second Room' },
+];
 
 /** Asserts 200 KS000 and returns the Meeting. */
 function updated(res: { status: number; text: string; body: any }): any {
@@ -74,9 +77,13 @@ describe('PATCH: moves, extensions and edits', () => {
 
   it('title, body and attendees edits keep the times; attendees are resolved', async () => {
     const before = actions(okData(await c.get('alice', m._id))).length;
-    const res = updated(await c.patch('alice', m._id, {
-      title: 'Renamed', body: 'second', attendees: [{ email: 'carol@example.com' }, { email: 'someone@outside.example', type: 'optional' }],
-    }));
+    const res = updated(
+      await c.patch('alice', m._id, {
+        title: 'Renamed',
+        body: 'second',
+        attendees: [{ email: 'carol@example.com' }, { email: 'someone@outside.example', type: 'optional' }],
+      }),
+    );
     expect(res.title).toBe('Renamed');
     expect(res.body).toBe('second');
     expect(res.attendees).toHaveLength(2);
@@ -236,7 +243,9 @@ describe('PATCH: an organizer blocked after booking', () => {
 
   it('an edit that keeps the times is allowed', async () => {
     expect(updated(await c.patch('alice', mine._id, { title: 'Still mine' })).title).toBe('Still mine');
-    expect(updated(await c.patch('alice', mine._id, { startDateTime: mine.startDateTime, endDateTime: mine.endDateTime, body: 'b' })).body).toBe('b');
+    expect(
+      updated(await c.patch('alice', mine._id, { startDateTime: mine.startDateTime, endDateTime: mine.endDateTime, body: 'b' })).body,
+    ).toBe('b');
   });
 
   it('after unblocking, the times can change again', async () => {

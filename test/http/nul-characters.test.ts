@@ -30,14 +30,40 @@ describe('the NUL character is refused everywhere', () => {
   };
 
   it('in the token request: 400, not 503 KS234', async () => {
-    refused(await svc.request('POST', '/auth/accessToken', { body: { grant_type: 'act_as', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET, subject: 'a\u0000b' } }), 'body.subject');
-    refused(await svc.request('POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: 'a\u0000b', app_secret: PORTAL_SECRET } }), 'body.app_id');
+    refused(
+      await svc.request('POST', '/auth/accessToken', {
+        body: { grant_type: 'act_as', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET, subject: 'a\u0000b' },
+      }),
+      'body.subject',
+    );
+    refused(
+      await svc.request('POST', '/auth/accessToken', {
+        body: { grant_type: 'app_credentials', app_id: 'a\u0000b', app_secret: PORTAL_SECRET },
+      }),
+      'body.app_id',
+    );
   });
 
   it('in a body field, nested or not', async () => {
-    const res = await svc.request('POST', '/meetings', { token: alice, body: { meetingRoomId: idOf(ids, 'uA101'), title: 'a\u0000b', startDateTime: '2030-01-01T10:00:00+07:00', endDateTime: '2030-01-01T11:00:00+07:00' } });
+    const res = await svc.request('POST', '/meetings', {
+      token: alice,
+      body: {
+        meetingRoomId: idOf(ids, 'uA101'),
+        title: 'a\u0000b',
+        startDateTime: '2030-01-01T10:00:00+07:00',
+        endDateTime: '2030-01-01T11:00:00+07:00',
+      },
+    });
     refused(res, 'body.title');
-    refused(await svc.ops('POST', '/ops/v1/apply', { brands: [{ key: 'acme', name: 'x' }, { key: 'a\u0000b', name: 'x' }] }), 'body.brands[1].key');
+    refused(
+      await svc.ops('POST', '/ops/v1/apply', {
+        brands: [
+          { key: 'acme', name: 'x' },
+          { key: 'a\u0000b', name: 'x' },
+        ],
+      }),
+      'body.brands[1].key',
+    );
   });
 
   it('in a path parameter and a query value', async () => {
@@ -48,7 +74,9 @@ describe('the NUL character is refused everywhere', () => {
 
   it('in a text/calendar body', async () => {
     const res = await svc.request('POST', '/ops/v1/calendar-sync/google/messages', {
-      raw: 'BEGIN:VCALENDAR\r\nMETHOD:REQUEST\r\nBEGIN:VEVENT\r\nUID:a\u0000b\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n', token: OPS_TOKEN, headers: { 'content-type': 'text/calendar' },
+      raw: 'BEGIN:VCALENDAR\r\nMETHOD:REQUEST\r\nBEGIN:VEVENT\r\nUID:a\u0000b\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n',
+      token: OPS_TOKEN,
+      headers: { 'content-type': 'text/calendar' },
     });
     refused(res, 'body');
   });

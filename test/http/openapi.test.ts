@@ -99,7 +99,15 @@ describe('OpenAPI webhooks: the delivery of every event type, from the schemas t
       if (!type.startsWith('VMS_')) expect(op.description, type).toMatch(/GET \/meetings\/\{meetingId\}/);
       expect(op.security, type).toEqual([]);
       const headers = Object.fromEntries(op.parameters.map((p: any) => [p.name, p]));
-      for (const name of ['X-Service-Event', 'X-Service-Delivery', 'X-Service-Timestamp', 'X-Service-Signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+      for (const name of [
+        'X-Service-Event',
+        'X-Service-Delivery',
+        'X-Service-Timestamp',
+        'X-Service-Signature',
+        'webhook-id',
+        'webhook-timestamp',
+        'webhook-signature',
+      ]) {
         expect(headers[name], `${type} ${name}`).toMatchObject({ in: 'header', required: true });
         expect(headers[name].description, `${type} ${name}`).toBeTypeOf('string');
       }
@@ -109,11 +117,13 @@ describe('OpenAPI webhooks: the delivery of every event type, from the schemas t
     }
     // operationIds are unique, in the webhooks and against the paths.
     expect(operationIds.size).toBe(EVENT_TYPES.length);
-    const pathIds = Object.values(doc.paths).flatMap((item: any) => Object.values(item).map((op: any) => op?.operationId)).filter(Boolean);
+    const pathIds = Object.values(doc.paths)
+      .flatMap((item: any) => Object.values(item).map((op: any) => op?.operationId))
+      .filter(Boolean);
     for (const id of pathIds) expect(operationIds.has(id), id).toBe(false);
   });
 
-  it('each body schema is the contract\'s schema of that type: the envelope with its type fixed, and the catalogue\'s data schema', () => {
+  it("each body schema is the contract's schema of that type: the envelope with its type fixed, and the catalogue's data schema", () => {
     for (const type of EVENT_TYPES) {
       const published = bodySchema(type);
       expect(published, type).toEqual(plain(eventDeliverySchema(type)));
@@ -127,7 +137,7 @@ describe('OpenAPI webhooks: the delivery of every event type, from the schemas t
     }
   });
 
-  it('a real delivered body of each event type validates against its published schema (ajv, JSON Schema 2020-12), and not against another type\'s', () => {
+  it("a real delivered body of each event type validates against its published schema (ajv, JSON Schema 2020-12), and not against another type's", () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats(ajv);
     const validators = Object.fromEntries(EVENT_TYPES.map((type) => [type, ajv.compile(bodySchema(type))]));
@@ -153,29 +163,59 @@ describe('OpenAPI webhooks: the delivery of every event type, from the schemas t
 
 /** The operationIds of every operation, by `METHOD path`: changing one breaks generated clients, so it is a deliberate edit here. */
 const OPERATION_IDS: Record<string, string> = {
-  'GET /healthz': 'health', 'GET /readyz': 'ready',
-  'POST /auth/accessToken': 'requestToken', 'POST /auth/revoke': 'revoke', 'GET /auth/whoami': 'whoami',
-  'GET /meeting-rooms': 'searchRooms', 'GET /meeting-rooms/{id}': 'getRoom', 'GET /desks': 'searchDesks', 'GET /desks/{id}': 'getDesk',
-  'POST /meetings': 'createMeeting', 'GET /meetings': 'listMeetings', 'GET /meetings/{id}': 'getMeeting', 'PATCH /meetings/{id}': 'updateMeeting',
-  'POST /meetings/{id}/cancel': 'cancelMeeting', 'POST /meetings/{id}/check-in': 'checkIn', 'POST /meetings/{id}/check-out': 'checkOut',
-  'PUT /partner/members/{externalUserId}': 'putMember', 'GET /partner/members/{externalUserId}': 'getMember',
-  'DELETE /partner/members/{externalUserId}': 'deleteMember', 'PUT /partner/members/{externalUserId}/credentials': 'putCredentials',
-  'POST /ops/v1/session': 'signInConsole', 'GET /ops/v1/session': 'getConsoleSession', 'DELETE /ops/v1/session': 'signOutConsole',
-  'GET /ops/v1/clock': 'getSandboxClock', 'POST /ops/v1/clock': 'moveSandboxClock', 'POST /ops/v1/apply': 'applySiteDocument',
-  'GET /ops/v1/webhooks': 'listWebhookListeners', 'GET /ops/v1/webhooks/{id}': 'getWebhookListener',
-  'POST /ops/v1/webhooks/{id}/enable': 'enableWebhookListener', 'GET /ops/v1/webhooks/{id}/deliveries': 'listWebhookDeliveries',
+  'GET /healthz': 'health',
+  'GET /readyz': 'ready',
+  'POST /auth/accessToken': 'requestToken',
+  'POST /auth/revoke': 'revoke',
+  'GET /auth/whoami': 'whoami',
+  'GET /meeting-rooms': 'searchRooms',
+  'GET /meeting-rooms/{id}': 'getRoom',
+  'GET /desks': 'searchDesks',
+  'GET /desks/{id}': 'getDesk',
+  'POST /meetings': 'createMeeting',
+  'GET /meetings': 'listMeetings',
+  'GET /meetings/{id}': 'getMeeting',
+  'PATCH /meetings/{id}': 'updateMeeting',
+  'POST /meetings/{id}/cancel': 'cancelMeeting',
+  'POST /meetings/{id}/check-in': 'checkIn',
+  'POST /meetings/{id}/check-out': 'checkOut',
+  'PUT /partner/members/{externalUserId}': 'putMember',
+  'GET /partner/members/{externalUserId}': 'getMember',
+  'DELETE /partner/members/{externalUserId}': 'deleteMember',
+  'PUT /partner/members/{externalUserId}/credentials': 'putCredentials',
+  'POST /ops/v1/session': 'signInConsole',
+  'GET /ops/v1/session': 'getConsoleSession',
+  'DELETE /ops/v1/session': 'signOutConsole',
+  'GET /ops/v1/clock': 'getSandboxClock',
+  'POST /ops/v1/clock': 'moveSandboxClock',
+  'POST /ops/v1/apply': 'applySiteDocument',
+  'GET /ops/v1/webhooks': 'listWebhookListeners',
+  'GET /ops/v1/webhooks/{id}': 'getWebhookListener',
+  'POST /ops/v1/webhooks/{id}/enable': 'enableWebhookListener',
+  'GET /ops/v1/webhooks/{id}/deliveries': 'listWebhookDeliveries',
   'POST /ops/v1/deliveries/{deliveryId}/redeliver': 'redeliverDelivery',
-  'GET /ops/v1/payments': 'listPayments', 'POST /ops/v1/payments/{paymentId}/settle': 'settlePayment', 'POST /ops/v1/payments/{paymentId}/fail': 'failPayment',
-  'GET /ops/v1/devices': 'listDevices', 'GET /ops/v1/devices/{deviceId}': 'getDevice',
-  'POST /ops/v1/devices/{deviceId}/offline': 'setDeviceOffline', 'POST /ops/v1/devices/{deviceId}/online': 'setDeviceOnline',
+  'GET /ops/v1/payments': 'listPayments',
+  'POST /ops/v1/payments/{paymentId}/settle': 'settlePayment',
+  'POST /ops/v1/payments/{paymentId}/fail': 'failPayment',
+  'GET /ops/v1/devices': 'listDevices',
+  'GET /ops/v1/devices/{deviceId}': 'getDevice',
+  'POST /ops/v1/devices/{deviceId}/offline': 'setDeviceOffline',
+  'POST /ops/v1/devices/{deviceId}/online': 'setDeviceOnline',
   'POST /ops/v1/calendar-sync/{provider}/messages': 'receiveCalendarMessage',
-  'POST /ops/v1/visitors/invites': 'createVisitorInvite', 'GET /ops/v1/visitors/invites': 'listVisitorInvites',
-  'POST /ops/v1/visitors/invites/{inviteId}/cancel': 'cancelVisitorInvite', 'GET /ops/v1/visitors/invites/{inviteId}': 'getVisitorInvite',
+  'POST /ops/v1/visitors/invites': 'createVisitorInvite',
+  'GET /ops/v1/visitors/invites': 'listVisitorInvites',
+  'POST /ops/v1/visitors/invites/{inviteId}/cancel': 'cancelVisitorInvite',
+  'GET /ops/v1/visitors/invites/{inviteId}': 'getVisitorInvite',
   'POST /ops/v1/devices/{deviceId}/scans': 'recordDeviceScan',
-  'GET /ops/v1/calendar-sync/rooms/{roomId}/feed': 'getRoomFeed', 'DELETE /ops/v1/calendar-sync/rooms/{roomId}/feed': 'revokeRoomFeed',
+  'GET /ops/v1/calendar-sync/rooms/{roomId}/feed': 'getRoomFeed',
+  'DELETE /ops/v1/calendar-sync/rooms/{roomId}/feed': 'revokeRoomFeed',
   'POST /ops/v1/calendar-sync/rooms/{roomId}/feed/rotate': 'rotateRoomFeed',
-  'GET /ops/v1/meetings': 'listAllMeetings', 'GET /ops/v1/meetings/{id}': 'getMeetingDetail', 'POST /ops/v1/meetings/{id}/cancel': 'staffCancelMeeting',
-  'GET /ops/v1/floors/{floorId}/now': 'getFloorNow', 'GET /ops/v1/assets/{assetId}/day': 'getAssetDay', 'GET /ops/v1/site': 'getSiteOverview',
+  'GET /ops/v1/meetings': 'listAllMeetings',
+  'GET /ops/v1/meetings/{id}': 'getMeetingDetail',
+  'POST /ops/v1/meetings/{id}/cancel': 'staffCancelMeeting',
+  'GET /ops/v1/floors/{floorId}/now': 'getFloorNow',
+  'GET /ops/v1/assets/{assetId}/day': 'getAssetDay',
+  'GET /ops/v1/site': 'getSiteOverview',
   'GET /ops/v1/stream': 'streamChanges',
 };
 

@@ -45,7 +45,19 @@ describe('docs/operator-api.md: the second building', () => {
   });
 
   it('applies as printed (twice: the second time changes nothing), and its rooms and desks are found through the public API', async () => {
-    for (const section of ['brands', 'projects', 'zones', 'floors', 'rooms', 'desks', 'users', 'apps', 'accessGroups', 'webhooks', 'promoCodes']) {
+    for (const section of [
+      'brands',
+      'projects',
+      'zones',
+      'floors',
+      'rooms',
+      'desks',
+      'users',
+      'apps',
+      'accessGroups',
+      'webhooks',
+      'promoCodes',
+    ]) {
       expect(doc[section]?.length, section).toBeGreaterThan(0);
     }
     const applied = await svc.ops('POST', '/ops/v1/apply', doc);
@@ -70,11 +82,14 @@ describe('docs/operator-api.md: the second building', () => {
 
     const desks = await svc.request('GET', `/desks?projectId=${projectId}`, { token: token.body.access_token });
     expect(desks.status, desks.text).toBe(200);
-    expect(desks.body.data.map((d: { name: string }) => d.name)).toEqual(expect.arrayContaining(doc.desks.map((d: { name: string }) => d.name)));
+    expect(desks.body.data.map((d: { name: string }) => d.name)).toEqual(
+      expect.arrayContaining(doc.desks.map((d: { name: string }) => d.name)),
+    );
 
     const devices = await svc.ops('GET', '/ops/v1/devices');
     const deviceIds = devices.body.data.map((d: { _id: string }) => d._id);
-    for (const key of Object.keys(applied.body.data.idsByKind.devices)) expect(deviceIds).toContain(applied.body.data.idsByKind.devices[key]);
+    for (const key of Object.keys(applied.body.data.idsByKind.devices))
+      expect(deviceIds).toContain(applied.body.data.idsByKind.devices[key]);
   });
 });
 

@@ -10,56 +10,138 @@ const HOOK_SECRET = 'at-least-32-characters-long-secret-value';
 function exampleDocument(): any {
   return {
     brands: [{ key: 'acme', name: 'Acme Estates' }],
-    projects: [{
-      key: 'tower', brand: 'acme', name: 'Acme Tower', timezone: 'Asia/Bangkok', currency: 'THB',
-      defaultCleanupMinutes: 10, bookingGridMinutes: 15, backofficePaymentDueMinutes: 1440,
-    }],
+    projects: [
+      {
+        key: 'tower',
+        brand: 'acme',
+        name: 'Acme Tower',
+        timezone: 'Asia/Bangkok',
+        currency: 'THB',
+        defaultCleanupMinutes: 10,
+        bookingGridMinutes: 15,
+        backofficePaymentDueMinutes: 1440,
+      },
+    ],
     zones: [{ key: 'a', project: 'tower', name: 'Tower A' }],
     floors: [{ key: 'a12', zone: 'a', name: '12F' }],
-    rooms: [{
-      key: 'orchid', floor: 'a12', name: 'Orchid', email: 'orchid@rooms.example',
-      capacity: 8, status: 'active', type: 'normal', isPublic: true,
-      cleanupMinutes: 15, chargeRate: { perHour: 0, perDay: 0 },
-      equipmentsAvailability: { camera: true, display: true, mic: true, projector: false, speaker: true },
-      facilities: ['whiteboard'], pictureUrls: [],
-      polygon: [{ xPct: 10, yPct: 10 }, { xPct: 30, yPct: 10 }, { xPct: 30, yPct: 25 }],
-      config: {
-        dayConfig: { Mon: { availableTime: { start: '08:00:00', end: '20:00:00' }, breakTimes: [{ start: '12:00:00', end: '13:00:00' }] } },
-        minimumLeadTime: { minutes: 0, hours: 0, days: 0 },
-        maxAdvanceBookingDays: 90, maxDurationMinutes: 480, bookMultipleDayRoom: false,
-        meetingConfig: { preStartMinutes: 15, postStartWarnMinutes: 10, postStartExpireMinutes: 15, preEndMinutes: 15 },
+    rooms: [
+      {
+        key: 'orchid',
+        floor: 'a12',
+        name: 'Orchid',
+        email: 'orchid@rooms.example',
+        capacity: 8,
+        status: 'active',
+        type: 'normal',
+        isPublic: true,
+        cleanupMinutes: 15,
+        chargeRate: { perHour: 0, perDay: 0 },
+        equipmentsAvailability: { camera: true, display: true, mic: true, projector: false, speaker: true },
+        facilities: ['whiteboard'],
+        pictureUrls: [],
+        polygon: [
+          { xPct: 10, yPct: 10 },
+          { xPct: 30, yPct: 10 },
+          { xPct: 30, yPct: 25 },
+        ],
+        config: {
+          dayConfig: {
+            Mon: { availableTime: { start: '08:00:00', end: '20:00:00' }, breakTimes: [{ start: '12:00:00', end: '13:00:00' }] },
+          },
+          minimumLeadTime: { minutes: 0, hours: 0, days: 0 },
+          maxAdvanceBookingDays: 90,
+          maxDurationMinutes: 480,
+          bookMultipleDayRoom: false,
+          meetingConfig: { preStartMinutes: 15, postStartWarnMinutes: 10, postStartExpireMinutes: 15, preEndMinutes: 15 },
+        },
       },
-    }],
-    desks: [{
-      key: 'd1', floor: 'a12', name: 'Desk 1', index: 1, email: 'd1@desks.example',
-      status: 'active', isPublic: true, capacity: 1, chargeRate: { perHour: 50, perDay: 300 }, config: {},
-    }],
-    users: [{
-      key: 'alice', email: 'alice@example.com', name: 'Alice Example', phone: '+66812345678',
-      memberships: [{ project: 'tower', role: 'member' }], blockedFromBooking: false,
-    }],
-    apps: [{
-      key: 'portal', appId: 'portal-dev', appSecret: APP_SECRET, name: 'Tenant portal', projects: ['tower'],
-      projectRoles: [{ project: 'tower', permissions: ['MEETING_UPDATE'] }], actAs: true,
-      links: [{ user: 'alice', externalUserId: 'ext-alice' }], accessGroups: ['lobby'],
-    }],
-    accessGroups: [{ key: 'lobby', project: 'tower', name: 'Lobby turnstiles', devices: [{ key: 't1', name: 'Turnstile 1', kind: 'face-card-reader' }] }],
-    webhooks: [{
-      key: 'hook', project: 'tower', url: 'http://127.0.0.1:9999/events', secret: HOOK_SECRET,
-      events: ['ROOM_BOOK', 'ROOM_CANCEL'], auth: { scheme: 'signature-only' },
-    }],
+    ],
+    desks: [
+      {
+        key: 'd1',
+        floor: 'a12',
+        name: 'Desk 1',
+        index: 1,
+        email: 'd1@desks.example',
+        status: 'active',
+        isPublic: true,
+        capacity: 1,
+        chargeRate: { perHour: 50, perDay: 300 },
+        config: {},
+      },
+    ],
+    users: [
+      {
+        key: 'alice',
+        email: 'alice@example.com',
+        name: 'Alice Example',
+        phone: '+66812345678',
+        memberships: [{ project: 'tower', role: 'member' }],
+        blockedFromBooking: false,
+      },
+    ],
+    apps: [
+      {
+        key: 'portal',
+        appId: 'portal-dev',
+        appSecret: APP_SECRET,
+        name: 'Tenant portal',
+        projects: ['tower'],
+        projectRoles: [{ project: 'tower', permissions: ['MEETING_UPDATE'] }],
+        actAs: true,
+        links: [{ user: 'alice', externalUserId: 'ext-alice' }],
+        accessGroups: ['lobby'],
+      },
+    ],
+    accessGroups: [
+      { key: 'lobby', project: 'tower', name: 'Lobby turnstiles', devices: [{ key: 't1', name: 'Turnstile 1', kind: 'face-card-reader' }] },
+    ],
+    webhooks: [
+      {
+        key: 'hook',
+        project: 'tower',
+        url: 'http://127.0.0.1:9999/events',
+        secret: HOOK_SECRET,
+        events: ['ROOM_BOOK', 'ROOM_CANCEL'],
+        auth: { scheme: 'signature-only' },
+      },
+    ],
     promoCodes: [{ key: 'half', project: 'tower', code: 'HALF', name: 'Half price', percentOff: 50 }],
   };
 }
 
 const EXAMPLE_KEYS: Record<string, string[]> = {
-  brands: ['acme'], projects: ['tower'], zones: ['a'], floors: ['a12'], rooms: ['orchid'], desks: ['d1'], users: ['alice'],
-  apps: ['portal'], accessGroups: ['lobby'], devices: ['t1'], webhooks: ['hook'], promoCodes: ['half'],
+  brands: ['acme'],
+  projects: ['tower'],
+  zones: ['a'],
+  floors: ['a12'],
+  rooms: ['orchid'],
+  desks: ['d1'],
+  users: ['alice'],
+  apps: ['portal'],
+  accessGroups: ['lobby'],
+  devices: ['t1'],
+  webhooks: ['hook'],
+  promoCodes: ['half'],
 };
 
 const TABLES = [
-  'brands', 'projects', 'zones', 'floors', 'rooms', 'desks', 'users', 'memberships', 'apps', 'app_projects',
-  'app_links', 'app_access_groups', 'access_groups', 'devices', 'webhooks', 'promo_codes',
+  'brands',
+  'projects',
+  'zones',
+  'floors',
+  'rooms',
+  'desks',
+  'users',
+  'memberships',
+  'apps',
+  'app_projects',
+  'app_links',
+  'app_access_groups',
+  'access_groups',
+  'devices',
+  'webhooks',
+  'promo_codes',
 ] as const;
 
 /** Every row of every site table, order-independent. */
@@ -111,15 +193,29 @@ describe('POST /ops/v1/apply', () => {
     const app = await db.selectFrom('apps').selectAll().where('key', '=', 'portal').executeTakeFirstOrThrow();
     expect(app).toMatchObject({ id: ids.portal, env: 'development', client_id: 'portal-dev', act_as: 1 });
     const room = await db.selectFrom('rooms').selectAll().where('id', '=', ids.orchid).executeTakeFirstOrThrow();
-    expect(room).toMatchObject({ brand_id: ids.acme, project_id: ids.tower, zone_id: ids.a, floor_id: ids.a12, capacity: 8, cleanup_minutes: 15 });
+    expect(room).toMatchObject({
+      brand_id: ids.acme,
+      project_id: ids.tower,
+      zone_id: ids.a,
+      floor_id: ids.a12,
+      capacity: 8,
+      cleanup_minutes: 15,
+    });
     const floor = await db.selectFrom('floors').selectAll().where('id', '=', ids.a12).executeTakeFirstOrThrow();
     expect(floor.project_id).toBe(ids.tower);
     const user = await db.selectFrom('users').selectAll().where('id', '=', ids.alice).executeTakeFirstOrThrow();
-    expect(user).toMatchObject({ email: 'alice@example.com', email_lower: 'alice@example.com', blocked_from_booking: 0, brand_staff: '[]' });
+    expect(user).toMatchObject({
+      email: 'alice@example.com',
+      email_lower: 'alice@example.com',
+      blocked_from_booking: 0,
+      brand_staff: '[]',
+    });
     expect(await db.selectFrom('memberships').selectAll().where('user_id', '=', ids.alice).execute()).toEqual([
       expect.objectContaining({ project_id: ids.tower, role: 'member', user_type: 'member', source: 'admin', status: 'active' }),
     ]);
-    expect(await db.selectFrom('app_projects').selectAll().execute()).toEqual([{ app_id: ids.portal, project_id: ids.tower, permissions: '["MEETING_UPDATE"]' }]);
+    expect(await db.selectFrom('app_projects').selectAll().execute()).toEqual([
+      { app_id: ids.portal, project_id: ids.tower, permissions: '["MEETING_UPDATE"]' },
+    ]);
     expect(await db.selectFrom('app_links').select(['app_id', 'user_id', 'external_user_id']).execute()).toEqual([
       { app_id: ids.portal, user_id: ids.alice, external_user_id: 'ext-alice' },
     ]);
@@ -165,8 +261,17 @@ describe('POST /ops/v1/apply', () => {
     const lotus = await db.selectFrom('rooms').selectAll().where('key', '=', 'lotus').executeTakeFirstOrThrow();
     // Spec defaults for omitted fields.
     expect(lotus).toMatchObject({
-      project_id: tower.id, status: 'active', type: 'normal', is_public: 1, capacity: 1, cleanup_minutes: null,
-      charge_rate: '{"perDay":0,"perHour":0}', config: '{}', facilities: '[]', picture_urls: '[]', polygon: null,
+      project_id: tower.id,
+      status: 'active',
+      type: 'normal',
+      is_public: 1,
+      capacity: 1,
+      cleanup_minutes: null,
+      charge_rate: '{"perDay":0,"perHour":0}',
+      config: '{}',
+      facilities: '[]',
+      picture_urls: '[]',
+      polygon: null,
     });
     const d2 = await db.selectFrom('desks').selectAll().where('key', '=', 'd2').executeTakeFirstOrThrow();
     expect(d2).toMatchObject({ capacity: 1, status: 'active', is_public: 1, desk_index: 1 });
@@ -181,7 +286,16 @@ describe('POST /ops/v1/apply', () => {
       projects: [{ key: 'p2', brand: 'ghost-brand', name: 'P2', timezone: 'Asia/Bangkok', currency: 'THB' }],
       rooms: [{ key: 'orchid2', floor: 'a13', name: 'Orchid 2' }],
       desks: [{ key: 'd9', floor: 'nowhere', name: 'Desk 9' }],
-      apps: [{ key: 'app2', appId: 'app-two', appSecret: APP_SECRET, name: 'Two', projects: ['tower'], links: [{ user: 'bob', externalUserId: 'ext-bob' }] }],
+      apps: [
+        {
+          key: 'app2',
+          appId: 'app-two',
+          appSecret: APP_SECRET,
+          name: 'Two',
+          projects: ['tower'],
+          links: [{ user: 'bob', externalUserId: 'ext-bob' }],
+        },
+      ],
     });
     const messages = expectKs001(res);
     expect(messages.sort()).toEqual([
@@ -226,21 +340,29 @@ describe('POST /ops/v1/apply', () => {
     doc.rooms[0].capcity = 3;
     doc.rooms[0].config.meetingConfig.preStartMinute = 3;
     const messages = expectKs001(await svc.ops('POST', '/ops/v1/apply', doc));
-    expect(messages).toEqual(expect.arrayContaining([
-      'body.rooms[0].capcity is not an allowed field',
-      'body.rooms[0].config.meetingConfig.preStartMinute is not an allowed field',
-    ]));
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        'body.rooms[0].capcity is not an allowed field',
+        'body.rooms[0].config.meetingConfig.preStartMinute is not an allowed field',
+      ]),
+    );
   });
 
   it('rejects inconsistent apps: roles outside projects, links to non-members', async () => {
     const res = await svc.ops('POST', '/ops/v1/apply', {
       projects: [{ key: 'annex', brand: 'acme', name: 'Annex', timezone: 'Asia/Bangkok', currency: 'THB' }],
       users: [{ key: 'carol', name: 'Carol', email: 'carol@example.com' }],
-      apps: [{
-        key: 'app3', appId: 'app-three', appSecret: APP_SECRET, name: 'Three', projects: ['tower'],
-        projectRoles: [{ project: 'annex', permissions: ['MEETING_UPDATE'] }],
-        links: [{ user: 'carol', externalUserId: 'ext-carol' }],
-      }],
+      apps: [
+        {
+          key: 'app3',
+          appId: 'app-three',
+          appSecret: APP_SECRET,
+          name: 'Three',
+          projects: ['tower'],
+          projectRoles: [{ project: 'annex', permissions: ['MEETING_UPDATE'] }],
+          links: [{ user: 'carol', externalUserId: 'ext-carol' }],
+        },
+      ],
     });
     expect(expectKs001(res)).toEqual([
       'apps[app3].projectRoles names project "annex", which is not listed in apps[app3].projects',
@@ -255,17 +377,33 @@ describe('POST /ops/v1/apply', () => {
         { key: 'u2', name: 'U2', email: 'same@example.com' },
       ],
       webhooks: [
-        { key: 'h2', project: 'tower', url: 'https://example.com/a', secret: HOOK_SECRET, events: ['ROOM_BOOK'], auth: { scheme: 'bearer' } },
-        { key: 'h3', project: 'tower', url: 'https://example.com/b', secret: HOOK_SECRET, events: ['DESK_BOOK'], auth: { scheme: 'custom-header', headers: { 'X-Service-Event': 'x' } } },
+        {
+          key: 'h2',
+          project: 'tower',
+          url: 'https://example.com/a',
+          secret: HOOK_SECRET,
+          events: ['ROOM_BOOK'],
+          auth: { scheme: 'bearer' },
+        },
+        {
+          key: 'h3',
+          project: 'tower',
+          url: 'https://example.com/b',
+          secret: HOOK_SECRET,
+          events: ['DESK_BOOK'],
+          auth: { scheme: 'custom-header', headers: { 'X-Service-Event': 'x' } },
+        },
       ],
       promoCodes: [{ key: 'both', project: 'tower', code: 'BOTH', name: 'Both', percentOff: 10, amountOff: 5 }],
     });
-    expect(expectKs001(res).sort()).toEqual([
-      'webhooks[h2].auth.token is required for the bearer scheme',
-      'webhooks[h3].auth.headers: "X-Service-Event" is set by the service and cannot be overridden',
-      'promoCodes[both] must give exactly one of percentOff or amountOff',
-      'users[u2].email "same@example.com" is also used by users[u1]',
-    ].sort());
+    expect(expectKs001(res).sort()).toEqual(
+      [
+        'webhooks[h2].auth.token is required for the bearer scheme',
+        'webhooks[h3].auth.headers: "X-Service-Event" is set by the service and cannot be overridden',
+        'promoCodes[both] must give exactly one of percentOff or amountOff',
+        'users[u2].email "same@example.com" is also used by users[u1]',
+      ].sort(),
+    );
   });
 
   it('keeps fractional values stable across applies (no rewrite)', async () => {
@@ -282,15 +420,26 @@ describe('POST /ops/v1/apply', () => {
   it('stores promo validity dates and a use limit, and never resets the use count', async () => {
     const db = svc.services.storage.db;
     const doc = {
-      promoCodes: [{
-        key: 'launch', project: 'tower', code: 'LAUNCH', name: 'Launch week', amountOff: 100,
-        validFrom: '2025-07-01T00:00:00+07:00', validUntil: '2025-07-08T00:00:00+07:00', maxUses: 50,
-      }],
+      promoCodes: [
+        {
+          key: 'launch',
+          project: 'tower',
+          code: 'LAUNCH',
+          name: 'Launch week',
+          amountOff: 100,
+          validFrom: '2025-07-01T00:00:00+07:00',
+          validUntil: '2025-07-08T00:00:00+07:00',
+          maxUses: 50,
+        },
+      ],
     };
     expect((await svc.ops('POST', '/ops/v1/apply', doc)).status).toBe(200);
     const row = () => db.selectFrom('promo_codes').selectAll().where('key', '=', 'launch').executeTakeFirstOrThrow();
     expect(await row()).toMatchObject({
-      valid_from: Date.parse('2025-06-30T17:00:00Z'), valid_until: Date.parse('2025-07-07T17:00:00Z'), max_uses: 50, used_count: 0,
+      valid_from: Date.parse('2025-06-30T17:00:00Z'),
+      valid_until: Date.parse('2025-07-07T17:00:00Z'),
+      max_uses: 50,
+      used_count: 0,
     });
     // Unchanged document: nothing rewritten.
     const before = await snapshot(svc);
@@ -304,21 +453,49 @@ describe('POST /ops/v1/apply', () => {
   });
 
   it('rejects promo validity that ends before it starts, and a use limit below 1', async () => {
-    const bad = (extra: object) => ({ promoCodes: [{ key: 'oops', project: 'tower', code: 'OOPS', name: 'Oops', percentOff: 5, ...extra }] });
-    expect(expectKs001(await svc.ops('POST', '/ops/v1/apply', bad({
-      validFrom: '2025-07-08T00:00:00Z', validUntil: '2025-07-01T00:00:00Z',
-    })))).toEqual(['promoCodes[oops].validUntil must be after validFrom']);
+    const bad = (extra: object) => ({
+      promoCodes: [{ key: 'oops', project: 'tower', code: 'OOPS', name: 'Oops', percentOff: 5, ...extra }],
+    });
+    expect(
+      expectKs001(
+        await svc.ops(
+          'POST',
+          '/ops/v1/apply',
+          bad({
+            validFrom: '2025-07-08T00:00:00Z',
+            validUntil: '2025-07-01T00:00:00Z',
+          }),
+        ),
+      ),
+    ).toEqual(['promoCodes[oops].validUntil must be after validFrom']);
     expect(expectKs001(await svc.ops('POST', '/ops/v1/apply', bad({ maxUses: 0 })))[0]).toMatch(/^body\.promoCodes\[0\]\.maxUses/);
-    expect(expectKs001(await svc.ops('POST', '/ops/v1/apply', bad({ validFrom: 'next tuesday' })))[0]).toMatch(/^body\.promoCodes\[0\]\.validFrom/);
+    expect(expectKs001(await svc.ops('POST', '/ops/v1/apply', bad({ validFrom: 'next tuesday' })))[0]).toMatch(
+      /^body\.promoCodes\[0\]\.validFrom/,
+    );
   });
 
   it('adopts an unkeyed stored user with the same email instead of failing on the unique email', async () => {
     const db = svc.services.storage.db;
     const now = svc.services.clock.now();
-    await db.insertInto('users').values({
-      id: 'aaaaaaaaaaaaaaaaaaaaaaaa', key: null, email: 'Dave@Example.com', email_lower: 'dave@example.com', phone: null, username: null,
-      name: 'Dave', first_name: null, last_name: null, profile_name: null, blocked_from_booking: 0, brand_staff: '[]', created_at: now, updated_at: now,
-    }).execute();
+    await db
+      .insertInto('users')
+      .values({
+        id: 'aaaaaaaaaaaaaaaaaaaaaaaa',
+        key: null,
+        email: 'Dave@Example.com',
+        email_lower: 'dave@example.com',
+        phone: null,
+        username: null,
+        name: 'Dave',
+        first_name: null,
+        last_name: null,
+        profile_name: null,
+        blocked_from_booking: 0,
+        brand_staff: '[]',
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
     const res = await svc.ops('POST', '/ops/v1/apply', {
       users: [{ key: 'dave', name: 'Dave Example', email: 'dave@example.com', brandStaff: ['acme'] }],
     });
@@ -440,7 +617,10 @@ function largeSite(users: number, prefix = 'big'): any {
     floors: [{ key: `${prefix}-f`, zone: `${prefix}-z`, name: 'F' }],
     desks: Array.from({ length: users / 2 }, (_, i) => ({ key: `${prefix}-d${i}`, floor: `${prefix}-f`, name: `Desk ${i}` })),
     users: Array.from({ length: users }, (_, i) => ({
-      key: `${prefix}-u${i}`, name: `User ${i}`, email: `${prefix}-u${i}@example.com`, memberships: [{ project: `${prefix}-p` }],
+      key: `${prefix}-u${i}`,
+      name: `User ${i}`,
+      email: `${prefix}-u${i}@example.com`,
+      memberships: [{ project: `${prefix}-p` }],
     })),
   };
 }
@@ -459,7 +639,9 @@ describe('POST /ops/v1/apply: size limits and a large document', () => {
       },
     });
     try {
-      svc.services.site.onApplied(() => { applied = true; });
+      svc.services.site.onApplied(() => {
+        applied = true;
+      });
       const res = await svc.ops('POST', '/ops/v1/apply', largeSite(8000));
       expect(res.status).toBe(200);
       expect(health).toBeDefined();
@@ -467,7 +649,14 @@ describe('POST /ops/v1/apply: size limits and a large document', () => {
       expect(await health).toEqual({ status: 200, appliedBefore: false });
       const db = svc.services.storage.db;
       const count = async (t: 'users' | 'desks' | 'memberships') =>
-        Number((await db.selectFrom(t).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+        Number(
+          (
+            await db
+              .selectFrom(t)
+              .select((eb) => eb.fn.countAll().as('n'))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       expect([await count('users'), await count('desks'), await count('memberships')]).toEqual([8000, 4000, 8000]);
       // Applying it again is still idempotent.
       const before = await snapshot(svc);

@@ -286,7 +286,11 @@ describe('sandbox clock: bounds, reset and a corrupt offset', () => {
 
   it('exactly one of advanceMinutes, set or reset', async () => {
     const now = (await clockState(svc)).now;
-    for (const body of [{ advanceMinutes: 5, reset: true }, { set: now, reset: true }, { advanceMinutes: 5, set: now }]) {
+    for (const body of [
+      { advanceMinutes: 5, reset: true },
+      { set: now, reset: true },
+      { advanceMinutes: 5, set: now },
+    ]) {
       const res = await svc.ops('POST', '/ops/v1/clock', body);
       expectError(res, 400, 'KS001');
       expect(res.body.message).toEqual(['body must contain exactly one of advanceMinutes, set or reset']);

@@ -87,7 +87,11 @@ describe('paging and filters within the spec ranges', () => {
       expectError(await c.svc.ops('GET', `/ops/v1/webhooks/${c.id('hk')}/deliveries${qs({ offset })}`), 400, 'KS001');
     }
     for (const minCapacity of ['0', '1.5', 'Infinity', '9007199254740992']) {
-      expectError(await c.svc.request('GET', `/meeting-rooms${qs({ projectId: c.projectId, minCapacity })}`, { token: c.portal }), 400, 'KS001');
+      expectError(
+        await c.svc.request('GET', `/meeting-rooms${qs({ projectId: c.projectId, minCapacity })}`, { token: c.portal }),
+        400,
+        'KS001',
+      );
     }
   });
 });

@@ -23,7 +23,12 @@ describe('partner member credentials', () => {
   const logs: string[] = [];
 
   beforeAll(async () => {
-    const sink = new Writable({ write(chunk, _enc, done) { logs.push(String(chunk)); done(); } });
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        logs.push(String(chunk));
+        done();
+      },
+    });
     svc = await startTestService({ logger: pino({ level: 'debug' }, sink) });
     const doc = siteDocument() as any;
     doc.accessGroups = [{ key: 'lobby', project: 'tower', name: 'Lobby gates' }];
@@ -31,7 +36,9 @@ describe('partner member credentials', () => {
     await applySite(svc, doc);
     token = (await appToken(svc)).access_token;
     // These tests make more than 30 partner calls a minute; the limit has its own test (partner-members).
-    svc.services.partnerRateLimit = { hit: async () => ({ allowed: true, retryAfterSeconds: 0 }) } as unknown as typeof svc.services.partnerRateLimit;
+    svc.services.partnerRateLimit = {
+      hit: async () => ({ allowed: true, retryAfterSeconds: 0 }),
+    } as unknown as typeof svc.services.partnerRateLimit;
   });
   afterAll(async () => {
     await svc?.close();
@@ -42,7 +49,8 @@ describe('partner member credentials', () => {
     expect(res.status, res.text).toBe(200);
     return res.body.data;
   };
-  const putCreds = (ext: string, body: Record<string, unknown>) => svc.request('PUT', `/partner/members/${ext}/credentials`, { token, body });
+  const putCreds = (ext: string, body: Record<string, unknown>) =>
+    svc.request('PUT', `/partner/members/${ext}/credentials`, { token, body });
   const getMember = async (ext: string) => {
     const res = await svc.request('GET', `/partner/members/${ext}`, { token });
     expect(res.status, res.text).toBe(200);
@@ -80,7 +88,9 @@ describe('partner member credentials', () => {
   it('bad card numbers and too many cards: 400 naming the card, nothing changed', async () => {
     await putMember('cred-bad');
     await putCreds('cred-bad', { cards: [{ cardNo: '0000000007' }] });
-    const bad = await putCreds('cred-bad', { cards: [{ cardNo: '0000000008' }, { cardNo: '12AB', cardCodeFormat: 'decimal' }, { cardNo: '1', cardCodeFormat: 'base64' }] });
+    const bad = await putCreds('cred-bad', {
+      cards: [{ cardNo: '0000000008' }, { cardNo: '12AB', cardCodeFormat: 'decimal' }, { cardNo: '1', cardCodeFormat: 'base64' }],
+    });
     expectError(bad, 400, 'KS001');
     expect(bad.body.message.join(' ')).toContain('cards[1]');
     expect(bad.body.message.join(' ')).toContain('cards[2]');
@@ -92,9 +102,16 @@ describe('partner member credentials', () => {
   it('a face needs consent, JPEG or PNG by its bytes, at most 10 MB; it is never returned; null erases it', async () => {
     await putMember('cred-face');
     expectError(await putCreds('cred-face', { face: image(PNG_MAGIC, 100).toString('base64') }), 400, 'KS001');
-    expectError(await putCreds('cred-face', { face: Buffer.from('GIF89a-not-a-photo').toString('base64'), faceConsentAt: CONSENT }), 400, 'KS001');
+    expectError(
+      await putCreds('cred-face', { face: Buffer.from('GIF89a-not-a-photo').toString('base64'), faceConsentAt: CONSENT }),
+      400,
+      'KS001',
+    );
     expectError(await putCreds('cred-face', { face: image(PNG_MAGIC, MB10 + 1).toString('base64'), faceConsentAt: CONSENT }), 400, 'KS001');
-    const ok = await putCreds('cred-face', { face: `data:image/jpeg;base64,${image(JPEG_MAGIC, MB10).toString('base64')}`, faceConsentAt: CONSENT });
+    const ok = await putCreds('cred-face', {
+      face: `data:image/jpeg;base64,${image(JPEG_MAGIC, MB10).toString('base64')}`,
+      faceConsentAt: CONSENT,
+    });
     expect(ok.status, ok.text.slice(0, 300)).toBe(200);
     expect(ok.body.data.face).toEqual({ present: true });
     expect(ok.text.length).toBeLessThan(2_000);
@@ -157,7 +174,10 @@ describe('partner member credentials', () => {
     await putMember('cred-logs', { firstName: 'Log', lastName: 'Check', email: 'log.check@example.com' });
     await putCreds('cred-logs', { face: face.toString('base64'), faceConsentAt: CONSENT, cards: [{ cardNo: '0000000099' }] });
     await getMember('cred-logs');
-    await svc.request('PUT', '/partner/members/cred-logs/credentials', { token, body: { face: 'not base64 at all !!!', faceConsentAt: CONSENT } });
+    await svc.request('PUT', '/partner/members/cred-logs/credentials', {
+      token,
+      body: { face: 'not base64 at all !!!', faceConsentAt: CONSENT },
+    });
     await svc.request('DELETE', '/partner/members/cred-logs', { token });
     const text = logs.join('');
     expect(text.length).toBeGreaterThan(0); // requests were logged

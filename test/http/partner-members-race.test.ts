@@ -26,7 +26,9 @@ describe('concurrent PUTs of one externalUserId', () => {
     const token = (await appToken(a, PARTNER_APP_ID, PARTNER_SECRET)).access_token;
     const clients = [new PartnerClient(a, token), new PartnerClient(b, token)];
     const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => clients[i % 2]!.put('race-1', { firstName: 'Race', lastName: 'One', email: 'race@example.com', employeeId: 'R-1' })),
+      Array.from({ length: 8 }, (_, i) =>
+        clients[i % 2]!.put('race-1', { firstName: 'Race', lastName: 'One', email: 'race@example.com', employeeId: 'R-1' }),
+      ),
     );
     for (const r of results) expect(r.status, r.text).toBe(200);
     const ids = new Set(results.map((r) => r.body.data.memberId));

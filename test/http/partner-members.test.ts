@@ -23,7 +23,13 @@ let tower: string;
 const db = () => svc.services.storage.db;
 
 async function accessChanges(userId: string): Promise<string[]> {
-  const rows = await db().selectFrom('access_changes').select(['reason', 'processed_at']).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+  const rows = await db()
+    .selectFrom('access_changes')
+    .select(['reason', 'processed_at'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   // The devices module plans each change in the transaction that records it.
   for (const r of rows) expect(r.processed_at).not.toBeNull();
   return rows.map((r) => r.reason);
@@ -49,9 +55,16 @@ afterAll(async () => {
 });
 
 describe('PUT resolution', () => {
-  it('provisions a new member, joins the app\'s groups and links it; a re-PUT matches by link', async () => {
+  it("provisions a new member, joins the app's groups and links it; a re-PUT matches by link", async () => {
     const data = await api.putOk('crm-1', { firstName: 'Nina', lastName: 'New', email: 'nina@example.com', phone: '02 555 0101' });
-    expect(data).toMatchObject({ externalUserId: 'crm-1', projectId: tower, created: true, matchedBy: 'provisioned', employeeId: null, unit: null });
+    expect(data).toMatchObject({
+      externalUserId: 'crm-1',
+      projectId: tower,
+      created: true,
+      matchedBy: 'provisioned',
+      employeeId: null,
+      unit: null,
+    });
     expect(data.memberId).toMatch(/^[0-9a-f]{24}$/);
     expect(data.accessGroupIds).toEqual([lobby, gym].sort());
     const again = await api.putOk('crm-1', { firstName: 'Nina', lastName: 'New', email: 'nina@example.com', phone: '02 555 0101' });
@@ -59,8 +72,15 @@ describe('PUT resolution', () => {
 
     const member = await api.getOk('crm-1');
     expect(member).toEqual({
-      memberId: data.memberId, externalUserId: 'crm-1', projectId: tower, status: 'active', source: 'partner', userType: 'member',
-      accessGroupIds: [lobby, gym].sort(), employeeId: null, unit: null,
+      memberId: data.memberId,
+      externalUserId: 'crm-1',
+      projectId: tower,
+      status: 'active',
+      source: 'partner',
+      userType: 'member',
+      accessGroupIds: [lobby, gym].sort(),
+      employeeId: null,
+      unit: null,
       profile: { firstName: 'Nina', lastName: 'New', profileName: null, email: 'nina@example.com', phone: '+6625550101' },
       credentials: { cards: [], face: { present: false } },
     });
@@ -107,7 +127,14 @@ describe('PUT resolution', () => {
     expectError(res, 400, 'KS001');
     expectError(await api.get('crm-nameless'), 403, 'KS221');
 
-    await api.putOk('crm-keep', { firstName: 'Kim', lastName: 'Keep', profileName: 'Kimmy', email: 'kim@example.com', phone: '0812340001', employeeId: 'E-301' });
+    await api.putOk('crm-keep', {
+      firstName: 'Kim',
+      lastName: 'Keep',
+      profileName: 'Kimmy',
+      email: 'kim@example.com',
+      phone: '0812340001',
+      employeeId: 'E-301',
+    });
     const before = await api.getOk('crm-keep');
     const data = await api.putOk('crm-keep', { firstName: 'Kimberly' });
     expect(data).toMatchObject({ matchedBy: 'link', employeeId: 'E-301' });
@@ -160,7 +187,10 @@ describe('PUT conflicts: 409 KS006 with data.conflictKey, nothing written', () =
 
   it('keys naming two different people', async () => {
     // email is hank's, employeeId is ivy's: resolved to hank by email, ivy's employeeId conflicts.
-    conflict(await api.put('crm-c3', { firstName: 'Two', lastName: 'People', email: 'hank@example.com', employeeId: 'E-500' }), 'employeeId');
+    conflict(
+      await api.put('crm-c3', { firstName: 'Two', lastName: 'People', email: 'hank@example.com', employeeId: 'E-500' }),
+      'employeeId',
+    );
     expectError(await api.get('crm-c3'), 403, 'KS221');
     const hankMembership = await db().selectFrom('app_links').select('id').where('user_id', '=', idOf(ids, 'hank')).execute();
     expect(hankMembership).toEqual([]);
@@ -211,7 +241,11 @@ describe('access rules', () => {
     const delegated = await actAsToken(svc, { subject: 'ext-alice' });
     const res = await svc.request('GET', memberPath('ext-alice'), { token: delegated.access_token });
     expectError(res, 403, 'KS003');
-    expectError(await svc.request('PUT', memberPath('ext-alice'), { token: delegated.access_token, body: { firstName: 'A', lastName: 'B' } }), 403, 'KS003');
+    expectError(
+      await svc.request('PUT', memberPath('ext-alice'), { token: delegated.access_token, body: { firstName: 'A', lastName: 'B' } }),
+      403,
+      'KS003',
+    );
   });
 
   it('a multi-project app is 403 KS221', async () => {
@@ -229,23 +263,63 @@ describe('access rules', () => {
     expectError(await api.del('nobody'), 403, 'KS221');
     // Another app's link is foreign too.
     expectError(await api.get('ext-alice'), 403, 'KS221');
-    const links = await db().selectFrom('app_links').select('id').where('external_user_id', 'in', ['nobody', 'ext-alice']).where('app_id', '=', idOf(ids, 'partner')).execute();
+    const links = await db()
+      .selectFrom('app_links')
+      .select('id')
+      .where('external_user_id', 'in', ['nobody', 'ext-alice'])
+      .where('app_id', '=', idOf(ids, 'partner'))
+      .execute();
     expect(links).toEqual([]);
   });
 });
 
 describe('DELETE (offboarding) and re-activation', () => {
-  it('deactivates, revokes every card, leaves the app\'s groups, keeps the link; twice is 204; re-PUT restores', async () => {
+  it("deactivates, revokes every card, leaves the app's groups, keeps the link; twice is 204; re-PUT restores", async () => {
     const data = await api.putOk('crm-off', { firstName: 'Otto', lastName: 'Off', email: 'otto@example.com' });
     const userId = data.memberId;
     const now = Date.now();
-    await db().insertInto('cards').values([
-      { id: 'card-real-1', project_id: tower, user_id: userId, uid: '04A32B1C', label: 'Blue fob', type: 'real', generated: 0, status: 'active', created_at: now, revoked_at: null },
-      { id: 'card-virt-1', project_id: tower, user_id: userId, uid: '0000002A', label: 'Virtual', type: 'virtual', generated: 1, status: 'active', created_at: now + 1, revoked_at: null },
-    ]).execute();
-    await db().insertInto('faces').values({
-      project_id: tower, user_id: userId, image_enc: 'sealed', mime: 'image/jpeg', sha256: 'x', consent_at: now, consent_text: 'ok', updated_at: now,
-    }).execute();
+    await db()
+      .insertInto('cards')
+      .values([
+        {
+          id: 'card-real-1',
+          project_id: tower,
+          user_id: userId,
+          uid: '04A32B1C',
+          label: 'Blue fob',
+          type: 'real',
+          generated: 0,
+          status: 'active',
+          created_at: now,
+          revoked_at: null,
+        },
+        {
+          id: 'card-virt-1',
+          project_id: tower,
+          user_id: userId,
+          uid: '0000002A',
+          label: 'Virtual',
+          type: 'virtual',
+          generated: 1,
+          status: 'active',
+          created_at: now + 1,
+          revoked_at: null,
+        },
+      ])
+      .execute();
+    await db()
+      .insertInto('faces')
+      .values({
+        project_id: tower,
+        user_id: userId,
+        image_enc: 'sealed',
+        mime: 'image/jpeg',
+        sha256: 'x',
+        consent_at: now,
+        consent_text: 'ok',
+        updated_at: now,
+      })
+      .execute();
     const before = await api.getOk('crm-off');
     expect(before.credentials).toEqual({
       cards: [

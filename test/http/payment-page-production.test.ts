@@ -30,8 +30,12 @@ describe('web payment page in production with the sandbox provider', () => {
 
   it('shows the booking without a Pay button, and a POST settles nothing', async () => {
     const p = await seedPaidBooking(svc, {
-      projectId: idOf(ids, 'tower'), assetId: idOf(ids, 'lotus'), organizerUserId: idOf(ids, 'alice'),
-      start: at(D, '10:00'), end: at(D, '11:00'), redirectUrl: 'http://127.0.0.1:9/done',
+      projectId: idOf(ids, 'tower'),
+      assetId: idOf(ids, 'lotus'),
+      organizerUserId: idOf(ids, 'alice'),
+      start: at(D, '10:00'),
+      end: at(D, '11:00'),
+      redirectUrl: 'http://127.0.0.1:9/done',
     });
     const page = await fetch(svc.url + p.pagePath);
     expect(page.status).toBe(200);
@@ -40,7 +44,12 @@ describe('web payment page in production with the sandbox provider', () => {
     expect(html).toContain('Online payment is not available');
     expect(html).not.toContain('aria-label="Pay"');
 
-    const post = await fetch(svc.url + p.pagePath, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+    const post = await fetch(svc.url + p.pagePath, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+    });
     expect(post.status).toBe(303);
     expect(post.headers.get('location')).not.toContain('status=paid');
     const payment = await svc.services.payments.byId(p.payment.paymentId);

@@ -29,8 +29,14 @@ describe('web payment page (HTTP)', () => {
   };
   const seed = (o: { title?: string; from?: string; to?: string; redirectUrl?: string | null; desk?: boolean } = {}) =>
     seedPaidBooking(svc, {
-      projectId: id('tower'), assetKind: o.desk ? 'desk' : 'room', assetId: id(o.desk ? 'hotdesk' : 'lotus'), organizerUserId: id('alice'),
-      appId: id('portal'), title: o.title ?? 'Quarterly review', start: at(D, o.from ?? '10:00'), end: at(D, o.to ?? '11:00'),
+      projectId: id('tower'),
+      assetKind: o.desk ? 'desk' : 'room',
+      assetId: id(o.desk ? 'hotdesk' : 'lotus'),
+      organizerUserId: id('alice'),
+      appId: id('portal'),
+      title: o.title ?? 'Quarterly review',
+      start: at(D, o.from ?? '10:00'),
+      end: at(D, o.to ?? '11:00'),
       redirectUrl: o.redirectUrl === undefined ? `${svc.url}/done?from=app` : o.redirectUrl,
     });
   const noPayButton = (html: string) => {
@@ -40,7 +46,10 @@ describe('web payment page (HTTP)', () => {
 
   beforeAll(async () => {
     svc = await startTestService();
-    ids = await applySite(svc, webhookSite({ rooms: [{ key: 'lotus', name: 'Lotus Room' }], desks: [{ key: 'hotdesk', name: 'Hot Desk 7' }] }));
+    ids = await applySite(
+      svc,
+      webhookSite({ rooms: [{ key: 'lotus', name: 'Lotus Room' }], desks: [{ key: 'hotdesk', name: 'Hot Desk 7' }] }),
+    );
     D = await dayAhead(svc, TZ, 2);
     portal = (await appToken(svc)).access_token;
   });
@@ -88,8 +97,14 @@ describe('web payment page (HTTP)', () => {
 
   it('a booking across midnight shows when it starts and when it ends, in property-local time', async () => {
     const p = await seedPaidBooking(svc, {
-      projectId: id('tower'), assetId: id('lotus'), organizerUserId: id('alice'), appId: id('portal'), title: 'Night shift',
-      start: at(D, '22:00', 3), end: at(D, '02:00', 4), redirectUrl: null,
+      projectId: id('tower'),
+      assetId: id('lotus'),
+      organizerUserId: id('alice'),
+      appId: id('portal'),
+      title: 'Night shift',
+      start: at(D, '22:00', 3),
+      end: at(D, '02:00', 4),
+      redirectUrl: null,
     });
     const day = { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' } as const;
     const html = (await get(p.pagePath)).text;
@@ -195,7 +210,9 @@ describe('web payment page (HTTP)', () => {
 
   it('a voided payment (booking cancelled) says so, has no button, and Pay returns to the page', async () => {
     const p = await seed({ from: '18:00', to: '19:00' });
-    await svc.services.storage.db.transaction().execute((trx) => svc.services.payments.voidPending(trx, p.meetingId, svc.services.clock.now()));
+    await svc.services.storage.db
+      .transaction()
+      .execute((trx) => svc.services.payments.voidPending(trx, p.meetingId, svc.services.clock.now()));
     const page = await get(p.pagePath);
     expect(page.status).toBe(200);
     expect(page.text).toContain('Payment cancelled');
@@ -210,7 +227,13 @@ describe('web payment page (HTTP)', () => {
     const p = await seed({ from: '19:00', to: '20:00' });
     const [paymentId, tag] = p.token.split('.');
     const forged = `${paymentId}.${tag!.slice(0, -2)}${tag!.endsWith('AA') ? 'BB' : 'AA'}`;
-    const paths = [`/pay/${forged}`, `/pay/${paymentId}`, '/pay/not-a-token', `/pay/ffffffffffffffffffffffff.${tag}`, `/pay/${'x'.repeat(5000)}`];
+    const paths = [
+      `/pay/${forged}`,
+      `/pay/${paymentId}`,
+      '/pay/not-a-token',
+      `/pay/ffffffffffffffffffffffff.${tag}`,
+      `/pay/${'x'.repeat(5000)}`,
+    ];
     for (const path of paths) {
       const res: HttpResult = await get(path);
       expect(res.status, path).toBe(404);

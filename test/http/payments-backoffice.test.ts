@@ -65,9 +65,17 @@ describe('back-office bookings of paid assets', () => {
   const settle = (paymentId: string) => kit().settle(paymentId);
   /** A back-office booking of room `key` for alice (by the portal app unless another token is given); asserts 201. */
   async function office(key: string, from: string, to: string, day: number, extra: Record<string, unknown> = {}, token = c.portal) {
-    const res = await c.book({
-      meetingRoomId: c.id(key), organizerId: c.id('alice'), title: `${key} ${from}`, startDateTime: c.t(from, day), endDateTime: c.t(to, day), ...extra,
-    }, token);
+    const res = await c.book(
+      {
+        meetingRoomId: c.id(key),
+        organizerId: c.id('alice'),
+        title: `${key} ${from}`,
+        startDateTime: c.t(from, day),
+        endDateTime: c.t(to, day),
+        ...extra,
+      },
+      token,
+    );
     expect(res.status, res.text).toBe(201);
     return res.body.data;
   }
@@ -82,9 +90,17 @@ describe('back-office bookings of paid assets', () => {
     expect(m.payment.amount).toBe(amount);
     expect(m.payment.summary).toEqual({ subtotal, total: amount, discounts });
     expect(m.payment.invoiceNo).toMatch(/^INV-\d{6}$/);
-    expect(m.billingSummaries).toEqual([{
-      kind: 'quote', payment_id: m.payment.paymentId, amount, total: amount, invoice_no: m.payment.invoiceNo, status: 'pending', expiredAt: expect.any(String),
-    }]);
+    expect(m.billingSummaries).toEqual([
+      {
+        kind: 'quote',
+        payment_id: m.payment.paymentId,
+        amount,
+        total: amount,
+        invoice_no: m.payment.invoiceNo,
+        status: 'pending',
+        expiredAt: expect.any(String),
+      },
+    ]);
     expect(sameInstant(m.billingSummaries[0].expiredAt, m.paymentDueAt)).toBe(true);
     expect(m.histories.map((h: any) => h.action)).toEqual(['create']);
   }
@@ -117,9 +133,18 @@ describe('back-office bookings of paid assets', () => {
     expect(due.type).toBe('ROOM_PAYMENT_DUE');
     expect(sameInstant(due.occurredAt, m.createdAt)).toBe(true);
     expect(due.data).toMatchObject({
-      projectId: c.projectId, userId: c.id('alice'), roomName: 'BO Create', floorName: '12F',
-      startTime: '10:00', endTime: '11:30', amount: 450, currency: 'THB',
-      paymentDueTime: dueTime(m.paymentDueAt), minutesUntilDue: 120, userName: 'Alice Example', userEmail: 'alice@example.com',
+      projectId: c.projectId,
+      userId: c.id('alice'),
+      roomName: 'BO Create',
+      floorName: '12F',
+      startTime: '10:00',
+      endTime: '11:30',
+      amount: 450,
+      currency: 'THB',
+      paymentDueTime: dueTime(m.paymentDueAt),
+      minutesUntilDue: 120,
+      userName: 'Alice Example',
+      userEmail: 'alice@example.com',
     });
     expect(sameInstant(due.data.bookingDate, c.t('10:00', day))).toBe(true);
     expect(sameInstant(due.data.paymentDueAt, m.paymentDueAt)).toBe(true);
@@ -139,7 +164,16 @@ describe('back-office bookings of paid assets', () => {
   it('a desk for a member: DESK_PAYMENT_DUE with deskName', async () => {
     const day = newDay();
     await c.clockTo('06:00', day);
-    const res = await c.book({ deskId: c.id('bd-desk'), organizerId: c.id('alice'), startDateTime: c.t('07:00', day), timePeriod: 'allDay', paymentDueMinutes: 60 }, c.portal);
+    const res = await c.book(
+      {
+        deskId: c.id('bd-desk'),
+        organizerId: c.id('alice'),
+        startDateTime: c.t('07:00', day),
+        timePeriod: 'allDay',
+        paymentDueMinutes: 60,
+      },
+      c.portal,
+    );
     expect(res.status, res.text).toBe(201);
     const m = res.body.data;
     expectQuote(m, 250);
@@ -157,14 +191,18 @@ describe('back-office bookings of paid assets', () => {
     expectError(await c.book({ ...body, organizerId: UNKNOWN_ID }, c.portal), 400, 'KS001');
     expectError(await c.book({ ...body, paymentDueMinutes: 30 }, c.portal), 400, 'KS001');
     expectError(await c.book({ ...body, paymentDueMinutes: 30 }, c.alice), 400, 'KS001');
-    const list = await c.svc.request('GET', `/meetings?from=${encodeURIComponent(c.t('00:00', day))}&to=${encodeURIComponent(c.t('00:00', day + 1))}`, { token: c.portal });
+    const list = await c.svc.request(
+      'GET',
+      `/meetings?from=${encodeURIComponent(c.t('00:00', day))}&to=${encodeURIComponent(c.t('00:00', day + 1))}`,
+      { token: c.portal },
+    );
     expect(list.body.data).toEqual([]);
     expect(await eventsOf('BO Create', Date.parse(c.t('06:00', day)))).toEqual([]);
   });
 
   // -------------------------------------------------------------------------
   describe('paymentDueAt', () => {
-    it('without paymentDueMinutes: the project\'s backofficePaymentDueMinutes', async () => {
+    it("without paymentDueMinutes: the project's backofficePaymentDueMinutes", async () => {
       const day = newDay();
       await c.clockTo('06:00', day);
       // Starts the next day, so the hold is not clamped by the start.
@@ -175,9 +213,15 @@ describe('back-office bookings of paid assets', () => {
     it('without either: 1440 minutes (annex has no backofficePaymentDueMinutes)', async () => {
       const day = newDay();
       await c.clockTo('06:00', day);
-      const res = await c.book({
-        meetingRoomId: c.id('x-default'), organizerId: c.id('alice'), startDateTime: c.t('10:00', day + 3), endDateTime: c.t('11:00', day + 3),
-      }, hub);
+      const res = await c.book(
+        {
+          meetingRoomId: c.id('x-default'),
+          organizerId: c.id('alice'),
+          startDateTime: c.t('10:00', day + 3),
+          endDateTime: c.t('11:00', day + 3),
+        },
+        hub,
+      );
       expect(res.status, res.text).toBe(201);
       expect(res.body.data.status).toBe('unpaid');
       expect(holdMinutes(res.body.data)).toBe(1440);
@@ -198,11 +242,20 @@ describe('back-office bookings of paid assets', () => {
       const largest = await office('b-week', '18:00', '19:00', day + 10, { paymentDueMinutes: Number.MAX_SAFE_INTEGER });
       expect(holdMinutes(largest)).toBe(10_080);
       // Not an integer, or beyond what a JSON number carries exactly: 400 KS001, nothing booked.
-      const body = { meetingRoomId: c.id('b-week'), organizerId: c.id('alice'), startDateTime: c.t('20:00', day + 10), endDateTime: c.t('21:00', day + 10) };
+      const body = {
+        meetingRoomId: c.id('b-week'),
+        organizerId: c.id('alice'),
+        startDateTime: c.t('20:00', day + 10),
+        endDateTime: c.t('21:00', day + 10),
+      };
       for (const bad of [90.5, Number.MAX_SAFE_INTEGER + 1, 1e300]) {
         expectError(await c.book({ ...body, paymentDueMinutes: bad }, c.portal), 400, 'KS001');
       }
-      const raw = await c.svc.request('POST', '/meetings', { token: c.portal, raw: JSON.stringify(body).replace(/}$/, ',"paymentDueMinutes":1e999}'), headers: { 'content-type': 'application/json' } });
+      const raw = await c.svc.request('POST', '/meetings', {
+        token: c.portal,
+        raw: JSON.stringify(body).replace(/}$/, ',"paymentDueMinutes":1e999}'),
+        headers: { 'content-type': 'application/json' },
+      });
       expectError(raw, 400, 'KS001');
     });
 
@@ -223,7 +276,9 @@ describe('back-office bookings of paid assets', () => {
       expect(lapsed.cancelReason).toBe(HOLD_REASON);
       await c.clockTo('13:30', day);
       // The events of the 10:00 booking (the 12:00 one lapses at 12:00 too).
-      const events = (await eventsOf('BO Start')).filter((e) => sameInstant(e.data.bookingDate, c.t('10:00', day)) || e.data.startTime === '10:00');
+      const events = (await eventsOf('BO Start')).filter(
+        (e) => sameInstant(e.data.bookingDate, c.t('10:00', day)) || e.data.startTime === '10:00',
+      );
       expect(kinds(events)).toEqual(['PAYMENT_DUE', 'PAYMENT_DUE', 'CANCEL']);
       expect(sameInstant(events[2].occurredAt, c.t('10:00', day))).toBe(true);
     });
@@ -247,7 +302,14 @@ describe('back-office bookings of paid assets', () => {
     expect(kinds(events)).toEqual(['PAYMENT_DUE', 'PAYMENT_DUE']);
     const second = events[1];
     expect(Math.abs(Date.parse(second.occurredAt) - nudgeAt)).toBeLessThanOrEqual(MINUTE);
-    expect(second.data).toMatchObject({ amount: 300, currency: 'THB', paymentDueTime: dueTime(m.paymentDueAt), minutesUntilDue: 30, startTime: '14:00', endTime: '15:00' });
+    expect(second.data).toMatchObject({
+      amount: 300,
+      currency: 'THB',
+      paymentDueTime: dueTime(m.paymentDueAt),
+      minutesUntilDue: 30,
+      startTime: '14:00',
+      endTime: '15:00',
+    });
     expect(sameInstant(second.data.paymentDueAt, m.paymentDueAt)).toBe(true);
     expect((await c.get(m._id)).status).toBe('unpaid');
 
@@ -347,23 +409,62 @@ describe('back-office bookings of paid assets', () => {
     expectQuote(m, 150, 300, [{ code: 'HALF', value: 150, name: 'Half price' }]);
     const [due] = await eventsOf('BO Promo');
     expect(due.data.amount).toBe(150);
-    expectError(await c.book({ meetingRoomId: c.id('b-promo'), organizerId: c.id('alice'), startDateTime: c.t('13:00', day), endDateTime: c.t('14:00', day), promoCode: 'NOPE' }, c.portal), 400, 'KS001');
+    expectError(
+      await c.book(
+        {
+          meetingRoomId: c.id('b-promo'),
+          organizerId: c.id('alice'),
+          startDateTime: c.t('13:00', day),
+          endDateTime: c.t('14:00', day),
+          promoCode: 'NOPE',
+        },
+        c.portal,
+      ),
+      400,
+      'KS001',
+    );
   });
 
   it('a back-office draft prices the same way and writes nothing', async () => {
     const day = newDay();
     await c.clockTo('06:00', day);
-    const res = await c.book({
-      meetingRoomId: c.id('b-promo'), organizerId: c.id('alice'), startDateTime: c.t('10:00', day), endDateTime: c.t('11:00', day),
-      draft: true, promoCode: 'HALF', draftEndDateTimes: [c.t('12:00', day)],
-    }, c.portal);
+    const res = await c.book(
+      {
+        meetingRoomId: c.id('b-promo'),
+        organizerId: c.id('alice'),
+        startDateTime: c.t('10:00', day),
+        endDateTime: c.t('11:00', day),
+        draft: true,
+        promoCode: 'HALF',
+        draftEndDateTimes: [c.t('12:00', day)],
+      },
+      c.portal,
+    );
     expect(res.status, res.text).toBe(200);
-    expect(res.body.data.draftInfo.map((i: any) => [i.amount, i.currency, i.summary.subtotal])).toEqual([[150, 'THB', 300], [300, 'THB', 600]]);
-    const list = await c.svc.request('GET', `/meetings?from=${encodeURIComponent(c.t('00:00', day))}&to=${encodeURIComponent(c.t('00:00', day + 1))}&meetingRoomId=${c.id('b-promo')}`, { token: c.portal });
+    expect(res.body.data.draftInfo.map((i: any) => [i.amount, i.currency, i.summary.subtotal])).toEqual([
+      [150, 'THB', 300],
+      [300, 'THB', 600],
+    ]);
+    const list = await c.svc.request(
+      'GET',
+      `/meetings?from=${encodeURIComponent(c.t('00:00', day))}&to=${encodeURIComponent(c.t('00:00', day + 1))}&meetingRoomId=${c.id('b-promo')}`,
+      { token: c.portal },
+    );
     expect(list.body.data).toEqual([]);
     // The back-office permission is still checked on a draft.
-    expectError(await c.book({
-      meetingRoomId: c.id('b-promo'), organizerId: c.id('carol'), startDateTime: c.t('10:00', day), endDateTime: c.t('11:00', day), draft: true,
-    }, c.alice), 403, 'KS003');
+    expectError(
+      await c.book(
+        {
+          meetingRoomId: c.id('b-promo'),
+          organizerId: c.id('carol'),
+          startDateTime: c.t('10:00', day),
+          endDateTime: c.t('11:00', day),
+          draft: true,
+        },
+        c.alice,
+      ),
+      403,
+      'KS003',
+    );
   });
 });

@@ -24,7 +24,12 @@ describe('paid bookings that change, and late payments', () => {
 
   beforeAll(async () => {
     svc = await startTestService();
-    const doc = webhookSite({ rooms: [{ key: 'paid', name: 'Paid Room' }, { key: 'paid2', name: 'Paid Room 2' }] });
+    const doc = webhookSite({
+      rooms: [
+        { key: 'paid', name: 'Paid Room' },
+        { key: 'paid2', name: 'Paid Room 2' },
+      ],
+    });
     // 200 THB an hour, no day cap.
     for (const r of doc.rooms) r.chargeRate = { perHour: 200, perDay: 0 };
     ids = await applySite(svc, doc);
@@ -37,7 +42,10 @@ describe('paid bookings that change, and late payments', () => {
   });
 
   const book = async (room: string, from: string, to: string) => {
-    const res = await svc.request('POST', '/meetings', { token, body: { meetingRoomId: idOf(ids, room), title: `${room} ${from}`, startDateTime: at(D, from), endDateTime: at(D, to) } });
+    const res = await svc.request('POST', '/meetings', {
+      token,
+      body: { meetingRoomId: idOf(ids, room), title: `${room} ${from}`, startDateTime: at(D, from), endDateTime: at(D, to) },
+    });
     expect(res.status, res.text).toBe(201);
     return res.body.data;
   };
@@ -72,7 +80,10 @@ describe('paid bookings that change, and late payments', () => {
     expect(extended.payment.webPaymentUrl).toMatch(/\/pay\//);
     expect(extended.payment.paymentId).not.toBe(m.payment.paymentId);
     expect(extended.histories.at(-1)).toMatchObject({ action: 'update', statusBeforeUpdate: 'active' });
-    expect(extended.billingSummaries.map((b: { kind: string; status: string }) => [b.kind, b.status])).toEqual([['checkout', 'paid'], ['extension', 'pending']]);
+    expect(extended.billingSummaries.map((b: { kind: string; status: string }) => [b.kind, b.status])).toEqual([
+      ['checkout', 'paid'],
+      ['extension', 'pending'],
+    ]);
     // Unpaid: no further edits, no check-in.
     const again = await svc.request('PATCH', `/meetings/${m._id}`, { token, body: { title: 'nope' } });
     expect(again.status).toBe(422);
@@ -130,13 +141,22 @@ describe('paid bookings that change, and late payments', () => {
     expect(still).toEqual(lapsed);
     expect(actions(still)).toEqual(['create', 'payment-timeout']);
     // It holds no slot: someone else may book it.
-    const taker = await svc.request('POST', '/meetings', { token, body: { meetingRoomId: idOf(ids, 'paid'), startDateTime: at(D, '16:00'), endDateTime: at(D, '17:00') } });
+    const taker = await svc.request('POST', '/meetings', {
+      token,
+      body: { meetingRoomId: idOf(ids, 'paid'), startDateTime: at(D, '16:00'), endDateTime: at(D, '17:00') },
+    });
     expect(taker.status, taker.text).toBe(201);
   });
 
   it("a back-office quote's page link is the member's: staff see none, the member (act_as) sees it and can pay there", async () => {
     const res = await svc.request('POST', '/meetings', {
-      token, body: { meetingRoomId: idOf(ids, 'paid'), organizerId: idOf(ids, 'alice'), startDateTime: at(D, '20:00'), endDateTime: at(D, '21:00') },
+      token,
+      body: {
+        meetingRoomId: idOf(ids, 'paid'),
+        organizerId: idOf(ids, 'alice'),
+        startDateTime: at(D, '20:00'),
+        endDateTime: at(D, '21:00'),
+      },
     });
     expect(res.status, res.text).toBe(201);
     const m = res.body.data;
@@ -190,10 +210,22 @@ describe('paid bookings that change, and late payments', () => {
     const m = await book('paid2', '07:00', '07:30');
     const db = svc.services.storage.db;
     // As if the settle arrived while the booking could not be written, 20 s ago.
-    await db.insertInto('payment_inbox').values({
-      id: 'a'.repeat(24), provider: 'sandbox', provider_event_id: 'evt-stuck', payment_id: m.payment.paymentId, kind: 'settle', via: 'provider notification',
-      received_at: Date.now() - 20_000, processed_at: null, outcome: null, attempts: 1, last_error: 'database unreachable', 
-    }).execute();
+    await db
+      .insertInto('payment_inbox')
+      .values({
+        id: 'a'.repeat(24),
+        provider: 'sandbox',
+        provider_event_id: 'evt-stuck',
+        payment_id: m.payment.paymentId,
+        kind: 'settle',
+        via: 'provider notification',
+        received_at: Date.now() - 20_000,
+        processed_at: null,
+        outcome: null,
+        attempts: 1,
+        last_error: 'database unreachable',
+      })
+      .execute();
     await svc.services.jobs.drain('payment-inbox');
     const after = await get(m._id);
     expect(after.status).toBe('active');

@@ -10,20 +10,35 @@ describe('frontendRedirectUrl: http and https only', () => {
   let c: WebhookCtx;
 
   beforeAll(async () => {
-    c = await startWebhookService({ rooms: [{ key: 'pr', name: 'Redirect Room', chargeRate: { perHour: 200, perDay: 0 } }], clockAt: '06:00' });
+    c = await startWebhookService({
+      rooms: [{ key: 'pr', name: 'Redirect Room', chargeRate: { perHour: 200, perDay: 0 } }],
+      clockAt: '06:00',
+    });
   });
   afterAll(async () => {
     await c?.close();
   });
 
   const body = (from: string, to: string, frontendRedirectUrl: string) => ({
-    meetingRoomId: c.id('pr'), title: 'redirect', startDateTime: c.t(from), endDateTime: c.t(to), frontendRedirectUrl,
+    meetingRoomId: c.id('pr'),
+    title: 'redirect',
+    startDateTime: c.t(from),
+    endDateTime: c.t(to),
+    frontendRedirectUrl,
   });
 
   it('refuses every other scheme with 400 KS001 and books nothing', async () => {
     const hostile = [
-      'javascript:alert(document.cookie)', 'JavaScript:alert(1)', 'javascript://example.com/%0aalert(1)', 'vbscript:msgbox(1)', 'VBScript:msgbox(1)',
-      'data:text/html,<script>alert(1)</script>', 'file:///etc/passwd', 'ftp://example.com/x', 'mailto:a@example.com', 'https://exa mple.com/x',
+      'javascript:alert(document.cookie)',
+      'JavaScript:alert(1)',
+      'javascript://example.com/%0aalert(1)',
+      'vbscript:msgbox(1)',
+      'VBScript:msgbox(1)',
+      'data:text/html,<script>alert(1)</script>',
+      'file:///etc/passwd',
+      'ftp://example.com/x',
+      'mailto:a@example.com',
+      'https://exa mple.com/x',
     ];
     for (const url of hostile) {
       const res = await c.book(body('10:00', '11:00', url));
@@ -44,7 +59,12 @@ describe('frontendRedirectUrl: http and https only', () => {
       const res = await c.book(body(`1${2 + i}:00`, `1${2 + i}:30`, url));
       expect(res.status, res.text).toBe(201);
       const page = new URL(res.body.data.payment.webPaymentUrl).pathname;
-      const pay = await fetch(c.svc.url + page, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '', redirect: 'manual' });
+      const pay = await fetch(c.svc.url + page, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: '',
+        redirect: 'manual',
+      });
       expect(pay.status).toBe(303);
       const to = new URL(pay.headers.get('location')!);
       expect(to.origin).toBe(new URL(url).origin);

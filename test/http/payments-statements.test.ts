@@ -23,14 +23,17 @@ describe('SQL per paid create', () => {
 
   beforeAll(async () => {
     svc = await startTestService({ noWorkers: true, onQuery: record });
-    ids = await applySite(svc, webhookSite({
-      rooms: [
-        { key: 'free', name: 'Free Room' },
-        { key: 'paid', name: 'Paid Room', chargeRate: { perHour: 250, perDay: 0, amount: 50 } },
-      ],
-      hooks: [{ key: 'all', url: 'http://127.0.0.1:9/hook', events: ROOM_EVENTS }],
-      promoCodes: [{ key: 'half', code: 'HALF', name: 'Half price', percentOff: 50 }],
-    }));
+    ids = await applySite(
+      svc,
+      webhookSite({
+        rooms: [
+          { key: 'free', name: 'Free Room' },
+          { key: 'paid', name: 'Paid Room', chargeRate: { perHour: 250, perDay: 0, amount: 50 } },
+        ],
+        hooks: [{ key: 'all', url: 'http://127.0.0.1:9/hook', events: ROOM_EVENTS }],
+        promoCodes: [{ key: 'half', code: 'HALF', name: 'Half price', percentOff: 50 }],
+      }),
+    );
     D = await dayAhead(svc, 'Asia/Bangkok', 2);
     await setClock(svc, at(D, '06:00'));
     svc.services.sandboxClock.stop();
@@ -41,9 +44,18 @@ describe('SQL per paid create', () => {
 
   it(`a paid room booking runs at most ${RATIO}× the statements of a free one`, async () => {
     const token = (await appToken(svc)).access_token;
-    const book = (key: string, from: string, to: string, extra: Record<string, unknown> = {}) => svc.request('POST', '/meetings', {
-      token, body: { meetingRoomId: idOf(ids, key), title: key, startDateTime: at(D, from), endDateTime: at(D, to), attendees: [{ email: 'guest@example.com' }], ...extra },
-    });
+    const book = (key: string, from: string, to: string, extra: Record<string, unknown> = {}) =>
+      svc.request('POST', '/meetings', {
+        token,
+        body: {
+          meetingRoomId: idOf(ids, key),
+          title: key,
+          startDateTime: at(D, from),
+          endDateTime: at(D, to),
+          attendees: [{ email: 'guest@example.com' }],
+          ...extra,
+        },
+      });
     // Warm up: the app's service user, and the project's first invoice number.
     expect((await book('free', '07:00', '08:00')).status).toBe(201);
     expect((await book('paid', '07:00', '08:00')).status).toBe(201);
@@ -64,8 +76,8 @@ describe('SQL per paid create', () => {
 
     const list = (s: string[]) => s.map((x) => x.slice(0, 110)).join('\n  ');
     console.log(
-      `[${TEST_ENGINE}] POST /meetings free: ${free.statements.length}, paid: ${paid.statements.length}, paid with promo: ${promo.statements.length}, back-office quote: ${office.statements.length} statements`
-      + `\n free:\n  ${list(free.statements)}\n paid:\n  ${list(paid.statements)}\n paid with promo:\n  ${list(promo.statements)}\n back-office quote:\n  ${list(office.statements)}`,
+      `[${TEST_ENGINE}] POST /meetings free: ${free.statements.length}, paid: ${paid.statements.length}, paid with promo: ${promo.statements.length}, back-office quote: ${office.statements.length} statements` +
+        `\n free:\n  ${list(free.statements)}\n paid:\n  ${list(paid.statements)}\n paid with promo:\n  ${list(promo.statements)}\n back-office quote:\n  ${list(office.statements)}`,
     );
     expect(free.statements.length).toBeGreaterThan(5);
     // The counter sees the payment's work (and a checkout sends no event at create).

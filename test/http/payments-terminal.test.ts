@@ -20,7 +20,11 @@ const form = { 'content-type': 'application/x-www-form-urlencoded' };
 
 /** The event types the service put in its outbox for one booking (delivered or not). */
 async function outboxed(svc: TestService, meetingId: string): Promise<string[]> {
-  const rows = await svc.services.storage.db.selectFrom('events').select(['type', 'occurred_at']).where('meeting_id', '=', meetingId).execute();
+  const rows = await svc.services.storage.db
+    .selectFrom('events')
+    .select(['type', 'occurred_at'])
+    .where('meeting_id', '=', meetingId)
+    .execute();
   return rows.sort((a, b) => Number(a.occurred_at) - Number(b.occurred_at)).map((r) => r.type);
 }
 
@@ -63,7 +67,12 @@ describe('a lapsed paid booking stays cancelled whatever pays for it later', () 
     refund.mockClear();
     const res = await kit().settle(m.payment.paymentId);
     expect(res.status, res.text).toBe(200);
-    expect(res.body.data).toMatchObject({ paymentId: m.payment.paymentId, outcome: 'refunded', status: 'refunded', meetingStatus: 'cancelled' });
+    expect(res.body.data).toMatchObject({
+      paymentId: m.payment.paymentId,
+      outcome: 'refunded',
+      status: 'refunded',
+      meetingStatus: 'cancelled',
+    });
     // 1 hour at 200 THB: 20000 satang go back to the payer.
     expect(refund).toHaveBeenCalledTimes(1);
     expect(refund).toHaveBeenCalledWith(`sbx_${m.payment.paymentId}`, 20000);
@@ -74,7 +83,12 @@ describe('a lapsed paid booking stays cancelled whatever pays for it later', () 
     expect(await outboxed(c.svc, m._id)).toEqual(['ROOM_CANCEL']);
     expect(eventKinds(await kit().eventsOf('Terminal Route'))).toEqual(['CANCEL']);
     // The slot stays free: someone else can take it.
-    const other = await c.book({ meetingRoomId: c.id('t-route'), title: 'taker', startDateTime: c.t('10:00', d), endDateTime: c.t('11:00', d) });
+    const other = await c.book({
+      meetingRoomId: c.id('t-route'),
+      title: 'taker',
+      startDateTime: c.t('10:00', d),
+      endDateTime: c.t('11:00', d),
+    });
     expect(other.status, other.text).toBe(201);
 
     // A second settle of the refunded payment is refused; still nothing changes.
@@ -135,8 +149,14 @@ describe('a settlement that arrives after the deadline, before the lapse job ran
     const D = await dayAhead(svc, TZ, 2);
     const portal = (await appToken(svc)).access_token;
     const p = await seedPaidBooking(svc, {
-      projectId: idOf(ids, 'tower'), assetId: idOf(ids, 'late'), organizerUserId: idOf(ids, 'alice'), appId: idOf(ids, 'portal'),
-      start: at(D, '10:00'), end: at(D, '11:00'), redirectUrl: null, payWithinMs: 50,
+      projectId: idOf(ids, 'tower'),
+      assetId: idOf(ids, 'late'),
+      organizerUserId: idOf(ids, 'alice'),
+      appId: idOf(ids, 'portal'),
+      start: at(D, '10:00'),
+      end: at(D, '11:00'),
+      redirectUrl: null,
+      payWithinMs: 50,
     });
     await new Promise((r) => setTimeout(r, 120));
     const before = await svc.request('GET', `/meetings/${p.meetingId}`, { token: portal });

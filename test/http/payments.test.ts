@@ -35,7 +35,11 @@ const PAYMENT_KEYS = ['amount', 'invoiceNo', 'paymentId', 'summary', 'webPayment
 const PAID_KEYS = ['amount', 'invoiceNo', 'paymentId', 'summary'];
 
 /** Rooms only the concurrent creates use. */
-const PARALLEL_ROOMS = [1, 2, 3, 4, 5, 6].map((i) => ({ key: `p-par${i}`, name: `Paid Parallel ${i}`, chargeRate: { perHour: 100, perDay: 0 } }));
+const PARALLEL_ROOMS = [1, 2, 3, 4, 5, 6].map((i) => ({
+  key: `p-par${i}`,
+  name: `Paid Parallel ${i}`,
+  chargeRate: { perHour: 100, perDay: 0 },
+}));
 
 const options: StartWebhookOptions = {
   rooms: [
@@ -62,9 +66,7 @@ const options: StartWebhookOptions = {
     { key: 'p-draft', name: 'Paid Draft', chargeRate: { perHour: 120, perDay: 0 } },
     { key: 'free', name: 'Free Room' },
   ],
-  desks: [
-    { key: 'pd-desk', name: 'Paid Desk', chargeRate: { perHour: 50, perDay: 300 } },
-  ],
+  desks: [{ key: 'pd-desk', name: 'Paid Desk', chargeRate: { perHour: 50, perDay: 300 } }],
   hooks: [{ key: 'hk', url: '', events: ALL_BOOKING_EVENTS }],
   promoCodes: [
     { key: 'half', code: 'HALF', name: 'Half price', percentOff: 50 },
@@ -111,11 +113,19 @@ describe('paid bookings (self-service checkout)', () => {
   };
   const serviceNow = async () => Date.parse(okState(await c.svc.ops('GET', '/ops/v1/clock')).now);
   const roomBody = (key: string, from: string, to: string, day: number, extra: Record<string, unknown> = {}) => ({
-    meetingRoomId: c.id(key), title: `${key} ${from}`, startDateTime: c.t(from, day), endDateTime: c.t(to, day), ...extra,
+    meetingRoomId: c.id(key),
+    title: `${key} ${from}`,
+    startDateTime: c.t(from, day),
+    endDateTime: c.t(to, day),
+    ...extra,
   });
   /** Bookings of room `key` on day D + day (any status). */
   async function bookingsOf(key: string, day: number): Promise<any[]> {
-    const res = await c.svc.request('GET', `/meetings${qs({ from: c.t('00:00', day), to: c.t('00:00', day + 1), meetingRoomId: c.id(key), limit: 100 })}`, { token: c.portal });
+    const res = await c.svc.request(
+      'GET',
+      `/meetings${qs({ from: c.t('00:00', day), to: c.t('00:00', day + 1), meetingRoomId: c.id(key), limit: 100 })}`,
+      { token: c.portal },
+    );
     expect(res.status, res.text).toBe(200);
     return res.body.data;
   }
@@ -135,10 +145,17 @@ describe('paid bookings (self-service checkout)', () => {
     expect(png.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
     expect(m.paymentDueAt).toBeUndefined();
     expect(m.bookedVia).toBeUndefined();
-    expect(m.billingSummaries).toEqual([{
-      kind: 'checkout', payment_id: m.payment.paymentId, amount, total: amount, invoice_no: m.payment.invoiceNo, status: 'pending',
-      expiredAt: expect.any(String),
-    }]);
+    expect(m.billingSummaries).toEqual([
+      {
+        kind: 'checkout',
+        payment_id: m.payment.paymentId,
+        amount,
+        total: amount,
+        invoice_no: m.payment.invoiceNo,
+        status: 'pending',
+        expiredAt: expect.any(String),
+      },
+    ]);
     expect(Date.parse(m.billingSummaries[0].expiredAt) - Date.parse(m.createdAt)).toBe(CHECKOUT_MS);
     expect(m.histories.map((h: any) => h.action)).toEqual(['create']);
     expect(m.cancelReason).toBeUndefined();
@@ -172,9 +189,14 @@ describe('paid bookings (self-service checkout)', () => {
     const rooms = PARALLEL_ROOMS.map((r) => r.key);
     const parallel = await Promise.all(rooms.map((k) => c.book(roomBody(k, '18:00', '19:00', day))));
     for (const r of parallel) expect(r.status, r.text).toBe(201);
-    expect(parallel.map((r) => r.body.data.payment.invoiceNo).sort()).toEqual(
-      ['INV-000005', 'INV-000006', 'INV-000007', 'INV-000008', 'INV-000009', 'INV-000010'],
-    );
+    expect(parallel.map((r) => r.body.data.payment.invoiceNo).sort()).toEqual([
+      'INV-000005',
+      'INV-000006',
+      'INV-000007',
+      'INV-000008',
+      'INV-000009',
+      'INV-000010',
+    ]);
   });
 
   // -------------------------------------------------------------------------
@@ -195,7 +217,11 @@ describe('paid bookings (self-service checkout)', () => {
     expect(read.payment).toEqual(m.payment);
     expect(read.billingSummaries).toEqual(m.billingSummaries);
     // The list shows it under its status.
-    const list = await c.svc.request('GET', `/meetings${qs({ from: c.t('00:00', day), to: c.t('00:00', day + 1), statuses: 'unpaid', meetingRoomId: c.id('p-create') })}`, { token: c.alice });
+    const list = await c.svc.request(
+      'GET',
+      `/meetings${qs({ from: c.t('00:00', day), to: c.t('00:00', day + 1), statuses: 'unpaid', meetingRoomId: c.id('p-create') })}`,
+      { token: c.alice },
+    );
     expect(list.status, list.text).toBe(200);
     expect(list.body.data.map((x: any) => [x._id, x.status, x.payment?.paymentId])).toEqual([[m._id, 'unpaid', m.payment.paymentId]]);
 
@@ -211,7 +237,11 @@ describe('paid bookings (self-service checkout)', () => {
     const m = await c.bookRoom('p-create', '10:00', '11:00', day);
     expect(m.status).toBe('unpaid');
     expectError(await c.book(roomBody('p-create', '10:30', '11:30', day), c.portal), 409, 'KS012');
-    const search = await c.svc.request('GET', `/meeting-rooms${qs({ projectId: c.projectId, startDateTime: c.t('10:00', day), endDateTime: c.t('11:00', day) })}`, { token: c.alice });
+    const search = await c.svc.request(
+      'GET',
+      `/meeting-rooms${qs({ projectId: c.projectId, startDateTime: c.t('10:00', day), endDateTime: c.t('11:00', day) })}`,
+      { token: c.alice },
+    );
     expect(search.status, search.text).toBe(200);
     const found = search.body.data.map((r: any) => r._id);
     expect(found).toContain(c.id('p-settle'));
@@ -240,12 +270,24 @@ describe('paid bookings (self-service checkout)', () => {
     const settledAt = await serviceNow();
 
     const s = okState(await settle(m.payment.paymentId));
-    expect(s).toMatchObject({ paymentId: m.payment.paymentId, meetingId: m._id, invoiceNo: m.payment.invoiceNo, outcome: 'settled', meetingStatus: 'active', status: 'settled' });
+    expect(s).toMatchObject({
+      paymentId: m.payment.paymentId,
+      meetingId: m._id,
+      invoiceNo: m.payment.invoiceNo,
+      outcome: 'settled',
+      meetingStatus: 'active',
+      status: 'settled',
+    });
 
     const paid = await c.get(m._id);
     expect(paid.status).toBe('active');
     expect(Object.keys(paid.payment).sort()).toEqual(PAID_KEYS);
-    expect(paid.payment).toEqual({ paymentId: m.payment.paymentId, invoiceNo: m.payment.invoiceNo, amount: 200, summary: m.payment.summary });
+    expect(paid.payment).toEqual({
+      paymentId: m.payment.paymentId,
+      invoiceNo: m.payment.invoiceNo,
+      amount: 200,
+      summary: m.payment.summary,
+    });
     expect(paid.billingSummaries).toEqual([{ ...m.billingSummaries[0], status: 'paid' }]);
     expect(paid.histories.map((h: any) => h.action)).toEqual(['create', 'pay']);
     const pay = lastHistory(paid);
@@ -261,8 +303,15 @@ describe('paid bookings (self-service checkout)', () => {
     expect(Date.parse(book.occurredAt) - settledAt).toBeGreaterThanOrEqual(0);
     expect(Date.parse(book.occurredAt) - settledAt).toBeLessThan(MINUTE);
     expect(book.data).toMatchObject({
-      projectId: c.projectId, userId: c.id('alice'), roomName: 'Paid Settle', floorName: '12F',
-      startTime: '10:00', endTime: '11:00', attendees: ['Bob Admin'], userName: 'Alice Example', userEmail: 'alice@example.com',
+      projectId: c.projectId,
+      userId: c.id('alice'),
+      roomName: 'Paid Settle',
+      floorName: '12F',
+      startTime: '10:00',
+      endTime: '11:00',
+      attendees: ['Bob Admin'],
+      userName: 'Alice Example',
+      userEmail: 'alice@example.com',
     });
     expect(sameInstant(book.data.bookingDate, c.t('10:00', day))).toBe(true);
     expect(JSON.stringify(book.data)).not.toMatch(/\/pay\/|webPayment|pinCode/);
@@ -565,7 +614,9 @@ describe('paid bookings (self-service checkout)', () => {
   // -------------------------------------------------------------------------
   describe('price (docs/decisions.md "Payments")', () => {
     const draftOf = async (key: string, from: string, ends: string[], day: number, extra: Record<string, unknown> = {}) => {
-      const res = await c.book(roomBody(key, from, ends[0], day, { draft: true, draftEndDateTimes: ends.slice(1).map((e) => c.t(e, day)), ...extra }));
+      const res = await c.book(
+        roomBody(key, from, ends[0], day, { draft: true, draftEndDateTimes: ends.slice(1).map((e) => c.t(e, day)), ...extra }),
+      );
       expect(res.status, res.text).toBe(200);
       return res.body.data.draftInfo as any[];
     };
@@ -638,16 +689,21 @@ describe('paid bookings (self-service checkout)', () => {
     it('each draftInfo entry has amount, currency and summary; nothing is written', async () => {
       const day = newDay();
       await c.clockTo('06:00', day);
-      const res = await c.book(roomBody('p-draft', '09:00', '09:30', day, {
-        draft: true, draftEndDateTimes: [c.t('10:00', day), c.t('11:15', day), c.t('23:30', day)],
-      }));
+      const res = await c.book(
+        roomBody('p-draft', '09:00', '09:30', day, {
+          draft: true,
+          draftEndDateTimes: [c.t('10:00', day), c.t('11:15', day), c.t('23:30', day)],
+        }),
+      );
       expect(res.status, res.text).toBe(200);
       expect(res.body.data.draft).toBe(true);
       const info = res.body.data.draftInfo;
       expect(info).toHaveLength(4);
       // 120/h: 30 min = 60, 60 min = 120, 135 min = 270; the last end is past closing, priced anyway.
       expect(info.slice(0, 3).map((i: any) => [i.isAvailable, i.amount, i.currency])).toEqual([
-        [true, 60, 'THB'], [true, 120, 'THB'], [true, 270, 'THB'],
+        [true, 60, 'THB'],
+        [true, 120, 'THB'],
+        [true, 270, 'THB'],
       ]);
       expect(info[2].summary).toEqual({ subtotal: 270, total: 270, discounts: [] });
       expect(info[3].isAvailable).toBe(false);
@@ -665,7 +721,9 @@ describe('paid bookings (self-service checkout)', () => {
     it('a draft with a promo code shows the discount per entry; a refused code is 400 KS001', async () => {
       const day = newDay();
       await c.clockTo('06:00', day);
-      const res = await c.book(roomBody('p-draft', '09:00', '10:00', day, { draft: true, promoCode: 'HALF', draftEndDateTimes: [c.t('11:00', day)] }));
+      const res = await c.book(
+        roomBody('p-draft', '09:00', '10:00', day, { draft: true, promoCode: 'HALF', draftEndDateTimes: [c.t('11:00', day)] }),
+      );
       expect(res.status, res.text).toBe(200);
       expect(res.body.data.draftInfo.map((i: any) => [i.amount, i.summary])).toEqual([
         [60, { subtotal: 120, total: 60, discounts: [{ code: 'HALF', value: 60, name: 'Half price' }] }],
@@ -716,7 +774,11 @@ describe('paid bookings (self-service checkout)', () => {
       const day = newDay();
       await c.clockTo('07:00', day);
       const draft = await c.book(roomBody('p-zero', '10:00', '11:00', day, { draft: true, promoCode: 'BIG' }));
-      expect(draft.body.data.draftInfo[0].summary).toEqual({ subtotal: 200, total: 0, discounts: [{ code: 'BIG', value: 200, name: 'Everything off' }] });
+      expect(draft.body.data.draftInfo[0].summary).toEqual({
+        subtotal: 200,
+        total: 0,
+        discounts: [{ code: 'BIG', value: 200, name: 'Everything off' }],
+      });
       const m = await c.bookRoom('p-zero', '10:00', '11:00', day, { promoCode: 'BIG' });
       expect(m.status).toBe('active');
       expect(m.payment).toBeUndefined();
@@ -727,7 +789,7 @@ describe('paid bookings (self-service checkout)', () => {
       expect((await c.get(m._id)).status).toBe('active');
     });
 
-    it('unknown, inactive, expired, not yet valid and another project\'s codes are 400 KS001, naming the code; nothing is booked', async () => {
+    it("unknown, inactive, expired, not yet valid and another project's codes are 400 KS001, naming the code; nothing is booked", async () => {
       const day = newDay();
       await c.clockTo('07:00', day);
       for (const code of ['NOPE', 'OFF', 'OLD', 'FUTURE', 'ANNEX10']) {
@@ -740,7 +802,14 @@ describe('paid bookings (self-service checkout)', () => {
 
     it('validity is judged at the service time: from validFrom (inclusive) until validUntil (exclusive)', async () => {
       const day = newDay();
-      const windowed = { key: 'windowed', code: 'WINDOW', name: 'Morning only', percentOff: 10, validFrom: c.t('10:00', day), validUntil: c.t('11:00', day) };
+      const windowed = {
+        key: 'windowed',
+        code: 'WINDOW',
+        name: 'Morning only',
+        percentOff: 10,
+        validFrom: c.t('10:00', day),
+        validUntil: c.t('11:00', day),
+      };
       await applySite(c.svc, webhookSite({ ...options, promoCodes: [...options.promoCodes!, windowed] }));
       const tryAt = async (hhmm: string) => {
         await c.clockTo(hhmm, day);
@@ -769,21 +838,21 @@ describe('paid bookings (self-service checkout)', () => {
     });
 
     it('maxUses: two bookings made with a one-use code cannot both end up paid with its discount', async () => {
-    const day = newDay();
-    await c.clockTo('07:00', day);
-    const first = await c.book(roomBody('p-once', '10:00', '11:00', day, { promoCode: 'ONCE2' }));
-    const second = await c.book(roomBody('p-once', '13:00', '14:00', day, { promoCode: 'ONCE2' }));
-    expect(first.status, first.text).toBe(201);
-    for (const r of [first, second]) {
-      if (r.status === 201) await settle(r.body.data.payment.paymentId);
-    }
-    const discounted = (await bookingsOf('p-once', day)).filter(
-      (m) => m.status === 'active' && m.payment?.summary.discounts.some((x: any) => x.code === 'ONCE2'),
-    );
-    expect(discounted.length, 'bookings holding the discount of a maxUses 1 code').toBeLessThanOrEqual(1);
-  });
+      const day = newDay();
+      await c.clockTo('07:00', day);
+      const first = await c.book(roomBody('p-once', '10:00', '11:00', day, { promoCode: 'ONCE2' }));
+      const second = await c.book(roomBody('p-once', '13:00', '14:00', day, { promoCode: 'ONCE2' }));
+      expect(first.status, first.text).toBe(201);
+      for (const r of [first, second]) {
+        if (r.status === 201) await settle(r.body.data.payment.paymentId);
+      }
+      const discounted = (await bookingsOf('p-once', day)).filter(
+        (m) => m.status === 'active' && m.payment?.summary.discounts.some((x: any) => x.code === 'ONCE2'),
+      );
+      expect(discounted.length, 'bookings holding the discount of a maxUses 1 code').toBeLessThanOrEqual(1);
+    });
 
-  it('maxUses: a code that made a booking free counts its use too (one free booking, not unlimited)', async () => {
+    it('maxUses: a code that made a booking free counts its use too (one free booking, not unlimited)', async () => {
       const day = newDay();
       await c.clockTo('07:00', day);
       const first = await c.bookRoom('p-once', '15:00', '16:00', day, { promoCode: 'FREEBIE' });

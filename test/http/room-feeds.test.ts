@@ -11,7 +11,10 @@ import { expectError, UNKNOWN_ID } from '../support/fixtures.js';
 import { okData } from '../support/catalogue.js';
 import { startMeetingService, type MeetingCtx } from '../support/meetings.js';
 
-const ROOMS = [{ key: 'f1', name: 'Feed Room' }, { key: 'f2', name: 'Other Room' }];
+const ROOMS = [
+  { key: 'f1', name: 'Feed Room' },
+  { key: 'f2', name: 'Other Room' },
+];
 const DOMAIN = 'rooms.booking-service';
 
 interface FeedEvent {
@@ -89,7 +92,11 @@ describe('room feeds', () => {
 
   it('ops routes need the ops token', async () => {
     const path = `/ops/v1/calendar-sync/rooms/${c.id('f1')}/feed`;
-    for (const [method, p] of [['GET', path], ['POST', `${path}/rotate`], ['DELETE', path]] as const) {
+    for (const [method, p] of [
+      ['GET', path],
+      ['POST', `${path}/rotate`],
+      ['DELETE', path],
+    ] as const) {
       const res = await c.svc.request(method, p, { token: null });
       expect(res.status, `${method} ${p}`).toBe(401);
       const wrong = await c.svc.request(method, p, { token: c.tok.alice });
@@ -104,7 +111,7 @@ describe('room feeds', () => {
     expectError(await c.svc.ops('DELETE', path), 404, 'KS005');
   });
 
-  it('GET gives the room\'s secret address, the same one on every read', async () => {
+  it("GET gives the room's secret address, the same one on every read", async () => {
     const feed = okData(await opsFeed('f1'));
     expect(feed.roomId).toBe(c.id('f1'));
     expect(Number.isNaN(Date.parse(feed.createdAt))).toBe(false);
@@ -115,7 +122,7 @@ describe('room feeds', () => {
     expect(okData(await opsFeed('f2')).url).not.toBe(feed.url);
   });
 
-  it('the feed: the room\'s name and zone, one VEVENT per booking (and per occurrence) in UTC, nothing of other rooms', async () => {
+  it("the feed: the room's name and zone, one VEVENT per booking (and per occurrence) in UTC, nothing of other rooms", async () => {
     const f = await fetchFeed();
     expect(f.name).toBe('Feed Room');
     expect(f.timezone).toBe('Asia/Bangkok');
@@ -127,18 +134,33 @@ describe('room feeds', () => {
     const uids = f.events.map((e) => e.uid).sort();
     // A series' first occurrence has the meeting's id; the others their own (occurrenceEventId).
     expect(uids).toHaveLength(6);
-    expect(uids).toEqual(expect.arrayContaining([`${planning._id}@${DOMAIN}`, `${untitled._id}@${DOMAIN}`, `${doomed._id}@${DOMAIN}`, `${series._id}-${series._id}@${DOMAIN}`]));
+    expect(uids).toEqual(
+      expect.arrayContaining([
+        `${planning._id}@${DOMAIN}`,
+        `${untitled._id}@${DOMAIN}`,
+        `${doomed._id}@${DOMAIN}`,
+        `${series._id}-${series._id}@${DOMAIN}`,
+      ]),
+    );
     expect(uids.filter((u) => u.startsWith(`${series._id}-`))).toHaveLength(3);
     expect(f.text).not.toContain(elsewhere._id);
     expect(f.text).not.toContain('Elsewhere');
 
     const p = eventOf(f.events, `${planning._id}@${DOMAIN}`);
-    expect(p).toMatchObject({ start: Date.parse(c.t('09:00', 1)), end: Date.parse(c.t('10:00', 1)), status: 'CONFIRMED', bookingStatus: 'active', summary: 'Planning', sequence: 0 });
+    expect(p).toMatchObject({
+      start: Date.parse(c.t('09:00', 1)),
+      end: Date.parse(c.t('10:00', 1)),
+      status: 'CONFIRMED',
+      bookingStatus: 'active',
+      summary: 'Planning',
+      sequence: 0,
+    });
     // DTSTAMP is the booking's updatedAt (iCalendar keeps whole seconds).
     expect(p.stamp).toBe(Math.floor(Date.parse(planning.updatedAt) / 1000) * 1000);
     expect(eventOf(f.events, `${untitled._id}@${DOMAIN}`).summary).toBe('Booked');
     // Instants in UTC (…Z), never floating or local times.
-    for (const line of f.text.split('\r\n').filter((l) => /^(DTSTART|DTEND|DTSTAMP)/.test(l))) expect(line).toMatch(/^[A-Z]+:\d{8}T\d{6}Z$/);
+    for (const line of f.text.split('\r\n').filter((l) => /^(DTSTART|DTEND|DTSTAMP)/.test(l)))
+      expect(line).toMatch(/^[A-Z]+:\d{8}T\d{6}Z$/);
 
     const daily = f.events.filter((e) => e.uid.startsWith(`${series._id}-`)).sort((a, b) => a.start - b.start);
     expect(daily.map((e) => e.start)).toEqual([2, 3, 4].map((d) => Date.parse(c.t('18:00', d))));

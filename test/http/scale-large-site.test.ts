@@ -21,7 +21,9 @@ const ROOMS = Number(process.env.SCALE_ROOMS ?? 10_000);
 const FLOORS = 40;
 const APP_ID = 'scale-test-app';
 const APP_SECRET = 'scale-test-secret-0123456789abcdef0123456';
-const WEEK = Object.fromEntries(['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].map((d) => [d, { availableTime: { start: '07:00:00', end: '22:00:00' } }]));
+const WEEK = Object.fromEntries(
+  ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].map((d) => [d, { availableTime: { start: '07:00:00', end: '22:00:00' } }]),
+);
 
 function largeSite(rooms: number) {
   return {
@@ -44,18 +46,31 @@ function largeSite(rooms: number) {
 }
 
 /** A GET whose body is counted (or kept), not parsed: this process stays out of the measurement. */
-function get(url: string, headers: Record<string, string>, keep = false): Promise<{ status: number; bytes: number; body?: Buffer; encoding?: string }> {
+function get(
+  url: string,
+  headers: Record<string, string>,
+  keep = false,
+): Promise<{ status: number; bytes: number; body?: Buffer; encoding?: string }> {
   return new Promise((resolve, reject) => {
-    http.get(url, { headers }, (res) => {
-      let bytes = 0;
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => {
-        bytes += c.length;
-        if (keep) chunks.push(c);
-      });
-      res.on('end', () => resolve({ status: res.statusCode!, bytes, body: keep ? Buffer.concat(chunks) : undefined, encoding: res.headers['content-encoding'] }));
-      res.on('error', reject);
-    }).on('error', reject);
+    http
+      .get(url, { headers }, (res) => {
+        let bytes = 0;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => {
+          bytes += c.length;
+          if (keep) chunks.push(c);
+        });
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            bytes,
+            body: keep ? Buffer.concat(chunks) : undefined,
+            encoding: res.headers['content-encoding'],
+          }),
+        );
+        res.on('error', reject);
+      })
+      .on('error', reject);
   });
 }
 
@@ -90,7 +105,12 @@ const UP_FRONT_PASSES = 3;
 const worstBut = (xs: number[], n: number) => [...xs].sort((a, b) => b - a)[n] ?? 0;
 
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))];
-const summary = (xs: number[]) => `${xs.length} probes, p99 ${p99(xs).toFixed(0)} ms; worst ${[...xs].sort((a, b) => b - a).slice(0, 5).map((x) => x.toFixed(0)).join(", ")} ms`;
+const summary = (xs: number[]) =>
+  `${xs.length} probes, p99 ${p99(xs).toFixed(0)} ms; worst ${[...xs]
+    .sort((a, b) => b - a)
+    .slice(0, 5)
+    .map((x) => x.toFixed(0))
+    .join(', ')} ms`;
 
 describe(`a ${ROOMS}-room site`, () => {
   let database: TestDatabase;
@@ -110,7 +130,7 @@ describe(`a ${ROOMS}-room site`, () => {
 
   const apply = (doc: unknown) => svc.request('POST', '/ops/v1/apply', { token: OPS_TOKEN, body: doc });
 
-  it('applies without stalling /healthz (under 100 ms but for the body\'s up-front passes); applying it again changes nothing', async () => {
+  it("applies without stalling /healthz (under 100 ms but for the body's up-front passes); applying it again changes nothing", async () => {
     const doc = largeSite(ROOMS);
     const first = await whileProbing(svc, () => apply(doc));
     console.log(`[apply ${ROOMS} rooms] ${summary(first.latencies)}`);
@@ -120,7 +140,9 @@ describe(`a ${ROOMS}-room site`, () => {
     expect(worstBut(first.latencies, UP_FRONT_PASSES)).toBeLessThan(100);
     projectId = first.result.body.data.idsByKind.projects.p;
 
-    const t = await svc.request('POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: APP_ID, app_secret: APP_SECRET } });
+    const t = await svc.request('POST', '/auth/accessToken', {
+      body: { grant_type: 'app_credentials', app_id: APP_ID, app_secret: APP_SECRET },
+    });
     expect(t.status, t.text).toBe(201);
     token = t.body.access_token;
     const before = await get(`${svc.url}/meeting-rooms?projectId=${projectId}`, { authorization: `Bearer ${token}` }, true);
@@ -148,7 +170,9 @@ describe(`a ${ROOMS}-room site`, () => {
     ];
     for (const call of calls) {
       const run = await whileProbing(svc, () => Promise.all(Array.from({ length: 5 }, () => call())));
-      console.log(`[5 x GET /meeting-rooms: ${run.result[0].bytes} bytes${run.result[0].encoding ? ` ${run.result[0].encoding}` : ''}] ${summary(run.latencies)}`);
+      console.log(
+        `[5 x GET /meeting-rooms: ${run.result[0].bytes} bytes${run.result[0].encoding ? ` ${run.result[0].encoding}` : ''}] ${summary(run.latencies)}`,
+      );
       for (const r of run.result) expect(r.status).toBe(200);
       expect(run.latencies.length).toBeGreaterThan(3);
       expect(p99(run.latencies)).toBeLessThan(100);

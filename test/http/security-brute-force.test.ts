@@ -10,7 +10,17 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OPS_TOKEN, startTestService, type TestService } from '../support/test-service.js';
-import { actAsRequest, applySite, expectError, HUB_APP_ID, HUB_SECRET, PLAIN_APP_ID, PLAIN_SECRET, PORTAL_APP_ID, PORTAL_SECRET } from '../support/fixtures.js';
+import {
+  actAsRequest,
+  applySite,
+  expectError,
+  HUB_APP_ID,
+  HUB_SECRET,
+  PLAIN_APP_ID,
+  PLAIN_SECRET,
+  PORTAL_APP_ID,
+  PORTAL_SECRET,
+} from '../support/fixtures.js';
 
 const grant = (svc: TestService, appId: string, secret: string, from?: string) =>
   svc.request('POST', '/auth/accessToken', {
@@ -46,7 +56,8 @@ describe('token endpoint brute force', () => {
       expect(res.headers.get('cache-control')).toBe('no-store');
     }
     const actAsFromAttacker = await svc.request('POST', '/auth/accessToken', {
-      body: { grant_type: 'act_as', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET, subject: 'ext-alice' }, headers: { 'x-forwarded-for': attacker },
+      body: { grant_type: 'act_as', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET, subject: 'ext-alice' },
+      headers: { 'x-forwarded-for': attacker },
     });
     expectError(actAsFromAttacker, 429, 'KS036');
     // The owner, from another address: the right secret works, and so does act_as.
@@ -54,7 +65,8 @@ describe('token endpoint brute force', () => {
     expect(token.status, token.text).toBe(201);
     expect(token.body.access_token).toBeTruthy();
     const actAs = await svc.request('POST', '/auth/accessToken', {
-      body: { grant_type: 'act_as', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET, subject: 'ext-alice' }, headers: { 'x-forwarded-for': owner },
+      body: { grant_type: 'act_as', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET, subject: 'ext-alice' },
+      headers: { 'x-forwarded-for': owner },
     });
     expect(actAs.status, actAs.text).toBe(201);
     const whoami = await svc.request('GET', '/auth/whoami', { token: actAs.body.access_token });
@@ -154,7 +166,14 @@ describe('ops token comparison', () => {
     const svc = await startTestService();
     try {
       const { OPS_TOKEN } = await import('../support/test-service.js');
-      for (const auth of [undefined, 'Bearer', `Bearer ${OPS_TOKEN.slice(0, -1)}`, `Bearer ${OPS_TOKEN}0`, `Bearer ${OPS_TOKEN.toUpperCase()}`, `Basic ${OPS_TOKEN}`]) {
+      for (const auth of [
+        undefined,
+        'Bearer',
+        `Bearer ${OPS_TOKEN.slice(0, -1)}`,
+        `Bearer ${OPS_TOKEN}0`,
+        `Bearer ${OPS_TOKEN.toUpperCase()}`,
+        `Basic ${OPS_TOKEN}`,
+      ]) {
         const res = await svc.request('GET', '/ops/v1/clock', { headers: auth ? { authorization: auth } : {} });
         expectError(res, 401, 'KS002');
       }
@@ -174,7 +193,9 @@ describe('wrong ops tokens are limited per address (Bearer and console sign-in s
     svc = other = undefined;
   });
   const opsCall = (on: TestService, token: string | null, from: string) =>
-    on.request('GET', '/ops/v1/clock', { headers: { 'x-forwarded-for': from, ...(token === null ? {} : { authorization: `Bearer ${token}` }) } });
+    on.request('GET', '/ops/v1/clock', {
+      headers: { 'x-forwarded-for': from, ...(token === null ? {} : { authorization: `Bearer ${token}` }) },
+    });
   const signIn = (on: TestService, token: string, from: string) =>
     on.request('POST', '/ops/v1/session', { body: { token }, headers: { 'x-forwarded-for': from } });
   const expectLimited = (res: Awaited<ReturnType<typeof opsCall>>) => {

@@ -35,7 +35,15 @@ describe('security headers', () => {
 
   beforeAll(async () => {
     svc = await startTestService();
-    ids = await applySite(svc, webhookSite({ rooms: [{ key: 'lotus', name: 'Lotus', chargeRate: { perHour: 100, perDay: 800 } }, { key: 'orchid', name: 'Orchid' }] }));
+    ids = await applySite(
+      svc,
+      webhookSite({
+        rooms: [
+          { key: 'lotus', name: 'Lotus', chargeRate: { perHour: 100, perDay: 800 } },
+          { key: 'orchid', name: 'Orchid' },
+        ],
+      }),
+    );
     alice = (await actAsToken(svc, { subject: 'ext-alice' })).access_token;
   });
   afterAll(async () => {
@@ -43,10 +51,17 @@ describe('security headers', () => {
   });
 
   it('the token endpoint, its refusals, authenticated API answers and ops answers are no-store', async () => {
-    const token = await svc.request('POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: 'portal-dev', app_secret: 'portal-secret-0123456789abcdef-0123456789' } });
+    const token = await svc.request('POST', '/auth/accessToken', {
+      body: { grant_type: 'app_credentials', app_id: 'portal-dev', app_secret: 'portal-secret-0123456789abcdef-0123456789' },
+    });
     expect(token.status).toBe(201);
     noStore(token, 'token');
-    noStore(await svc.request('POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: 'portal-dev', app_secret: 'wrong' } }), 'token 401');
+    noStore(
+      await svc.request('POST', '/auth/accessToken', {
+        body: { grant_type: 'app_credentials', app_id: 'portal-dev', app_secret: 'wrong' },
+      }),
+      'token 401',
+    );
     noStore(await svc.request('GET', '/auth/whoami', { token: alice }), 'whoami');
     noStore(await svc.request('GET', '/meeting-rooms', { token: alice }), 'rooms');
     noStore(await svc.request('GET', '/meetings', { token: null }), '401');
@@ -58,7 +73,8 @@ describe('security headers', () => {
   it('a meeting answer carrying its PIN is no-store, on create and on read', async () => {
     const D = await dayAhead(svc, TZ, 2);
     const created = await svc.request('POST', '/meetings', {
-      token: alice, body: { meetingRoomId: idOf(ids, 'orchid'), title: 'pin', startDateTime: at(D, '09:00'), endDateTime: at(D, '10:00') },
+      token: alice,
+      body: { meetingRoomId: idOf(ids, 'orchid'), title: 'pin', startDateTime: at(D, '09:00'), endDateTime: at(D, '10:00') },
     });
     expect(created.status, created.text).toBe(201);
     noStore(created, 'create');
@@ -101,8 +117,15 @@ describe('security headers', () => {
     const portal = (await appToken(svc)).access_token;
     expect(portal).toBeTruthy();
     const p = await seedPaidBooking(svc, {
-      projectId: idOf(ids, 'tower'), assetKind: 'room', assetId: idOf(ids, 'lotus'), organizerUserId: idOf(ids, 'alice'),
-      appId: idOf(ids, 'portal'), title: 'paid', start: at(D, '14:00'), end: at(D, '15:00'), redirectUrl: 'https://app.example/done',
+      projectId: idOf(ids, 'tower'),
+      assetKind: 'room',
+      assetId: idOf(ids, 'lotus'),
+      organizerUserId: idOf(ids, 'alice'),
+      appId: idOf(ids, 'portal'),
+      title: 'paid',
+      start: at(D, '14:00'),
+      end: at(D, '15:00'),
+      redirectUrl: 'https://app.example/done',
     });
     const url = new URL(p.payment.webPaymentUrl!);
     const page = await svc.request('GET', url.pathname + url.search);
@@ -119,7 +142,9 @@ describe('CORS', () => {
   let closed: TestService;
   let open: TestService;
   const preflight = (svc: TestService, origin: string, path = '/meetings') =>
-    svc.request('OPTIONS', path, { headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+    svc.request('OPTIONS', path, {
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+    });
   const accessControl = (res: HttpResult) => [...res.headers.keys()].filter((k) => k.startsWith('access-control-'));
 
   beforeAll(async () => {
@@ -179,7 +204,15 @@ describe('CORS', () => {
 
   it('CORS is for the public API only: the ops surface gets no access-control header, even for an allowed origin', async () => {
     const origin = 'https://app.example.com';
-    for (const path of ['/ops/v1/apply', '/ops/v1/session', '/ops/v1/meetings/abc/cancel', '/ops/v1/changes', '/ops/v1/clock?x=1', '/OPS/v1/apply', '/ops']) {
+    for (const path of [
+      '/ops/v1/apply',
+      '/ops/v1/session',
+      '/ops/v1/meetings/abc/cancel',
+      '/ops/v1/changes',
+      '/ops/v1/clock?x=1',
+      '/OPS/v1/apply',
+      '/ops',
+    ]) {
       const res = await preflight(open, origin, path);
       expect(res.status, path).toBe(204);
       expect(accessControl(res), path).toEqual([]);

@@ -33,11 +33,27 @@ describe('secrets never reach the log', () => {
   };
 
   beforeAll(async () => {
-    const sink = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } });
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
     svc = await startTestService({ logger: createLogger({ level: 'trace' }, sink) });
     const doc = webhookSite({
-      rooms: [{ key: 'lotus', name: 'Lotus', chargeRate: { perHour: 100, perDay: 800 } }, { key: 'orchid', name: 'Orchid' }],
-      hooks: [{ key: 'hk', url: 'http://127.0.0.1:9/hook', events: ['ROOM_BOOK'], secret: WEBHOOK_SECRET, auth: { scheme: 'bearer', token: WEBHOOK_BEARER } }],
+      rooms: [
+        { key: 'lotus', name: 'Lotus', chargeRate: { perHour: 100, perDay: 800 } },
+        { key: 'orchid', name: 'Orchid' },
+      ],
+      hooks: [
+        {
+          key: 'hk',
+          url: 'http://127.0.0.1:9/hook',
+          events: ['ROOM_BOOK'],
+          secret: WEBHOOK_SECRET,
+          auth: { scheme: 'bearer', token: WEBHOOK_BEARER },
+        },
+      ],
     }) as any;
     doc.accessGroups = [{ key: 'lobby', project: 'tower', name: 'Lobby gates' }];
     doc.apps[0].accessGroups = ['lobby'];
@@ -54,18 +70,28 @@ describe('secrets never reach the log', () => {
 
   it('a full flow logs its requests but none of its secrets', async () => {
     // Tokens: app_credentials (JSON and form-encoded), a refused secret, refresh, act_as.
-    expect((await svc.request('POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: PORTAL_APP_ID, app_secret: WRONG_SECRET } })).status).toBe(401);
+    expect(
+      (
+        await svc.request('POST', '/auth/accessToken', {
+          body: { grant_type: 'app_credentials', app_id: PORTAL_APP_ID, app_secret: WRONG_SECRET },
+        })
+      ).status,
+    ).toBe(401);
     const form = await svc.request('POST', '/auth/accessToken', {
       raw: `grant_type=app_credentials&app_id=${PORTAL_APP_ID}&app_secret=${encodeURIComponent(PORTAL_SECRET)}`,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     expect(form.status, form.text).toBe(201);
-    const tok = await svc.request('POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET } });
+    const tok = await svc.request('POST', '/auth/accessToken', {
+      body: { grant_type: 'app_credentials', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET },
+    });
     expect(tok.status).toBe(201);
     remember('access token', tok.body.access_token);
     remember('refresh token', tok.body.refresh_token);
     remember('form access token', form.body.access_token);
-    const refreshed = await svc.request('POST', '/auth/accessToken', { body: { grant_type: 'refresh_token', refresh_token: tok.body.refresh_token } });
+    const refreshed = await svc.request('POST', '/auth/accessToken', {
+      body: { grant_type: 'refresh_token', refresh_token: tok.body.refresh_token },
+    });
     expect(refreshed.status).toBe(201);
     remember('refreshed access token', refreshed.body.access_token);
     const actAs = await svc.request('POST', '/auth/accessToken', {
@@ -79,17 +105,22 @@ describe('secrets never reach the log', () => {
     // A meeting with its PIN, read back.
     const D = await dayAhead(svc, TZ, 2);
     const created = await svc.request('POST', '/meetings', {
-      token: alice, body: { meetingRoomId: idOf(ids, 'orchid'), title: 'logs', startDateTime: at(D, '09:00'), endDateTime: at(D, '10:00') },
+      token: alice,
+      body: { meetingRoomId: idOf(ids, 'orchid'), title: 'logs', startDateTime: at(D, '09:00'), endDateTime: at(D, '10:00') },
     });
     expect(created.status, created.text).toBe(201);
     remember('PIN', created.body.data.pinCode);
     expect((await svc.request('GET', `/meetings/${created.body.data._id}`, { token: alice })).status).toBe(200);
 
     // A partner member with a card and a face.
-    const put = await svc.request('PUT', '/partner/members/log-member', { token: portal, body: { firstName: 'Dao', lastName: 'Log', email: 'dao.log@example.com' } });
+    const put = await svc.request('PUT', '/partner/members/log-member', {
+      token: portal,
+      body: { firstName: 'Dao', lastName: 'Log', email: 'dao.log@example.com' },
+    });
     expect(put.status, put.text).toBe(200);
     const creds = await svc.request('PUT', '/partner/members/log-member/credentials', {
-      token: portal, body: { cards: [{ cardNo: CARD_NO }], face: FACE, faceConsentAt: '2026-11-20T09:00:00Z' },
+      token: portal,
+      body: { cards: [{ cardNo: CARD_NO }], face: FACE, faceConsentAt: '2026-11-20T09:00:00Z' },
     });
     expect(creds.status, creds.text).toBe(200);
     remember('card number', CARD_NO);
@@ -107,8 +138,15 @@ describe('secrets never reach the log', () => {
 
     // A payment page: its token is in the path.
     const paid = await seedPaidBooking(svc, {
-      projectId: idOf(ids, 'tower'), assetKind: 'room', assetId: idOf(ids, 'lotus'), organizerUserId: idOf(ids, 'alice'),
-      appId: idOf(ids, 'portal'), title: 'paid', start: at(D, '14:00'), end: at(D, '15:00'), redirectUrl: 'https://app.example/done',
+      projectId: idOf(ids, 'tower'),
+      assetKind: 'room',
+      assetId: idOf(ids, 'lotus'),
+      organizerUserId: idOf(ids, 'alice'),
+      appId: idOf(ids, 'portal'),
+      title: 'paid',
+      start: at(D, '14:00'),
+      end: at(D, '15:00'),
+      redirectUrl: 'https://app.example/done',
     });
     const payUrl = new URL(paid.payment.webPaymentUrl!);
     remember('payment page token', decodeURIComponent(payUrl.pathname.slice('/pay/'.length)));
@@ -116,12 +154,16 @@ describe('secrets never reach the log', () => {
 
     // A token in a query string (clients do that), and a 401 with a bearer token.
     expect((await svc.request('GET', `/meetings?access_token=${encodeURIComponent(portal)}`)).status).toBe(401);
-    expect((await svc.request('GET', '/meetings', { token: 'kat_000000000000000000000000_not-a-real-token-but-secret-looking-xx' })).status).toBe(401);
+    expect(
+      (await svc.request('GET', '/meetings', { token: 'kat_000000000000000000000000_not-a-real-token-but-secret-looking-xx' })).status,
+    ).toBe(401);
     remember('bogus bearer', 'kat_000000000000000000000000_not-a-real-token-but-secret-looking-xx');
 
     // An error log of a database error that quotes a value (PostgreSQL's detail).
     const dbError = Object.assign(new Error('duplicate key value violates unique constraint "cards_uid"'), {
-      code: '23505', detail: `Key (card_no)=(${CARD_NO}) already exists.`, parameters: [PORTAL_SECRET],
+      code: '23505',
+      detail: `Key (card_no)=(${CARD_NO}) already exists.`,
+      parameters: [PORTAL_SECRET],
     });
     svc.app.log.error({ err: dbError }, 'request failed');
 

@@ -62,14 +62,14 @@ function fakeDns(table: Record<string, string[]>) {
 
 const hook = (key: string, url: string): HookSpec => ({ key, url, events: ['ROOM_BOOK'] });
 
-
 /** Books room `lotus` two days ahead as alice (one ROOM_BOOK event) and runs the deliveries that fall due. */
 async function bookLotusAndDeliver(svc: TestService, ids: SiteIds): Promise<void> {
   const alice = (await actAsToken(svc, { subject: 'ext-alice' })).access_token;
   const now = await svc.ops('GET', '/ops/v1/clock');
   const D = DateTime.fromISO(now.body.data.now).setZone(TZ).startOf('day').plus({ days: 2 });
   const res = await svc.request('POST', '/meetings', {
-    token: alice, body: { meetingRoomId: idOf(ids, 'lotus'), title: 'local', startDateTime: at(D, '09:00'), endDateTime: at(D, '10:00') },
+    token: alice,
+    body: { meetingRoomId: idOf(ids, 'lotus'), title: 'local', startDateTime: at(D, '09:00'), endDateTime: at(D, '10:00') },
   });
   expect(res.status, res.text).toBe(201);
   await svc.services.jobs.drain(DELIVERY_JOB);
@@ -144,7 +144,9 @@ describe('webhook URLs in production', () => {
     }
     expect(messages.some((m) => m.includes('[fine]'))).toBe(false);
     // Literal addresses are classified without DNS; names were resolved, never connected to.
-    expect(new Set(dns.asked)).toEqual(new Set(['loop.example', 'metadata.example', 'ten.example', 'ula.example', 'mixed.example', 'public.example', 'nowhere.example']));
+    expect(new Set(dns.asked)).toEqual(
+      new Set(['loop.example', 'metadata.example', 'ten.example', 'ula.example', 'mixed.example', 'public.example', 'nowhere.example']),
+    );
     expect(rx.connections).toBe(0);
   });
 
@@ -163,7 +165,12 @@ describe('webhook URLs in production', () => {
       dns.table['hooks.example'] = [address];
       const res = await svc.request('POST', '/meetings', {
         token: alice,
-        body: { meetingRoomId: idOf(ids, 'lotus'), title: `rebind ${i}`, startDateTime: at(D, `${8 + i}:00`), endDateTime: at(D, `${8 + i}:30`) },
+        body: {
+          meetingRoomId: idOf(ids, 'lotus'),
+          title: `rebind ${i}`,
+          startDateTime: at(D, `${8 + i}:00`),
+          endDateTime: at(D, `${8 + i}:30`),
+        },
       });
       expect(res.status, res.text).toBe(201);
       booked++;
@@ -173,7 +180,9 @@ describe('webhook URLs in production', () => {
       expect(list.body.data).toHaveLength(booked);
       const latest = list.body.data[0];
       expect(latest, address).toMatchObject({ attempts: 1, lastStatus: null });
-      expect(latest.lastError, address).toMatch(/^refused before connecting: the URL must not resolve to a .* address in production \(hooks\.example resolves to /);
+      expect(latest.lastError, address).toMatch(
+        /^refused before connecting: the URL must not resolve to a .* address in production \(hooks\.example resolves to /,
+      );
       expect(latest.lastError).toContain(`resolves to ${address})`);
     }
     expect(rx.connections).toBe(0);
@@ -194,7 +203,13 @@ describe('webhook URLs in uat', () => {
     rx = await CountingReceiver.start();
     svc = await startTestService({ env: UAT });
     svc.services.urlGuard.resolve = fakeDns({}).resolve;
-    const doc = webhookSite({ hooks: [hook('local', `http://127.0.0.1:${rx.port}/hook`), hook('name', `http://localhost:${rx.port}/hook`), hook('ten', 'https://10.0.0.5/hook')] });
+    const doc = webhookSite({
+      hooks: [
+        hook('local', `http://127.0.0.1:${rx.port}/hook`),
+        hook('name', `http://localhost:${rx.port}/hook`),
+        hook('ten', 'https://10.0.0.5/hook'),
+      ],
+    });
     const res = await svc.ops('POST', '/ops/v1/apply', doc);
     expectError(res, 400, 'KS001');
     expect(res.body.message).toEqual([
@@ -209,7 +224,11 @@ describe('webhook URLs in uat', () => {
     rx = await CountingReceiver.start();
     svc = await startTestService({ env: { ...UAT, WEBHOOK_ALLOW_LOOPBACK: '1' } });
     svc.services.urlGuard.resolve = fakeDns({ 'inside.example': ['192.168.1.10'] }).resolve;
-    const refused = await svc.ops('POST', '/ops/v1/apply', webhookSite({ hooks: [hook('ten', 'https://10.0.0.5/hook'), hook('inside', 'https://inside.example/hook')] }));
+    const refused = await svc.ops(
+      'POST',
+      '/ops/v1/apply',
+      webhookSite({ hooks: [hook('ten', 'https://10.0.0.5/hook'), hook('inside', 'https://inside.example/hook')] }),
+    );
     expectError(refused, 400, 'KS001');
     expect(refused.body.message).toHaveLength(2);
 

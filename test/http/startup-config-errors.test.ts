@@ -14,8 +14,16 @@ describe('production start-up with a bad configuration', () => {
     const db = await createTestDatabase();
     try {
       const env: Record<string, string | undefined> = {
-        ...process.env, DATABASE_URL: db.url, HOST: '127.0.0.1', BOOKING_ENV: 'production',
-        PORT: 'http', OPS_TOKEN: '', SECRETS_KEY: '', DEVICE_TRANSPORT: 'zigbee', ACCESS_TOKEN_TTL_SECONDS: '0', CORS_ORIGINS: '*',
+        ...process.env,
+        DATABASE_URL: db.url,
+        HOST: '127.0.0.1',
+        BOOKING_ENV: 'production',
+        PORT: 'http',
+        OPS_TOKEN: '',
+        SECRETS_KEY: '',
+        DEVICE_TRANSPORT: 'zigbee',
+        ACCESS_TOKEN_TTL_SECONDS: '0',
+        CORS_ORIGINS: '*',
       };
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stderr = '';

@@ -38,7 +38,16 @@ describe('npm start', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', BOOKING_ENV: 'development', OPS_TOKEN: '', DEMO: '1', LOG_LEVEL: 'info' },
+      env: {
+        ...process.env,
+        DATABASE_URL: db.url,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        BOOKING_ENV: 'development',
+        OPS_TOKEN: '',
+        DEMO: '1',
+        LOG_LEVEL: 'info',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     banner = await waitForOutput(child, /curl[\s\S]*app_secret[\s\S]*\n\n/);
@@ -60,7 +69,9 @@ describe('npm start', () => {
 
   it('serves the demo app: the printed curl credentials obtain a token', async () => {
     const [, appId, appSecret] = /app_id=(\S+)\s+app_secret=(\S+)/.exec(banner)!;
-    const res = await httpRequest(url, 'POST', '/auth/accessToken', { body: { grant_type: 'app_credentials', app_id: appId, app_secret: appSecret } });
+    const res = await httpRequest(url, 'POST', '/auth/accessToken', {
+      body: { grant_type: 'app_credentials', app_id: appId, app_secret: appSecret },
+    });
     expect(res.status).toBe(201);
     expect(typeof res.body.access_token).toBe('string');
     const opsToken = /ops token:\s+(\S+)/.exec(banner)![1];
@@ -82,7 +93,10 @@ describe('npm start without the demo app: the banner comes first', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     svc = await startMainProcess({
-      database: db, opsToken: 'startup-ops-token-0123456789abcdef0123456789', secretsKey: 'b2'.repeat(32), env: { LOG_LEVEL: 'info', DEMO: '0' },
+      database: db,
+      opsToken: 'startup-ops-token-0123456789abcdef0123456789',
+      secretsKey: 'b2'.repeat(32),
+      env: { LOG_LEVEL: 'info', DEMO: '0' },
     });
     // The first log line (Fastify's "Server listening") is written after the banner.
     await until('a log line', () => svc!.stdout().includes('"level"'), 15_000);
@@ -100,7 +114,10 @@ describe('npm start without the demo app: the banner comes first', () => {
     const token = lines.findIndex((l) => l.includes(`POST ${svc!.url}/auth/accessToken`));
     expect(token).toBeGreaterThan(0);
     expect(firstLog).toBeGreaterThan(token);
-    expect(lines.some((l) => l.includes(`${svc!.url}/console`)), 'the banner names the console').toBe(true);
+    expect(
+      lines.some((l) => l.includes(`${svc!.url}/console`)),
+      'the banner names the console',
+    ).toBe(true);
   });
 
   it('prints no deprecation warning (FSTDEP022: router options passed under routerOptions)', () => {

@@ -66,7 +66,9 @@ describe('timeouts', () => {
   it('a body sent slowly gets 408 in the envelope', async () => {
     const c = await connect(svc.url);
     const body = JSON.stringify({ advanceMinutes: 1 });
-    c.write(`POST /ops/v1/clock HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${OPS_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length + 100}\r\n\r\n`);
+    c.write(
+      `POST /ops/v1/clock HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${OPS_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length + 100}\r\n\r\n`,
+    );
     // One byte every 100 ms: the connection is never idle, the request is never complete.
     let sent = 0;
     const drip = setInterval(() => sent < body.length && c.write(body[sent++]), 100);

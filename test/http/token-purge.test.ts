@@ -14,7 +14,14 @@ describe('token store purge', () => {
   });
 
   const count = async (table: 'tokens' | 'token_families') =>
-    Number((await svc.services.storage.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    Number(
+      (
+        await svc.services.storage.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('keeps live tokens and removes expired ones with their families', async () => {
     const t = await appToken(svc);

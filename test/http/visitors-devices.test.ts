@@ -21,8 +21,13 @@ afterAll(async () => {
 const passOf = (view: any, inviteId: string) => view.visitorPasses.find((p: any) => p.inviteId === inviteId);
 
 describe('visitor passes on devices', () => {
-  it('an invite puts its QR code on the project\'s readers and its plate on the camera, for its window', async () => {
-    const inv = await c.inviteOk({ visitorName: 'Dev Dana', licensePlate: '1กข 1234', startDateTime: c.t('09:00'), endDateTime: c.t('12:00') });
+  it("an invite puts its QR code on the project's readers and its plate on the camera, for its window", async () => {
+    const inv = await c.inviteOk({
+      visitorName: 'Dev Dana',
+      licensePlate: '1กข 1234',
+      startDateTime: c.t('09:00'),
+      endDateTime: c.t('12:00'),
+    });
     const window = { validFrom: new Date(c.t('09:00')).toISOString(), validUntil: new Date(c.t('12:00')).toISOString() };
     for (const key of ['t1', 'side']) {
       const view = await waitForDevice(c.svc, c.id(key), (v) => settled(v) && !!passOf(v, inv._id));
@@ -43,7 +48,12 @@ describe('visitor passes on devices', () => {
   });
 
   it('cancel withdraws the pass from every device', async () => {
-    const inv = await c.inviteOk({ visitorName: 'Dev Cancel', licensePlate: 'กท-99', startDateTime: c.t('09:00'), endDateTime: c.t('12:00') });
+    const inv = await c.inviteOk({
+      visitorName: 'Dev Cancel',
+      licensePlate: 'กท-99',
+      startDateTime: c.t('09:00'),
+      endDateTime: c.t('12:00'),
+    });
     await waitForDevice(c.svc, c.id('cam'), (v) => settled(v) && !!passOf(v, inv._id));
     expect((await c.cancel(inv._id)).status).toBe(200);
     for (const key of ['t1', 'side', 'cam']) await waitForDevice(c.svc, c.id(key), (v) => settled(v) && !passOf(v, inv._id));

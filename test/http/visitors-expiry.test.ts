@@ -16,8 +16,13 @@ const clockTo = async (iso: string) => {
   expect(res.status, res.text).toBe(200);
 };
 const changes = (inviteId: string) =>
-  c.svc.services.storage.db.selectFrom('access_changes').select(['subject_kind', 'reason', 'created_at'])
-    .where('user_id', '=', inviteId).orderBy('created_at').orderBy('id').execute();
+  c.svc.services.storage.db
+    .selectFrom('access_changes')
+    .select(['subject_kind', 'reason', 'created_at'])
+    .where('user_id', '=', inviteId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 const status = async (inviteId: string) => (await c.get(inviteId)).body.data.status;
 
 beforeAll(async () => {
@@ -29,12 +34,21 @@ afterAll(async () => {
 
 describe('windows in time', () => {
   it('null end: valid until local midnight of the start day, then expired; withdrawals follow the clock', async () => {
-    const allDay = await c.inviteOk({ visitorName: 'All Day Ann', licensePlate: '2ขค 5678', startDateTime: c.t('14:00'), endDateTime: null });
+    const allDay = await c.inviteOk({
+      visitorName: 'All Day Ann',
+      licensePlate: '2ขค 5678',
+      startDateTime: c.t('14:00'),
+      endDateTime: null,
+    });
     const unused = await c.inviteOk({ visitorName: 'Unused Una', startDateTime: c.t('09:00'), endDateTime: null });
     const morning = await c.inviteOk({ visitorName: 'Morning Mo', startDateTime: c.t('09:00'), endDateTime: c.t('10:00') });
     expect(allDay.validUntil).toBe(new Date(c.t('00:00', 1)).toISOString());
 
-    expect(await c.scanOk('t1', { cardCode: allDay.qrCardCode })).toEqual({ granted: false, reason: 'not-yet-valid', inviteId: allDay._id });
+    expect(await c.scanOk('t1', { cardCode: allDay.qrCardCode })).toEqual({
+      granted: false,
+      reason: 'not-yet-valid',
+      inviteId: allDay._id,
+    });
 
     // 10:00: the morning invite's window is over; moving the clock applied its withdrawal.
     await clockTo(c.t('10:00'));
@@ -73,7 +87,12 @@ describe('windows in time', () => {
       { id: c.id('t1'), projectId: tower, accessGroupId: c.id('lobby'), kind: 'face-card-reader' },
       { id: c.id('cam'), projectId: tower, accessGroupId: c.id('carpark'), kind: 'lpr-camera' },
     ];
-    const withPlate = await c.inviteOk({ visitorName: 'Src Sam', licensePlate: 'sr-12', startDateTime: c.t('09:00', 1), endDateTime: c.t('11:00', 1) });
+    const withPlate = await c.inviteOk({
+      visitorName: 'Src Sam',
+      licensePlate: 'sr-12',
+      startDateTime: c.t('09:00', 1),
+      endDateTime: c.t('11:00', 1),
+    });
     const noPlate = await c.inviteOk({ visitorName: 'Src Sue', startDateTime: c.t('09:00', 1), endDateTime: c.t('11:00', 1) });
     const window = { validFrom: Date.parse(c.t('09:00', 1)), validUntil: Date.parse(c.t('11:00', 1)) };
 

@@ -33,14 +33,27 @@ afterAll(async () => {
 describe('create', () => {
   it('201 with a QR card code; VMS_INVITE_SENT reaches the listener with every field', async () => {
     const body = {
-      visitorName: 'Vera Visitor', visitorEmail: 'vera@example.com', startDateTime: c.t('09:00'), endDateTime: c.t('11:30'),
-      licensePlate: '1กข 1234', visitPurpose: 'Contract signing',
+      visitorName: 'Vera Visitor',
+      visitorEmail: 'vera@example.com',
+      startDateTime: c.t('09:00'),
+      endDateTime: c.t('11:30'),
+      licensePlate: '1กข 1234',
+      visitPurpose: 'Contract signing',
     };
     const data = await c.inviteOk(body);
     expect(data).toMatchObject({
-      projectId: c.id('tower'), hostUserId: c.id('alice'), status: 'invited', visitorName: 'Vera Visitor', visitorEmail: 'vera@example.com',
-      startDateTime: utc(c.t('09:00')), endDateTime: utc(c.t('11:30')), validUntil: utc(c.t('11:30')), licensePlate: '1กข 1234',
-      visitPurpose: 'Contract signing', cancelledAt: null, entries: [],
+      projectId: c.id('tower'),
+      hostUserId: c.id('alice'),
+      status: 'invited',
+      visitorName: 'Vera Visitor',
+      visitorEmail: 'vera@example.com',
+      startDateTime: utc(c.t('09:00')),
+      endDateTime: utc(c.t('11:30')),
+      validUntil: utc(c.t('11:30')),
+      licensePlate: '1กข 1234',
+      visitPurpose: 'Contract signing',
+      cancelledAt: null,
+      entries: [],
     });
     expect(data._id).toMatch(/^[0-9a-f]{24}$/);
     expect(data.qrCardCode).toMatch(/^[0-9A-HJKMNP-TV-Z]{16}$/);
@@ -51,10 +64,19 @@ describe('create', () => {
     expect(delivery.body.type).toBe('VMS_INVITE_SENT');
     expect(delivery.body.projectId).toBe(c.id('tower'));
     expect(event).toEqual({
-      projectId: c.id('tower'), userId: c.id('alice'), timestamp: delivery.body.occurredAt,
-      visitorName: 'Vera Visitor', visitorEmail: 'vera@example.com', hostName: 'Alice Example', hostEmail: 'alice@example.com',
-      visitDate: utc(c.t('09:00')), startDateTime: en(c.t('09:00')), endDateTime: en(c.t('11:30')),
-      qrCardCode: data.qrCardCode, licensePlate: '1กข 1234', visitPurpose: 'Contract signing',
+      projectId: c.id('tower'),
+      userId: c.id('alice'),
+      timestamp: delivery.body.occurredAt,
+      visitorName: 'Vera Visitor',
+      visitorEmail: 'vera@example.com',
+      hostName: 'Alice Example',
+      hostEmail: 'alice@example.com',
+      visitDate: utc(c.t('09:00')),
+      startDateTime: en(c.t('09:00')),
+      endDateTime: en(c.t('11:30')),
+      qrCardCode: data.qrCardCode,
+      licensePlate: '1กข 1234',
+      visitPurpose: 'Contract signing',
     });
     expect(event.startDateTime).toBe(`${c.D.toFormat('dd')} ${c.D.setLocale('en-US').toFormat('MMM yyyy')} 09:00`);
   });
@@ -84,16 +106,31 @@ describe('create', () => {
   });
 
   it('validation: 400 KS001 with one message per violation', async () => {
-    const res = await c.svc.ops('POST', '/ops/v1/visitors/invites', { projectId: 'nope', startDateTime: 'tomorrow', endDateTime: 5, extra: 1 });
+    const res = await c.svc.ops('POST', '/ops/v1/visitors/invites', {
+      projectId: 'nope',
+      startDateTime: 'tomorrow',
+      endDateTime: 5,
+      extra: 1,
+    });
     expectError(res, 400, 'KS001');
     const messages: string[] = res.body.message;
-    for (const m of ['body.projectId must be a 24-character hexadecimal id', 'body.hostUserId is required', 'body.visitorName is required', 'body.extra is not an allowed field']) {
+    for (const m of [
+      'body.projectId must be a 24-character hexadecimal id',
+      'body.hostUserId is required',
+      'body.visitorName is required',
+      'body.extra is not an allowed field',
+    ]) {
       expect(messages).toContain(m);
     }
     expect(messages.some((m) => m.startsWith('body.startDateTime'))).toBe(true);
     expect(messages.some((m) => m.startsWith('body.endDateTime'))).toBe(true);
 
-    const missingEnd = await c.svc.ops('POST', '/ops/v1/visitors/invites', { projectId: c.id('tower'), hostUserId: c.id('alice'), visitorName: 'X', startDateTime: c.t('09:00') });
+    const missingEnd = await c.svc.ops('POST', '/ops/v1/visitors/invites', {
+      projectId: c.id('tower'),
+      hostUserId: c.id('alice'),
+      visitorName: 'X',
+      startDateTime: c.t('09:00'),
+    });
     expectError(missingEnd, 400, 'KS001');
     expect(missingEnd.body.message).toEqual(['body.endDateTime is required']);
 
@@ -102,7 +139,12 @@ describe('create', () => {
     expect(backwards.body.message).toEqual(['body.endDateTime must be after body.startDateTime']);
     expectError(await c.invite({ visitorName: 'Same', startDateTime: c.t('10:00'), endDateTime: c.t('10:00') }), 400, 'KS001');
 
-    const badEmail = await c.invite({ visitorName: 'Mail', visitorEmail: 'not-an-email', startDateTime: c.t('09:00'), endDateTime: c.t('10:00') });
+    const badEmail = await c.invite({
+      visitorName: 'Mail',
+      visitorEmail: 'not-an-email',
+      startDateTime: c.t('09:00'),
+      endDateTime: c.t('10:00'),
+    });
     expectError(badEmail, 400, 'KS001');
     expect(badEmail.body.message).toEqual(['body.visitorEmail must be an email address']);
 
@@ -131,7 +173,10 @@ describe('scans', () => {
 
     const [event] = await c.received('VMS_VISITOR_CHECKED_IN', 'Quinn QR');
     expect(event).toEqual({
-      projectId: c.id('tower'), userId: c.id('alice'), timestamp: event.timestamp, visitorName: 'Quinn QR',
+      projectId: c.id('tower'),
+      userId: c.id('alice'),
+      timestamp: event.timestamp,
+      visitorName: 'Quinn QR',
       hostAssetTitle: 'Acme Tower',
       checkInTime: { en: en(event.timestamp), th: th(event.timestamp) },
       vmsEntryType: { entryType: 'card', en: 'QR code', th: 'คิวอาร์โค้ด' },
@@ -153,12 +198,21 @@ describe('scans', () => {
     const events = await c.received('VMS_VISITOR_CHECKED_IN', 'Twice Tina', 2);
     expect(events).toHaveLength(2);
     // A device without a location is named by its name, in both languages.
-    expect(events.map((e) => e.location).find((l) => l.en !== 'Main lobby')).toEqual({ entryType: 'card', en: 'Side door reader', th: 'Side door reader' });
+    expect(events.map((e) => e.location).find((l) => l.en !== 'Main lobby')).toEqual({
+      entryType: 'card',
+      en: 'Side door reader',
+      th: 'Side door reader',
+    });
     expect((await c.get(inv._id)).body.data.entries).toHaveLength(2);
   });
 
-  it('a Thai plate matches with spaces, dashes and padding; licensePlateNumber is the invite\'s plate', async () => {
-    const inv = await c.inviteOk({ visitorName: 'Plate Pim', licensePlate: '1กข 1234', startDateTime: c.t('05:00'), endDateTime: c.t('08:00') });
+  it("a Thai plate matches with spaces, dashes and padding; licensePlateNumber is the invite's plate", async () => {
+    const inv = await c.inviteOk({
+      visitorName: 'Plate Pim',
+      licensePlate: '1กข 1234',
+      startDateTime: c.t('05:00'),
+      endDateTime: c.t('08:00'),
+    });
     for (const plate of ['1กข-1234', ' 1 กข 1234 ', '1กข1234']) {
       expect(await c.scanOk('cam', { licensePlate: plate })).toEqual({ granted: true, inviteId: inv._id });
     }
@@ -169,13 +223,30 @@ describe('scans', () => {
       expect(e.location).toEqual({ entryType: 'license-plate', en: 'Car park gate', th: 'ประตูลานจอดรถ' });
     }
     const got = (await c.get(inv._id)).body.data;
-    expect(got.entries.map((x: any) => [x.entryType, x.licensePlate, x.deviceId])).toEqual(Array(3).fill(['license-plate', '1กข 1234', c.id('cam')]));
+    expect(got.entries.map((x: any) => [x.entryType, x.licensePlate, x.deviceId])).toEqual(
+      Array(3).fill(['license-plate', '1กข 1234', c.id('cam')]),
+    );
   });
 
   it('Latin plates match ignoring case; a plate used on several visits admits the visit valid now', async () => {
-    const past = await c.inviteOk({ visitorName: 'Repeat Past', licensePlate: 'AB-7777', startDateTime: c.t('02:00'), endDateTime: c.t('04:00') });
-    const current = await c.inviteOk({ visitorName: 'Repeat Now', licensePlate: 'ab 7777', startDateTime: c.t('05:00'), endDateTime: c.t('08:00') });
-    const future = await c.inviteOk({ visitorName: 'Repeat Later', licensePlate: 'AB7777', startDateTime: c.t('09:00', 1), endDateTime: c.t('10:00', 1) });
+    const past = await c.inviteOk({
+      visitorName: 'Repeat Past',
+      licensePlate: 'AB-7777',
+      startDateTime: c.t('02:00'),
+      endDateTime: c.t('04:00'),
+    });
+    const current = await c.inviteOk({
+      visitorName: 'Repeat Now',
+      licensePlate: 'ab 7777',
+      startDateTime: c.t('05:00'),
+      endDateTime: c.t('08:00'),
+    });
+    const future = await c.inviteOk({
+      visitorName: 'Repeat Later',
+      licensePlate: 'AB7777',
+      startDateTime: c.t('09:00', 1),
+      endDateTime: c.t('10:00', 1),
+    });
     expect(await c.scanOk('cam', { licensePlate: 'Ab.7777' })).toEqual({ granted: true, inviteId: current._id });
     await c.cancel(current._id);
     // With the current visit cancelled, the plate is about the next visit: not yet valid.
@@ -183,11 +254,21 @@ describe('scans', () => {
     expect(past._id).toBeTruthy();
   });
 
-  it('the host\'s unit names hostAssetTitle', async () => {
+  it("the host's unit names hostAssetTitle", async () => {
     const partner = await c.partner();
-    const member = await partner.putOk('crm-hank', { firstName: 'Hank', lastName: 'Mail', email: 'hank@example.com', unit: { addressNo: '202' } });
+    const member = await partner.putOk('crm-hank', {
+      firstName: 'Hank',
+      lastName: 'Mail',
+      email: 'hank@example.com',
+      unit: { addressNo: '202' },
+    });
     expect(member.memberId).toBe(c.id('hank'));
-    const inv = await c.inviteOk({ hostUserId: c.id('hank'), visitorName: 'Unit Uma', startDateTime: c.t('05:00'), endDateTime: c.t('08:00') });
+    const inv = await c.inviteOk({
+      hostUserId: c.id('hank'),
+      visitorName: 'Unit Uma',
+      startDateTime: c.t('05:00'),
+      endDateTime: c.t('08:00'),
+    });
     await c.scanOk('t1', { cardCode: inv.qrCardCode });
     const [event] = await c.received('VMS_VISITOR_CHECKED_IN', 'Unit Uma');
     expect(event.hostAssetTitle).toBe('Unit A202');
@@ -195,9 +276,24 @@ describe('scans', () => {
   });
 
   it('refusals: not-yet-valid, expired, cancelled and unknown change nothing and emit nothing', async () => {
-    const early = await c.inviteOk({ visitorName: 'Early Ed', licensePlate: 'EE 1', startDateTime: c.t('09:00'), endDateTime: c.t('10:00') });
-    const late = await c.inviteOk({ visitorName: 'Late Liz', licensePlate: 'LL 1', startDateTime: c.t('02:00'), endDateTime: c.t('05:00') });
-    const gone = await c.inviteOk({ visitorName: 'Gone Gus', licensePlate: 'GG 1', startDateTime: c.t('05:00'), endDateTime: c.t('08:00') });
+    const early = await c.inviteOk({
+      visitorName: 'Early Ed',
+      licensePlate: 'EE 1',
+      startDateTime: c.t('09:00'),
+      endDateTime: c.t('10:00'),
+    });
+    const late = await c.inviteOk({
+      visitorName: 'Late Liz',
+      licensePlate: 'LL 1',
+      startDateTime: c.t('02:00'),
+      endDateTime: c.t('05:00'),
+    });
+    const gone = await c.inviteOk({
+      visitorName: 'Gone Gus',
+      licensePlate: 'GG 1',
+      startDateTime: c.t('05:00'),
+      endDateTime: c.t('08:00'),
+    });
     expect((await c.cancel(gone._id)).status).toBe(200);
     expect((await c.get(late._id)).body.data.status).toBe('expired');
     const vms = await c.deliveryCount('vms');
@@ -218,8 +314,13 @@ describe('scans', () => {
     expect((await c.get(gone._id)).body.data.status).toBe('cancelled');
   });
 
-  it('a code of one project is unknown at another project\'s device (no invite id leaks)', async () => {
-    const inv = await c.inviteOk({ visitorName: 'Tower Tom', licensePlate: 'TT 99', startDateTime: c.t('05:00'), endDateTime: c.t('08:00') });
+  it("a code of one project is unknown at another project's device (no invite id leaks)", async () => {
+    const inv = await c.inviteOk({
+      visitorName: 'Tower Tom',
+      licensePlate: 'TT 99',
+      startDateTime: c.t('05:00'),
+      endDateTime: c.t('08:00'),
+    });
     expect(await c.scanOk('ax1', { cardCode: inv.qrCardCode })).toEqual({ granted: false, reason: 'unknown' });
     expect(await c.scanOk('ax1', { licensePlate: 'TT 99' })).toEqual({ granted: false, reason: 'unknown' });
   });
@@ -240,7 +341,10 @@ describe('scans', () => {
 describe('cancel and read', () => {
   it('cancel is idempotent: 200 twice, the same view, one VMS_HOST_CANCELLED with every field', async () => {
     const inv = await c.inviteOk({
-      visitorName: 'Cancel Cara', licensePlate: 'CC 123', startDateTime: c.t('09:00'), endDateTime: null,
+      visitorName: 'Cancel Cara',
+      licensePlate: 'CC 123',
+      startDateTime: c.t('09:00'),
+      endDateTime: null,
     });
     const first = await c.cancel(inv._id);
     expect(first.status, first.text).toBe(200);
@@ -254,16 +358,33 @@ describe('cancel and read', () => {
 
     const [event] = await c.received('VMS_HOST_CANCELLED', 'Cancel Cara');
     expect(event).toEqual({
-      projectId: c.id('tower'), userId: c.id('alice'), timestamp: event.timestamp, visitorName: 'Cancel Cara',
-      hostName: 'Alice Example', hostEmail: 'alice@example.com', startDateTime: en(c.t('09:00')), endDateTime: null, licensePlate: 'CC 123',
+      projectId: c.id('tower'),
+      userId: c.id('alice'),
+      timestamp: event.timestamp,
+      visitorName: 'Cancel Cara',
+      hostName: 'Alice Example',
+      hostEmail: 'alice@example.com',
+      startDateTime: en(c.t('09:00')),
+      endDateTime: null,
+      licensePlate: 'CC 123',
     });
     await new Promise((r) => setTimeout(r, 300));
-    expect(c.receiver.on('/vms').filter((r) => r.body.type === 'VMS_HOST_CANCELLED' && r.body.data.visitorName === 'Cancel Cara')).toHaveLength(1);
+    expect(
+      c.receiver.on('/vms').filter((r) => r.body.type === 'VMS_HOST_CANCELLED' && r.body.data.visitorName === 'Cancel Cara'),
+    ).toHaveLength(1);
 
     // The devices module learns of the change from its outbox (access_changes), written with the cancel.
-    const rows = await c.svc.services.storage.db.selectFrom('access_changes').select(['subject_kind', 'reason'])
-      .where('user_id', '=', inv._id).orderBy('created_at').orderBy('id').execute();
-    expect(rows).toEqual([{ subject_kind: 'visitor', reason: 'invited' }, { subject_kind: 'visitor', reason: 'cancelled' }]);
+    const rows = await c.svc.services.storage.db
+      .selectFrom('access_changes')
+      .select(['subject_kind', 'reason'])
+      .where('user_id', '=', inv._id)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    expect(rows).toEqual([
+      { subject_kind: 'visitor', reason: 'invited' },
+      { subject_kind: 'visitor', reason: 'cancelled' },
+    ]);
   });
 
   it('GET: invited → checked-in; invited → expired; cancelled', async () => {
@@ -314,6 +435,7 @@ describe('deliveries', () => {
     }
     // Codes never leak into other events' bodies either.
     const codes = all.filter((r) => r.body.type === 'VMS_INVITE_SENT').map((r) => r.body.data.qrCardCode as string);
-    for (const r of all.filter((x) => x.body.type !== 'VMS_INVITE_SENT')) for (const code of codes) expect(r.raw.toString()).not.toContain(code);
+    for (const r of all.filter((x) => x.body.type !== 'VMS_INVITE_SENT'))
+      for (const code of codes) expect(r.raw.toString()).not.toContain(code);
   });
 });

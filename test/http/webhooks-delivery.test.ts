@@ -64,7 +64,9 @@ describe('booking events: envelope, data, headers and auth schemes', () => {
         { key: 'hk-all', url: rx.url('/all'), events: ALL_BOOKING_EVENTS },
         { key: 'hk-bearer', url: rx.url('/bearer'), events: ['ROOM_BOOK'], auth: { scheme: 'bearer', token: 'static-bearer-token-123' } },
         {
-          key: 'hk-custom', url: rx.url('/custom'), events: ['ROOM_BOOK', 'DESK_BOOK'],
+          key: 'hk-custom',
+          url: rx.url('/custom'),
+          events: ['ROOM_BOOK', 'DESK_BOOK'],
           auth: { scheme: 'custom-header', headers: { 'X-Api-Key': 'k-123', 'X-Tenant-Id': 'tenant-7' } },
         },
         { key: 'hk-jwt', url: rx.url('/jwt'), events: ['ROOM_BOOK', 'DESK_CANCEL'], auth: { scheme: 'jwt' } },
@@ -176,7 +178,10 @@ describe('booking events: envelope, data, headers and auth schemes', () => {
     }
   });
 
-  for (const [asset, A] of [['room', 'ROOM'], ['desk', 'DESK']] as const) {
+  for (const [asset, A] of [
+    ['room', 'ROOM'],
+    ['desk', 'DESK'],
+  ] as const) {
     describe(`${A}_* data`, () => {
       it(`${A}_BOOK: bookingDate, local startTime/endTime, attendees, userName, userEmail`, () => {
         const b = one(`${A}_BOOK`, (d) => d.startTime === '08:00');
@@ -254,7 +259,12 @@ describe('booking events: envelope, data, headers and auth schemes', () => {
 
   it('headers: Content-Type, X-Service-Event/Delivery/Timestamp and a signature verified independently', () => {
     for (const r of all()) expectSignedDelivery(r, secretFor('hk-all'));
-    for (const [path, key] of [['/bearer', 'hk-bearer'], ['/custom', 'hk-custom'], ['/jwt', 'hk-jwt'], ['/sig', 'hk-sig']]) {
+    for (const [path, key] of [
+      ['/bearer', 'hk-bearer'],
+      ['/custom', 'hk-custom'],
+      ['/jwt', 'hk-jwt'],
+      ['/sig', 'hk-sig'],
+    ]) {
       for (const r of rx.on(path)) expectSignedDelivery(r, secretFor(key));
     }
     // Signed with the listener's own secret: another listener's secret does not verify.
@@ -263,7 +273,11 @@ describe('booking events: envelope, data, headers and auth schemes', () => {
   });
 
   it('only subscribed types reach a listener; each listener gets its own delivery id', () => {
-    const types = (path: string) => rx.on(path).map((r) => r.body.type).sort();
+    const types = (path: string) =>
+      rx
+        .on(path)
+        .map((r) => r.body.type)
+        .sort();
     expect(types('/bearer')).toEqual(['ROOM_BOOK', 'ROOM_BOOK', 'ROOM_BOOK']);
     expect(types('/custom')).toEqual(['DESK_BOOK', 'DESK_BOOK', 'DESK_BOOK', 'ROOM_BOOK', 'ROOM_BOOK', 'ROOM_BOOK']);
     expect(types('/jwt')).toEqual(['DESK_CANCEL', 'DESK_CANCEL', 'ROOM_BOOK', 'ROOM_BOOK', 'ROOM_BOOK']);
@@ -621,9 +635,14 @@ describe('auto-disable after 20 exhausted deliveries, enable, redeliver', () => 
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.id).toBe(failed.id);
     await c.drain();
-    const again = await rx.waitFor((all) => all.filter((r) => r.body?.id === failed.id).length === 6).then(() =>
-      rx.on('/toggle').filter((r) => r.body.id === failed.id).at(-1)!,
-    );
+    const again = await rx
+      .waitFor((all) => all.filter((r) => r.body?.id === failed.id).length === 6)
+      .then(() =>
+        rx
+          .on('/toggle')
+          .filter((r) => r.body.id === failed.id)
+          .at(-1)!,
+      );
     expect(header(again, 'x-service-delivery')).toBe(failed.id);
     expect(again.raw.equals(earlier[0].raw)).toBe(true);
     expectSignedDelivery(again, secretFor('hk-toggle'));
@@ -631,7 +650,9 @@ describe('auto-disable after 20 exhausted deliveries, enable, redeliver', () => 
     expect(after).toMatchObject({ status: 'delivered', lastStatus: 200 });
     // The receiver kit flags the redelivery as a duplicate of the first attempt.
     const v = createVerifier(secretFor('hk-toggle'));
-    expect(v.verify(earlier[0].headers as Record<string, string>, earlier[0].raw, Number(header(earlier[0], 'x-service-timestamp')))).toEqual({ ok: true, duplicate: false });
+    expect(
+      v.verify(earlier[0].headers as Record<string, string>, earlier[0].raw, Number(header(earlier[0], 'x-service-timestamp'))),
+    ).toEqual({ ok: true, duplicate: false });
     expect(v.verify(again.headers as Record<string, string>, again.raw)).toEqual({ ok: true, duplicate: true });
   });
 

@@ -59,13 +59,42 @@ describe('delivery scheduling across listeners', () => {
     await writeTransaction(db, engine, async (trx) => {
       const meetings = new MeetingRepository(db);
       const row = {
-        id, project_id: project, asset_kind: 'room', asset_id: room, room_id: room, desk_id: null, title: 'fairness', body: '',
-        start_at: start, end_at: end, booked_end_at: end, span_end_at: end, all_day: false, time_period: null, status: 'active', pin_enc: 'x',
-        pin_failures: 0, organizer_user_id: ids.users.alice, organizer: { email: 'alice@example.com', name: 'Alice Example' } as MeetingRow['organizer'],
-        attendees: [], app_id: null, booked_via: null, booked_by_user_id: null, payment: null, payment_due_at: null, billing_summaries: [],
-        recurrence: null, cancel_reason: null, created_at: now, updated_at: now,
+        id,
+        project_id: project,
+        asset_kind: 'room',
+        asset_id: room,
+        room_id: room,
+        desk_id: null,
+        title: 'fairness',
+        body: '',
+        start_at: start,
+        end_at: end,
+        booked_end_at: end,
+        span_end_at: end,
+        all_day: false,
+        time_period: null,
+        status: 'active',
+        pin_enc: 'x',
+        pin_failures: 0,
+        organizer_user_id: ids.users.alice,
+        organizer: { email: 'alice@example.com', name: 'Alice Example' } as MeetingRow['organizer'],
+        attendees: [],
+        app_id: null,
+        booked_via: null,
+        booked_by_user_id: null,
+        payment: null,
+        payment_due_at: null,
+        billing_summaries: [],
+        recurrence: null,
+        cancel_reason: null,
+        created_at: now,
+        updated_at: now,
       };
-      await meetings.insertHeld(row, [{ id, meeting_id: id, project_id: project, asset_id: room, occurrence_index: 0, start_at: start, end_at: end }], trx);
+      await meetings.insertHeld(
+        row,
+        [{ id, meeting_id: id, project_id: project, asset_id: room, occurrence_index: 0, start_at: start, end_at: end }],
+        trx,
+      );
       const facts = bookingFacts(scope, row as MeetingRow, { start, end });
       for (let i = 0; i < n; i++) await svc.services.outbox.emit(trx, { meetingId: id, facts, detail: { kind }, at: now });
     });

@@ -30,15 +30,21 @@ describe(`two instances deliver one backlog (${TEST_ENGINE})`, () => {
     rx = await WebhookReceiver.start();
     a = await startTestService();
     b = await startTestService({ database: a.database, keepDatabase: true });
-    ids = await applySite(a, webhookSite({
-      rooms: [{ key: 'ra', name: 'Room A' }],
-      hooks: [
-        { key: 'one', url: rx.url('/one'), events: ['ROOM_REMINDER'] },
-        { key: 'two', url: rx.url('/two'), events: ['ROOM_REMINDER'] },
-      ],
-    }));
+    ids = await applySite(
+      a,
+      webhookSite({
+        rooms: [{ key: 'ra', name: 'Room A' }],
+        hooks: [
+          { key: 'one', url: rx.url('/one'), events: ['ROOM_REMINDER'] },
+          { key: 'two', url: rx.url('/two'), events: ['ROOM_REMINDER'] },
+        ],
+      }),
+    );
     // What each instance has leased and not yet recorded, per listener (every attempt here succeeds).
-    for (const [name, svc] of [['a', a], ['b', b]] as const) {
+    for (const [name, svc] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
       const repo = svc.services.deliveryRepo;
       const claimDue = repo.claimDue.bind(repo);
       repo.claimDue = async (...args: Parameters<typeof claimDue>) => {
@@ -70,7 +76,8 @@ describe(`two instances deliver one backlog (${TEST_ENGINE})`, () => {
     const { db, engine } = a.services.storage;
     const at = a.services.clock.now();
     await writeTransaction(db, engine, async (trx) => {
-      for (let i = 0; i < n; i++) await a.services.outbox.emitEvent(trx, { projectId: idOf(ids, 'tower'), type: 'ROOM_REMINDER', data: { i }, at });
+      for (let i = 0; i < n; i++)
+        await a.services.outbox.emitEvent(trx, { projectId: idOf(ids, 'tower'), type: 'ROOM_REMINDER', data: { i }, at });
     });
     await rx.waitFor((all) => new Set(all.map((r) => header(r, 'x-service-delivery'))).size >= 2 * n, 30_000);
     await sleep(300);
@@ -84,6 +91,8 @@ describe(`two instances deliver one backlog (${TEST_ENGINE})`, () => {
     expect(rows.filter((r) => r.status !== 'delivered' || r.attempts !== 1 || r.claimed_until !== null)).toEqual([]);
     for (const [key, m] of most) expect(m, key).toBeLessThanOrEqual(PER_LISTENER_CONCURRENCY);
     const by = (name: string) => [...inFlight.keys()].some((k) => k.startsWith(`${name} `));
-    console.log(`[${TEST_ENGINE}] most in flight per instance and listener: ${JSON.stringify(Object.fromEntries(most))}; a leased: ${by('a')}, b leased: ${by('b')}`);
+    console.log(
+      `[${TEST_ENGINE}] most in flight per instance and listener: ${JSON.stringify(Object.fromEntries(most))}; a leased: ${by('a')}, b leased: ${by('b')}`,
+    );
   });
 });

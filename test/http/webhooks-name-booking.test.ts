@@ -85,18 +85,20 @@ describe('booking events name their booking: a receiver re-reads GET /meetings/{
       else expect(data, what).not.toHaveProperty('occurrenceEventId');
     }
     // The asset ids are the site's, and both kinds were re-read.
-    expect(new Set(booking.map((r) => r.body.data.assetId))).toEqual(new Set(
-      ['ev-room', 'ev-room-paid', 'ev-room-series', 'ev-desk', 'ev-desk-paid', 'ev-desk-series'].map((k) => c.id(k)),
-    ));
+    expect(new Set(booking.map((r) => r.body.data.assetId))).toEqual(
+      new Set(['ev-room', 'ev-room-paid', 'ev-room-series', 'ev-desk', 'ev-desk-paid', 'ev-desk-series'].map((k) => c.id(k))),
+    );
   });
 
-  it('an event about an occurrence of a series names it: GET /meetings lists that occurrence under the series, at the event\'s times', async () => {
+  it("an event about an occurrence of a series names it: GET /meetings lists that occurrence under the series, at the event's times", async () => {
     const { c } = e;
     const ofSeries = booking.filter((r) => 'occurrenceEventId' in r.body.data);
     // The series' BOOK, its first occurrence's no-show warning and cancel, and the second one's reminder, per asset kind.
     for (const kind of ['ROOM', 'DESK']) {
       const types = ofSeries.filter((r) => r.body.type.startsWith(kind)).map((r) => r.body.type);
-      expect(types, kind).toEqual(expect.arrayContaining([`${kind}_BOOK`, `${kind}_NO_SHOW_WARNING`, `${kind}_CANCEL`, `${kind}_REMINDER`]));
+      expect(types, kind).toEqual(
+        expect.arrayContaining([`${kind}_BOOK`, `${kind}_NO_SHOW_WARNING`, `${kind}_CANCEL`, `${kind}_REMINDER`]),
+      );
     }
     const occurrenceIds = new Set(ofSeries.map((r) => r.body.data.occurrenceEventId));
     expect(occurrenceIds.size).toBe(4); // two occurrences of two series
@@ -104,7 +106,9 @@ describe('booking events name their booking: a receiver re-reads GET /meetings/{
       const { type, data } = r.body;
       const what = `${type} ${JSON.stringify(data)}`;
       const filter = data.assetKind === 'room' ? { meetingRoomId: data.assetId } : { deskId: data.assetId };
-      const res = await c.svc.request('GET', `/meetings${qs({ from: c.t('00:00', -1), to: c.t('00:00', 3), ...filter, limit: 3000 })}`, { token: c.portal });
+      const res = await c.svc.request('GET', `/meetings${qs({ from: c.t('00:00', -1), to: c.t('00:00', 3), ...filter, limit: 3000 })}`, {
+        token: c.portal,
+      });
       expect(res.status, res.text).toBe(200);
       const rows = res.body.data.filter((row: any) => row.occurrenceEventId === data.occurrenceEventId);
       expect(rows, what).toHaveLength(1);
@@ -119,7 +123,10 @@ describe('booking events name their booking: a receiver re-reads GET /meetings/{
     }
     // The reminder of the second occurrence (on the next day) names another occurrence than the no-show of the first.
     for (const kind of ['ROOM', 'DESK']) {
-      const of = (type: string) => ofSeries.filter((r) => r.body.type === `${kind}_${type}`).sort((a, b) => Date.parse(a.body.occurredAt) - Date.parse(b.body.occurredAt));
+      const of = (type: string) =>
+        ofSeries
+          .filter((r) => r.body.type === `${kind}_${type}`)
+          .sort((a, b) => Date.parse(a.body.occurredAt) - Date.parse(b.body.occurredAt));
       const [firstReminder, secondReminder] = of('REMINDER');
       const noShow = of('NO_SHOW_WARNING')[0].body.data.occurrenceEventId;
       expect(firstReminder.body.data.occurrenceEventId, kind).toBe(noShow);

@@ -19,7 +19,9 @@ const SECRET = secretFor('hk-std');
 
 /** The Standard Webhooks signature, computed independently. */
 const sign = (id: string, ts: string, raw: Buffer) =>
-  `v1,${createHmac('sha256', Buffer.from(SECRET, 'utf8')).update(Buffer.concat([Buffer.from(`${id}.${ts}.`), raw])).digest('base64')}`;
+  `v1,${createHmac('sha256', Buffer.from(SECRET, 'utf8'))
+    .update(Buffer.concat([Buffer.from(`${id}.${ts}.`), raw]))
+    .digest('base64')}`;
 
 describe('Standard Webhooks headers', () => {
   let rx: WebhookReceiver;
@@ -56,24 +58,35 @@ describe('Standard Webhooks headers', () => {
     expect(r!.headers['webhook-signature']).toBe(sign(id, ts, r!.raw));
     // The service's own signature is still there.
     expect(r!.headers['x-service-signature']).toBe(
-      `sha256=${createHmac('sha256', SECRET).update(Buffer.concat([Buffer.from(`${r!.headers['x-service-timestamp']}.`), r!.raw])).digest('hex')}`,
+      `sha256=${createHmac('sha256', SECRET)
+        .update(Buffer.concat([Buffer.from(`${r!.headers['x-service-timestamp']}.`), r!.raw]))
+        .digest('hex')}`,
     );
     // The receiver kit checks the Standard Webhooks headers.
     const verifier = createVerifier(SECRET);
     const now = Number(ts) * 1000;
     expect(verifier.verify(r!.headers, r!.raw, now)).toEqual({ ok: true, duplicate: false });
     expect(verifier.verify(r!.headers, r!.raw, now)).toEqual({ ok: true, duplicate: true });
-    expect(createVerifier(SECRET).verify({ ...r!.headers, 'webhook-signature': sign(id, String(Number(ts) + 1), r!.raw) }, r!.raw, now))
-      .toEqual({ ok: false, reason: 'bad-signature' });
-    expect(createVerifier(SECRET).verify(r!.headers, Buffer.concat([r!.raw, Buffer.from(' ')]), now)).toEqual({ ok: false, reason: 'bad-signature' });
+    expect(
+      createVerifier(SECRET).verify({ ...r!.headers, 'webhook-signature': sign(id, String(Number(ts) + 1), r!.raw) }, r!.raw, now),
+    ).toEqual({ ok: false, reason: 'bad-signature' });
+    expect(createVerifier(SECRET).verify(r!.headers, Buffer.concat([r!.raw, Buffer.from(' ')]), now)).toEqual({
+      ok: false,
+      reason: 'bad-signature',
+    });
     expect(createVerifier(SECRET).verify(r!.headers, r!.raw, now + 6 * 60_000)).toEqual({ ok: false, reason: 'stale-timestamp' });
     // A receiver that keeps only the Standard Webhooks headers verifies with them alone.
     const standardOnly = { 'webhook-id': id, 'webhook-timestamp': ts, 'webhook-signature': r!.headers['webhook-signature'] as string };
     expect(createVerifier(SECRET).verify(standardOnly, r!.raw, now)).toEqual({ ok: true, duplicate: false });
-    expect(createVerifier(SECRET).verify({ ...standardOnly, 'webhook-id': `${id}x` }, r!.raw, now)).toEqual({ ok: false, reason: 'bad-signature' });
+    expect(createVerifier(SECRET).verify({ ...standardOnly, 'webhook-id': `${id}x` }, r!.raw, now)).toEqual({
+      ok: false,
+      reason: 'bad-signature',
+    });
     // Several signatures (key rotation): any one that matches is enough.
-    expect(createVerifier(SECRET).verify({ ...r!.headers, 'webhook-signature': `v1,AAAA ${sign(id, ts, r!.raw)}` }, r!.raw, now))
-      .toEqual({ ok: true, duplicate: false });
+    expect(createVerifier(SECRET).verify({ ...r!.headers, 'webhook-signature': `v1,AAAA ${sign(id, ts, r!.raw)}` }, r!.raw, now)).toEqual({
+      ok: true,
+      duplicate: false,
+    });
   });
 
   it('a retry keeps webhook-id and is signed again with a newer timestamp', async () => {
@@ -102,10 +115,16 @@ describe('Standard Webhooks headers', () => {
 
   it('apply refuses custom headers that would replace the signature headers', async () => {
     const res = await c.svc.ops('POST', '/ops/v1/apply', {
-      webhooks: [{
-        key: 'hk-bad', project: 'tower', url: rx.url('/bad'), secret: SECRET, events: ['ROOM_BOOK'],
-        auth: { scheme: 'custom-header', headers: { 'Webhook-Signature': 'v1,forged', 'webhook-id': 'x', 'webhook-timestamp': '1' } },
-      }],
+      webhooks: [
+        {
+          key: 'hk-bad',
+          project: 'tower',
+          url: rx.url('/bad'),
+          secret: SECRET,
+          events: ['ROOM_BOOK'],
+          auth: { scheme: 'custom-header', headers: { 'Webhook-Signature': 'v1,forged', 'webhook-id': 'x', 'webhook-timestamp': '1' } },
+        },
+      ],
     });
     expect(res.status, res.text).toBe(400);
     expect(res.body.message).toEqual([

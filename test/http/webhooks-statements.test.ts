@@ -33,13 +33,16 @@ describe('SQL per delivery attempt', () => {
     rx = await WebhookReceiver.start();
     rx.respond('/flaky', () => (failing ? 500 : 200));
     svc = await startTestService({ noWorkers: true, onQuery: record });
-    ids = await applySite(svc, webhookSite({
-      rooms: [{ key: 'ra', name: 'Room A' }],
-      hooks: [
-        { key: 'ok', url: rx.url('/ok'), events: ['ROOM_REMINDER'] },
-        { key: 'flaky', url: rx.url('/flaky'), events: ['ROOM_ENDING_SOON'] },
-      ],
-    }));
+    ids = await applySite(
+      svc,
+      webhookSite({
+        rooms: [{ key: 'ra', name: 'Room A' }],
+        hooks: [
+          { key: 'ok', url: rx.url('/ok'), events: ['ROOM_REMINDER'] },
+          { key: 'flaky', url: rx.url('/flaky'), events: ['ROOM_ENDING_SOON'] },
+        ],
+      }),
+    );
     // The sandbox clock re-reads its offset every second: stop it so every statement counted is a delivery's.
     svc.services.sandboxClock.stop();
   });
@@ -60,14 +63,24 @@ describe('SQL per delivery attempt', () => {
   /** Drains the delivery job, counting its statements. */
   async function drained(label: string) {
     const { statements } = await counted(() => svc.services.jobs.drain(DELIVERY_JOB));
-    console.log(`${label}: ${statements.length} statements\n  ${statements.map((s) => s.replace(/\s+/g, ' ').trim().slice(0, 120)).join('\n  ')}`);
+    console.log(
+      `${label}: ${statements.length} statements\n  ${statements.map((s) => s.replace(/\s+/g, ' ').trim().slice(0, 120)).join('\n  ')}`,
+    );
     return statements;
   }
 
   const listener = async (key: string) =>
-    svc.services.storage.db.selectFrom('webhooks').select(['consecutive_failures', 'enabled']).where('id', '=', idOf(ids, key)).executeTakeFirstOrThrow();
+    svc.services.storage.db
+      .selectFrom('webhooks')
+      .select(['consecutive_failures', 'enabled'])
+      .where('id', '=', idOf(ids, key))
+      .executeTakeFirstOrThrow();
   const deliveriesOf = (key: string) =>
-    svc.services.storage.db.selectFrom('deliveries').select(['id', 'status', 'attempts', 'last_status']).where('webhook_id', '=', idOf(ids, key)).execute();
+    svc.services.storage.db
+      .selectFrom('deliveries')
+      .select(['id', 'status', 'attempts', 'last_status'])
+      .where('webhook_id', '=', idOf(ids, key))
+      .execute();
 
   it(`a delivered attempt takes ${PER_ATTEMPT} statements (plus the drain's last, empty, due read) and writes nothing to its listener`, async () => {
     const before = rx.on('/ok').length;
@@ -106,7 +119,11 @@ describe('SQL per delivery attempt', () => {
   it('the attempt that uses up a delivery counts it against the listener in the same transaction', async () => {
     // Jump to the last attempt (the retries and their spacing are covered by webhooks-delivery.test.ts).
     const [d] = await deliveriesOf('flaky');
-    await svc.services.storage.db.updateTable('deliveries').set({ attempts: MAX_ATTEMPTS - 1, next_attempt_at: svc.services.clock.now() }).where('id', '=', d!.id).execute();
+    await svc.services.storage.db
+      .updateTable('deliveries')
+      .set({ attempts: MAX_ATTEMPTS - 1, next_attempt_at: svc.services.clock.now() })
+      .where('id', '=', d!.id)
+      .execute();
     const statements = await drained('the last attempt, refused');
     expect(await deliveriesOf('flaky')).toMatchObject([{ status: 'failed', attempts: MAX_ATTEMPTS, last_status: 500 }]);
     expect(await listener('flaky')).toMatchObject({ consecutive_failures: 1, enabled: 1 });

@@ -13,10 +13,14 @@ export interface SeenRequest {
 export type Handler = (req: SeenRequest, n: number) => Response | Promise<Response>;
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(body === undefined ? null : JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+  return new Response(body === undefined ? null : JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 }
 
-export const ok = (data: unknown, status = 200, meta?: unknown) => json(status, { code: 'KS000', success: true, message: 'OK', data, ...(meta ? { meta } : {}) });
+export const ok = (data: unknown, status = 200, meta?: unknown) =>
+  json(status, { code: 'KS000', success: true, message: 'OK', data, ...(meta ? { meta } : {}) });
 export const fail = (status: number, code: string, message: string | string[] = 'refused', headers: Record<string, string> = {}) =>
   json(status, { code, success: false, message }, headers);
 

@@ -7,10 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Fault =
-  | { status: number; code: string; retryAfter?: string }
-  | 'reset'
-  | 'drop-answer';
+export type Fault = { status: number; code: string; retryAfter?: string } | 'reset' | 'drop-answer';
 
 export class FaultProxy {
   /** "METHOD /path" of every request that reached the proxy. */
@@ -65,7 +62,11 @@ export class FaultProxy {
     }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'connection') headers[k] = v;
-    const upstream = await fetch(this.target + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+    const upstream = await fetch(this.target + req.url, {
+      method: req.method,
+      headers,
+      body: chunks.length ? Buffer.concat(chunks) : undefined,
+    });
     const body = Buffer.from(await upstream.arrayBuffer());
     if (fault === 'drop-answer') {
       req.socket.destroy();

@@ -42,7 +42,10 @@ function setup(handler: ConstructorParameters<typeof FakeApi>[0], o: { random?: 
 }
 
 /** A handler that issues tokens and answers everything else with `rest`. */
-function withTokens(rest: (req: Parameters<ConstructorParameters<typeof FakeApi>[0]>[0], n: number) => Response | Promise<Response>, tokenOpts = {}) {
+function withTokens(
+  rest: (req: Parameters<ConstructorParameters<typeof FakeApi>[0]>[0], n: number) => Response | Promise<Response>,
+  tokenOpts = {},
+) {
   let api!: FakeApi;
   const handler = (req: any, n: number) => (req.path === '/auth/accessToken' ? api.issue(tokenOpts) : rest(req, n));
   const s = setup(handler);
@@ -52,10 +55,22 @@ function withTokens(rest: (req: Parameters<ConstructorParameters<typeof FakeApi>
 
 function meeting(over: Partial<Meeting> = {}): Meeting {
   return {
-    _id: 'bbbbbbbbbbbbbbbbbbbbbbbb', status: 'active', projectId: 'p', meetingRoomId: ROOM, title: 'Standup', body: '',
-    startDateTime: '2030-01-07T03:00:00.000Z', endDateTime: '2030-01-07T04:00:00.000Z', allDay: false, pinCode: '123456',
+    _id: 'bbbbbbbbbbbbbbbbbbbbbbbb',
+    status: 'active',
+    projectId: 'p',
+    meetingRoomId: ROOM,
+    title: 'Standup',
+    body: '',
+    startDateTime: '2030-01-07T03:00:00.000Z',
+    endDateTime: '2030-01-07T04:00:00.000Z',
+    allDay: false,
+    pinCode: '123456',
     organizer: { userId: 'u', email: 'a@example.com', name: 'A', displayName: 'A', checkInDateTime: null, checkOutDateTime: null },
-    attendees: [], billingSummaries: [], histories: [], createdAt: '2030-01-01T00:00:00.000Z', updatedAt: '2030-01-01T00:00:00.000Z',
+    attendees: [],
+    billingSummaries: [],
+    histories: [],
+    createdAt: '2030-01-01T00:00:00.000Z',
+    updatedAt: '2030-01-01T00:00:00.000Z',
     ...over,
   } as Meeting;
 }
@@ -75,7 +90,12 @@ describe('retry policy', () => {
       const api = new FakeApi(() => fail(503, 'KS004'));
       const sleeps: number[] = [];
       const client = new BookingClient({
-        baseUrl: 'http://127.0.0.1:9', appId: 'a', appSecret: 's', fetch: api.fetch, random: () => random, baseDelayMs: 100,
+        baseUrl: 'http://127.0.0.1:9',
+        appId: 'a',
+        appSecret: 's',
+        fetch: api.fetch,
+        random: () => random,
+        baseDelayMs: 100,
         sleep: async (ms) => void sleeps.push(ms),
       });
       await expect(client.health()).rejects.toBeInstanceOf(UnavailableError);
@@ -97,7 +117,11 @@ describe('retry policy', () => {
   });
 
   it('honours Retry-After on 429 (and on 503)', async () => {
-    const answers = [fail(429, 'KS036', 'slow down', { 'retry-after': '7' }), fail(503, 'KS004', 'x', { 'retry-after': '2' }), ok({ revoked: true })];
+    const answers = [
+      fail(429, 'KS036', 'slow down', { 'retry-after': '7' }),
+      fail(503, 'KS004', 'x', { 'retry-after': '2' }),
+      ok({ revoked: true }),
+    ];
     const { sleeps, client } = withTokens(() => answers.shift()!);
     await client.whoami();
     expect(sleeps).toEqual([7000, 2000]);
@@ -129,7 +153,15 @@ describe('retry policy', () => {
         void api.fetch(input, init);
         init.signal!.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
       });
-    const client = new BookingClient({ baseUrl: 'http://127.0.0.1:9', appId: 'a', appSecret: 's', fetch: hanging, timeoutMs: 20, maxRetries: 1, sleep: async () => {} });
+    const client = new BookingClient({
+      baseUrl: 'http://127.0.0.1:9',
+      appId: 'a',
+      appSecret: 's',
+      fetch: hanging,
+      timeoutMs: 20,
+      maxRetries: 1,
+      sleep: async () => {},
+    });
     const err = await client.health().catch((e) => e);
     expect(err).toBeInstanceOf(NetworkError);
     expect(err).toMatchObject({ code: 'TIMEOUT', timedOut: true, attempts: 2 });
@@ -169,8 +201,16 @@ describe('tokens', () => {
 
   it('503 KS234 on the token endpoint itself is retried', async () => {
     let n = 0;
-    const api: FakeApi = new FakeApi((req): Response => (req.path === '/auth/accessToken' ? (++n < 3 ? fail(503, 'KS234') : api.issue()) : ok({})));
-    const client = new BookingClient({ baseUrl: 'http://127.0.0.1:9', appId: 'a', appSecret: 's', fetch: api.fetch, sleep: async () => {} });
+    const api: FakeApi = new FakeApi((req): Response =>
+      req.path === '/auth/accessToken' ? (++n < 3 ? fail(503, 'KS234') : api.issue()) : ok({}),
+    );
+    const client = new BookingClient({
+      baseUrl: 'http://127.0.0.1:9',
+      appId: 'a',
+      appSecret: 's',
+      fetch: api.fetch,
+      sleep: async () => {},
+    });
     await client.whoami();
     expect(api.grants('app_credentials')).toHaveLength(3);
   });
@@ -181,7 +221,11 @@ describe('tokens', () => {
     const clock = { now: 1_000_000 };
     api = new FakeApi((req) => (req.path === '/auth/accessToken' ? api.issue({ expiresIn: 100 }) : ok({})));
     const client = new BookingClient({
-      baseUrl: 'http://127.0.0.1:9', appId: 'a', appSecret: 's', fetch: api.fetch, now: () => clock.now,
+      baseUrl: 'http://127.0.0.1:9',
+      appId: 'a',
+      appSecret: 's',
+      fetch: api.fetch,
+      now: () => clock.now,
       onTokens: (t) => stored.push(`${t.accessToken}/${t.refreshToken}`),
     });
     await client.whoami();
@@ -195,7 +239,12 @@ describe('tokens', () => {
     await client.whoami();
     // Rotation: the second refresh presents the newest refresh token, never the spent one.
     expect(api.grants('refresh_token').map((r) => r.body.refresh_token)).toEqual(['krt_1', 'krt_2']);
-    expect(api.to('/auth/whoami').map((r) => r.headers.authorization)).toEqual(['Bearer kat_1', 'Bearer kat_1', 'Bearer kat_2', 'Bearer kat_3']);
+    expect(api.to('/auth/whoami').map((r) => r.headers.authorization)).toEqual([
+      'Bearer kat_1',
+      'Bearer kat_1',
+      'Bearer kat_2',
+      'Bearer kat_3',
+    ]);
     expect(stored).toEqual(['kat_1/krt_1', 'kat_2/krt_2', 'kat_3/krt_3']);
     expect(client.currentTokens()).toMatchObject({ accessToken: 'kat_3', refreshToken: 'krt_3' });
   });
@@ -218,7 +267,14 @@ describe('tokens', () => {
     release();
     await Promise.all(calls);
     expect(api.grants('refresh_token')).toHaveLength(1);
-    expect(new Set(api.to('/auth/whoami').slice(1).map((r) => r.headers.authorization))).toEqual(new Set(['Bearer kat_2']));
+    expect(
+      new Set(
+        api
+          .to('/auth/whoami')
+          .slice(1)
+          .map((r) => r.headers.authorization),
+      ),
+    ).toEqual(new Set(['Bearer kat_2']));
   });
 
   it('a refused refresh (401) falls back to the app_credentials grant', async () => {
@@ -253,7 +309,9 @@ describe('tokens', () => {
   it('act_as clients: one per subject, re-obtained with act_as on expiry (never refreshed)', async () => {
     let api!: FakeApi;
     const clock = { now: 0 };
-    api = new FakeApi((req) => (req.path === '/auth/accessToken' ? api.issue(req.body.grant_type === 'act_as' ? { expiresIn: 300, refresh: false } : {}) : ok({})));
+    api = new FakeApi((req) =>
+      req.path === '/auth/accessToken' ? api.issue(req.body.grant_type === 'act_as' ? { expiresIn: 300, refresh: false } : {}) : ok({}),
+    );
     const client = new BookingClient({ baseUrl: 'http://127.0.0.1:9', appId: 'a', appSecret: 's', fetch: api.fetch, now: () => clock.now });
     const alice = client.actingAs('ext-alice');
     expect(client.actingAs('ext-alice')).toBe(alice);
@@ -299,13 +357,26 @@ describe('client rules', () => {
       meeting({ _id: 'n' }),
       meeting({ _id: 'n', title: 'again' }),
     ];
-    expect(dedupeOccurrences(rows).map((r) => `${r._id}/${r.occurrenceEventId ?? ''}/${r.title}`)).toEqual(['m/m_1/Standup', 'm/m_2/Standup', 'n//Standup']);
+    expect(dedupeOccurrences(rows).map((r) => `${r._id}/${r.occurrenceEventId ?? ''}/${r.title}`)).toEqual([
+      'm/m_1/Standup',
+      'm/m_2/Standup',
+      'n//Standup',
+    ]);
   });
 
-  const body = { meetingRoomId: ROOM, title: 'Standup', startDateTime: '2030-01-07T10:00:00+07:00', endDateTime: '2030-01-07T11:00:00+07:00' };
+  const body = {
+    meetingRoomId: ROOM,
+    title: 'Standup',
+    startDateTime: '2030-01-07T10:00:00+07:00',
+    endDateTime: '2030-01-07T11:00:00+07:00',
+  };
 
   it('createMeeting after no answer reconciles through GET /meetings and does not resend when found', async () => {
-    const { api, client } = withTokens((req) => (req.method === 'POST' ? networkFailure() : ok([meeting({ _id: 'cccccccccccccccccccccccc', title: 'Other' }), meeting()], 200, { limit: 500, offset: 0, total: 2 })));
+    const { api, client } = withTokens((req) =>
+      req.method === 'POST'
+        ? networkFailure()
+        : ok([meeting({ _id: 'cccccccccccccccccccccccc', title: 'Other' }), meeting()], 200, { limit: 500, offset: 0, total: 2 }),
+    );
     const m = await client.createMeeting(body);
     expect(m._id).toBe('bbbbbbbbbbbbbbbbbbbbbbbb');
     expect(api.to('/meetings', 'POST')).toHaveLength(1);
@@ -318,7 +389,11 @@ describe('client rules', () => {
   it('createMeeting resends only when the reconcile finds nothing (5xx), at most 3 times', async () => {
     let posts = 0;
     const { api, client } = withTokens((req) =>
-      req.method === 'POST' ? (++posts < 3 ? fail(500, 'KS004', 'internal') : ok(meeting(), 201)) : ok([], 200, { limit: 500, offset: 0, total: 0 }),
+      req.method === 'POST'
+        ? ++posts < 3
+          ? fail(500, 'KS004', 'internal')
+          : ok(meeting(), 201)
+        : ok([], 200, { limit: 500, offset: 0, total: 0 }),
     );
     const reconciles: unknown[] = [];
     await client.createMeeting(body, { onReconcile: (r) => reconciles.push(r.found) });
@@ -364,8 +439,12 @@ describe('client rules', () => {
   });
 
   it('reReadThen reads the booking again before acting', async () => {
-    const { api, client } = withTokens((req) => (req.method === 'GET' ? ok(meeting({ status: 'checked-in' })) : ok(meeting({ status: 'done' }), 202)));
-    const out = await client.reReadThen('bbbbbbbbbbbbbbbbbbbbbbbb', (fresh, c) => (fresh.status === 'checked-in' ? c.checkOut(fresh._id) : c.cancelMeeting(fresh._id)));
+    const { api, client } = withTokens((req) =>
+      req.method === 'GET' ? ok(meeting({ status: 'checked-in' })) : ok(meeting({ status: 'done' }), 202),
+    );
+    const out = await client.reReadThen('bbbbbbbbbbbbbbbbbbbbbbbb', (fresh, c) =>
+      fresh.status === 'checked-in' ? c.checkOut(fresh._id) : c.cancelMeeting(fresh._id),
+    );
     expect(out.status).toBe('done');
     expect(api.requests.filter((r) => r.path.startsWith('/meetings')).map((r) => `${r.method} ${r.path}`)).toEqual([
       'GET /meetings/bbbbbbbbbbbbbbbbbbbbbbbb',

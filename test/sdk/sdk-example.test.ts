@@ -21,10 +21,13 @@ describe('SDK example: book, wait for ROOM_BOOK, check in, end', () => {
   beforeAll(async () => {
     receiver = await startReceiver(SECRET);
     svc = await startTestService();
-    const ids = await applySite(svc, webhookSite({
-      rooms: [{ key: 'orchid', name: 'Orchid' }],
-      hooks: [{ key: 'example', url: receiver.url, events: ['ROOM_BOOK', 'ROOM_CANCEL'], secret: SECRET }],
-    }));
+    const ids = await applySite(
+      svc,
+      webhookSite({
+        rooms: [{ key: 'orchid', name: 'Orchid' }],
+        hooks: [{ key: 'example', url: receiver.url, events: ['ROOM_BOOK', 'ROOM_CANCEL'], secret: SECRET }],
+      }),
+    );
     projectId = idOf(ids, 'tower');
     const D = await dayAhead(svc, TZ, 1);
     await setClock(svc, at(D, '09:00'));
@@ -37,15 +40,25 @@ describe('SDK example: book, wait for ROOM_BOOK, check in, end', () => {
   it('runs end to end', async () => {
     const lines: string[] = [];
     const result = await bookAndCheckIn({
-      baseUrl: svc.url, appId: PORTAL_APP_ID, appSecret: PORTAL_SECRET, member: 'ext-alice', projectId,
-      receiver, opsToken: OPS_TOKEN, log: (l) => lines.push(l),
+      baseUrl: svc.url,
+      appId: PORTAL_APP_ID,
+      appSecret: PORTAL_SECRET,
+      member: 'ext-alice',
+      projectId,
+      receiver,
+      opsToken: OPS_TOKEN,
+      log: (l) => lines.push(l),
     });
     expect(result.statuses).toEqual(['active', 'checked-in', 'done']);
     expect(result.bookEvent).toMatchObject({ type: 'ROOM_BOOK', version: 1, projectId, data: { roomName: 'Orchid', floorName: '12F' } });
     expect(lines.some((l) => l.includes('moving the sandbox clock'))).toBe(true);
     // The service agrees: the booking ended by check-out, with its history.
     const res = await svc.request('GET', `/meetings/${result.meeting._id}`, {
-      token: (await svc.request('POST', '/auth/accessToken', { body: { grant_type: 'act_as', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET, subject: 'ext-alice' } })).body.access_token,
+      token: (
+        await svc.request('POST', '/auth/accessToken', {
+          body: { grant_type: 'act_as', app_id: PORTAL_APP_ID, app_secret: PORTAL_SECRET, subject: 'ext-alice' },
+        })
+      ).body.access_token,
     });
     expect(res.body.data.status).toBe('done');
     expect(res.body.data.histories.map((h: any) => h.action)).toEqual(['create', 'check-in', 'check-out']);

@@ -21,7 +21,12 @@ const run = promisify(execFile);
 /** The environment of a plain Node 20 user: no npm_* settings of the npm run that started vitest, no loaders. */
 function plainEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^npm_/i.test(k) && !['NODE_OPTIONS', 'APP_ID', 'PROJECT_ID', 'MEMBER', 'VITEST', 'VITEST_POOL_ID', 'VITEST_WORKER_ID', 'TEST'].includes(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (
+      !/^npm_/i.test(k) &&
+      !['NODE_OPTIONS', 'APP_ID', 'PROJECT_ID', 'MEMBER', 'VITEST', 'VITEST_POOL_ID', 'VITEST_WORKER_ID', 'TEST'].includes(k)
+    )
+      env[k] = v;
   return { ...env, ...extra };
 }
 
@@ -38,7 +43,13 @@ function inMain(code: string): string {
   const lines = code.split('\n');
   const imports = lines.filter((l) => l.startsWith('import '));
   const body = lines.filter((l) => !l.startsWith('import '));
-  return [...imports, 'async function main(): Promise<void> {', ...body, '}', 'main().catch((err) => { console.error(err); process.exitCode = 1; });'].join('\n');
+  return [
+    ...imports,
+    'async function main(): Promise<void> {',
+    ...body,
+    '}',
+    'main().catch((err) => { console.error(err); process.exitCode = 1; });',
+  ].join('\n');
 }
 
 function toJs(code: string, module: ts.ModuleKind): string {
@@ -51,7 +62,10 @@ function toJs(code: string, module: ts.ModuleKind): string {
  * `npm install <name>@<version>` does not accept offline.
  */
 function lockedTarballs(names: string[]): string[] {
-  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')).packages as Record<string, { version: string; dependencies?: Record<string, string> }>;
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')).packages as Record<
+    string,
+    { version: string; dependencies?: Record<string, string> }
+  >;
   const urls = new Set<string>();
   const visit = (name: string, under: string): void => {
     const key = [`${under}/node_modules/${name}`, `node_modules/${name}`].find((k) => lock[k]);
@@ -66,7 +80,8 @@ function lockedTarballs(names: string[]): string[] {
 }
 
 async function installInto(project: string, tarball: string): Promise<string> {
-  const npm = (args: string[]) => run('npm', [...args, '--offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: project, env: plainEnv() });
+  const npm = (args: string[]) =>
+    run('npm', [...args, '--offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: project, env: plainEnv() });
   try {
     await npm(['install', tarball, ...lockedTarballs(['typescript', '@types/node'])]);
     return 'from npm cache';
@@ -115,9 +130,11 @@ async function typeCheck(project: string): Promise<void> {
   };
   writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['quick-start.mts', 'quick-start-require.cts'] }));
   const tsc = join(project, 'node_modules/typescript/bin/tsc');
-  await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, env: plainEnv() }).catch((err: { stdout?: string; message: string }) => {
-    throw new Error(`tsc failed:\n${err.stdout ?? err.message}`);
-  });
+  await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, env: plainEnv() }).catch(
+    (err: { stdout?: string; message: string }) => {
+      throw new Error(`tsc failed:\n${err.stdout ?? err.message}`);
+    },
+  );
 }
 
 describe('the SDK package, installed from its tarball into an empty project', () => {

@@ -31,7 +31,9 @@ describe('SDK against the service', () => {
   let skew = 0;
   const client = (baseUrl: string, extra: Partial<ConstructorParameters<typeof BookingClient>[0]> = {}) =>
     new BookingClient({
-      baseUrl, appId: PORTAL_APP_ID, appSecret: PORTAL_SECRET,
+      baseUrl,
+      appId: PORTAL_APP_ID,
+      appSecret: PORTAL_SECRET,
       now: () => Date.now() + skew,
       sleep: async (ms) => void sleeps.push(ms),
       ...extra,
@@ -39,7 +41,10 @@ describe('SDK against the service', () => {
 
   beforeAll(async () => {
     c = await startWebhookService({
-      rooms: [{ key: 'orchid', name: 'Orchid' }, { key: 'lotus', name: 'Lotus' }],
+      rooms: [
+        { key: 'orchid', name: 'Orchid' },
+        { key: 'lotus', name: 'Lotus' },
+      ],
       desks: [{ key: 'desk7', name: 'Desk 7' }],
       clockAt: '06:00',
     });
@@ -92,7 +97,13 @@ describe('SDK against the service', () => {
     expect(refreshed.refresh_token).not.toBe(app.refresh_token);
     const delegated = await sdk.grantActAs('ext-alice');
     expect(delegated.refresh_token).toBeUndefined();
-    const wrong = await new BookingClient({ baseUrl: c.svc.url, appId: PORTAL_APP_ID, appSecret: 'wrong-secret-0123456789abcdef0123456789' }).grantAppCredentials().catch((e) => e);
+    const wrong = await new BookingClient({
+      baseUrl: c.svc.url,
+      appId: PORTAL_APP_ID,
+      appSecret: 'wrong-secret-0123456789abcdef0123456789',
+    })
+      .grantAppCredentials()
+      .catch((e) => e);
     expect(wrong).toBeInstanceOf(AuthError);
     expect(wrong).toMatchObject({ status: 401, code: 'KS002', attempts: 1 });
   });
@@ -137,12 +148,27 @@ describe('SDK against the service', () => {
     const desk = await alice.getDesk(desks.items[0]._id);
     expect(desk.name).toBe('Desk 7');
 
-    const draft = await alice.draftMeeting({ meetingRoomId: c.id('orchid'), startDateTime: c.t('10:00'), endDateTime: c.t('11:00'), draftEndDateTimes: [c.t('12:00')] });
+    const draft = await alice.draftMeeting({
+      meetingRoomId: c.id('orchid'),
+      startDateTime: c.t('10:00'),
+      endDateTime: c.t('11:00'),
+      draftEndDateTimes: [c.t('12:00')],
+    });
     expect(draft.draftInfo.map((d) => d.isAvailable)).toEqual([true, true]);
 
-    const booked = await alice.createMeeting({ meetingRoomId: c.id('orchid'), title: 'SDK all ops', startDateTime: c.t('10:00'), endDateTime: c.t('11:00') });
+    const booked = await alice.createMeeting({
+      meetingRoomId: c.id('orchid'),
+      title: 'SDK all ops',
+      startDateTime: c.t('10:00'),
+      endDateTime: c.t('11:00'),
+    });
     expect(booked).toMatchObject({ status: 'active', title: 'SDK all ops', pinCode: expect.any(String) });
-    const listed = await alice.listMeetings({ from: c.t('00:00'), to: c.t('00:00', 1), meetingRoomId: c.id('orchid'), statuses: ['active'] });
+    const listed = await alice.listMeetings({
+      from: c.t('00:00'),
+      to: c.t('00:00', 1),
+      meetingRoomId: c.id('orchid'),
+      statuses: ['active'],
+    });
     expect(listed.items.map((m) => m._id)).toEqual([booked._id]);
     expect(listed.meta.total).toBe(1);
     expect((await alice.listAllMeetings({ from: c.t('00:00'), to: c.t('00:00', 1) })).map((m) => m._id)).toContain(booked._id);
@@ -163,9 +189,15 @@ describe('SDK against the service', () => {
     expect(cannotCancel).toMatchObject({ status: 409, code: 'MEETING_011', attempts: 1 });
     expect((await alice.checkOut(booked._id)).status).toBe('done');
 
-    const deskBooking = await alice.createMeeting({ deskId: c.id('desk7'), title: 'SDK desk', startDateTime: c.t('13:00'), timePeriod: 'afternoon' });
+    const deskBooking = await alice.createMeeting({
+      deskId: c.id('desk7'),
+      title: 'SDK desk',
+      startDateTime: c.t('13:00'),
+      timePeriod: 'afternoon',
+    });
     expect((await alice.cancelMeeting(deskBooking._id)).status).toBe('cancelled');
-    const conflict = await alice.createMeeting({ meetingRoomId: c.id('lotus'), title: 'x', startDateTime: c.t('14:00'), endDateTime: c.t('15:00') })
+    const conflict = await alice
+      .createMeeting({ meetingRoomId: c.id('lotus'), title: 'x', startDateTime: c.t('14:00'), endDateTime: c.t('15:00') })
       .then(() => alice.createMeeting({ meetingRoomId: c.id('lotus'), title: 'y', startDateTime: c.t('14:30'), endDateTime: c.t('15:30') }))
       .catch((e) => e);
     expect(conflict).toBeInstanceOf(ConflictError);
@@ -179,7 +211,11 @@ describe('SDK against the service', () => {
     expect(put).toMatchObject({ externalUserId: 'ext-sdk-1', created: true, matchedBy: 'provisioned' });
     const creds = await sdk.putCredentials('ext-sdk-1', { cards: [{ cardNo: '0472621828' }] });
     expect(creds.cards.map((k) => k.cardNo)).toEqual(['0472621828']);
-    expect(await sdk.getMember('ext-sdk-1')).toMatchObject({ memberId: put.memberId, status: 'active', profile: { email: 'sam.sdk@example.com' } });
+    expect(await sdk.getMember('ext-sdk-1')).toMatchObject({
+      memberId: put.memberId,
+      status: 'active',
+      profile: { email: 'sam.sdk@example.com' },
+    });
     await expect(sdk.deleteMember('ext-sdk-1')).resolves.toBeUndefined();
     expect((await sdk.getMember('ext-sdk-1')).status).toBe('deactivated');
   });
@@ -210,7 +246,13 @@ describe('SDK against the service', () => {
     proxy.inject(key, ...Array.from({ length: 4 }, () => 'reset' as const));
     expect(await sdk.searchRooms({ projectId: c.projectId }).catch((e) => e)).toBeInstanceOf(NetworkError);
 
-    proxy.inject(key, { status: 503, code: 'KS234' }, { status: 503, code: 'KS234' }, { status: 503, code: 'KS234' }, { status: 503, code: 'KS234' });
+    proxy.inject(
+      key,
+      { status: 503, code: 'KS234' },
+      { status: 503, code: 'KS234' },
+      { status: 503, code: 'KS234' },
+      { status: 503, code: 'KS234' },
+    );
     const unavailable = await sdk.searchRooms({ projectId: c.projectId }).catch((e) => e);
     expect(unavailable).toBeInstanceOf(UnavailableError);
     expect(unavailable.code).toBe('KS234');
@@ -218,7 +260,7 @@ describe('SDK against the service', () => {
     expect((sdk.tokens as any).grants).toEqual({ app_credentials: 1, refresh_token: 0 });
   });
 
-  it('never retries another 4xx (the service\'s own answers through the proxy)', async () => {
+  it("never retries another 4xx (the service's own answers through the proxy)", async () => {
     const sdk = client(proxy.url);
     const alice = sdk.actingAs('ext-alice');
     const key = `GET /meetings/${UNKNOWN_ID}`;
@@ -241,13 +283,20 @@ describe('SDK against the service', () => {
     const m = await alice.createMeeting(body, { onReconcile: (r) => found.push(r.found) });
     expect(m).toMatchObject({ title: 'Lost answer', status: 'active', pinCode: expect.any(String) });
     expect(found.map((f) => f?._id)).toEqual([m._id]);
-    const onService = await c.svc.request('GET', `/meetings?from=${encodeURIComponent(c.t('00:00'))}&to=${encodeURIComponent(c.t('00:00', 1))}&meetingRoomId=${c.id('lotus')}`, { token: c.alice });
+    const onService = await c.svc.request(
+      'GET',
+      `/meetings?from=${encodeURIComponent(c.t('00:00'))}&to=${encodeURIComponent(c.t('00:00', 1))}&meetingRoomId=${c.id('lotus')}`,
+      { token: c.alice },
+    );
     expect(onService.body.data.filter((x: any) => x.title === 'Lost answer')).toHaveLength(1);
 
     // Reset before the service saw it: the reconcile finds nothing and the create is sent again.
     const posts = proxy.count('POST /meetings');
     proxy.inject('POST /meetings', 'reset');
-    const again = await alice.createMeeting({ ...body, title: 'Never arrived', startDateTime: c.t('18:00'), endDateTime: c.t('19:00') }, { onReconcile: (r) => found.push(r.found) });
+    const again = await alice.createMeeting(
+      { ...body, title: 'Never arrived', startDateTime: c.t('18:00'), endDateTime: c.t('19:00') },
+      { onReconcile: (r) => found.push(r.found) },
+    );
     expect(again.title).toBe('Never arrived');
     expect(found.at(-1)).toBeUndefined();
     expect(proxy.count('POST /meetings') - posts).toBe(2);

@@ -41,13 +41,30 @@ function sign(body: string, o: { id?: string; nowMs?: number; secret?: string; s
     'webhook-signature': 'v1,' + createHmac('sha256', secret).update(`${id}.${sec}.${body}`).digest('base64'),
   };
   const sets = o.sets ?? 'both';
-  return { id, headers: { 'content-type': 'application/json', ...(sets !== 'standard' ? service : {}), ...(sets !== 'service' ? standard : {}) } };
+  return {
+    id,
+    headers: { 'content-type': 'application/json', ...(sets !== 'standard' ? service : {}), ...(sets !== 'service' ? standard : {}) },
+  };
 }
 
 function delivery(id: string, roomName = 'Orchid') {
   return JSON.stringify({
-    id, type: 'ROOM_BOOK', version: 1, occurredAt: '2030-01-07T03:00:00.000Z', projectId: 'p',
-    data: { projectId: 'p', userId: 'u', timestamp: '2030-01-07T03:00:00.000Z', roomName, floorName: '12F', bookingDate: '2030-01-07T03:00:00.000Z', startTime: '10:00', endTime: '11:00', unknownField: 1 },
+    id,
+    type: 'ROOM_BOOK',
+    version: 1,
+    occurredAt: '2030-01-07T03:00:00.000Z',
+    projectId: 'p',
+    data: {
+      projectId: 'p',
+      userId: 'u',
+      timestamp: '2030-01-07T03:00:00.000Z',
+      roomName,
+      floorName: '12F',
+      bookingDate: '2030-01-07T03:00:00.000Z',
+      startTime: '10:00',
+      endTime: '11:00',
+      unknownField: 1,
+    },
   });
 }
 
@@ -79,22 +96,28 @@ const adapters: Record<string, Adapter> = {
   },
   'express middleware (stream)': (receiver) => {
     const mw = expressWebhookMiddleware(receiver);
-    return listen(http.createServer((req, res) => mw(req, res, (err) => {
-      res.statusCode = 599;
-      res.end(String(err));
-    })));
+    return listen(
+      http.createServer((req, res) =>
+        mw(req, res, (err) => {
+          res.statusCode = 599;
+          res.end(String(err));
+        }),
+      ),
+    );
   },
   'express middleware (after express.raw: req.body is a Buffer)': (receiver) => {
     const mw = expressWebhookMiddleware(receiver);
-    return listen(http.createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const ch of req) chunks.push(ch as Buffer);
-      Object.assign(req, { body: Buffer.concat(chunks) });
-      mw(req, res, (err) => {
-        res.statusCode = 599;
-        res.end(String(err));
-      });
-    }));
+    return listen(
+      http.createServer(async (req, res) => {
+        const chunks: Buffer[] = [];
+        for await (const ch of req) chunks.push(ch as Buffer);
+        Object.assign(req, { body: Buffer.concat(chunks) });
+        mw(req, res, (err) => {
+          res.statusCode = 599;
+          res.end(String(err));
+        });
+      }),
+    );
   },
 };
 
@@ -200,8 +223,13 @@ describe('webhook pieces', () => {
     const body = delivery(id);
     const { headers } = sign(body, { id, nowMs: now, secret: 'old-secret-0123456789abcdef0123456789ab' });
     expect(verifyWebhook(SECRET, headers, body, { nowMs: now })).toEqual({ ok: false, reason: 'bad-signature' });
-    expect(verifyWebhook([SECRET, 'old-secret-0123456789abcdef0123456789ab'], new Headers(headers), Buffer.from(body), { nowMs: now })).toEqual({ ok: true, id });
-    expect(verifyWebhook([SECRET, 'old-secret-0123456789abcdef0123456789ab'], headers, body, { nowMs: now + 5 * 60_000 + 1000 })).toEqual({ ok: false, reason: 'stale-timestamp' });
+    expect(
+      verifyWebhook([SECRET, 'old-secret-0123456789abcdef0123456789ab'], new Headers(headers), Buffer.from(body), { nowMs: now }),
+    ).toEqual({ ok: true, id });
+    expect(verifyWebhook([SECRET, 'old-secret-0123456789abcdef0123456789ab'], headers, body, { nowMs: now + 5 * 60_000 + 1000 })).toEqual({
+      ok: false,
+      reason: 'stale-timestamp',
+    });
   });
 
   it('the in-memory de-duplication store forgets ids after its TTL', () => {

@@ -29,10 +29,16 @@ describe('booking-change writer', () => {
 
   beforeAll(async () => {
     svc = await startTestService({ noWorkers: true, onQuery: (q) => seen?.push(q) });
-    ids = await applySite(svc, webhookSite({
-      rooms: [{ key: 'ra', name: 'Room A' }, { key: 'rb', name: 'Room B' }],
-      hooks: [{ key: 'all', url: 'http://127.0.0.1:9/hook', events: ROOM_EVENTS }],
-    }));
+    ids = await applySite(
+      svc,
+      webhookSite({
+        rooms: [
+          { key: 'ra', name: 'Room A' },
+          { key: 'rb', name: 'Room B' },
+        ],
+        hooks: [{ key: 'all', url: 'http://127.0.0.1:9/hook', events: ROOM_EVENTS }],
+      }),
+    );
     D = await dayAhead(svc, 'Asia/Bangkok', 2);
     await setClock(svc, at(D, '06:00'));
     token = (await appToken(svc)).access_token;
@@ -44,7 +50,8 @@ describe('booking-change writer', () => {
   const db = () => svc.services.storage.db;
   async function book(room: string, from: string, to: string): Promise<string> {
     const res = await svc.request('POST', '/meetings', {
-      token, body: { meetingRoomId: idOf(ids, room), title: `${room} ${from}`, startDateTime: at(D, from), endDateTime: at(D, to) },
+      token,
+      body: { meetingRoomId: idOf(ids, room), title: `${room} ${from}`, startDateTime: at(D, from), endDateTime: at(D, to) },
     });
     expect(res.status, res.text).toBe(201);
     return res.body.data._id;
@@ -54,7 +61,12 @@ describe('booking-change writer', () => {
     slots: await db().selectFrom('meeting_slots').selectAll().where('meeting_id', '=', meetingId).execute(),
     histories: await db().selectFrom('meeting_histories').selectAll().where('meeting_id', '=', meetingId).orderBy('seq').execute(),
     events: await db().selectFrom('events').selectAll().where('meeting_id', '=', meetingId).orderBy('occurred_at').orderBy('id').execute(),
-    deliveries: await db().selectFrom('deliveries').innerJoin('events', 'events.id', 'deliveries.event_id').select(['deliveries.type', 'deliveries.body']).where('events.meeting_id', '=', meetingId).execute(),
+    deliveries: await db()
+      .selectFrom('deliveries')
+      .innerJoin('events', 'events.id', 'deliveries.event_id')
+      .select(['deliveries.type', 'deliveries.body'])
+      .where('events.meeting_id', '=', meetingId)
+      .execute(),
     timers: await db().selectFrom('timers').selectAll().where('meeting_id', '=', meetingId).execute(),
   });
 
@@ -64,14 +76,16 @@ describe('booking-change writer', () => {
     const oldStart = before.meeting.start_at;
     const w = { start: oldStart + 2 * HOUR, end: oldStart + 3 * HOUR };
     const now = svc.services.clock.now();
-    const after = await svc.services.bookings.change(id, ({ write }) => write({
-      at: now,
-      set: { title: 'moved by the writer', start_at: w.start, end_at: w.end, booked_end_at: w.end, span_end_at: w.end, updated_at: now },
-      slots: { replace: w },
-      history: { action: 'update', actor: TESTER, oldStart, oldEnd: before.meeting.end_at, newStart: w.start, newEnd: w.end },
-      event: { window: w, detail: { kind: 'MODIFY', oldStart, oldEnd: before.meeting.end_at } },
-      timers: { window: w },
-    }));
+    const after = await svc.services.bookings.change(id, ({ write }) =>
+      write({
+        at: now,
+        set: { title: 'moved by the writer', start_at: w.start, end_at: w.end, booked_end_at: w.end, span_end_at: w.end, updated_at: now },
+        slots: { replace: w },
+        history: { action: 'update', actor: TESTER, oldStart, oldEnd: before.meeting.end_at, newStart: w.start, newEnd: w.end },
+        event: { window: w, detail: { kind: 'MODIFY', oldStart, oldEnd: before.meeting.end_at } },
+        timers: { window: w },
+      }),
+    );
     expect(after?.title).toBe('moved by the writer');
 
     const r = await rows(id);
@@ -103,19 +117,24 @@ describe('booking-change writer', () => {
     const now = svc.services.clock.now();
     seen = [];
     try {
-      await svc.services.bookings.change(id, ({ write }) => write({
-        at: now,
-        set: { status: 'cancelled', updated_at: now },
-        slots: { release: true },
-        history: { action: 'cancel', actor: TESTER },
-        event: { window: { start: now + HOUR, end: now + 2 * HOUR }, detail: { kind: 'CANCEL' } },
-        timers: { window: null },
-      }));
+      await svc.services.bookings.change(id, ({ write }) =>
+        write({
+          at: now,
+          set: { status: 'cancelled', updated_at: now },
+          slots: { release: true },
+          history: { action: 'cancel', actor: TESTER },
+          event: { window: { start: now + HOUR, end: now + 2 * HOUR }, detail: { kind: 'CANCEL' } },
+          timers: { window: null },
+        }),
+      );
     } finally {
       const statements = seen;
       seen = null;
       const begin = statements.findIndex((q) => /^\s*begin/i.test(q) || /^\s*start transaction/i.test(q));
-      const inside = statements.slice(begin + 1, statements.findIndex((q) => /^\s*commit/i.test(q)));
+      const inside = statements.slice(
+        begin + 1,
+        statements.findIndex((q) => /^\s*commit/i.test(q)),
+      );
       expect(begin).toBeGreaterThanOrEqual(0);
       const reads = inside.filter((q) => /^\s*select/i.test(q));
       // The asset lock (PostgreSQL), the booking, and the listeners to queue deliveries for: no asset, project or floor.
@@ -134,8 +153,16 @@ describe('booking-change writer', () => {
     const before = await rows(id);
     const storage = svc.services.storage;
     const meetings = new MeetingRepository(storage.db);
-    const failingOutbox = { emit: async () => { throw new Error('outbox down'); } };
-    const writer = new BookingChangeWriter({ meetings, events: failingOutbox, lifecycle: new TimerScheduler(new TimerRepository(storage.db)) });
+    const failingOutbox = {
+      emit: async () => {
+        throw new Error('outbox down');
+      },
+    };
+    const writer = new BookingChangeWriter({
+      meetings,
+      events: failingOutbox,
+      lifecycle: new TimerScheduler(new TimerRepository(storage.db)),
+    });
     const changes = new BookingChanges({ db: storage.db, engine: storage.engine, meetings, writer, catalogue: svc.services.catalogue });
     const now = svc.services.clock.now();
     const cancel: BookingChange = {

@@ -33,7 +33,12 @@ function hashOf(partial: Partial<SubjectState>): string {
   return stateHash({ cards: [], face: null, qr: null, plates: [], validFrom: null, validUntil: null, ...partial });
 }
 
-function member(deviceId: string, seq: number, id: string, opts: { cardNo?: string; face?: { mime: string; data: Buffer } | null } = {}): WireCommand {
+function member(
+  deviceId: string,
+  seq: number,
+  id: string,
+  opts: { cardNo?: string; face?: { mime: string; data: Buffer } | null } = {},
+): WireCommand {
   const cardNo = opts.cardNo ?? '0123456789';
   const face = opts.face === undefined ? { mime: 'image/jpeg', data: FACE } : opts.face;
   return {
@@ -122,7 +127,9 @@ beforeAll(async () => {
   try {
     raw = await connectAsync(URL, { connectTimeout: 3000, reconnectPeriod: 0 }, false);
   } catch (err) {
-    throw new Error(`no MQTT broker at ${URL} (start one: mosquitto -d -c /etc/mosquitto/mosquitto.conf): ${(err as Error).message}`, { cause: err });
+    throw new Error(`no MQTT broker at ${URL} (start one: mosquitto -d -c /etc/mosquitto/mosquitto.conf): ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   return async () => {
     await raw.endAsync();
@@ -143,7 +150,13 @@ async function setup(opts: { ackTimeoutMs?: number; statusGraceMs?: number; gate
     const s = sim;
     cleanups.push(() => s.crash());
   }
-  const transport = new MqttTransport({ url: URL, topicPrefix: prefix, ackTimeoutMs: opts.ackTimeoutMs ?? 3000, statusGraceMs: opts.statusGraceMs ?? 1000, logger: log.logger });
+  const transport = new MqttTransport({
+    url: URL,
+    topicPrefix: prefix,
+    ackTimeoutMs: opts.ackTimeoutMs ?? 3000,
+    statusGraceMs: opts.statusGraceMs ?? 1000,
+    logger: log.logger,
+  });
   rec.ref.transport = transport;
   await transport.start(rec.events);
   cleanups.push(() => transport.stop());
@@ -186,11 +199,21 @@ describe('MqttTransport with the reference gateway', () => {
   it('enrolls members and a visitor: every command answered in order, the device memory matches', async () => {
     const { sim, transport, reachability } = await setup();
     const d = 'dev-a';
-    const cmds = [member(d, 1, 'm1', { cardNo: '1111111111' }), member(d, 2, 'm2', { cardNo: '2222222222', face: null }), visitor(d, 3, 'v1')];
+    const cmds = [
+      member(d, 1, 'm1', { cardNo: '1111111111' }),
+      member(d, 2, 'm2', { cardNo: '2222222222', face: null }),
+      visitor(d, 3, 'v1'),
+    ];
 
     const report = await transport.deliver(target(d), cmds);
 
-    expect(report).toEqual({ answered: [{ seq: 1, ok: true }, { seq: 2, ok: true }, { seq: 3, ok: true }] });
+    expect(report).toEqual({
+      answered: [
+        { seq: 1, ok: true },
+        { seq: 2, ok: true },
+        { seq: 3, ok: true },
+      ],
+    });
     const mem = sim.memory(d);
     expect(mem.lastSeq).toBe(3);
     expect(Object.keys(mem.holds).sort()).toEqual(['member:m1', 'member:m2', 'visitor:v1']);
@@ -205,7 +228,12 @@ describe('MqttTransport with the reference gateway', () => {
       validUntil: null,
     });
     expect(mem.holds['member:m2'].faceSha256).toBeNull();
-    expect(mem.holds['visitor:v1']).toMatchObject({ qrCode: QR, plates: ['1กข1234'], validFrom: '2026-11-25T02:00:00.000Z', validUntil: '2026-11-25T11:00:00.000Z' });
+    expect(mem.holds['visitor:v1']).toMatchObject({
+      qrCode: QR,
+      plates: ['1กข1234'],
+      validFrom: '2026-11-25T02:00:00.000Z',
+      validUntil: '2026-11-25T11:00:00.000Z',
+    });
     // The gateway announced the device on first sight.
     await waitFor(() => reachability.find((r) => r.deviceId === d && r.online), 'the device online');
 
@@ -224,7 +252,11 @@ describe('MqttTransport with the reference gateway', () => {
     const report = await transport.deliver(target(d), [tooBig, wrongMime, fine]);
 
     expect(report.stopped).toBeUndefined();
-    expect(report.answered.map((a) => [a.seq, a.ok])).toEqual([[1, false], [2, false], [3, true]]);
+    expect(report.answered.map((a) => [a.seq, a.ok])).toEqual([
+      [1, false],
+      [2, false],
+      [3, true],
+    ]);
     expect(report.answered[0].message).toMatch(/210 KB; the device takes at most 200 KB/);
     expect(report.answered[1].message).toMatch(/not a JPEG or PNG/);
     expect(Object.keys(sim.memory(d).holds)).toEqual(['member:m3']);
@@ -252,17 +284,26 @@ describe('MqttTransport with the reference gateway', () => {
 
     await sim.setDeviceOnline(d, true);
     await waitFor(() => reachability.filter((r) => r.deviceId === d).at(-1)?.online, 'the device online again');
-    expect(await transport.deliver(target(d), [member(d, 2, 'm2'), member(d, 3, 'm3')])).toEqual({ answered: [{ seq: 2, ok: true }, { seq: 3, ok: true }] });
+    expect(await transport.deliver(target(d), [member(d, 2, 'm2'), member(d, 3, 'm3')])).toEqual({
+      answered: [
+        { seq: 2, ok: true },
+        { seq: 3, ok: true },
+      ],
+    });
   });
 
   it('a device refusing for a passing reason mid-delivery: the answered prefix, then stopped offline', async () => {
     const { prefix, transport } = await setup({ gateway: false });
     const d = 'dev-mid';
-    await fakeGateway(prefix, (cmds, publish) => {
-      publish(ok(cmds[0]));
-      publish({ v: 1, deviceId: d, seq: cmds[1].seq, ok: false, error: { kind: 'offline', message: 'terminal unreachable' } });
-      publish(ok(cmds[2])); // after the stop: not answered
-    }, 3);
+    await fakeGateway(
+      prefix,
+      (cmds, publish) => {
+        publish(ok(cmds[0]));
+        publish({ v: 1, deviceId: d, seq: cmds[1].seq, ok: false, error: { kind: 'offline', message: 'terminal unreachable' } });
+        publish(ok(cmds[2])); // after the stop: not answered
+      },
+      3,
+    );
     const report = await transport.deliver(target(d), [member(d, 1, 'a'), member(d, 2, 'b'), member(d, 3, 'c')]);
     expect(report).toEqual({ answered: [{ seq: 1, ok: true }], stopped: { kind: 'offline', message: 'terminal unreachable' } });
   });
@@ -344,9 +385,13 @@ describe('MqttTransport with the reference gateway', () => {
     await fresh.start();
     cleanups.push(() => fresh.crash());
     await waitFor(() => onlineCount() > before, 'the restarted gateway noticed');
-    const inv = await waitFor(() => inventories.find((i) => i.deviceId === d), 'the restarted device\'s inventory');
+    const inv = await waitFor(() => inventories.find((i) => i.deviceId === d), "the restarted device's inventory");
     expect(inv).toEqual({ deviceId: d, lastSeq: 0, holds: [] });
-    expect(await waitFor(() => inventories.find((i) => i.deviceId === 'dev-never-seen'), 'an unknown device\'s inventory')).toEqual({ deviceId: 'dev-never-seen', lastSeq: 0, holds: [] });
+    expect(await waitFor(() => inventories.find((i) => i.deviceId === 'dev-never-seen'), "an unknown device's inventory")).toEqual({
+      deviceId: 'dev-never-seen',
+      lastSeq: 0,
+      holds: [],
+    });
     // The new run takes commands at once.
     expect((await transport.deliver(target(d), [member(d, 2, 'm1')])).answered).toEqual([{ seq: 2, ok: true }]);
   });
@@ -372,7 +417,12 @@ describe('MqttTransport with the reference gateway', () => {
 
     // The same seqs again (an ack was lost): acknowledged, not applied twice — even with other content.
     const again = await transport.deliver(target(d), [member(d, 1, 'm1', { cardNo: '9999999999' }), member(d, 2, 'm2')]);
-    expect(again).toEqual({ answered: [{ seq: 1, ok: true }, { seq: 2, ok: true }] });
+    expect(again).toEqual({
+      answered: [
+        { seq: 1, ok: true },
+        { seq: 2, ok: true },
+      ],
+    });
     expect(sim.memory(d)).toEqual(before);
 
     // A newer seq for the same subject applies.
@@ -401,10 +451,16 @@ describe('MqttTransport with the reference gateway', () => {
       [`${prefix}/devices/${d}/acks`, JSON.stringify({ v: 1, deviceId: d, seq: 'x', ok: true })],
       [`${prefix}/devices/${d}/acks`, JSON.stringify({ v: 1, deviceId: 'other', seq: 1, ok: true })],
       [`${prefix}/devices/${d}/acks`, JSON.stringify({ v: 1, deviceId: d, seq: 1, ok: false })],
-      [`${prefix}/devices/${d}/inventory`, JSON.stringify({ v: 1, deviceId: d, lastSeq: 1, holds: [{ subject: { kind: 'robot', id: 'x' }, stateHash: 'h' }] })],
+      [
+        `${prefix}/devices/${d}/inventory`,
+        JSON.stringify({ v: 1, deviceId: d, lastSeq: 1, holds: [{ subject: { kind: 'robot', id: 'x' }, stateHash: 'h' }] }),
+      ],
       [`${prefix}/devices/${d}/inventory`, '[]'],
       [`${prefix}/devices/${d}/commands`, '{"v":1,'],
-      [`${prefix}/devices/${d}/commands`, JSON.stringify({ v: 1, deviceId: d, seq: 1, op: 'explode', subject: { kind: 'member', id: 'm' }, stateHash: 'h' })],
+      [
+        `${prefix}/devices/${d}/commands`,
+        JSON.stringify({ v: 1, deviceId: d, seq: 1, op: 'explode', subject: { kind: 'member', id: 'm' }, stateHash: 'h' }),
+      ],
       [`${prefix}/gateway/sync`, 'nope'],
     ];
     for (const [t, p] of junk) await raw.publishAsync(t, p, { qos: 1 });
@@ -415,7 +471,12 @@ describe('MqttTransport with the reference gateway', () => {
     expect(log.lines.filter((l) => l.level === 'warn').every((l) => (l.obj as { reason?: string }).reason)).toBe(true);
 
     const cmds = [member(d, 1, 'm1'), visitor(d, 2, 'v1')];
-    expect(await transport.deliver(target(d), cmds)).toEqual({ answered: [{ seq: 1, ok: true }, { seq: 2, ok: true }] });
+    expect(await transport.deliver(target(d), cmds)).toEqual({
+      answered: [
+        { seq: 1, ok: true },
+        { seq: 2, ok: true },
+      ],
+    });
     expect(Object.keys(sim.memory(d).holds).sort()).toEqual(['member:m1', 'visitor:v1']);
 
     const logged = JSON.stringify([...log.lines, ...simLog.lines]);
@@ -429,38 +490,59 @@ describe('MqttTransport acknowledgements', () => {
     const { prefix, transport } = await setup({ gateway: false });
     const d = 'dev-order';
     const cmds = [member(d, 10, 'a'), member(d, 11, 'b'), member(d, 12, 'c'), member(d, 13, 'd')];
-    const gw = await fakeGateway(prefix, (seen, publish) => {
-      publish({ v: 1, deviceId: d, seq: 9, ok: false, error: { kind: 'offline', message: 'stale' } }); // not in this delivery
-      publish(ok(seen[3]));
-      publish({ v: 1, deviceId: d, seq: 12, ok: false, error: { kind: 'bad-input', message: 'card format' } });
-      publish({ v: 1, deviceId: d, seq: 12, ok: true }); // duplicate: the first answer stands
-      publish(ok(seen[1]));
-      publish(ok(seen[0]));
-    }, 4);
+    const gw = await fakeGateway(
+      prefix,
+      (seen, publish) => {
+        publish({ v: 1, deviceId: d, seq: 9, ok: false, error: { kind: 'offline', message: 'stale' } }); // not in this delivery
+        publish(ok(seen[3]));
+        publish({ v: 1, deviceId: d, seq: 12, ok: false, error: { kind: 'bad-input', message: 'card format' } });
+        publish({ v: 1, deviceId: d, seq: 12, ok: true }); // duplicate: the first answer stands
+        publish(ok(seen[1]));
+        publish(ok(seen[0]));
+      },
+      4,
+    );
 
     const report = await transport.deliver(target(d), cmds);
 
     expect(gw.seen.map((c) => c.seq)).toEqual([10, 11, 12, 13]); // published in order
-    expect(report).toEqual({ answered: [{ seq: 10, ok: true }, { seq: 11, ok: true }, { seq: 12, ok: false, message: 'card format' }, { seq: 13, ok: true }] });
+    expect(report).toEqual({
+      answered: [
+        { seq: 10, ok: true },
+        { seq: 11, ok: true },
+        { seq: 12, ok: false, message: 'card format' },
+        { seq: 13, ok: true },
+      ],
+    });
   });
 
   it('acks missing after ackTimeoutMs: the acknowledged prefix, then stopped temporary', async () => {
     const { prefix, transport } = await setup({ gateway: false, ackTimeoutMs: 400 });
     const d = 'dev-slow';
-    await fakeGateway(prefix, (seen, publish) => {
-      publish(ok(seen[0]));
-      publish(ok(seen[2])); // seq 2 never acknowledged
-    }, 3);
+    await fakeGateway(
+      prefix,
+      (seen, publish) => {
+        publish(ok(seen[0]));
+        publish(ok(seen[2])); // seq 2 never acknowledged
+      },
+      3,
+    );
     const started = Date.now();
     const report = await transport.deliver(target(d), [member(d, 1, 'a'), member(d, 2, 'b'), member(d, 3, 'c')]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(390);
-    expect(report).toEqual({ answered: [{ seq: 1, ok: true }], stopped: { kind: 'temporary', message: 'no acknowledgement within 400 ms' } });
+    expect(report).toEqual({
+      answered: [{ seq: 1, ok: true }],
+      stopped: { kind: 'temporary', message: 'no acknowledgement within 400 ms' },
+    });
 
     // A gateway that is online but never answers.
     const silent = await setup({ gateway: false, ackTimeoutMs: 300 });
     await raw.publishAsync(`${silent.prefix}/gateway/status`, JSON.stringify({ v: 1, online: true }), { qos: 1, retain: true });
     await new Promise((r) => setTimeout(r, 100));
-    expect(await silent.transport.deliver(target(d), [member(d, 1, 'a')])).toEqual({ answered: [], stopped: { kind: 'temporary', message: 'no acknowledgement within 300 ms' } });
+    expect(await silent.transport.deliver(target(d), [member(d, 1, 'a')])).toEqual({
+      answered: [],
+      stopped: { kind: 'temporary', message: 'no acknowledgement within 300 ms' },
+    });
   });
 
   it('no gateway status ever received: offline after the grace, nothing published', async () => {
@@ -479,10 +561,17 @@ describe('MqttTransport acknowledgements', () => {
   it('the gateway going offline while acks are awaited ends the delivery at once', async () => {
     const { prefix, transport } = await setup({ gateway: false, ackTimeoutMs: 10_000 });
     const d = 'dev-drop';
-    await fakeGateway(prefix, (seen, publish) => {
-      publish(ok(seen[0]));
-      setTimeout(() => void raw.publishAsync(`${prefix}/gateway/status`, JSON.stringify({ v: 1, online: false }), { qos: 1, retain: true }), 50);
-    }, 2);
+    await fakeGateway(
+      prefix,
+      (seen, publish) => {
+        publish(ok(seen[0]));
+        setTimeout(
+          () => void raw.publishAsync(`${prefix}/gateway/status`, JSON.stringify({ v: 1, online: false }), { qos: 1, retain: true }),
+          50,
+        );
+      },
+      2,
+    );
     const started = Date.now();
     const report = await transport.deliver(target(d), [member(d, 1, 'a'), member(d, 2, 'b')]);
     expect(Date.now() - started).toBeLessThan(5000);

@@ -98,13 +98,32 @@ describe('repositories in a caller transaction', () => {
         await trx
           .insertInto('users')
           .values({
-            id: rival, key: null, email: null, email_lower: null, phone: null, username: null, name: 'rival',
-            first_name: null, last_name: null, profile_name: 'rival', blocked_from_booking: 0, brand_staff: '[]',
-            created_at: now, updated_at: now,
+            id: rival,
+            key: null,
+            email: null,
+            email_lower: null,
+            phone: null,
+            username: null,
+            name: 'rival',
+            first_name: null,
+            last_name: null,
+            profile_name: 'rival',
+            blocked_from_booking: 0,
+            brand_staff: '[]',
+            created_at: now,
+            updated_at: now,
           })
           .execute();
         await trx.updateTable('apps').set({ service_user_id: rival }).where('id', '=', appId).execute();
-        const users = async () => Number((await trx.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+        const users = async () =>
+          Number(
+            (
+              await trx
+                .selectFrom('users')
+                .select((eb) => eb.fn.countAll<number>().as('n'))
+                .executeTakeFirstOrThrow()
+            ).n,
+          );
         const before = await users();
 
         expect(await people.appServiceUser(appId, now, trx.withPlugin(staleRead))).toBe(rival);

@@ -11,7 +11,15 @@ describe('statement cache', () => {
   it('prepares a SQL text once and hands back the same statement', () => {
     const conn = new SqliteDatabase(':memory:');
     let prepared = 0;
-    const counting = new Proxy(conn, { get: (t, k) => (k === 'prepare' ? (s: string) => { prepared++; return t.prepare(s); } : (t as any)[k]) });
+    const counting = new Proxy(conn, {
+      get: (t, k) =>
+        k === 'prepare'
+          ? (s: string) => {
+              prepared++;
+              return t.prepare(s);
+            }
+          : (t as any)[k],
+    });
     const cached = withStatementCache(counting as SqliteDatabase.Database);
     const a = cached.prepare('select 1 as x');
     const b = cached.prepare('select 1 as x');

@@ -43,7 +43,10 @@ describe(`write transactions (${TEST_ENGINE})`, () => {
         writeTransaction(storage.db, storage.engine, async (trx) => {
           const before = await trx.selectFrom('settings').select('name').where('name', 'like', 'g1-%').execute();
           seen.push(before.length);
-          await trx.insertInto('settings').values({ name: `g1-${String(i).padStart(2, '0')}`, value: 'x' }).execute();
+          await trx
+            .insertInto('settings')
+            .values({ name: `g1-${String(i).padStart(2, '0')}`, value: 'x' })
+            .execute();
           if (i === 5) throw new Error('refused after writing');
           return i;
         }).then(async (i) => {
@@ -55,7 +58,9 @@ describe(`write transactions (${TEST_ENGINE})`, () => {
     );
     expect(results.map((r) => r.status)).toEqual(results.map((_, i) => (i === 5 ? 'rejected' : 'fulfilled')));
     expect((results[5] as PromiseRejectedResult).reason.message).toBe('refused after writing');
-    expect(await names('g1-')).toEqual(Array.from({ length: 12 }, (_, i) => `g1-${String(i).padStart(2, '0')}`).filter((n) => n !== 'g1-05'));
+    expect(await names('g1-')).toEqual(
+      Array.from({ length: 12 }, (_, i) => `g1-${String(i).padStart(2, '0')}`).filter((n) => n !== 'g1-05'),
+    );
     if (TEST_ENGINE === 'sqlite') {
       // One at a time, each seeing the writes of those before it in its group (the refused one's undone).
       // (PostgreSQL runs them side by side; row locks order what must be ordered.)
@@ -85,7 +90,13 @@ describe(`write transactions (${TEST_ENGINE})`, () => {
     trips.length = 0;
     const count = await writeTransaction(storage.db, storage.engine, async (trx) => {
       await trx.insertInto('settings').values({ name: 'p1-a', value: 'x' }).execute();
-      await trx.insertInto('settings').values([{ name: 'p1-b', value: 'x' }, { name: 'p1-c', value: 'x' }]).execute();
+      await trx
+        .insertInto('settings')
+        .values([
+          { name: 'p1-b', value: 'x' },
+          { name: 'p1-c', value: 'x' },
+        ])
+        .execute();
       // A read in the transaction sees them (they are sent first).
       const n = (await trx.selectFrom('settings').select('name').where('name', 'in', ['p1-a', 'p1-b', 'p1-c', 'p1-d']).execute()).length;
       await trx.insertInto('settings').values({ name: 'p1-d', value: 'x' }).execute();
@@ -97,26 +108,33 @@ describe(`write transactions (${TEST_ENGINE})`, () => {
     expect(statements.filter((s) => /^insert/.test(s))).toHaveLength(4);
     // begin and the first inserts ride with the read, the last inserts with the commit: two round trips.
     expect(trips).toHaveLength(2);
-    expect(trips[0]).toMatch(/^begin;\nwith w0 as \(insert into "settings" \("name", "value"\) values \('p1-a', 'x'\)\), w1 as .*;\nselect "name" from "settings" where "name" in \('p1-a', 'p1-b', 'p1-c', 'p1-d'\)$/s);
+    expect(trips[0]).toMatch(
+      /^begin;\nwith w0 as \(insert into "settings" \("name", "value"\) values \('p1-a', 'x'\)\), w1 as .*;\nselect "name" from "settings" where "name" in \('p1-a', 'p1-b', 'p1-c', 'p1-d'\)$/s,
+    );
     expect(trips[1]).toMatch(/^with w0 as \(insert .*;\ncommit$/s);
   });
 
-  it.runIf(TEST_ENGINE === 'postgres')('PostgreSQL: a value that cannot be a literal, or quotes in the text, send each part on its own', async () => {
-    trips.length = 0;
-    await writeTransaction(storage.db, storage.engine, async (trx) => {
-      await trx.insertInto('settings').values({ name: "q1-it's", value: "a'b\\c" }).execute();
-      await trx.selectFrom('settings').select('name').where('name', '=', 'q1-none').execute();
-    });
-    expect(trips[0]).toMatch(/^begin;\nwith w0 as|^begin;\ninsert into/);
-    expect(await other.db.selectFrom('settings').select('value').where('name', '=', "q1-it's").executeTakeFirst()).toEqual({ value: "a'b\\c" });
-    trips.length = 0;
-    await writeTransaction(storage.db, storage.engine, async (trx) => {
-      await trx.insertInto('settings').values({ name: 'q2', value: 'x' }).execute();
-      await sql`select ${'q2'}::text as n where 'a' = 'a'`.execute(trx); // a string literal in the text
-    });
-    expect(trips.map((s) => s.split('\n')[0].replace(/\s.*$/s, ''))).toEqual(['begin', 'insert', 'select', 'commit']);
-    expect(await names('q2')).toEqual(['q2']);
-  });
+  it.runIf(TEST_ENGINE === 'postgres')(
+    'PostgreSQL: a value that cannot be a literal, or quotes in the text, send each part on its own',
+    async () => {
+      trips.length = 0;
+      await writeTransaction(storage.db, storage.engine, async (trx) => {
+        await trx.insertInto('settings').values({ name: "q1-it's", value: "a'b\\c" }).execute();
+        await trx.selectFrom('settings').select('name').where('name', '=', 'q1-none').execute();
+      });
+      expect(trips[0]).toMatch(/^begin;\nwith w0 as|^begin;\ninsert into/);
+      expect(await other.db.selectFrom('settings').select('value').where('name', '=', "q1-it's").executeTakeFirst()).toEqual({
+        value: "a'b\\c",
+      });
+      trips.length = 0;
+      await writeTransaction(storage.db, storage.engine, async (trx) => {
+        await trx.insertInto('settings').values({ name: 'q2', value: 'x' }).execute();
+        await sql`select ${'q2'}::text as n where 'a' = 'a'`.execute(trx); // a string literal in the text
+      });
+      expect(trips.map((s) => s.split('\n')[0].replace(/\s.*$/s, ''))).toEqual(['begin', 'insert', 'select', 'commit']);
+      expect(await names('q2')).toEqual(['q2']);
+    },
+  );
 });
 
 describe('plain inserts that may wait (PostgreSQL)', () => {
@@ -132,9 +150,12 @@ describe('plain inserts that may wait (PostgreSQL)', () => {
 
   it('writes parameters as literals only where that is plainly safe', () => {
     const esc = (v: string) => `'${v.replace(/'/g, "''")}'`;
-    expect(inlineParameters('select "a" from "t" where "id" = $1 and "n" in ($2, $3) limit $4', ['x', 1, null, 10], esc))
-      .toBe(`select "a" from "t" where "id" = 'x' and "n" in ('1', NULL) limit '10'`);
-    expect(inlineParameters('insert into "t" ("a", "b") values ($1, $2)', ["it's", 1795606918192], esc)).toBe(`insert into "t" ("a", "b") values ('it''s', '1795606918192')`);
+    expect(inlineParameters('select "a" from "t" where "id" = $1 and "n" in ($2, $3) limit $4', ['x', 1, null, 10], esc)).toBe(
+      `select "a" from "t" where "id" = 'x' and "n" in ('1', NULL) limit '10'`,
+    );
+    expect(inlineParameters('insert into "t" ("a", "b") values ($1, $2)', ["it's", 1795606918192], esc)).toBe(
+      `insert into "t" ("a", "b") values ('it''s', '1795606918192')`,
+    );
     expect(inlineParameters('select $1 || $2', ['a', 'b'], esc)).toBeNull(); // no column gives the type
     expect(inlineParameters('select "a" from "t" where "a" like $1', ['x%'], esc)).toBeNull();
     expect(inlineParameters(`select 'lit' where "a" = $1`, ['x'], esc)).toBeNull(); // a string literal in the text
@@ -150,7 +171,9 @@ describe('plain inserts that may wait (PostgreSQL)', () => {
       CompiledQuery.raw('insert into "t" ("a", "b") values ($1, $2)', [1, 2]),
       CompiledQuery.raw('insert into "u" ("c") values ($1), ($2)', [3, 4]),
     ]);
-    expect(combined.sql).toBe('with w0 as (insert into "t" ("a", "b") values ($1, $2)), w1 as (insert into "u" ("c") values ($3), ($4)) select 1');
+    expect(combined.sql).toBe(
+      'with w0 as (insert into "t" ("a", "b") values ($1, $2)), w1 as (insert into "u" ("c") values ($3), ($4)) select 1',
+    );
     expect(combined.parameters).toEqual([1, 2, 3, 4]);
   });
 });

@@ -88,7 +88,17 @@ export async function seedBooking(svc: TestService, b: SeedBookingInput): Promis
         created_at: now,
         updated_at: now,
       },
-      [{ id: slotId, meeting_id: meetingId, project_id: b.projectId, asset_id: b.assetId, occurrence_index: 0, start_at: start, end_at: end }],
+      [
+        {
+          id: slotId,
+          meeting_id: meetingId,
+          project_id: b.projectId,
+          asset_id: b.assetId,
+          occurrence_index: 0,
+          start_at: start,
+          end_at: end,
+        },
+      ],
       trx,
     );
     // The attendee index that visibility and filters read, kept in step with the JSON column.
@@ -96,9 +106,14 @@ export async function seedBooking(svc: TestService, b: SeedBookingInput): Promis
     if (attendees.length) {
       await trx
         .insertInto('meeting_attendees')
-        .values(attendees.map((a, position) => ({
-          meeting_id: meetingId, position, user_id: a.userId ?? null, email_lower: (a.email ?? '').toLowerCase(),
-        })))
+        .values(
+          attendees.map((a, position) => ({
+            meeting_id: meetingId,
+            position,
+            user_id: a.userId ?? null,
+            email_lower: (a.email ?? '').toLowerCase(),
+          })),
+        )
         .execute();
     }
   });

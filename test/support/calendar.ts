@@ -26,8 +26,11 @@ export const LILY = 'lily@rooms.example';
 export function calendarSite(receiver: WebhookReceiver) {
   const doc = webhookSite({
     rooms: [
-      { key: 'orchid', name: 'Orchid' }, { key: 'rose', name: 'Rose' }, { key: 'lotus', name: 'Lotus', chargeRate: { perHour: 100, perDay: 0 } },
-      { key: 'iris', name: 'Iris' }, { key: 'lily', name: 'Lily' },
+      { key: 'orchid', name: 'Orchid' },
+      { key: 'rose', name: 'Rose' },
+      { key: 'lotus', name: 'Lotus', chargeRate: { perHour: 100, perDay: 0 } },
+      { key: 'iris', name: 'Iris' },
+      { key: 'lily', name: 'Lily' },
     ],
     hooks: [{ key: 'rooms', url: receiver.url('/rooms'), events: ROOM_EVENTS }],
   }) as any;
@@ -39,7 +42,13 @@ export function calendarSite(receiver: WebhookReceiver) {
   lily.config = { ...lily.config, ...everyDay('00:00:00', '24:00:00'), maxDurationMinutes: 1440 };
   // Rose takes bookings a year ahead (the time-zone test books across the next US DST change).
   doc.rooms.find((r: any) => r.key === 'rose').config.maxAdvanceBookingDays = 400;
-  doc.users.push({ key: 'ben', email: 'ben@example.com', name: 'Ben Blocked', memberships: [{ project: 'tower', role: 'member' }], blockedFromBooking: true });
+  doc.users.push({
+    key: 'ben',
+    email: 'ben@example.com',
+    name: 'Ben Blocked',
+    memberships: [{ project: 'tower', role: 'member' }],
+    blockedFromBooking: true,
+  });
   return doc;
 }
 
@@ -73,9 +82,23 @@ export interface InviteSpec {
 const utc = (iso: string) => DateTime.fromISO(iso, { setZone: true }).toUTC().toFormat("yyyyMMdd'T'HHmmss'Z'");
 
 const NEW_YORK = [
-  'BEGIN:VTIMEZONE', 'TZID:America/New_York', 'X-LIC-LOCATION:America/New_York',
-  'BEGIN:DAYLIGHT', 'TZOFFSETFROM:-0500', 'TZOFFSETTO:-0400', 'TZNAME:EDT', 'DTSTART:19700308T020000', 'RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=2SU', 'END:DAYLIGHT',
-  'BEGIN:STANDARD', 'TZOFFSETFROM:-0400', 'TZOFFSETTO:-0500', 'TZNAME:EST', 'DTSTART:19701101T020000', 'RRULE:FREQ=YEARLY;BYMONTH=11;BYDAY=1SU', 'END:STANDARD',
+  'BEGIN:VTIMEZONE',
+  'TZID:America/New_York',
+  'X-LIC-LOCATION:America/New_York',
+  'BEGIN:DAYLIGHT',
+  'TZOFFSETFROM:-0500',
+  'TZOFFSETTO:-0400',
+  'TZNAME:EDT',
+  'DTSTART:19700308T020000',
+  'RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=2SU',
+  'END:DAYLIGHT',
+  'BEGIN:STANDARD',
+  'TZOFFSETFROM:-0400',
+  'TZOFFSETTO:-0500',
+  'TZNAME:EST',
+  'DTSTART:19701101T020000',
+  'RRULE:FREQ=YEARLY;BYMONTH=11;BYDAY=1SU',
+  'END:STANDARD',
   'END:VTIMEZONE',
 ];
 
@@ -89,24 +112,36 @@ export function ical(s: InviteSpec): string {
   };
   const roomPartstat = s.roomPartstat ?? (method === 'REPLY' ? 'DECLINED' : 'NEEDS-ACTION');
   const lines = [
-    'BEGIN:VCALENDAR', `PRODID:${s.prodId ?? '-//Google Inc//Google Calendar 70.9054//EN'}`, 'VERSION:2.0', 'CALSCALE:GREGORIAN', `METHOD:${method}`,
+    'BEGIN:VCALENDAR',
+    `PRODID:${s.prodId ?? '-//Google Inc//Google Calendar 70.9054//EN'}`,
+    'VERSION:2.0',
+    'CALSCALE:GREGORIAN',
+    `METHOD:${method}`,
     ...(s.tz ? NEW_YORK : []),
     'BEGIN:VEVENT',
-    when('DTSTART', s.start), when('DTEND', s.end),
+    when('DTSTART', s.start),
+    when('DTEND', s.end),
     `DTSTAMP:${utc(s.dtstamp ?? new Date().toISOString())}`,
     ...(s.organizer === null ? [] : [`ORGANIZER;CN=Organizer:mailto:${s.organizer ?? 'alice@example.com'}`]),
     `UID:${s.uid}`,
     ...(s.recurrenceId ? [`RECURRENCE-ID:${utc(s.recurrenceId)}`] : []),
     ...(s.rrule ? [`RRULE:${s.rrule}`] : []),
     ...(s.exdates ?? []).map((x) => `EXDATE:${utc(x)}`),
-    ...(s.rooms ?? [ORCHID]).map((r) => `ATTENDEE;CUTYPE=RESOURCE;ROLE=REQ-PARTICIPANT;PARTSTAT=${roomPartstat};RSVP=TRUE;CN=${r.split('@')[0]}:mailto:${r}`),
-    ...(method === 'REPLY' ? [] : (s.guests ?? ['guest@partner.example']).map((g) => `ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;CN=${g.split('@')[0]}:mailto:${g}`)),
+    ...(s.rooms ?? [ORCHID]).map(
+      (r) => `ATTENDEE;CUTYPE=RESOURCE;ROLE=REQ-PARTICIPANT;PARTSTAT=${roomPartstat};RSVP=TRUE;CN=${r.split('@')[0]}:mailto:${r}`,
+    ),
+    ...(method === 'REPLY'
+      ? []
+      : (s.guests ?? ['guest@partner.example']).map(
+          (g) => `ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;CN=${g.split('@')[0]}:mailto:${g}`,
+        )),
     `SEQUENCE:${s.seq ?? 0}`,
     `STATUS:${s.status ?? (method === 'CANCEL' ? 'CANCELLED' : 'CONFIRMED')}`,
     `SUMMARY:${s.summary ?? 'Planning'}`,
     ...(s.description ? [`DESCRIPTION:${s.description}`] : []),
     'TRANSP:OPAQUE',
-    'END:VEVENT', 'END:VCALENDAR',
+    'END:VEVENT',
+    'END:VCALENDAR',
   ];
   return lines.join('\r\n') + '\r\n';
 }
@@ -142,10 +177,16 @@ export async function startCalendarService(): Promise<CalendarCtx> {
   await actAsToken(svc, { subject: 'ext-alice' });
   const send = (spec: InviteSpec | string, provider = 'google', query = '') =>
     svc.request('POST', `/ops/v1/calendar-sync/${provider}/messages${query}`, {
-      raw: typeof spec === 'string' ? spec : ical(spec), token: OPS_TOKEN, headers: { 'content-type': 'text/calendar; charset=utf-8; method=REQUEST' },
+      raw: typeof spec === 'string' ? spec : ical(spec),
+      token: OPS_TOKEN,
+      headers: { 'content-type': 'text/calendar; charset=utf-8; method=REQUEST' },
     });
   const ctx: CalendarCtx = {
-    svc, receiver, ids, D, portal,
+    svc,
+    receiver,
+    ids,
+    D,
+    portal,
     id: (key) => idOf(ids, key),
     t: (hhmm, plusDays = 0) => at(D, hhmm, plusDays),
     send,
@@ -162,7 +203,13 @@ export async function startCalendarService(): Promise<CalendarCtx> {
     clockTo: (hhmm, plusDays = 0) => setClock(svc, at(D, hhmm, plusDays)),
     events: async (meetingId) => {
       await svc.services.jobs.drain();
-      const rows = await svc.services.storage.db.selectFrom('events').select(['type', 'data', 'occurred_at']).where('meeting_id', '=', meetingId).orderBy('occurred_at').orderBy('id').execute();
+      const rows = await svc.services.storage.db
+        .selectFrom('events')
+        .select(['type', 'data', 'occurred_at'])
+        .where('meeting_id', '=', meetingId)
+        .orderBy('occurred_at')
+        .orderBy('id')
+        .execute();
       return rows.map((r) => ({ type: r.type, data: JSON.parse(r.data) }));
     },
     close: async () => {

@@ -40,7 +40,9 @@ export async function setClock(svc: TestService, iso: string): Promise<void> {
 
 /** Local midnight, in `zone`, `days` days after the service's current local date. */
 export async function dayAhead(svc: TestService, zone: string, days = 3): Promise<DateTime> {
-  return DateTime.fromMillis(await serviceNow(svc), { zone }).startOf('day').plus({ days });
+  return DateTime.fromMillis(await serviceNow(svc), { zone })
+    .startOf('day')
+    .plus({ days });
 }
 
 /** ISO instant with the zone's offset for local time `hhmm` ("HH:mm" or "HH:mm:ss") on `day` (+ plusDays). */

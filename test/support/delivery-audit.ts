@@ -12,13 +12,30 @@ import { expectedSignature, header, type ReceivedRequest } from './webhook-recei
 export interface DbSnapshot {
   timers: { id: string; meeting_id: string; kind: string; status: string; due_at: number }[];
   events: { id: string; meeting_id: string | null; type: string; occurred_at: number }[];
-  deliveries: { id: string; event_id: string; webhook_id: string; type: string; status: string; attempts: number; body: string; claimed_until: number | null }[];
+  deliveries: {
+    id: string;
+    event_id: string;
+    webhook_id: string;
+    type: string;
+    status: string;
+    attempts: number;
+    body: string;
+    claimed_until: number | null;
+  }[];
   histories: { meeting_id: string; action: string; source: string; reason: string | null; seq: number }[];
 }
 
 export async function snapshot(db: Kysely<Database>, meetingIds: string[]): Promise<DbSnapshot> {
-  const timers = await db.selectFrom('timers').select(['id', 'meeting_id', 'kind', 'status', 'due_at']).where('meeting_id', 'in', meetingIds).execute();
-  const events = await db.selectFrom('events').select(['id', 'meeting_id', 'type', 'occurred_at']).where('meeting_id', 'in', meetingIds).execute();
+  const timers = await db
+    .selectFrom('timers')
+    .select(['id', 'meeting_id', 'kind', 'status', 'due_at'])
+    .where('meeting_id', 'in', meetingIds)
+    .execute();
+  const events = await db
+    .selectFrom('events')
+    .select(['id', 'meeting_id', 'type', 'occurred_at'])
+    .where('meeting_id', 'in', meetingIds)
+    .execute();
   const deliveries = await db
     .selectFrom('deliveries')
     .select(['id', 'event_id', 'webhook_id', 'type', 'status', 'attempts', 'body', 'claimed_until'])
@@ -79,7 +96,9 @@ export function auditReceipts(received: ReceivedRequest[], s: DbSnapshot, webhoo
     const id = header(r, 'x-service-delivery')!;
     expect(r.body?.id, 'body id = X-Service-Delivery').toBe(id);
     expect(header(r, 'x-service-event')).toBe(r.body?.type);
-    expect(header(r, 'x-service-signature'), `signature of ${id}`).toBe(expectedSignature(secret, header(r, 'x-service-timestamp')!, r.raw));
+    expect(header(r, 'x-service-signature'), `signature of ${id}`).toBe(
+      expectedSignature(secret, header(r, 'x-service-timestamp')!, r.raw),
+    );
     const row = rows.get(id);
     expect(row, `received delivery ${id} (${r.body?.type}) is a recorded delivery of this listener`).toBeDefined();
     expect(r.raw.toString('utf8'), `body of ${id} is the recorded body`).toBe(row!.body);
@@ -92,8 +111,14 @@ export function auditReceipts(received: ReceivedRequest[], s: DbSnapshot, webhoo
     if (ok.length) accepted.add(id);
     if (ok.length > 1) duplicates.push({ id, receipts: ok });
   }
-  const delivered = [...rows.values()].filter((d) => d.status === 'delivered').map((d) => d.id).sort();
-  expect([...rows.values()].filter((d) => d.status !== 'delivered').map((d) => `${d.id} ${d.type} ${d.status} attempts=${d.attempts}`), 'deliveries not delivered').toEqual([]);
+  const delivered = [...rows.values()]
+    .filter((d) => d.status === 'delivered')
+    .map((d) => d.id)
+    .sort();
+  expect(
+    [...rows.values()].filter((d) => d.status !== 'delivered').map((d) => `${d.id} ${d.type} ${d.status} attempts=${d.attempts}`),
+    'deliveries not delivered',
+  ).toEqual([]);
   expect([...accepted].sort(), 'accepted delivery ids = recorded deliveries').toEqual(delivered);
   return { accepted, duplicates };
 }

@@ -39,7 +39,9 @@ export function face(seed = 1): string {
   const row = Buffer.alloc(1 + w * 3);
   for (let x = 0; x < w; x++) row.set([(seed * 37) & 0xff, (seed * 91) & 0xff, (seed * 53 + x) & 0xff], 1 + x * 3);
   const raw = Buffer.concat(Array.from({ length: h }, () => row));
-  return Buffer.concat([PNG_MAGIC, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]).toString('base64');
+  return Buffer.concat([PNG_MAGIC, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]).toString(
+    'base64',
+  );
 }
 
 /** Something that starts like a JPEG but is not one (base64): the service cannot decode it. */
@@ -77,13 +79,21 @@ export async function phonePhoto(seed = 1): Promise<string> {
 export function deviceSite() {
   const doc = partnerSite();
   doc.accessGroups = [
-    { key: 'lobby', project: 'tower', name: 'Lobby turnstiles', devices: [
-      { key: 't1', name: 'Turnstile 1', kind: 'face-card-reader' },
-      { key: 't2', name: 'Turnstile 2', kind: 'card-reader', cardFormat: 'hex' },
-    ] },
-    { key: 'gym', project: 'tower', name: 'Gym door', devices: [
-      { key: 'g1', name: 'Gym reader', kind: 'face-card-reader', location: { en: 'Gym, 5th floor', th: 'ฟิตเนส ชั้น 5' } },
-    ] },
+    {
+      key: 'lobby',
+      project: 'tower',
+      name: 'Lobby turnstiles',
+      devices: [
+        { key: 't1', name: 'Turnstile 1', kind: 'face-card-reader' },
+        { key: 't2', name: 'Turnstile 2', kind: 'card-reader', cardFormat: 'hex' },
+      ],
+    },
+    {
+      key: 'gym',
+      project: 'tower',
+      name: 'Gym door',
+      devices: [{ key: 'g1', name: 'Gym reader', kind: 'face-card-reader', location: { en: 'Gym, 5th floor', th: 'ฟิตเนส ชั้น 5' } }],
+    },
     { key: 'staffOnly', project: 'tower', name: 'Staff door', devices: [{ key: 's1', name: 'Staff reader', kind: 'face-card-reader' }] },
     { key: 'annexGate', project: 'annex', name: 'Annex gate', devices: [{ key: 'a1', name: 'Annex reader', kind: 'face-card-reader' }] },
   ];

@@ -44,10 +44,22 @@ export async function startEveryEventService(o: { visitors?: boolean } = {}): Pr
   const c = await startWebhookService({
     ...spec,
     // A lobby reader, so visitors can be invited and scanned in.
-    ...(o.visitors ? { accessGroups: [{ key: 'ev-lobby', project: 'tower', name: 'Lobby', devices: [{ key: 'ev-reader', name: 'Lobby reader', kind: 'card-reader' }] }] } : {}),
+    ...(o.visitors
+      ? {
+          accessGroups: [
+            {
+              key: 'ev-lobby',
+              project: 'tower',
+              name: 'Lobby',
+              devices: [{ key: 'ev-reader', name: 'Lobby reader', kind: 'card-reader' }],
+            },
+          ],
+        }
+      : {}),
   });
   return {
-    c, rx,
+    c,
+    rx,
     deliveries: () => rx.on(EVENTS_PATH),
     close: async () => {
       await c.close();
@@ -82,9 +94,17 @@ export async function driveEveryEvent(e: EveryEventCtx, o: { visitors?: boolean 
     // Nobody checks in: CANCEL by the system at 13:45.
     await book(key(''), '13:30', '14:30');
     // A back-office hold: PAYMENT_DUE; settled: BOOK (by the payments actor).
-    const held = await c.book({
-      [assetField]: c.id(key('-paid')), organizerId: c.id('alice'), title: 'hold', startDateTime: c.t('16:00'), endDateTime: c.t('17:00'), paymentDueMinutes: 120,
-    }, c.portal);
+    const held = await c.book(
+      {
+        [assetField]: c.id(key('-paid')),
+        organizerId: c.id('alice'),
+        title: 'hold',
+        startDateTime: c.t('16:00'),
+        endDateTime: c.t('17:00'),
+        paymentDueMinutes: 120,
+      },
+      c.portal,
+    );
     ok(held, 201);
     await settle(held.body.data.payment.paymentId);
     // A self-service paid booking left unpaid: CANCEL when its payment window lapses (payments actor).

@@ -18,7 +18,8 @@ import { DateTime } from 'luxon';
 
 const DIR = new URL('../fixtures/itip/', import.meta.url);
 
-export const OUTLOOK_UID = '040000008200E00074C5B7101A82E00800000000B0C4F1A7F35FDC010000000000000000100000009D5E8A3C1B7F4E2A8C6D0F1E2B3A4C5D';
+export const OUTLOOK_UID =
+  '040000008200E00074C5B7101A82E00800000000B0C4F1A7F35FDC010000000000000000100000009D5E8A3C1B7F4E2A8C6D0F1E2B3A4C5D';
 export const GOOGLE_UID = '6p3k1m9q2r7s4t0v8w5x2y1z3a@google.com';
 export const GOOGLE_SERIES_UID = '0c8n2b6v4x1z9l7k5j3h1g0f2d@google.com';
 
@@ -38,7 +39,13 @@ export const DEFAULTS: Record<string, string> = {
 export const FIXTURE_DEFAULTS: Record<string, Record<string, string>> = {
   'outlook-request.ics': { UID: OUTLOOK_UID, ORGANIZER: 'somchai.r@corp.example' },
   'outlook-request-eastern.ics': { UID: OUTLOOK_UID, ORGANIZER: 'somchai.r@corp.example' },
-  'outlook-update.ics': { UID: OUTLOOK_UID, ORGANIZER: 'somchai.r@corp.example', SEQ: '1', START: '20261201T140000', END: '20261201T153000' },
+  'outlook-update.ics': {
+    UID: OUTLOOK_UID,
+    ORGANIZER: 'somchai.r@corp.example',
+    SEQ: '1',
+    START: '20261201T140000',
+    END: '20261201T153000',
+  },
   'outlook-cancel.ics': { UID: OUTLOOK_UID, ORGANIZER: 'somchai.r@corp.example', SEQ: '2' },
   'room-declined-reply.ics': { UID: OUTLOOK_UID, ORGANIZER: 'somchai.r@corp.example' },
   'google-request.ics': { UID: GOOGLE_UID },
@@ -46,10 +53,27 @@ export const FIXTURE_DEFAULTS: Record<string, Record<string, string>> = {
   // Mondays 7, 14, 21, 28 December 2026, 10:00–11:00 Bangkok.
   'google-recurring.ics': { UID: GOOGLE_SERIES_UID, START: '20261207T100000', END: '20261207T110000' },
   // The 14 December occurrence moved to Tuesday 15 December, 11:00–12:00.
-  'google-instance-move.ics': { UID: GOOGLE_SERIES_UID, SEQ: '1', RECURRENCE_ID: '20261214T100000', START: '20261215T110000', END: '20261215T120000' },
-  'google-instance-cancel.ics': { UID: GOOGLE_SERIES_UID, SEQ: '1', RECURRENCE_ID: '20261221T100000', START: '20261221T100000', END: '20261221T110000' },
+  'google-instance-move.ics': {
+    UID: GOOGLE_SERIES_UID,
+    SEQ: '1',
+    RECURRENCE_ID: '20261214T100000',
+    START: '20261215T110000',
+    END: '20261215T120000',
+  },
+  'google-instance-cancel.ics': {
+    UID: GOOGLE_SERIES_UID,
+    SEQ: '1',
+    RECURRENCE_ID: '20261221T100000',
+    START: '20261221T100000',
+    END: '20261221T110000',
+  },
   'google-allday.ics': { UID: 'allday-4d7f1a2b9c@google.com' },
-  'utc-request.ics': { UID: 'bot-7f3a9e21@scheduler.example', ORGANIZER: 'dara.o@corp.example', START: '20261201T030000', END: '20261201T040000' },
+  'utc-request.ics': {
+    UID: 'bot-7f3a9e21@scheduler.example',
+    ORGANIZER: 'dara.o@corp.example',
+    START: '20261201T030000',
+    END: '20261201T040000',
+  },
   'floating.ics': { UID: 'legacy-1c9e55@groupware.example' },
 };
 

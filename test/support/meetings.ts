@@ -8,16 +8,7 @@
 import { expect } from 'vitest';
 import { type DateTime } from 'luxon';
 import { startTestService, type HttpResult, type TestService } from './test-service.js';
-import {
-  actAsToken,
-  appToken,
-  applySite,
-  HUB_APP_ID,
-  HUB_SECRET,
-  idOf,
-  siteDocument,
-  type SiteIds,
-} from './fixtures.js';
+import { actAsToken, appToken, applySite, HUB_APP_ID, HUB_SECRET, idOf, siteDocument, type SiteIds } from './fixtures.js';
 import { at, dayAhead, everyDay, qs, setClock, type QueryValue } from './catalogue.js';
 
 export const TZ = 'Asia/Bangkok';
@@ -83,11 +74,18 @@ export function meetingSite(opts: SiteOptions = {}) {
   ];
   doc.users.push(
     {
-      key: 'dana', email: 'dana@example.com', name: 'Dana Staff', phone: '+66812345671',
-      memberships: [{ project: 'annex', role: 'member' }], brandStaff: ['acme'],
+      key: 'dana',
+      email: 'dana@example.com',
+      name: 'Dana Staff',
+      phone: '+66812345671',
+      memberships: [{ project: 'annex', role: 'member' }],
+      brandStaff: ['acme'],
     },
     {
-      key: 'eve', email: 'eve@example.com', name: 'Eve Member', phone: '+66812345672',
+      key: 'eve',
+      email: 'eve@example.com',
+      name: 'Eve Member',
+      phone: '+66812345672',
       memberships: [{ project: 'tower', role: 'member' }],
     },
   );
@@ -135,7 +133,12 @@ export interface MeetingCtx {
   get(caller: Caller | string, id: string): Promise<HttpResult>;
   list(caller: Caller | string, params: Record<string, QueryValue>): Promise<HttpResult>;
   patch(caller: Caller | string, id: string, body: Record<string, unknown>): Promise<HttpResult>;
-  action(caller: Caller | string, id: string, action: 'cancel' | 'check-in' | 'check-out', body?: Record<string, unknown>): Promise<HttpResult>;
+  action(
+    caller: Caller | string,
+    id: string,
+    action: 'cancel' | 'check-in' | 'check-out',
+    body?: Record<string, unknown>,
+  ): Promise<HttpResult>;
   /** Moves the sandbox clock to local HH:mm[:ss] on D (+ plusDays). */
   clockTo(hhmm: string, plusDays?: number): Promise<void>;
   /** Re-applies the site with other options (same rooms unless given). */
@@ -163,19 +166,34 @@ export async function startMeetingService(opts: SiteOptions = {}, clockAt = '07:
   tok.carol = (await actAsToken(svc, { subject: 'ext-carol' })).access_token;
   tok.eve = (await actAsToken(svc, { subject: 'ext-eve' })).access_token;
   tok.visitor = (await actAsToken(svc, { subject: 'ext-meeting-visitor' })).access_token;
-  tok.dana = (await actAsToken(svc, {
-    appId: HUB_APP_ID, secret: HUB_SECRET, subject: id('dana'), subjectType: 'service_member_id',
-  })).access_token;
+  tok.dana = (
+    await actAsToken(svc, {
+      appId: HUB_APP_ID,
+      secret: HUB_SECRET,
+      subject: id('dana'),
+      subjectType: 'service_member_id',
+    })
+  ).access_token;
   const token = (caller: string) => (tok as Record<string, string>)[caller] ?? caller;
   const request = (method: string, path: string, tk: string | null, body?: unknown) =>
     svc.request(method, path, { token: tk, ...(body !== undefined ? { body } : {}) });
   const t = (hhmm: string, plusDays = 0) => at(D, hhmm, plusDays);
   const ctx: MeetingCtx = {
-    svc, ids, D, tok, id, t, request,
+    svc,
+    ids,
+    D,
+    tok,
+    id,
+    t,
+    request,
     book: (caller, body) => request('POST', '/meetings', token(caller), body),
     bookRoom: async (caller, room, from, to, extra = {}, plusDays = 0) => {
       const res = await request('POST', '/meetings', token(caller), {
-        meetingRoomId: id(room), title: `${room} ${from}-${to}`, startDateTime: t(from, plusDays), endDateTime: t(to, plusDays), ...extra,
+        meetingRoomId: id(room),
+        title: `${room} ${from}-${to}`,
+        startDateTime: t(from, plusDays),
+        endDateTime: t(to, plusDays),
+        ...extra,
       });
       return created(res);
     },

@@ -71,7 +71,10 @@ export class OddReceiver {
     const chunk = Buffer.alloc(64 * 1024, 0x61);
     let written = 0;
     this.open.add(res);
-    res.writeHead(status, { 'content-type': 'application/octet-stream', ...(Number.isFinite(total) ? { 'content-length': String(total) } : {}) });
+    res.writeHead(status, {
+      'content-type': 'application/octet-stream',
+      ...(Number.isFinite(total) ? { 'content-length': String(total) } : {}),
+    });
     res.on('close', () => {
       this.open.delete(res);
       if (written < total) (this.cut.get(path) ?? this.cut.set(path, []).get(path)!).push({ written, closedAfterMs: Date.now() - started });

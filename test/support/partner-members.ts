@@ -49,7 +49,14 @@ export function partnerSite() {
     { key: 'ivy', name: 'Ivy Staff', memberships: [{ project: 'tower', employeeId: 'E-500' }] },
   );
   doc.apps.push(
-    { key: 'partner', appId: PARTNER_APP_ID, appSecret: PARTNER_SECRET, name: 'Partner CRM', projects: ['tower'], accessGroups: ['lobby', 'gym'] },
+    {
+      key: 'partner',
+      appId: PARTNER_APP_ID,
+      appSecret: PARTNER_SECRET,
+      name: 'Partner CRM',
+      projects: ['tower'],
+      accessGroups: ['lobby', 'gym'],
+    },
     { key: 'burst', appId: BURST_APP_ID, appSecret: BURST_SECRET, name: 'Burst client', projects: ['tower'] },
   );
   return doc;
@@ -58,7 +65,10 @@ export function partnerSite() {
 export const memberPath = (ext: string) => `/partner/members/${encodeURIComponent(ext)}`;
 
 export class PartnerClient {
-  constructor(private readonly svc: TestService, private readonly token: string) {}
+  constructor(
+    private readonly svc: TestService,
+    private readonly token: string,
+  ) {}
   put(ext: string, body: unknown): Promise<HttpResult> {
     return this.svc.request('PUT', memberPath(ext), { body, token: this.token });
   }

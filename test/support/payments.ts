@@ -38,8 +38,14 @@ export interface PaidBooking {
 
 export async function seedPaidBooking(svc: TestService, o: PaidBookingInput): Promise<PaidBooking> {
   const { meetingId } = await seedBooking(svc, {
-    assetKind: o.assetKind ?? 'room', assetId: o.assetId, projectId: o.projectId, organizerUserId: o.organizerUserId,
-    appId: o.appId ?? null, title: o.title ?? 'Paid booking', start: o.start, end: o.end,
+    assetKind: o.assetKind ?? 'room',
+    assetId: o.assetId,
+    projectId: o.projectId,
+    organizerUserId: o.organizerUserId,
+    appId: o.appId ?? null,
+    title: o.title ?? 'Paid booking',
+    start: o.start,
+    end: o.end,
     // Sealed as the booking module stores it: the app that made the booking reads it back.
     pin: svc.services.secretBox.seal('482913'),
   });
@@ -52,16 +58,31 @@ export async function seedPaidBooking(svc: TestService, o: PaidBookingInput): Pr
   const db = svc.services.storage.db;
   const { snapshot } = await db.transaction().execute(async (trx) => {
     const opened = await svc.services.payments.open(trx, {
-      meetingId, projectId: o.projectId, kind: 'checkout', currency: o.currency ?? 'THB', amountMinor,
-      summary: { subtotal, total, discounts }, expiresAt, redirectUrl: o.redirectUrl, promoCodeId: null, now,
+      meetingId,
+      projectId: o.projectId,
+      kind: 'checkout',
+      currency: o.currency ?? 'THB',
+      amountMinor,
+      summary: { subtotal, total, discounts },
+      expiresAt,
+      redirectUrl: o.redirectUrl,
+      promoCodeId: null,
+      now,
     });
     await trx
       .updateTable('meetings')
       .set({
         status: 'unpaid',
         // The organizer snapshot the booking module keeps (seedBooking leaves it empty; the Meeting view needs a name).
-        organizer: JSON.stringify({ email: 'alice@example.com', name: 'Alice Example', displayName: 'Alice Example', checkInAt: null, checkOutAt: null }),
-        payment: JSON.stringify(opened.snapshot), billing_summaries: JSON.stringify([opened.billing]),
+        organizer: JSON.stringify({
+          email: 'alice@example.com',
+          name: 'Alice Example',
+          displayName: 'Alice Example',
+          checkInAt: null,
+          checkOutAt: null,
+        }),
+        payment: JSON.stringify(opened.snapshot),
+        billing_summaries: JSON.stringify([opened.billing]),
       })
       .where('id', '=', meetingId)
       .execute();

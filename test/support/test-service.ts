@@ -53,7 +53,12 @@ export interface StartOptions {
   logger?: FastifyBaseLogger;
 }
 
-export async function httpRequest<T = any>(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<HttpResult<T>> {
+export async function httpRequest<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<HttpResult<T>> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   let body: string | undefined;
   if (options.raw !== undefined) body = options.raw;
@@ -85,7 +90,12 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     ...options.env,
   });
   const storage = await openStorage(config.databaseUrl, { onQuery: options.onQuery, onRoundTrip: options.onRoundTrip });
-  const services = await createServices(config, storage, undefined, options.logger ? { onError: (err) => options.logger!.error({ err }, 'background worker failed') } : {});
+  const services = await createServices(
+    config,
+    storage,
+    undefined,
+    options.logger ? { onError: (err) => options.logger!.error({ err }, 'background worker failed') } : {},
+  );
   const app = await buildApp(services, options.logger ? { loggerInstance: options.logger } : {});
   await app.listen({ host: '127.0.0.1', port: 0 });
   if (!options.noWorkers) services.startWorkers();

@@ -21,7 +21,9 @@ export function visitorSite(receiver: WebhookReceiver) {
   const doc = partnerSite();
   doc.accessGroups = [
     {
-      key: 'lobby', project: 'tower', name: 'Lobby turnstiles',
+      key: 'lobby',
+      project: 'tower',
+      name: 'Lobby turnstiles',
       devices: [
         { key: 't1', name: 'Turnstile 1', kind: 'face-card-reader', location: { en: 'Main lobby', th: 'ล็อบบี้หลัก' } },
         { key: 'side', name: 'Side door reader', kind: 'card-reader' },
@@ -29,14 +31,22 @@ export function visitorSite(receiver: WebhookReceiver) {
     },
     { key: 'gym', project: 'tower', name: 'Gym door' },
     {
-      key: 'carpark', project: 'tower', name: 'Car park',
+      key: 'carpark',
+      project: 'tower',
+      name: 'Car park',
       devices: [{ key: 'cam', name: 'Gate camera', kind: 'lpr-camera', location: { en: 'Car park gate', th: 'ประตูลานจอดรถ' } }],
     },
     { key: 'annexGate', project: 'annex', name: 'Annex gate', devices: [{ key: 'ax1', name: 'Annex reader', kind: 'card-reader' }] },
   ];
   doc.webhooks = [
     // Also subscribed to the two reserved types, which the service accepts but never sends.
-    { key: 'vms', project: 'tower', url: receiver.url('/vms'), secret: secretFor('vms'), events: [...VMS_EVENTS, 'VMS_VISITOR_CHECKED_OUT', 'VMS_HOST_NOTIFICATION'] },
+    {
+      key: 'vms',
+      project: 'tower',
+      url: receiver.url('/vms'),
+      secret: secretFor('vms'),
+      events: [...VMS_EVENTS, 'VMS_VISITOR_CHECKED_OUT', 'VMS_HOST_NOTIFICATION'],
+    },
     { key: 'bookings', project: 'tower', url: receiver.url('/bookings'), secret: secretFor('bookings'), events: ALL_BOOKING_EVENTS },
   ];
   return doc;
@@ -76,7 +86,12 @@ export async function startVisitorService(): Promise<VisitorCtx> {
   const invite = (body: Record<string, unknown>) =>
     svc.ops('POST', '/ops/v1/visitors/invites', { projectId: id('tower'), hostUserId: id('alice'), ...body });
   const ctx: VisitorCtx = {
-    svc, receiver, ids, id, D, invite,
+    svc,
+    receiver,
+    ids,
+    id,
+    D,
+    invite,
     t: (hhmm, plusDays = 0) => at(D, hhmm, plusDays),
     now: () => serviceNow(svc),
     inviteOk: async (body) => {

@@ -107,7 +107,13 @@ export class WebhookReceiver {
         body = undefined;
       }
       const record: ReceivedRequest = {
-        method: req.method ?? '', path: (req.url ?? '').split('?')[0], headers: req.headers, raw, body, receivedAt: Date.now(), answered: 200,
+        method: req.method ?? '',
+        path: (req.url ?? '').split('?')[0],
+        headers: req.headers,
+        raw,
+        body,
+        receivedAt: Date.now(),
+        answered: 200,
       };
       const responder = this.responders.get(record.path) ?? 200;
       const answer = typeof responder === 'function' ? responder(record) : responder;

@@ -117,19 +117,30 @@ export function webhookSite(o: SiteSpec) {
     doc.floors.push({ key: 'x1', zone: 'xz', name: FLOOR_NAMES.x1 });
   }
   doc.rooms = (o.rooms ?? []).map((r) => ({
-    key: r.key, floor: r.floor ?? 'w12', name: r.name, capacity: 6, cleanupMinutes: 15,
+    key: r.key,
+    floor: r.floor ?? 'w12',
+    name: r.name,
+    capacity: 6,
+    cleanupMinutes: 15,
     config: assetConfig('06:00:00', '23:00:00', r.meetingConfig),
     ...(r.chargeRate ? { chargeRate: r.chargeRate } : {}),
   }));
   doc.desks = (o.desks ?? []).map((d, i) => ({
-    key: d.key, floor: d.floor ?? 'w3', name: d.name, index: i + 1,
+    key: d.key,
+    floor: d.floor ?? 'w3',
+    name: d.name,
+    index: i + 1,
     config: assetConfig('07:00:00', '22:00:00', d.meetingConfig),
     ...(d.chargeRate ? { chargeRate: d.chargeRate } : {}),
   }));
   if (o.accessGroups) doc.accessGroups = o.accessGroups;
   if (o.promoCodes) doc.promoCodes = o.promoCodes.map((p) => ({ ...p, project: p.project ?? 'tower' }));
   doc.webhooks = (o.hooks ?? []).map((h) => ({
-    key: h.key, project: 'tower', url: h.url, secret: h.secret ?? secretFor(h.key), events: h.events,
+    key: h.key,
+    project: 'tower',
+    url: h.url,
+    secret: h.secret ?? secretFor(h.key),
+    events: h.events,
     ...(h.auth ? { auth: h.auth } : {}),
   }));
   return doc;
@@ -192,15 +203,35 @@ export async function startWebhookService(o: StartWebhookOptions): Promise<Webho
     return res.body.data;
   };
   const ctx: WebhookCtx = {
-    svc, ids, D, alice, portal, id, t, book,
+    svc,
+    ids,
+    D,
+    alice,
+    portal,
+    id,
+    t,
+    book,
     projectId: id('tower'),
     bookRoom: async (key, from, to, plusDays = 0, extra = {}) =>
-      created(await book({ meetingRoomId: id(key), title: `${key} ${from}`, startDateTime: t(from, plusDays), endDateTime: t(to, plusDays), ...extra })),
+      created(
+        await book({
+          meetingRoomId: id(key),
+          title: `${key} ${from}`,
+          startDateTime: t(from, plusDays),
+          endDateTime: t(to, plusDays),
+          ...extra,
+        }),
+      ),
     bookDesk: async (key, from, to, plusDays = 0, extra = {}) =>
-      created(await book({
-        deskId: id(key), title: `${key} ${from}`, startDateTime: t(from, plusDays),
-        ...(/^\d\d:\d\d$/.test(to) ? { endDateTime: t(to, plusDays) } : { timePeriod: to }), ...extra,
-      })),
+      created(
+        await book({
+          deskId: id(key),
+          title: `${key} ${from}`,
+          startDateTime: t(from, plusDays),
+          ...(/^\d\d:\d\d$/.test(to) ? { endDateTime: t(to, plusDays) } : { timePeriod: to }),
+          ...extra,
+        }),
+      ),
     get: async (mid, token = alice) => {
       const res = await svc.request('GET', `/meetings/${mid}`, { token });
       expect(res.status, res.text).toBe(200);

@@ -8,33 +8,77 @@ import { UrlGuard, type ResolvedAddress } from '../../src/platform/net/url-guard
 
 describe('blockedAddressClass', () => {
   const refused: [string, string][] = [
-    ['127.0.0.1', 'loopback'], ['127.255.0.9', 'loopback'], ['::1', 'loopback'],
-    ['10.0.0.1', 'private'], ['10.255.255.255', 'private'], ['172.16.0.1', 'private'], ['172.31.255.254', 'private'],
+    ['127.0.0.1', 'loopback'],
+    ['127.255.0.9', 'loopback'],
+    ['::1', 'loopback'],
+    ['10.0.0.1', 'private'],
+    ['10.255.255.255', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.254', 'private'],
     ['192.168.0.1', 'private'],
-    ['169.254.169.254', 'link-local'], ['169.254.0.1', 'link-local'], ['fe80::1', 'link-local'], ['febf::1', 'link-local'],
+    ['169.254.169.254', 'link-local'],
+    ['169.254.0.1', 'link-local'],
+    ['fe80::1', 'link-local'],
+    ['febf::1', 'link-local'],
     ['fe80::1%eth0', 'link-local'],
-    ['fc00::1', 'unique-local'], ['fd00::', 'unique-local'], ['fdff:ffff::1', 'unique-local'],
-    ['100.64.0.1', 'shared (CGNAT)'], ['100.127.255.254', 'shared (CGNAT)'],
-    ['0.0.0.0', 'unspecified'], ['0.1.2.3', 'unspecified'], ['::', 'unspecified'],
-    ['224.0.0.1', 'multicast'], ['239.255.255.250', 'multicast'], ['ff02::1', 'multicast'],
-    ['255.255.255.255', 'broadcast'], ['240.0.0.1', 'reserved'], ['192.0.2.10', 'reserved'], ['2001:db8::1', 'reserved'],
+    ['fc00::1', 'unique-local'],
+    ['fd00::', 'unique-local'],
+    ['fdff:ffff::1', 'unique-local'],
+    ['100.64.0.1', 'shared (CGNAT)'],
+    ['100.127.255.254', 'shared (CGNAT)'],
+    ['0.0.0.0', 'unspecified'],
+    ['0.1.2.3', 'unspecified'],
+    ['::', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+    ['239.255.255.250', 'multicast'],
+    ['ff02::1', 'multicast'],
+    ['255.255.255.255', 'broadcast'],
+    ['240.0.0.1', 'reserved'],
+    ['192.0.2.10', 'reserved'],
+    ['2001:db8::1', 'reserved'],
     // IPv4-mapped and NAT64 forms of refused IPv4 addresses, dotted and hex
-    ['::ffff:127.0.0.1', 'loopback'], ['::ffff:7f00:1', 'loopback'], ['::ffff:169.254.169.254', 'link-local'],
-    ['::ffff:a9fe:a9fe', 'link-local'], ['::ffff:10.1.2.3', 'private'], ['::ffff:100.64.0.1', 'shared (CGNAT)'],
-    ['64:ff9b::7f00:1', 'loopback'], ['[::1]', 'loopback'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:7f00:1', 'loopback'],
+    ['::ffff:169.254.169.254', 'link-local'],
+    ['::ffff:a9fe:a9fe', 'link-local'],
+    ['::ffff:10.1.2.3', 'private'],
+    ['::ffff:100.64.0.1', 'shared (CGNAT)'],
+    ['64:ff9b::7f00:1', 'loopback'],
+    ['[::1]', 'loopback'],
     // IPv4-translated, 6to4, Teredo (client inverted) and local-use NAT64 (issue 23)
-    ['::ffff:0:7f00:1', 'loopback'], ['2002:7f00:1::', 'loopback'], ['2002:a9fe:a9fe::1', 'link-local'], ['2002:a00:1:1::5', 'private'],
-    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'], ['2001:0:4136:e378::f5ff:fffe', 'private'], ['2001:0:7f00:1::1', 'loopback'],
-    ['64:ff9b:1::a00:1', 'reserved'], ['64:ff9b:1:ffff::808:808', 'reserved'],
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['2002:7f00:1::', 'loopback'],
+    ['2002:a9fe:a9fe::1', 'link-local'],
+    ['2002:a00:1:1::5', 'private'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'],
+    ['2001:0:4136:e378::f5ff:fffe', 'private'],
+    ['2001:0:7f00:1::1', 'loopback'],
+    ['64:ff9b:1::a00:1', 'reserved'],
+    ['64:ff9b:1:ffff::808:808', 'reserved'],
     ['not-an-address', 'reserved'],
   ];
   it.each(refused)('%s is refused as %s', (address, cls) => {
     expect(blockedAddressClass(address)).toBe(cls);
   });
 
-  const allowed = ['8.8.8.8', '1.1.1.1', '93.184.215.14', '172.15.255.255', '172.32.0.0', '100.63.255.255', '100.128.0.0',
-    '169.253.255.255', '11.0.0.1', '2606:4700:4700::1111', '2a00:1450:4001::200e', '::ffff:8.8.8.8', '2001:4860::1',
-    '2002:808:808::1', '2001:0:4136:e378:8000:63bf:f7f7:f7f7', '64:ff9b::808:808'];
+  const allowed = [
+    '8.8.8.8',
+    '1.1.1.1',
+    '93.184.215.14',
+    '172.15.255.255',
+    '172.32.0.0',
+    '100.63.255.255',
+    '100.128.0.0',
+    '169.253.255.255',
+    '11.0.0.1',
+    '2606:4700:4700::1111',
+    '2a00:1450:4001::200e',
+    '::ffff:8.8.8.8',
+    '2001:4860::1',
+    '2002:808:808::1',
+    '2001:0:4136:e378:8000:63bf:f7f7:f7f7',
+    '64:ff9b::808:808',
+  ];
   it.each(allowed)('%s is public', (address) => {
     expect(blockedAddressClass(address)).toBeNull();
   });
@@ -58,7 +102,10 @@ describe('blockedAddressClass', () => {
 describe('UrlGuard', () => {
   const dns: Record<string, ResolvedAddress[]> = {
     'public.example': [{ address: '93.184.215.14', family: 4 }],
-    'mixed.example': [{ address: '93.184.215.14', family: 4 }, { address: '10.0.0.7', family: 4 }],
+    'mixed.example': [
+      { address: '93.184.215.14', family: 4 },
+      { address: '10.0.0.7', family: 4 },
+    ],
     'v6local.example': [{ address: 'fd00::1', family: 6 }],
   };
   const asked: string[] = [];
@@ -87,7 +134,13 @@ describe('UrlGuard', () => {
 
   it('production: local and metadata names are refused without DNS, in any spelling', async () => {
     asked.length = 0;
-    for (const url of ['https://localhost./', 'https://LOCALHOST/', 'https://ip6-localhost/', 'https://ip6-loopback/', 'https://app.localhost/']) {
+    for (const url of [
+      'https://localhost./',
+      'https://LOCALHOST/',
+      'https://ip6-localhost/',
+      'https://ip6-loopback/',
+      'https://app.localhost/',
+    ]) {
       expect(await prod.checkUrl(url), url).toMatch(/a loopback name, in production$/);
     }
     for (const url of ['https://metadata/', 'https://metadata.google.internal./', 'https://Metadata.Google.Internal/']) {
@@ -125,7 +178,12 @@ describe('UrlGuard', () => {
     const lookup = prod.lookup!;
     const call = (host: string, options: { all?: boolean; family?: number } = {}) =>
       new Promise<{ err: NodeJS.ErrnoException | null; address: unknown; family?: number }>((done) =>
-        lookup(host, options as never, ((err: NodeJS.ErrnoException | null, address: unknown, family?: number) => done({ err, address, family })) as never));
+        lookup(
+          host,
+          options as never,
+          ((err: NodeJS.ErrnoException | null, address: unknown, family?: number) => done({ err, address, family })) as never,
+        ),
+      );
     const ok = await call('public.example');
     expect(ok).toEqual({ err: null, address: '93.184.215.14', family: 4 });
     const all = await call('public.example', { all: true });

@@ -7,7 +7,14 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { checkArchitecture, formatViolation, graphCrossings, loadSourceFiles, nodeOf, type SourceFile } from '../../scripts/lib/architecture.js';
+import {
+  checkArchitecture,
+  formatViolation,
+  graphCrossings,
+  loadSourceFiles,
+  nodeOf,
+  type SourceFile,
+} from '../../scripts/lib/architecture.js';
 import { TABLES, type TableDeclaration } from '../../scripts/lib/table-owners.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -59,7 +66,7 @@ describe('architecture checker', () => {
   it('reports SQL outside repositories, in code only', () => {
     const service = [
       "import { sql, type Kysely } from 'kysely';",
-      '// db.selectFrom(\'rooms\') in a comment is fine',
+      "// db.selectFrom('rooms') in a comment is fine",
       "const text = '.deleteFrom(';",
       'export async function f(db: Kysely<any>) {',
       "  await db\n    .selectFrom('rooms').selectAll().execute();",
@@ -83,15 +90,15 @@ describe('architecture checker', () => {
       'src/modules/a/a-service.ts: sql: line 8: sql.table outside a *-repository.ts or src/platform/db/',
     ]);
   });
-
 });
 
 describe('architecture checker: layers', () => {
   it('enforces the layers', () => {
     expect(
       check({
-        'src/contract/a.ts': "import { Type } from 'typebox';\nimport { newId } from '../platform/ids.js';\nimport type { B } from './b.js';",
-        'src/contract/b.ts': "export type B = string;",
+        'src/contract/a.ts':
+          "import { Type } from 'typebox';\nimport { newId } from '../platform/ids.js';\nimport type { B } from './b.js';",
+        'src/contract/b.ts': 'export type B = string;',
         'src/platform/ids.ts': "export const newId = () => 'x';",
         'src/platform/db/x.ts': "import type { S } from '../../modules/m/s-service.js';",
         'src/modules/m/s-service.ts': "export type S = 1;\nimport { createServices } from '../../services.js';",
@@ -129,7 +136,7 @@ describe('architecture checker: layers', () => {
           "import type { Database } from '../../../platform/db/schema.js';",
           "import { f } from '../m-service.js';",
         ].join('\n'),
-        'src/modules/m/m-service.ts': "export const f = 1;",
+        'src/modules/m/m-service.ts': 'export const f = 1;',
         'src/modules/n/rules/x.ts': 'export type X = 1;',
         'src/platform/clock/clock.ts': 'export interface Clock {}\nexport const systemClock = {};',
         'src/platform/errors.ts': 'export const errors = {};',
@@ -137,11 +144,10 @@ describe('architecture checker: layers', () => {
       }),
     ).toEqual(Array(5).fill('src/modules/m/rules/bad.ts: layering/rules'));
   });
-
 });
 
 describe('architecture checker: boundaries and cycles', () => {
-  it('reports another module\'s repository or routes, fastify off the edge, and unresolved imports', () => {
+  it("reports another module's repository or routes, fastify off the edge, and unresolved imports", () => {
     expect(
       check({
         'src/modules/a/a-service.ts': [
@@ -185,7 +191,6 @@ describe('architecture checker: boundaries and cycles', () => {
     ]);
     expect(report.graph.exempt.map((e) => `${e.from} -> ${e.to}`)).toEqual(['modules/c -> app']);
   });
-
 });
 
 describe('module surfaces and the composition root', () => {
@@ -196,11 +201,12 @@ describe('module surfaces and the composition root', () => {
     'src/modules/b/rules/pick.ts': 'export const pick = 1;',
   };
 
-  it('reports imports of a module\'s internals from another module, services.ts and app.ts (type-only included)', () => {
+  it("reports imports of a module's internals from another module, services.ts and app.ts (type-only included)", () => {
     expect(
       check({
         ...b,
-        'src/modules/a/a-service.ts': "import { B } from '../b/b-service.js';\nimport type { BRow } from '../b/b-service.js';\nimport { pick } from '../b/rules/pick.js';",
+        'src/modules/a/a-service.ts':
+          "import { B } from '../b/b-service.js';\nimport type { BRow } from '../b/b-service.js';\nimport { pick } from '../b/rules/pick.js';",
         'src/services.ts': "import { B } from './modules/b/b-service.js';",
         'src/app.ts': "import { bRoutes } from './modules/b/routes.js';\nimport './services.js';",
         'src/main.ts': "export type { BRow } from './modules/b/b-service.js';",
@@ -218,7 +224,8 @@ describe('module surfaces and the composition root', () => {
     expect(
       check({
         ...b,
-        'src/modules/a/a-service.ts': "import { B } from '../b/index.js';\nimport type { BRow } from '../b/index.js';\nimport { pick } from '../b/rules/pick.js';",
+        'src/modules/a/a-service.ts':
+          "import { B } from '../b/index.js';\nimport type { BRow } from '../b/index.js';\nimport { pick } from '../b/rules/pick.js';",
         'src/services.ts': "import { B } from './modules/b/index.js';",
         'src/app.ts': "import { B } from './modules/b/index.js';\nimport './services.js';",
         'src/main.ts': "export type { BRow } from './modules/b/index.js';\nimport { createServices } from './services.js';",
@@ -266,14 +273,17 @@ describe('table ownership', () => {
     reads: { catalogue: ['rooms'] },
     writes: { payments: [{ table: 'promo_codes', why: 'used_count' }] },
   };
-  const repo = (lines: string[]) => ["import { sql, type Kysely } from 'kysely';", 'export class R {', '  constructor(private db: Kysely<any>) {}', ...lines, '}'].join('\n');
+  const repo = (lines: string[]) =>
+    ["import { sql, type Kysely } from 'kysely';", 'export class R {', '  constructor(private db: Kysely<any>) {}', ...lines, '}'].join(
+      '\n',
+    );
 
-  it('reports SQL on another module\'s tables that is not declared, by builder and in sql templates', () => {
+  it("reports SQL on another module's tables that is not declared, by builder and in sql templates", () => {
     const files = withIndexes({
       'src/modules/catalogue/catalogue-repository.ts': repo([
         "  a() { return this.db.selectFrom('rooms as r').innerJoin('meeting_slots as s', 's.asset_id', 'r.id').selectAll().execute(); }",
         "  b() { return this.db.selectFrom(['rooms', 'projects']).selectAll().execute(); }",
-        "  c() { return sql`select m.id from meetings m where m.room_id = ${1}`.execute(this.db); }",
+        '  c() { return sql`select m.id from meetings m where m.room_id = ${1}`.execute(this.db); }',
         "  d() { return this.db.updateTable('rooms').set({ name: 'x' }).execute(); }",
         "  e(t: 'desks') { return this.db.selectFrom(t).selectAll().execute(); }",
       ]),
@@ -284,7 +294,7 @@ describe('table ownership', () => {
       ]),
       'src/modules/booking/meeting-repository.ts': repo([
         "  own() { return this.db.with('pc', (db) => db.selectFrom('meeting_slots').selectAll()).selectFrom('pc').selectAll().execute(); }",
-        "  slots() { return sql`insert into meeting_slots select * from meetings`.execute(this.db); }",
+        '  slots() { return sql`insert into meeting_slots select * from meetings`.execute(this.db); }',
       ]),
     });
     expect(checkArchitecture(files, { tables }).violations.map(formatViolation)).toEqual([
@@ -301,7 +311,7 @@ describe('table ownership', () => {
       'src/modules/catalogue/catalogue-repository.ts': repo([
         "  a() { return this.db.selectFrom('rooms as r').innerJoin('meeting_slots as s', 's.asset_id', 'r.id').selectAll().execute(); }",
         "  b() { return this.db.selectFrom(['rooms', 'projects']).selectAll().execute(); }",
-        "  c() { return sql`select m.id from meetings m where m.room_id = ${1}`.execute(this.db); }",
+        '  c() { return sql`select m.id from meetings m where m.room_id = ${1}`.execute(this.db); }',
       ]),
       'src/modules/payments/payment-repository.ts': repo([
         "  take() { return this.db.updateTable('promo_codes').set({ used_count: 1 }).execute(); }",
@@ -311,7 +321,6 @@ describe('table ownership', () => {
     const declared = { ...tables, reads: { catalogue: ['rooms', 'projects', 'meetings', 'meeting_slots'] } };
     expect(checkArchitecture(files, { tables: declared }).violations).toEqual([]);
   });
-
 });
 
 describe('the table declaration', () => {
@@ -324,7 +333,8 @@ describe('the table declaration', () => {
     const known = new Set([...modules, 'platform']);
     const named = [...Object.values(TABLES.owners), ...Object.keys(TABLES.reads), ...Object.keys(TABLES.writes)];
     expect(named.filter((m) => !known.has(m))).toEqual([]);
-    for (const [m, writes] of Object.entries(TABLES.writes)) for (const w of writes) expect(TABLES.owners[w.table], `${m} writes ${w.table}`).not.toBe(m);
+    for (const [m, writes] of Object.entries(TABLES.writes))
+      for (const w of writes) expect(TABLES.owners[w.table], `${m} writes ${w.table}`).not.toBe(m);
   });
 
   it('agrees with the ownership table of docs/architecture.md', () => {
@@ -337,19 +347,27 @@ describe('the table declaration', () => {
     const namesIn = (cell: string) => {
       let text = cell;
       while (/\([^()]*\)/.test(text)) text = text.replace(/\([^()]*\)/g, '');
-      return [...text.matchAll(/[a-z_]+/g)].map((m) => m[0]).filter((w) => tableNames.has(w)).sort();
+      return [...text.matchAll(/[a-z_]+/g)]
+        .map((m) => m[0])
+        .filter((w) => tableNames.has(w))
+        .sort();
     };
     const fromDoc: Record<string, { owns: string[]; reads: string[]; writes: string[] }> = {};
     for (const line of lines.slice(header + 2)) {
       if (!line.startsWith('|')) break;
-      const [m, owns, reads, writes] = line.split('|').slice(1, -1).map((c) => c.trim());
+      const [m, owns, reads, writes] = line
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim());
       fromDoc[m!] = { owns: namesIn(owns!), reads: namesIn(reads!), writes: namesIn(writes!) };
     }
     const modules = new Set([...Object.values(TABLES.owners), ...Object.keys(TABLES.reads), ...Object.keys(TABLES.writes)]);
     const fromDeclaration: typeof fromDoc = {};
     for (const m of modules) {
       fromDeclaration[m] = {
-        owns: Object.keys(TABLES.owners).filter((t) => TABLES.owners[t] === m).sort(),
+        owns: Object.keys(TABLES.owners)
+          .filter((t) => TABLES.owners[t] === m)
+          .sort(),
         reads: [...(TABLES.reads[m] ?? [])].sort(),
         writes: (TABLES.writes[m] ?? []).map((w) => w.table).sort(),
       };
@@ -372,8 +390,10 @@ describe('module layout', () => {
         ].join('\n'),
         'src/modules/a/helpers/util.ts': 'export const u = 1;',
         'src/modules/a/rules/deadline.ts': 'export const late = (at: number) => at < Date.now() || Math.random() > 0.5 || !!process.env.X;',
-        'src/modules/b/index.ts': "import type { JobHandler } from '../../platform/jobs/handler.js';\nexport interface BModule { jobs: JobHandler<unknown>[] }",
-        'src/modules/b/jobs.ts': "import { timedJob } from '../../platform/jobs/timed.js';\nimport type { JobHandler } from '../../platform/jobs/handler.js';\nexport const job: JobHandler<number> = timedJob({});",
+        'src/modules/b/index.ts':
+          "import type { JobHandler } from '../../platform/jobs/handler.js';\nexport interface BModule { jobs: JobHandler<unknown>[] }",
+        'src/modules/b/jobs.ts':
+          "import { timedJob } from '../../platform/jobs/timed.js';\nimport type { JobHandler } from '../../platform/jobs/handler.js';\nexport const job: JobHandler<number> = timedJob({});",
         'src/modules/b/routes.ts': "export function r(app: any) { app.post('/b', async () => 1); }",
         'src/modules/b/feed-routes.ts': "export function r(app: any) { app.get('/b/feed', async () => 1); }",
         'src/platform/jobs/handler.ts': 'export interface JobHandler<T> { name: string }',
@@ -395,9 +415,12 @@ describe('module layout', () => {
   it('passes the same tree laid out: index.ts, routes in routes.ts, the handler in jobs.ts, no sub-folder, time as an argument', () => {
     expect(
       checkAsIs({
-        'src/modules/a/index.ts': "export { job } from './jobs.js';\nexport async function register(app: any) { app.get('/index-route', async () => 1); }",
-        'src/modules/a/a-service.ts': "export const parts = new Map<string, number>();\nexport const year = parts.get('year');\nexport const u = 1;",
-        'src/modules/a/routes.ts': "export function routes(app: any) { app.get('/things', async () => ({})); app.route({ method: 'GET', url: '/x', handler: () => 1 }); }",
+        'src/modules/a/index.ts':
+          "export { job } from './jobs.js';\nexport async function register(app: any) { app.get('/index-route', async () => 1); }",
+        'src/modules/a/a-service.ts':
+          "export const parts = new Map<string, number>();\nexport const year = parts.get('year');\nexport const u = 1;",
+        'src/modules/a/routes.ts':
+          "export function routes(app: any) { app.get('/things', async () => ({})); app.route({ method: 'GET', url: '/x', handler: () => 1 }); }",
         'src/modules/a/jobs.ts': [
           "import type { JobHandler } from '../../platform/jobs/handler.js';",
           "import { timedJob } from '../../platform/jobs/timed.js';",

@@ -65,15 +65,13 @@ interface ConfigCase {
   hoursOf: (luxonWeekday: number) => DayModel | null;
 }
 
-const dayConfigArb: fc.Arbitrary<ConfigCase> = fc
-  .array(fc.option(dayArb, { freq: 4 }), { minLength: 7, maxLength: 7 })
-  .map((days) => {
-    const dayConfig: Partial<Record<Weekday, DayConfig>> = {};
-    days.forEach((d, i) => {
-      if (d) dayConfig[NAMES[i]] = d.text;
-    });
-    return { config: { dayConfig }, hoursOf: (wd: number) => days[wd - 1]?.model ?? null };
+const dayConfigArb: fc.Arbitrary<ConfigCase> = fc.array(fc.option(dayArb, { freq: 4 }), { minLength: 7, maxLength: 7 }).map((days) => {
+  const dayConfig: Partial<Record<Weekday, DayConfig>> = {};
+  days.forEach((d, i) => {
+    if (d) dayConfig[NAMES[i]] = d.text;
   });
+  return { config: { dayConfig }, hoursOf: (wd: number) => days[wd - 1]?.model ?? null };
+});
 
 const legacyArb: fc.Arbitrary<ConfigCase> = dayArb.map(({ model, text }) => ({
   config: { start: text.availableTime.start, end: text.availableTime.end },
@@ -82,11 +80,7 @@ const legacyArb: fc.Arbitrary<ConfigCase> = dayArb.map(({ model, text }) => ({
 
 const openArb: fc.Arbitrary<ConfigCase> = fc.constant({ config: {}, hoursOf: () => ({ open: 0, close: 1440, breaks: [] }) });
 
-const configArb = fc.oneof(
-  { arbitrary: dayConfigArb, weight: 8 },
-  { arbitrary: legacyArb, weight: 1 },
-  { arbitrary: openArb, weight: 1 },
-);
+const configArb = fc.oneof({ arbitrary: dayConfigArb, weight: 8 }, { arbitrary: legacyArb, weight: 1 }, { arbitrary: openArb, weight: 1 });
 
 // ---------------------------------------------------------------------------
 // Scenario: config + rules + bookings + a window, all within a few days of `base`
@@ -152,7 +146,10 @@ function scenarioArb(base: number, weekdayOfDay: (d: number) => number) {
       fc.record({
         cfg: fc.constant(cfg),
         multi: fc.boolean(),
-        maxDuration: fc.option(fc.integer({ min: 1, max: 48 }).map((n) => n * 15), { freq: 2 }),
+        maxDuration: fc.option(
+          fc.integer({ min: 1, max: 48 }).map((n) => n * 15),
+          { freq: 2 },
+        ),
         maxAdvance: fc.option(fc.integer({ min: 0, max: 5 }), { freq: 2 }),
         allDay: fc.constantFrom(false, false, false, true),
         cleanup: fc.integer({ min: 0, max: 60 }),

@@ -261,9 +261,7 @@ describe('minimumLeadTime', () => {
 
   it('days count as 1440 minutes', () => {
     const cfg = lead({ days: 1 });
-    expect(reasonOf(check(at('2026-06-02T06:59'), at('2026-06-02T09:00'), { config: { ...cfg, dayConfig: undefined } }))).toBe(
-      'LEAD_TIME',
-    );
+    expect(reasonOf(check(at('2026-06-02T06:59'), at('2026-06-02T09:00'), { config: { ...cfg, dayConfig: undefined } }))).toBe('LEAD_TIME');
     expect(check(at('2026-06-02T08:00'), at('2026-06-02T09:00'), { config: cfg }).ok).toBe(true);
   });
 
@@ -349,7 +347,10 @@ describe('multi-day windows', () => {
       date: '2026-06-06',
     });
     // a long stay: only Sunday is closed, and it falls in the middle
-    const noSundays: AssetConfig = { dayConfig: { ...weekdays(day('08:00', '18:00')), Sat: day('08:00', '18:00') }, bookMultipleDayRoom: true };
+    const noSundays: AssetConfig = {
+      dayConfig: { ...weekdays(day('08:00', '18:00')), Sat: day('08:00', '18:00') },
+      bookMultipleDayRoom: true,
+    };
     expect(check(at('2026-06-01T10:00'), at('2026-06-09T10:00'), { config: noSundays })).toMatchObject({
       reason: 'OPERATING_HOURS',
       date: '2026-06-07',
@@ -509,7 +510,10 @@ describe('DST-change days in America/New_York', () => {
     const config: AssetConfig = {
       dayConfig: {
         Fri: day('09:30', '05:30', [['11:30', '13:45']]), // until midnight
-        Sat: day('07:00:00', '07:30:00', [['03:15', '06:00'], ['01:00', '01:30']]),
+        Sat: day('07:00:00', '07:30:00', [
+          ['03:15', '06:00'],
+          ['01:00', '01:30'],
+        ]),
         Sun: day('02:00:00', '00:00:00', [['01:00', '02:15']]), // open 03:00 EDT - midnight
       },
       bookMultipleDayRoom: true,
@@ -587,8 +591,10 @@ describe('resolveTimePeriod with a start at local midnight after the period', ()
     const midnight = at('2026-06-01T00:00');
     const now = at('2026-06-01T12:30');
     expect(resolveTimePeriod({ start: midnight, period: 'morning', timeZone: TZ, config: OFFICE, now })).toBeNull();
-    expect(resolveTimePeriod({ start: midnight, period: 'morning', timeZone: TZ, config: OFFICE, now: at('2026-06-01T11:59') }))
-      .toEqual({ start: at('2026-06-01T08:00'), end: at('2026-06-01T12:00') });
+    expect(resolveTimePeriod({ start: midnight, period: 'morning', timeZone: TZ, config: OFFICE, now: at('2026-06-01T11:59') })).toEqual({
+      start: at('2026-06-01T08:00'),
+      end: at('2026-06-01T12:00'),
+    });
     // The afternoon of that day is still open; tomorrow's morning too.
     expect(resolveTimePeriod({ start: midnight, period: 'afternoon', timeZone: TZ, config: OFFICE, now })).not.toBeNull();
     expect(resolveTimePeriod({ start: at('2026-06-02T00:00'), period: 'morning', timeZone: TZ, config: OFFICE, now })).not.toBeNull();

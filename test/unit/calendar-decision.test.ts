@@ -2,8 +2,17 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  afterWindowCheck, bookingRefusal, decide, newInvitation, organizerRefusal, planDropOccurrence, planMove, planMoveOccurrence,
-  type BookingFacts, type MessageFacts, type Step,
+  afterWindowCheck,
+  bookingRefusal,
+  decide,
+  newInvitation,
+  organizerRefusal,
+  planDropOccurrence,
+  planMove,
+  planMoveOccurrence,
+  type BookingFacts,
+  type MessageFacts,
+  type Step,
 } from '../../src/modules/calendar-sync/rules/decision.js';
 import { REASONS } from '../../src/modules/calendar-sync/rules/sync-rules.js';
 
@@ -17,21 +26,51 @@ const T = 1_800_000_000_000;
 describe('decide (the decision table)', () => {
   const rows: [string, MessageFacts, BookingFacts | null, Step][] = [
     ['REQUEST, new UID', request, null, { kind: 'book' }],
-    ['REQUEST, new UID, the room not invited', { ...request, roomInvited: false }, null, { kind: 'answer', outcome: 'ignored', accepted: false, reason: REASONS.removed }],
+    [
+      'REQUEST, new UID, the room not invited',
+      { ...request, roomInvited: false },
+      null,
+      { kind: 'answer', outcome: 'ignored', accepted: false, reason: REASONS.removed },
+    ],
     ['REQUEST again after a rejection: booked anew', request, single('rejected'), { kind: 'book' }],
     ['REQUEST again after a cancellation: booked anew', request, single('cancelled'), { kind: 'book' }],
-    ['REQUEST for a cancelled booking without the room', { ...request, roomInvited: false }, single('cancelled'), { kind: 'answer', outcome: 'ignored', accepted: false, reason: REASONS.removed }],
+    [
+      'REQUEST for a cancelled booking without the room',
+      { ...request, roomInvited: false },
+      single('cancelled'),
+      { kind: 'answer', outcome: 'ignored', accepted: false, reason: REASONS.removed },
+    ],
     ['REQUEST, known UID: a move', request, single('active'), { kind: 'move' }],
     ['REQUEST, known UID, checked in: a move (of the end)', request, single('checked-in'), { kind: 'move' }],
     ['REQUEST, known UID, unpaid: a move', request, single('unpaid'), { kind: 'move' }],
-    ['REQUEST for a done booking: final', request, single('done'), { kind: 'answer', outcome: 'unchanged', accepted: false, reason: REASONS.ended }],
-    ['REQUEST for a done booking without the room: still final', { ...request, roomInvited: false }, single('done'), { kind: 'answer', outcome: 'unchanged', accepted: false, reason: REASONS.ended }],
+    [
+      'REQUEST for a done booking: final',
+      request,
+      single('done'),
+      { kind: 'answer', outcome: 'unchanged', accepted: false, reason: REASONS.ended },
+    ],
+    [
+      'REQUEST for a done booking without the room: still final',
+      { ...request, roomInvited: false },
+      single('done'),
+      { kind: 'answer', outcome: 'unchanged', accepted: false, reason: REASONS.ended },
+    ],
     ['REQUEST without the room', { ...request, roomInvited: false }, single('active'), { kind: 'withdraw', reason: REASONS.removed }],
     ['REQUEST with STATUS:CANCELLED', { ...request, cancelled: true }, single('active'), { kind: 'withdraw', reason: null }],
-    ['REQUEST without the room and STATUS:CANCELLED: removed wins', { ...request, roomInvited: false, cancelled: true }, single('active'), { kind: 'withdraw', reason: REASONS.removed }],
+    [
+      'REQUEST without the room and STATUS:CANCELLED: removed wins',
+      { ...request, roomInvited: false, cancelled: true },
+      single('active'),
+      { kind: 'withdraw', reason: REASONS.removed },
+    ],
     ['REQUEST with an override, series', { ...request, occurrence: T }, series('active'), { kind: 'moveOccurrence' }],
     ['REQUEST with an override, single booking: a move', { ...request, occurrence: T }, single('active'), { kind: 'move' }],
-    ['REQUEST with an override and STATUS:CANCELLED on the master', { ...request, occurrence: T, cancelled: true }, series('active'), { kind: 'withdraw', reason: null }],
+    [
+      'REQUEST with an override and STATUS:CANCELLED on the master',
+      { ...request, occurrence: T, cancelled: true },
+      series('active'),
+      { kind: 'withdraw', reason: null },
+    ],
     ['CANCEL, unknown UID', cancel, null, { kind: 'answer', outcome: 'unchanged', accepted: false, reason: REASONS.deleted }],
     ['CANCEL, active', cancel, single('active'), { kind: 'withdraw', reason: null }],
     ['CANCEL, checked-in (ends now)', cancel, single('checked-in'), { kind: 'withdraw', reason: null }],
@@ -39,13 +78,43 @@ describe('decide (the decision table)', () => {
     ['CANCEL, cancelled', cancel, single('cancelled'), { kind: 'answer', outcome: 'unchanged', accepted: false, reason: REASONS.deleted }],
     ['CANCEL, rejected', cancel, single('rejected'), { kind: 'answer', outcome: 'unchanged', accepted: false, reason: REASONS.deleted }],
     ['CANCEL with a RECURRENCE-ID, series', { ...cancel, occurrence: T }, series('active'), { kind: 'dropOccurrence', originalStart: T }],
-    ['CANCEL with a RECURRENCE-ID, single booking: the booking goes', { ...cancel, occurrence: T }, single('active'), { kind: 'withdraw', reason: null }],
-    ['REPLY, the room declines', { ...reply, roomPartstat: 'DECLINED' }, single('active'), { kind: 'withdraw', reason: REASONS.roomDeclined }],
-    ['REPLY, the room declines a checked-in booking', { ...reply, roomPartstat: 'DECLINED' }, single('checked-in'), { kind: 'withdraw', reason: REASONS.roomDeclined }],
-    ['REPLY, the room declines a done booking', { ...reply, roomPartstat: 'DECLINED' }, single('done'), { kind: 'answer', outcome: 'ignored', accepted: false, reason: null }],
-    ['REPLY, the room declines an unknown UID', { ...reply, roomPartstat: 'DECLINED' }, null, { kind: 'answer', outcome: 'ignored', accepted: false, reason: REASONS.deleted }],
+    [
+      'CANCEL with a RECURRENCE-ID, single booking: the booking goes',
+      { ...cancel, occurrence: T },
+      single('active'),
+      { kind: 'withdraw', reason: null },
+    ],
+    [
+      'REPLY, the room declines',
+      { ...reply, roomPartstat: 'DECLINED' },
+      single('active'),
+      { kind: 'withdraw', reason: REASONS.roomDeclined },
+    ],
+    [
+      'REPLY, the room declines a checked-in booking',
+      { ...reply, roomPartstat: 'DECLINED' },
+      single('checked-in'),
+      { kind: 'withdraw', reason: REASONS.roomDeclined },
+    ],
+    [
+      'REPLY, the room declines a done booking',
+      { ...reply, roomPartstat: 'DECLINED' },
+      single('done'),
+      { kind: 'answer', outcome: 'ignored', accepted: false, reason: null },
+    ],
+    [
+      'REPLY, the room declines an unknown UID',
+      { ...reply, roomPartstat: 'DECLINED' },
+      null,
+      { kind: 'answer', outcome: 'ignored', accepted: false, reason: REASONS.deleted },
+    ],
     ['REPLY, accepted', reply, single('active'), { kind: 'answer', outcome: 'ignored', accepted: true, reason: null }],
-    ['REPLY, not naming the room', { ...reply, roomPartstat: null }, single('active'), { kind: 'answer', outcome: 'ignored', accepted: true, reason: null }],
+    [
+      'REPLY, not naming the room',
+      { ...reply, roomPartstat: null },
+      single('active'),
+      { kind: 'answer', outcome: 'ignored', accepted: true, reason: null },
+    ],
     ['REPLY, cancelled booking', reply, single('cancelled'), { kind: 'answer', outcome: 'ignored', accepted: false, reason: null }],
   ];
   it.each(rows)('%s', (_name, message, booking, step) => {
@@ -59,44 +128,57 @@ describe('decide (the decision table)', () => {
     occurrence: fc.option(fc.integer({ min: 0, max: 2 ** 42 }), { nil: null }),
     roomPartstat: fc.constantFrom(null, 'ACCEPTED', 'DECLINED', 'TENTATIVE', 'NEEDS-ACTION'),
   });
-  const bookings = fc.option(fc.record({ status: fc.constantFrom('active', 'checked-in', 'unpaid', 'done', 'cancelled', 'rejected'), series: fc.boolean() }), { nil: null });
+  const bookings = fc.option(
+    fc.record({ status: fc.constantFrom('active', 'checked-in', 'unpaid', 'done', 'cancelled', 'rejected'), series: fc.boolean() }),
+    { nil: null },
+  );
 
   it('changes no final booking but by booking anew, and never touches a done one', () => {
-    fc.assert(fc.property(messages, bookings, (m, b) => {
-      const step = decide(m, b);
-      if (b?.status === 'done') expect(step.kind).toBe('answer');
-      if (b && ['cancelled', 'rejected'].includes(b.status)) expect(['answer', 'book']).toContain(step.kind);
-    }));
+    fc.assert(
+      fc.property(messages, bookings, (m, b) => {
+        const step = decide(m, b);
+        if (b?.status === 'done') expect(step.kind).toBe('answer');
+        if (b && ['cancelled', 'rejected'].includes(b.status)) expect(['answer', 'book']).toContain(step.kind);
+      }),
+    );
   });
 
   it('books only on a REQUEST that invites the room, when no live booking holds the UID', () => {
-    fc.assert(fc.property(messages, bookings, (m, b) => {
-      const live = b !== null && !['cancelled', 'rejected'].includes(b.status);
-      expect(decide(m, b).kind === 'book').toBe(m.method === 'REQUEST' && m.roomInvited && !live);
-    }));
+    fc.assert(
+      fc.property(messages, bookings, (m, b) => {
+        const live = b !== null && !['cancelled', 'rejected'].includes(b.status);
+        expect(decide(m, b).kind === 'book').toBe(m.method === 'REQUEST' && m.roomInvited && !live);
+      }),
+    );
   });
 
   it('a step that changes a booking only ever comes with one', () => {
-    fc.assert(fc.property(messages, (m) => {
-      expect(['answer', 'book']).toContain(decide(m, null).kind);
-    }));
+    fc.assert(
+      fc.property(messages, (m) => {
+        expect(['answer', 'book']).toContain(decide(m, null).kind);
+      }),
+    );
   });
 
   it('a REPLY changes something only when the room declines', () => {
-    fc.assert(fc.property(messages, bookings, (m, b) => {
-      const step = decide({ ...m, method: 'REPLY' }, b);
-      if (m.roomPartstat !== 'DECLINED') expect(step.kind).toBe('answer');
-    }));
+    fc.assert(
+      fc.property(messages, bookings, (m, b) => {
+        const step = decide({ ...m, method: 'REPLY' }, b);
+        if (m.roomPartstat !== 'DECLINED') expect(step.kind).toBe('answer');
+      }),
+    );
   });
 
   it('occurrence steps only for a series', () => {
-    fc.assert(fc.property(messages, bookings, (m, b) => {
-      const step = decide(m, b);
-      if (step.kind === 'moveOccurrence' || step.kind === 'dropOccurrence') {
-        expect(b?.series).toBe(true);
-        expect(m.occurrence).not.toBeNull();
-      }
-    }));
+    fc.assert(
+      fc.property(messages, bookings, (m, b) => {
+        const step = decide(m, b);
+        if (step.kind === 'moveOccurrence' || step.kind === 'dropOccurrence') {
+          expect(b?.series).toBe(true);
+          expect(m.occurrence).not.toBeNull();
+        }
+      }),
+    );
   });
 });
 
@@ -109,9 +191,17 @@ describe('a new invitation', () => {
     ['no ORGANIZER', { ...facts, invitedBy: null }, REASONS.noOrganizer],
     ['not a user', { ...facts, account: null }, 'ann@example.com is not a user of Tower'],
     ['no membership', { ...facts, account: { ...organizer, member: null } }, 'ann@example.com is not a member of Tower'],
-    ['no membership, the account without email', { ...facts, account: { ...organizer, email: null, member: null } }, 'ann@example.com is not a member of Tower'],
+    [
+      'no membership, the account without email',
+      { ...facts, account: { ...organizer, email: null, member: null } },
+      'ann@example.com is not a member of Tower',
+    ],
     ['brand staff without membership', { ...facts, account: { ...organizer, member: null, brandStaff: true } }, null],
-    ['a visitor, private room', { ...facts, roomIsPublic: false, account: { ...organizer, member: 'visitor' as const } }, 'Orchid is private to the members of Tower'],
+    [
+      'a visitor, private room',
+      { ...facts, roomIsPublic: false, account: { ...organizer, member: 'visitor' as const } },
+      'Orchid is private to the members of Tower',
+    ],
     ['a visitor, public room', { ...facts, account: { ...organizer, member: 'visitor' as const } }, null],
     ['blocked', { ...facts, account: { ...organizer, blocked: true } }, 'The organizer has been blocked from booking by an administrator'],
   ] as const)('organizerRefusal: %s', (_name, f, expected) => {
@@ -144,12 +234,32 @@ describe('a known invitation with new times', () => {
     ['same times', { ...base, sameTimes: true, series: true }, { kind: 'unchanged' }],
     ['a series', { ...base, series: true }, { kind: 'refuse', reason: REASONS.seriesChange }],
     ['ends before it starts', { ...base, to: { start: T, end: T } }, { kind: 'cancel', reason: 'The event ends before it starts' }],
-    ['ends before it starts, checked in', { ...base, status: 'checked-in', to: { start: T, end: T - H } }, { kind: 'cancel', reason: 'The event ends before it starts' }],
+    [
+      'ends before it starts, checked in',
+      { ...base, status: 'checked-in', to: { start: T, end: T - H } },
+      { kind: 'cancel', reason: 'The event ends before it starts' },
+    ],
     ['active: moves, with the lead time', base, { kind: 'move', to: base.to, ignoreLeadTime: false }],
-    ['active, same start: moves, lead time ignored', { ...base, to: { start: T, end: T + 2 * H } }, { kind: 'move', to: { start: T, end: T + 2 * H }, ignoreLeadTime: true }],
-    ['checked in, longer: the end moves after a check', { ...base, status: 'checked-in' }, { kind: 'moveEnd', end: T + 2 * H, check: true }],
-    ['checked in, shorter: the end moves', { ...base, status: 'checked-in', to: { start: T - H, end: T + H / 2 } }, { kind: 'moveEnd', end: T + H / 2, check: false }],
-    ['checked in, the end before the start: one minute is kept', { ...base, status: 'checked-in', to: { start: T - 2 * H, end: T - H } }, { kind: 'moveEnd', end: T + 60_000, check: false }],
+    [
+      'active, same start: moves, lead time ignored',
+      { ...base, to: { start: T, end: T + 2 * H } },
+      { kind: 'move', to: { start: T, end: T + 2 * H }, ignoreLeadTime: true },
+    ],
+    [
+      'checked in, longer: the end moves after a check',
+      { ...base, status: 'checked-in' },
+      { kind: 'moveEnd', end: T + 2 * H, check: true },
+    ],
+    [
+      'checked in, shorter: the end moves',
+      { ...base, status: 'checked-in', to: { start: T - H, end: T + H / 2 } },
+      { kind: 'moveEnd', end: T + H / 2, check: false },
+    ],
+    [
+      'checked in, the end before the start: one minute is kept',
+      { ...base, status: 'checked-in', to: { start: T - 2 * H, end: T - H } },
+      { kind: 'moveEnd', end: T + 60_000, check: false },
+    ],
     ['checked in, same end: unchanged', { ...base, status: 'checked-in', to: { start: T - H, end: T + H } }, { kind: 'unchanged' }],
   ] as const)('planMove: %s', (_name, f, plan) => {
     expect(planMove(f)).toEqual(plan);
@@ -161,21 +271,28 @@ describe('a known invitation with new times', () => {
     expect(afterWindowCheck(move, booked, 'Closed', 'UTC')).toEqual({ kind: 'cancel', reason: 'Closed' });
     const end = { kind: 'moveEnd', end: T + 2 * H, check: true } as const;
     expect(afterWindowCheck(end, booked, null, 'UTC')).toEqual({ ...end, check: false });
-    expect(afterWindowCheck(end, booked, 'Busy', 'UTC')).toEqual({ kind: 'refuse', reason: 'The end cannot move to 15 Jan 2027 08:00–10:00: Busy' });
+    expect(afterWindowCheck(end, booked, 'Busy', 'UTC')).toEqual({
+      kind: 'refuse',
+      reason: 'The end cannot move to 15 Jan 2027 08:00–10:00: Busy',
+    });
   });
 
   it('never moves the start of a checked-in booking', () => {
-    const span = fc.tuple(fc.integer({ min: -48, max: 48 }), fc.integer({ min: -48, max: 48 })).map(([a, b]) => ({ start: T + a * 15 * 60_000, end: T + b * 15 * 60_000 }));
-    fc.assert(fc.property(span, fc.boolean(), (to, check) => {
-      const plan = planMove({ ...base, status: 'checked-in', to });
-      expect(plan.kind).not.toBe('move');
-      if (plan.kind === 'moveEnd') {
-        expect(plan.end).toBeGreaterThanOrEqual(booked.start + 60_000);
-        expect(plan.check).toBe(plan.end > booked.end);
-        const after = afterWindowCheck(plan, booked, check ? 'Busy' : null, 'UTC');
-        expect(['moveEnd', 'refuse']).toContain(after.kind);
-      }
-    }));
+    const span = fc
+      .tuple(fc.integer({ min: -48, max: 48 }), fc.integer({ min: -48, max: 48 }))
+      .map(([a, b]) => ({ start: T + a * 15 * 60_000, end: T + b * 15 * 60_000 }));
+    fc.assert(
+      fc.property(span, fc.boolean(), (to, check) => {
+        const plan = planMove({ ...base, status: 'checked-in', to });
+        expect(plan.kind).not.toBe('move');
+        if (plan.kind === 'moveEnd') {
+          expect(plan.end).toBeGreaterThanOrEqual(booked.start + 60_000);
+          expect(plan.check).toBe(plan.end > booked.end);
+          const after = afterWindowCheck(plan, booked, check ? 'Busy' : null, 'UTC');
+          expect(['moveEnd', 'refuse']).toContain(after.kind);
+        }
+      }),
+    );
   });
 });
 
@@ -186,10 +303,20 @@ describe('one occurrence of a series', () => {
   it('planDropOccurrence', () => {
     const f = { occurrences, originalStart: occurrences[1]!.start, status: 'active', now: T - H };
     expect(planDropOccurrence(f)).toEqual({ kind: 'drop', occurrence: occurrences[1], isCurrent: false });
-    expect(planDropOccurrence({ ...f, originalStart: T + 5 })).toEqual({ kind: 'answer', outcome: 'unchanged', accepted: true, reason: null });
+    expect(planDropOccurrence({ ...f, originalStart: T + 5 })).toEqual({
+      kind: 'answer',
+      outcome: 'unchanged',
+      accepted: true,
+      reason: null,
+    });
     expect(planDropOccurrence({ ...f, occurrences: [occurrences[1]!] })).toEqual({ kind: 'withdraw' });
     expect(planDropOccurrence({ ...f, now: T + 2 * H })).toEqual({ kind: 'drop', occurrence: occurrences[1], isCurrent: true });
-    expect(planDropOccurrence({ ...f, now: T + 24 * H + 1, status: 'checked-in' })).toEqual({ kind: 'answer', outcome: 'refused', accepted: false, reason: 'The occurrence is in progress; end it at the room' });
+    expect(planDropOccurrence({ ...f, now: T + 24 * H + 1, status: 'checked-in' })).toEqual({
+      kind: 'answer',
+      outcome: 'refused',
+      accepted: false,
+      reason: 'The occurrence is in progress; end it at the room',
+    });
   });
 
   it('planMoveOccurrence', () => {
@@ -197,11 +324,33 @@ describe('one occurrence of a series', () => {
     const to = { start: occ.start + H, end: occ.end + H };
     const f = { occurrences, originalStart: occ.start, cancelled: false, to, status: 'active', now: T - H };
     expect(planMoveOccurrence(f)).toEqual({ kind: 'move', occurrence: occ, to, isCurrent: false });
-    expect(planMoveOccurrence({ ...f, originalStart: T + 5 })).toEqual({ kind: 'answer', outcome: 'refused', accepted: false, reason: 'That occurrence is not part of the booked series' });
+    expect(planMoveOccurrence({ ...f, originalStart: T + 5 })).toEqual({
+      kind: 'answer',
+      outcome: 'refused',
+      accepted: false,
+      reason: 'That occurrence is not part of the booked series',
+    });
     expect(planMoveOccurrence({ ...f, cancelled: true })).toEqual({ kind: 'drop' });
-    expect(planMoveOccurrence({ ...f, to: { start: occ.start, end: occ.end } })).toEqual({ kind: 'answer', outcome: 'unchanged', accepted: true, reason: null, window: occ });
-    expect(planMoveOccurrence({ ...f, now: occ.start + 1, status: 'checked-in' })).toEqual({ kind: 'answer', outcome: 'refused', accepted: false, reason: 'The occurrence is in progress; its start cannot move' });
+    expect(planMoveOccurrence({ ...f, to: { start: occ.start, end: occ.end } })).toEqual({
+      kind: 'answer',
+      outcome: 'unchanged',
+      accepted: true,
+      reason: null,
+      window: occ,
+    });
+    expect(planMoveOccurrence({ ...f, now: occ.start + 1, status: 'checked-in' })).toEqual({
+      kind: 'answer',
+      outcome: 'refused',
+      accepted: false,
+      reason: 'The occurrence is in progress; its start cannot move',
+    });
     const onto = { start: occurrences[2]!.start, end: occurrences[2]!.end };
-    expect(planMoveOccurrence({ ...f, to: onto })).toEqual({ kind: 'answer', outcome: 'refused', accepted: false, reason: 'The moved occurrence would overlap another occurrence of the series', window: onto });
+    expect(planMoveOccurrence({ ...f, to: onto })).toEqual({
+      kind: 'answer',
+      outcome: 'refused',
+      accepted: false,
+      reason: 'The moved occurrence would overlap another occurrence of the series',
+      window: onto,
+    });
   });
 });

@@ -20,17 +20,26 @@ describe('loadConfig problems', () => {
 
   it('every invalid variable is named once, in one error', () => {
     const problems = problemsOf({
-      BOOKING_ENV: 'production', OPS_TOKEN: 'short', SECRETS_KEY: 'abcd', PORT: 'eighty', CALLER_CACHE_MS: '99999',
-      DEVICE_TRANSPORT: 'pigeon', CORS_ORIGINS: 'https://ok.example.com,*', WEBHOOK_TIMEOUT_MS: '5',
+      BOOKING_ENV: 'production',
+      OPS_TOKEN: 'short',
+      SECRETS_KEY: 'abcd',
+      PORT: 'eighty',
+      CALLER_CACHE_MS: '99999',
+      DEVICE_TRANSPORT: 'pigeon',
+      CORS_ORIGINS: 'https://ok.example.com,*',
+      WEBHOOK_TIMEOUT_MS: '5',
     });
     expect(problems).toHaveLength(7);
     for (const name of ['OPS_TOKEN', 'SECRETS_KEY', 'PORT', 'CALLER_CACHE_MS', 'DEVICE_TRANSPORT', 'CORS_ORIGINS', 'WEBHOOK_TIMEOUT_MS']) {
-      expect(problems.filter((p) => p.startsWith(name)), name).toHaveLength(1);
+      expect(
+        problems.filter((p) => p.startsWith(name)),
+        name,
+      ).toHaveLength(1);
     }
     expect(() => loadConfig({ BOOKING_ENV: 'production', PORT: 'x' })).toThrow(/3 problems:\n {2}- PORT[\s\S]*OPS_TOKEN[\s\S]*SECRETS_KEY/);
   });
 
-  it('an unknown BOOKING_ENV is named, and production\'s requirements are checked as well', () => {
+  it("an unknown BOOKING_ENV is named, and production's requirements are checked as well", () => {
     const problems = problemsOf({ BOOKING_ENV: 'prod' });
     expect(problems[0]).toMatch(/^BOOKING_ENV must be development, uat or production, got "prod"/);
     expect(problems).toContain('OPS_TOKEN is required in production');

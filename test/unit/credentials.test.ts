@@ -16,7 +16,14 @@ import {
 } from '../../src/modules/members/rules/credentials.js';
 import { normalizePhone } from '../../src/modules/members/rules/phone.js';
 
-const real = (id: string, uid: string, over: Partial<CurrentCard> = {}): CurrentCard => ({ id, uid, type: 'real', generated: false, status: 'active', ...over });
+const real = (id: string, uid: string, over: Partial<CurrentCard> = {}): CurrentCard => ({
+  id,
+  uid,
+  type: 'real',
+  generated: false,
+  status: 'active',
+  ...over,
+});
 const virtual = (id: string, uid: string): CurrentCard => ({ id, uid, type: 'virtual', generated: true, status: 'active' });
 const uidOf = (cardNo: string, format: string) => {
   const r = decodeCard(cardNo, format);
@@ -46,7 +53,14 @@ describe('planCards', () => {
   });
 
   it('the first given label wins for a duplicated UID; a blank label counts as none', () => {
-    const plan = planCards([], [{ uid: '04a32b1c', label: '  ' }, { uid: '04A32B1C', label: 'A' }, { uid: '04A32B1C', label: 'B' }]);
+    const plan = planCards(
+      [],
+      [
+        { uid: '04a32b1c', label: '  ' },
+        { uid: '04A32B1C', label: 'A' },
+        { uid: '04A32B1C', label: 'B' },
+      ],
+    );
     expect(plan.enroll).toEqual([{ uid: '04A32B1C', label: 'A' }]);
   });
 
@@ -71,10 +85,13 @@ describe('planCards', () => {
   });
 
   it('relabels a kept card when a different label is submitted', () => {
-    const plan = planCards([real('c1', '04A32B1C', { label: 'Old' }), real('c2', '11111111', { label: 'Same' })], [
-      { uid: '04A32B1C', label: 'New' },
-      { uid: '11111111', label: 'Same' },
-    ]);
+    const plan = planCards(
+      [real('c1', '04A32B1C', { label: 'Old' }), real('c2', '11111111', { label: 'Same' })],
+      [
+        { uid: '04A32B1C', label: 'New' },
+        { uid: '11111111', label: 'Same' },
+      ],
+    );
     expect(plan.relabel).toEqual([{ id: 'c1', label: 'New' }]);
     expect(plan.keep).toEqual(['c1', 'c2']);
   });

@@ -22,21 +22,35 @@ const state = fc.record({
 
 describe('subject state', () => {
   it('serializes the same set the same way, whatever the order or repeats', () => {
-    fc.assert(fc.property(state, fc.integer(), (s, seed) => {
-      const shuffled = { ...s, cards: [...s.cards, ...s.cards.slice(0, 1)].sort(() => (seed % 2 ? 1 : -1)), plates: [...s.plates].reverse() };
-      expect(stateJson(shuffled)).toBe(stateJson(s));
-    }));
+    fc.assert(
+      fc.property(state, fc.integer(), (s, seed) => {
+        const shuffled = {
+          ...s,
+          cards: [...s.cards, ...s.cards.slice(0, 1)].sort(() => (seed % 2 ? 1 : -1)),
+          plates: [...s.plates].reverse(),
+        };
+        expect(stateJson(shuffled)).toBe(stateJson(s));
+      }),
+    );
   });
 
   it('round-trips through JSON', () => {
-    fc.assert(fc.property(state, (s) => {
-      expect(parseState(stateJson(s))).toEqual(canonicalState(s));
-    }));
+    fc.assert(
+      fc.property(state, (s) => {
+        expect(parseState(stateJson(s))).toEqual(canonicalState(s));
+      }),
+    );
   });
 
   it('differs when any credential differs', () => {
     const base: SubjectState = { ...EMPTY_STATE, cards: ['0A0B0C0D'] };
-    for (const other of [{ ...base, cards: [] }, { ...base, face: 'ab' }, { ...base, qr: 'q' }, { ...base, plates: ['1กข1234'] }, { ...base, validUntil: 1 }]) {
+    for (const other of [
+      { ...base, cards: [] },
+      { ...base, face: 'ab' },
+      { ...base, qr: 'q' },
+      { ...base, plates: ['1กข1234'] },
+      { ...base, validUntil: 1 },
+    ]) {
       expect(stateJson(other)).not.toBe(stateJson(base));
     }
   });
@@ -55,10 +69,12 @@ describe('device kinds', () => {
 
   it('retries an unreachable device after 1 s, doubling up to a minute', () => {
     expect([1, 2, 3, 4, 7, 8, 50].map(retryDelayMs)).toEqual([1000, 2000, 4000, 8000, 60_000, 60_000, 60_000]);
-    fc.assert(fc.property(fc.integer({ min: 1, max: 1000 }), (n) => {
-      expect(retryDelayMs(n + 1)).toBeGreaterThanOrEqual(retryDelayMs(n));
-      expect(retryDelayMs(n)).toBeLessThanOrEqual(60_000);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1000 }), (n) => {
+        expect(retryDelayMs(n + 1)).toBeGreaterThanOrEqual(retryDelayMs(n));
+        expect(retryDelayMs(n)).toBeLessThanOrEqual(60_000);
+      }),
+    );
   });
 });
 
@@ -73,21 +89,64 @@ describe('what a device refuses', () => {
   };
   /** A baseline (SOF0) or progressive (SOF2) JPEG header of h x w pixels. */
   const jpeg = (w: number, h: number, sof = 0xc0) =>
-    Buffer.from([0xff, 0xd8, 0xff, sof, 0x00, 0x11, 0x08, h >> 8, h & 0xff, w >> 8, w & 0xff, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]).toString('base64');
+    Buffer.from([
+      0xff,
+      0xd8,
+      0xff,
+      sof,
+      0x00,
+      0x11,
+      0x08,
+      h >> 8,
+      h & 0xff,
+      w >> 8,
+      w & 0xff,
+      3,
+      1,
+      0x22,
+      0,
+      2,
+      0x11,
+      1,
+      3,
+      0x11,
+      1,
+    ]).toString('base64');
   const cmd = (extra: Partial<WireCommand>): WireCommand => ({
-    v: 1, deviceId: 'd', seq: 1, op: 'upsert', subject: { kind: 'member', id: 'm' }, stateHash: 'h', cards: [], face: null, ...extra,
+    v: 1,
+    deviceId: 'd',
+    seq: 1,
+    op: 'upsert',
+    subject: { kind: 'member', id: 'm' },
+    stateHash: 'h',
+    cards: [],
+    face: null,
+    ...extra,
   });
 
   it('takes a JPEG or PNG face up to the device limit', () => {
-    expect(checkCommand(cmd({ face: { mime: 'image/png', sha256: 'x', data: png(DEVICE_FACE_MAX_BYTES) } }), 'face-card-reader')).toEqual({ ok: true });
+    expect(checkCommand(cmd({ face: { mime: 'image/png', sha256: 'x', data: png(DEVICE_FACE_MAX_BYTES) } }), 'face-card-reader')).toEqual({
+      ok: true,
+    });
     expect(checkCommand(cmd({ face: { mime: 'image/jpeg', sha256: 'x', data: jpeg(480, 640) } }), 'x').ok).toBe(true);
   });
 
-  it('refuses a picture beyond the kind\'s pixels, a progressive JPEG, or one whose header cannot be read', () => {
-    expect(checkCommand(cmd({ face: { mime: 'image/png', sha256: 'x', data: png(1000, 481, 640) } }), 'face-card-reader')).toEqual({ ok: false, message: expect.stringMatching(/481x640/) });
+  it("refuses a picture beyond the kind's pixels, a progressive JPEG, or one whose header cannot be read", () => {
+    expect(checkCommand(cmd({ face: { mime: 'image/png', sha256: 'x', data: png(1000, 481, 640) } }), 'face-card-reader')).toEqual({
+      ok: false,
+      message: expect.stringMatching(/481x640/),
+    });
     expect(checkCommand(cmd({ face: { mime: 'image/jpeg', sha256: 'x', data: jpeg(480, 641) } }), 'face-card-reader').ok).toBe(false);
-    expect(checkCommand(cmd({ face: { mime: 'image/jpeg', sha256: 'x', data: jpeg(100, 100, 0xc2) } }), 'face-card-reader')).toEqual({ ok: false, message: expect.stringMatching(/progressive/) });
-    expect(checkCommand(cmd({ face: { mime: 'image/jpeg', sha256: 'x', data: Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2]).toString('base64') } }), 'x').ok).toBe(false);
+    expect(checkCommand(cmd({ face: { mime: 'image/jpeg', sha256: 'x', data: jpeg(100, 100, 0xc2) } }), 'face-card-reader')).toEqual({
+      ok: false,
+      message: expect.stringMatching(/progressive/),
+    });
+    expect(
+      checkCommand(
+        cmd({ face: { mime: 'image/jpeg', sha256: 'x', data: Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2]).toString('base64') } }),
+        'x',
+      ).ok,
+    ).toBe(false);
   });
 
   it('refuses a face over the limit, or one that is not what it claims', () => {
@@ -103,6 +162,8 @@ describe('what a device refuses', () => {
   });
 
   it('never refuses a removal', () => {
-    expect(checkCommand({ v: 1, deviceId: 'd', seq: 2, op: 'remove', subject: { kind: 'member', id: 'm' }, stateHash: '' }, 'r')).toEqual({ ok: true });
+    expect(checkCommand({ v: 1, deviceId: 'd', seq: 2, op: 'remove', subject: { kind: 'member', id: 'm' }, stateHash: '' }, 'r')).toEqual({
+      ok: true,
+    });
   });
 });

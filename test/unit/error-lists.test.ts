@@ -13,7 +13,10 @@ describe('capMessages', () => {
   });
 
   it('a truncated validation result says so', () => {
-    const errs = [{ instancePath: '', keyword: 'additionalProperties', params: { additionalProperty: 'x' } }, { instancePath: '', keyword: TRUNCATED_KEYWORD, params: {} }];
+    const errs = [
+      { instancePath: '', keyword: 'additionalProperties', params: { additionalProperty: 'x' } },
+      { instancePath: '', keyword: TRUNCATED_KEYWORD, params: {} },
+    ];
     expect(formatValidationErrors(errs, 'body')).toEqual(['body.x is not an allowed field', expect.stringMatching(/^… and possibly more/)]);
   });
 });

@@ -2,8 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { jwtVerify } from 'jose';
 import { Value } from 'typebox/value';
-import { bookingEventData, deliveryBody, eventType, type BookingFacts, type EventDetail } from '../../src/modules/webhooks/event-payloads.js';
-import { BOOKING_EVENT_KINDS, BOOKING_EVENT_TYPES, EVENT_DATA_SCHEMAS, EVENT_TYPES, eventDeliverySchema } from '../../src/contract/events.js';
+import {
+  bookingEventData,
+  deliveryBody,
+  eventType,
+  type BookingFacts,
+  type EventDetail,
+} from '../../src/modules/webhooks/event-payloads.js';
+import {
+  BOOKING_EVENT_KINDS,
+  BOOKING_EVENT_TYPES,
+  EVENT_DATA_SCHEMAS,
+  EVENT_TYPES,
+  eventDeliverySchema,
+} from '../../src/contract/events.js';
 import { bookingFacts, type BookingScope } from '../../src/modules/booking/booking-change.js';
 import { occurrenceAt, withoutOccurrence, type StoredRecurrence } from '../../src/modules/booking/meeting-view.js';
 import type { MeetingRow } from '../../src/modules/booking/meeting-repository.js';
@@ -18,17 +30,39 @@ const start = Date.UTC(2026, 11, 1, 3, 0); // 10:00 in Bangkok
 const MEETING = '6561a0b0c0ffee0000000001';
 const ROOM = '6561a0b0c0ffee00000000aa';
 const facts: BookingFacts = {
-  projectId: 'p1', timeZone: 'Asia/Bangkok', meetingId: MEETING, occurrenceId: null, assetKind: 'room', assetId: ROOM, assetName: 'Orchid', floorName: '12F',
-  organizerUserId: 'u1', organizerName: 'Alice', organizerEmail: 'alice@example.com', attendeeNames: ['Bob'],
-  start, end: start + 60 * MIN,
+  projectId: 'p1',
+  timeZone: 'Asia/Bangkok',
+  meetingId: MEETING,
+  occurrenceId: null,
+  assetKind: 'room',
+  assetId: ROOM,
+  assetName: 'Orchid',
+  floorName: '12F',
+  organizerUserId: 'u1',
+  organizerName: 'Alice',
+  organizerEmail: 'alice@example.com',
+  attendeeNames: ['Bob'],
+  start,
+  end: start + 60 * MIN,
 };
 
 describe('booking event payloads', () => {
   it('BOOK carries the catalog fields in property-local HH:mm', () => {
     expect(bookingEventData(facts, { kind: 'BOOK' }, start - 60 * MIN)).toEqual({
-      projectId: 'p1', userId: 'u1', timestamp: new Date(start - 60 * MIN).toISOString(),
-      meetingId: MEETING, assetId: ROOM, assetKind: 'room', roomName: 'Orchid', floorName: '12F',
-      bookingDate: new Date(start).toISOString(), startTime: '10:00', endTime: '11:00', attendees: ['Bob'], userName: 'Alice', userEmail: 'alice@example.com',
+      projectId: 'p1',
+      userId: 'u1',
+      timestamp: new Date(start - 60 * MIN).toISOString(),
+      meetingId: MEETING,
+      assetId: ROOM,
+      assetKind: 'room',
+      roomName: 'Orchid',
+      floorName: '12F',
+      bookingDate: new Date(start).toISOString(),
+      startTime: '10:00',
+      endTime: '11:00',
+      attendees: ['Bob'],
+      userName: 'Alice',
+      userEmail: 'alice@example.com',
     });
   });
 
@@ -41,14 +75,20 @@ describe('booking event payloads', () => {
 
   it('MODIFY, CANCEL, REMINDER and NO_SHOW_WARNING fields', () => {
     expect(bookingEventData(facts, { kind: 'MODIFY', oldStart: start - 60 * MIN, oldEnd: start }, start)).toMatchObject({
-      oldStartTime: '09:00', oldEndTime: '10:00', newStartTime: '10:00', newEndTime: '11:00',
+      oldStartTime: '09:00',
+      oldEndTime: '10:00',
+      newStartTime: '10:00',
+      newEndTime: '11:00',
     });
     expect(bookingEventData(facts, { kind: 'CANCEL' }, start)).not.toHaveProperty('cancelReason');
     expect(bookingEventData(facts, { kind: 'CANCEL', cancelReason: 'No-show — auto-cancelled by system' }, start)).toMatchObject({
-      cancelReason: 'No-show — auto-cancelled by system', bookingDate: new Date(start).toISOString(),
+      cancelReason: 'No-show — auto-cancelled by system',
+      bookingDate: new Date(start).toISOString(),
     });
     expect(bookingEventData(facts, { kind: 'REMINDER' }, start - 15 * MIN)).toMatchObject({ minutesUntilStart: 15, startTime: '10:00' });
-    expect(bookingEventData(facts, { kind: 'NO_SHOW_WARNING', autoCancelAt: start + 15 * MIN }, start + 10 * MIN)).toMatchObject({ minutesUntilAutoCancel: 5 });
+    expect(bookingEventData(facts, { kind: 'NO_SHOW_WARNING', autoCancelAt: start + 15 * MIN }, start + 10 * MIN)).toMatchObject({
+      minutesUntilAutoCancel: 5,
+    });
   });
 
   /** One detail of every booking kind of the catalogue (a kind added there without one here fails below). */
@@ -80,7 +120,7 @@ describe('booking event payloads', () => {
     }
   });
 
-  it('the data of every booking event type is valid against the schema the catalogue publishes for that type, and not against another kind\'s', () => {
+  it("the data of every booking event type is valid against the schema the catalogue publishes for that type, and not against another kind's", () => {
     expect([...BOOKING_EVENT_TYPES].sort()).toEqual(BOOKING_EVENT_KINDS.flatMap((k) => [`ROOM_${k}`, `DESK_${k}`]).sort());
     for (const type of BOOKING_EVENT_TYPES) {
       const [asset, ...rest] = type.split('_');
@@ -89,7 +129,10 @@ describe('booking event payloads', () => {
       expect(eventType(assetKind, kind as never)).toBe(type);
       for (const occurrenceId of [null, '6561a0b0c0ffee0000000002']) {
         const data = bookingEventData({ ...facts, assetKind, occurrenceId }, details[kind], start - 20 * MIN);
-        expect(Value.Check(EVENT_DATA_SCHEMAS[type], data), `${type} ${JSON.stringify([...Value.Errors(EVENT_DATA_SCHEMAS[type], data)])}`).toBe(true);
+        expect(
+          Value.Check(EVENT_DATA_SCHEMAS[type], data),
+          `${type} ${JSON.stringify([...Value.Errors(EVENT_DATA_SCHEMAS[type], data)])}`,
+        ).toBe(true);
         const body = JSON.parse(deliveryBody({ deliveryId: 'whk_1', type, occurredAt: start - 20 * MIN, projectId: 'p1', data }));
         expect(Value.Check(eventDeliverySchema(type), body), type).toBe(true);
         // Without the fields that name the booking, it is not a valid event of this type.
@@ -100,24 +143,46 @@ describe('booking event payloads', () => {
       }
     }
     // A delivery schema fixes its type.
-    const book = JSON.parse(deliveryBody({ deliveryId: 'whk_1', type: 'ROOM_BOOK', occurredAt: start, projectId: 'p1', data: bookingEventData(facts, details.BOOK, start) }));
+    const book = JSON.parse(
+      deliveryBody({
+        deliveryId: 'whk_1',
+        type: 'ROOM_BOOK',
+        occurredAt: start,
+        projectId: 'p1',
+        data: bookingEventData(facts, details.BOOK, start),
+      }),
+    );
     expect(Value.Check(eventDeliverySchema('ROOM_CANCEL'), book)).toBe(false);
     expect(Object.keys(EVENT_DATA_SCHEMAS).sort()).toEqual([...EVENT_TYPES].sort());
     expect(() => eventDeliverySchema('ROOM_CHECK_IN')).toThrow(/not an event type/);
   });
 
-  it('the SDK\'s webhook types (Static<> of the contract) carry the fields that name the booking', () => {
+  it("the SDK's webhook types (Static<> of the contract) carry the fields that name the booking", () => {
     const data = bookingEventData({ ...facts, assetKind: 'desk', occurrenceId: '6561a0b0c0ffee0000000002' }, details.CANCEL, start);
-    const event = JSON.parse(deliveryBody({ deliveryId: 'whk_3', type: 'DESK_CANCEL', occurredAt: start, projectId: 'p1', data })) as WebhookEvent;
+    const event = JSON.parse(
+      deliveryBody({ deliveryId: 'whk_3', type: 'DESK_CANCEL', occurredAt: start, projectId: 'p1', data }),
+    ) as WebhookEvent;
     if (event.type !== 'DESK_CANCEL') throw new Error('not a DESK_CANCEL');
     // Type-checked: these fields exist on the SDK's type of a booking event, with these types.
-    const named: [string, string | undefined, string, 'room' | 'desk'] = [event.data.meetingId, event.data.occurrenceEventId, event.data.assetId, event.data.assetKind];
+    const named: [string, string | undefined, string, 'room' | 'desk'] = [
+      event.data.meetingId,
+      event.data.occurrenceEventId,
+      event.data.assetId,
+      event.data.assetKind,
+    ];
     expect(named).toEqual([MEETING, '6561a0b0c0ffee0000000002', ROOM, 'desk']);
   });
 
   it('the envelope has id, type, version 1, occurredAt, projectId and data', () => {
     const body = JSON.parse(deliveryBody({ deliveryId: 'whk_x', type: 'ROOM_BOOK', occurredAt: start, projectId: 'p1', data: { a: 1 } }));
-    expect(body).toEqual({ id: 'whk_x', type: 'ROOM_BOOK', version: 1, occurredAt: new Date(start).toISOString(), projectId: 'p1', data: { a: 1 } });
+    expect(body).toEqual({
+      id: 'whk_x',
+      type: 'ROOM_BOOK',
+      version: 1,
+      occurredAt: new Date(start).toISOString(),
+      projectId: 'p1',
+      data: { a: 1 },
+    });
   });
 });
 
@@ -149,11 +214,25 @@ describe('which booking and occurrence an event names', () => {
       project: { id: 'p1', timezone: 'Asia/Bangkok', maxHoldMs: 0 },
     };
     const row = {
-      id: MEETING, project_id: 'p1', asset_kind: 'desk', asset_id: ROOM, room_id: null, desk_id: ROOM, start_at: start, end_at: start + H,
-      organizer_user_id: 'u1', organizer: { email: null, name: 'Alice', displayName: 'Alice' }, attendees: [], recurrence: null,
+      id: MEETING,
+      project_id: 'p1',
+      asset_kind: 'desk',
+      asset_id: ROOM,
+      room_id: null,
+      desk_id: ROOM,
+      start_at: start,
+      end_at: start + H,
+      organizer_user_id: 'u1',
+      organizer: { email: null, name: 'Alice', displayName: 'Alice' },
+      attendees: [],
+      recurrence: null,
     } as unknown as MeetingRow;
     expect(bookingFacts(scope, row, { start, end: start + H })).toMatchObject({
-      meetingId: MEETING, occurrenceId: null, assetId: ROOM, assetKind: 'desk', assetName: 'Desk 7',
+      meetingId: MEETING,
+      occurrenceId: null,
+      assetId: ROOM,
+      assetKind: 'desk',
+      assetName: 'Desk 7',
     });
     const seriesRow = { ...row, recurrence: series } as MeetingRow;
     expect(bookingFacts(scope, seriesRow, series.occurrences[2]).occurrenceId).toBe('o3');
@@ -199,7 +278,15 @@ describe('delivery signing', () => {
 
   it('the receiver kit accepts a signed delivery once and rejects tampering and stale timestamps', async () => {
     const now = Date.now();
-    const headers = await deliveryHeaders({ deliveryId: 'whk_1', type: 'ROOM_BOOK', projectId: 'p1', body, secret, nowMs: now, auth: { scheme: 'signature-only' } });
+    const headers = await deliveryHeaders({
+      deliveryId: 'whk_1',
+      type: 'ROOM_BOOK',
+      projectId: 'p1',
+      body,
+      secret,
+      nowMs: now,
+      auth: { scheme: 'signature-only' },
+    });
     const v = createVerifier(secret);
     expect(v.verify(headers, body, now)).toEqual({ ok: true, duplicate: false });
     expect(v.verify(headers, body, now)).toEqual({ ok: true, duplicate: true });
@@ -212,9 +299,21 @@ describe('delivery signing', () => {
     const now = Date.now();
     const data = bookingEventData({ ...facts, occurrenceId: '6561a0b0c0ffee0000000002' }, { kind: 'REMINDER' }, start - 15 * MIN);
     const raw = deliveryBody({ deliveryId: 'whk_2', type: 'ROOM_REMINDER', occurredAt: start - 15 * MIN, projectId: 'p1', data });
-    const headers = await deliveryHeaders({ deliveryId: 'whk_2', type: 'ROOM_REMINDER', projectId: 'p1', body: raw, secret, nowMs: now, auth: { scheme: 'signature-only' } });
+    const headers = await deliveryHeaders({
+      deliveryId: 'whk_2',
+      type: 'ROOM_REMINDER',
+      projectId: 'p1',
+      body: raw,
+      secret,
+      nowMs: now,
+      auth: { scheme: 'signature-only' },
+    });
     expect(createVerifier(secret).verify(headers, raw, now)).toEqual({ ok: true, duplicate: false });
-    for (const forged of [raw.replace(MEETING, '6561a0b0c0ffee0000000009'), raw.replace('0000000002', '0000000003'), raw.replace(ROOM, '6561a0b0c0ffee00000000bb')]) {
+    for (const forged of [
+      raw.replace(MEETING, '6561a0b0c0ffee0000000009'),
+      raw.replace('0000000002', '0000000003'),
+      raw.replace(ROOM, '6561a0b0c0ffee00000000bb'),
+    ]) {
       expect(forged).not.toBe(raw);
       expect(createVerifier(secret).verify(headers, forged, now)).toEqual({ ok: false, reason: 'bad-signature' });
     }

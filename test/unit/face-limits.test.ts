@@ -46,7 +46,9 @@ describe('per-kind limits (pure)', () => {
 
   it('a landscape picture is cropped to its centre 3:4 part; a small one is never enlarged', () => {
     expect(encodeSteps(TERMINAL_FACE, { width: 4000, height: 3000 })[0]).toEqual({ width: 480, height: 640, quality: 85 });
-    expect(encodeSteps(TERMINAL_FACE, { width: 64, height: 64 })).toEqual(TERMINAL_FACE.qualities.map((quality) => ({ width: 48, height: 64, quality })));
+    expect(encodeSteps(TERMINAL_FACE, { width: 64, height: 64 })).toEqual(
+      TERMINAL_FACE.qualities.map((quality) => ({ width: 48, height: 64, quality })),
+    );
     expect(encodeSteps(TERMINAL_FACE, { width: 0, height: 10 })).toEqual([]);
   });
 
@@ -64,18 +66,39 @@ describe('image headers and the device check (pure)', () => {
   it('reads JPEG and PNG sizes and tells progressive JPEG apart', async () => {
     const base = sharp({ create: { width: 30, height: 20, channels: 3, background: '#808080' } });
     expect(imageHeader(await base.clone().jpeg().toBuffer())).toEqual({ type: 'jpeg', width: 30, height: 20, progressive: false });
-    expect(imageHeader(await base.clone().jpeg({ progressive: true }).toBuffer())).toEqual({ type: 'jpeg', width: 30, height: 20, progressive: true });
+    expect(imageHeader(await base.clone().jpeg({ progressive: true }).toBuffer())).toEqual({
+      type: 'jpeg',
+      width: 30,
+      height: 20,
+      progressive: true,
+    });
     expect(imageHeader(await base.clone().png().toBuffer())).toEqual({ type: 'png', width: 30, height: 20, progressive: false });
     expect(imageHeader(Buffer.from(undecodableFace(), 'base64'))).toBeNull();
   });
 
   it('a device refuses a progressive or oversized picture', async () => {
-    const cmd = (data: Buffer) => ({ v: 1 as const, deviceId: 'd', seq: 1, op: 'upsert' as const, subject: { kind: 'member' as const, id: 'm' }, stateHash: 'h',
-      face: { mime: 'image/jpeg', sha256: 'x', data: data.toString('base64') } });
-    const pic = (w: number, h: number, progressive = false) => sharp({ create: { width: w, height: h, channels: 3, background: '#808080' } }).jpeg({ progressive }).toBuffer();
+    const cmd = (data: Buffer) => ({
+      v: 1 as const,
+      deviceId: 'd',
+      seq: 1,
+      op: 'upsert' as const,
+      subject: { kind: 'member' as const, id: 'm' },
+      stateHash: 'h',
+      face: { mime: 'image/jpeg', sha256: 'x', data: data.toString('base64') },
+    });
+    const pic = (w: number, h: number, progressive = false) =>
+      sharp({ create: { width: w, height: h, channels: 3, background: '#808080' } })
+        .jpeg({ progressive })
+        .toBuffer();
     expect(checkCommand(cmd(await pic(480, 640)), 'face-card-reader')).toEqual({ ok: true });
-    expect(checkCommand(cmd(await pic(480, 640, true)), 'face-card-reader')).toMatchObject({ ok: false, message: expect.stringMatching(/progressive/) });
-    expect(checkCommand(cmd(await pic(600, 800)), 'face-card-reader')).toMatchObject({ ok: false, message: expect.stringMatching(/600x800/) });
+    expect(checkCommand(cmd(await pic(480, 640, true)), 'face-card-reader')).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/progressive/),
+    });
+    expect(checkCommand(cmd(await pic(600, 800)), 'face-card-reader')).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/600x800/),
+    });
   });
 });
 
@@ -91,7 +114,10 @@ describe('the sharp adapter', () => {
   });
 
   it('orientation is applied before the crop: a stored-landscape, EXIF-portrait picture keeps its full height', async () => {
-    const stored = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#336699' } }).jpeg().withMetadata({ orientation: 6 }).toBuffer();
+    const stored = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#336699' } })
+      .jpeg()
+      .withMetadata({ orientation: 6 })
+      .toBuffer();
     const d = await deriveFace(stored, TERMINAL_FACE);
     if (!d.ok) throw new Error(d.reason);
     // Upright it is 300x400 (already 3:4); unrotated it would have been cropped to 225x300.
@@ -101,7 +127,10 @@ describe('the sharp adapter', () => {
   it('a PNG becomes a JPEG; an undecodable picture is refused with a reason', async () => {
     const png = await deriveFace(Buffer.from(face(5), 'base64'), TERMINAL_FACE);
     expect(png.ok && imageHeader(png.bytes)).toEqual({ type: 'jpeg', width: 48, height: 64, progressive: false });
-    expect(await deriveFace(Buffer.from(undecodableFace(), 'base64'), TERMINAL_FACE)).toEqual({ ok: false, reason: 'the face photo could not be decoded' });
+    expect(await deriveFace(Buffer.from(undecodableFace(), 'base64'), TERMINAL_FACE)).toEqual({
+      ok: false,
+      reason: 'the face photo could not be decoded',
+    });
   });
 
   it('a picture that cannot be brought within the byte limit is refused', async () => {

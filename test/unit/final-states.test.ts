@@ -22,18 +22,36 @@ describe('final states', () => {
 
   it('the writer refuses any change to a booking in a final state and touches nothing', async () => {
     const touched: string[] = [];
-    const spy = new Proxy({}, { get: (_t, name) => async () => { touched.push(String(name)); } });
+    const spy = new Proxy(
+      {},
+      {
+        get: (_t, name) => async () => {
+          touched.push(String(name));
+        },
+      },
+    );
     const writer = new BookingChangeWriter({ meetings: spy as never, events: spy as never, lifecycle: spy as never });
-    const scope = { asset: { kind: 'room', id: 'a', name: 'A', floorName: 'F', config: {} }, project: { id: 'p', timezone: 'UTC', maxHoldMs: 0 } } as BookingScope;
+    const scope = {
+      asset: { kind: 'room', id: 'a', name: 'A', floorName: 'F', config: {} },
+      project: { id: 'p', timezone: 'UTC', maxHoldMs: 0 },
+    } as BookingScope;
     for (const status of ['cancelled', 'done', 'rejected']) {
       const before = { id: 'm', status, start_at: 0, end_at: 1 } as MeetingRow;
-      await expect(writer.apply({} as never, scope, before, {
-        at: 1, set: { status: 'active' }, slots: { replace: { start: 0, end: 1 } }, event: { window: { start: 0, end: 1 }, detail: { kind: 'BOOK' } },
-      })).rejects.toMatchObject({ status: 409, code: 'KS006' });
+      await expect(
+        writer.apply({} as never, scope, before, {
+          at: 1,
+          set: { status: 'active' },
+          slots: { replace: { start: 0, end: 1 } },
+          event: { window: { start: 0, end: 1 }, detail: { kind: 'BOOK' } },
+        }),
+      ).rejects.toMatchObject({ status: 409, code: 'KS006' });
     }
     expect(touched).toEqual([]);
     // A live booking is written.
-    await writer.apply({} as never, scope, { id: 'm', status: 'unpaid', start_at: 0, end_at: 1 } as MeetingRow, { at: 1, set: { status: 'active' } });
+    await writer.apply({} as never, scope, { id: 'm', status: 'unpaid', start_at: 0, end_at: 1 } as MeetingRow, {
+      at: 1,
+      set: { status: 'active' },
+    });
     expect(touched).toEqual(['update']);
   });
 });
@@ -45,7 +63,10 @@ describe('what a settlement does', () => {
   });
   it('refunds at and after the deadline: the booking lapsed, or lapses first when the job has not run', () => {
     expect(settlementDecision({ status: 'pending', expiresAt: due }, 'unpaid', due)).toEqual({ action: 'refund', lapseFirst: true });
-    expect(settlementDecision({ status: 'expired', expiresAt: due }, 'cancelled', due + 1)).toEqual({ action: 'refund', lapseFirst: false });
+    expect(settlementDecision({ status: 'expired', expiresAt: due }, 'cancelled', due + 1)).toEqual({
+      action: 'refund',
+      lapseFirst: false,
+    });
   });
   it('refuses voided and refunded payments, and repeats nothing for a settled one', () => {
     expect(settlementDecision({ status: 'voided', expiresAt: due }, 'cancelled', 0)).toEqual({ action: 'refuse', status: 'voided' });
@@ -53,9 +74,13 @@ describe('what a settlement does', () => {
     expect(settlementDecision({ status: 'settled', expiresAt: due }, 'active', due * 2)).toEqual({ action: 'already-settled' });
   });
   it('never settles for a booking in a final state, whatever the payment and the time', () => {
-    fc.assert(fc.property(
-      fc.constantFrom('pending', 'expired', 'settled', 'voided', 'refunded'), fc.constantFrom(...TERMINAL_STATUSES), fc.integer({ min: 0, max: 2 * due }),
-      (status, meetingStatus, now) => settlementDecision({ status, expiresAt: due }, meetingStatus, now).action !== 'settle',
-    ));
+    fc.assert(
+      fc.property(
+        fc.constantFrom('pending', 'expired', 'settled', 'voided', 'refunded'),
+        fc.constantFrom(...TERMINAL_STATUSES),
+        fc.integer({ min: 0, max: 2 * due }),
+        (status, meetingStatus, now) => settlementDecision({ status, expiresAt: due }, meetingStatus, now).action !== 'settle',
+      ),
+    );
   });
 });

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import ICAL from 'ical.js';
 import { DateTime, IANAZone } from 'luxon';
-import { buildReply, messageHash, parseItip, windowsToIana, type ItipEvent, type ItipMessage } from '../../src/modules/calendar-sync/itip.js';
+import {
+  buildReply,
+  messageHash,
+  parseItip,
+  windowsToIana,
+  type ItipEvent,
+  type ItipMessage,
+} from '../../src/modules/calendar-sync/itip.js';
 import { GOOGLE_SERIES_UID, GOOGLE_UID, OUTLOOK_UID, icsLocal, icsUtc, loadItip } from '../support/itip.js';
 
 const utc = (iso: string) => Date.parse(iso);
@@ -27,7 +34,13 @@ const withLine = (text: string, after: RegExp, line: string) => text.replace(aft
 const without = (text: string, line: RegExp) => text.replace(line, '');
 
 const GOOGLE_ATTENDEES = [
-  { email: 'orchid@rooms.example', name: 'Orchid (Floor 3, 8 seats)', partstat: 'NEEDS-ACTION', role: 'REQ-PARTICIPANT', cutype: 'RESOURCE' },
+  {
+    email: 'orchid@rooms.example',
+    name: 'Orchid (Floor 3, 8 seats)',
+    partstat: 'NEEDS-ACTION',
+    role: 'REQ-PARTICIPANT',
+    cutype: 'RESOURCE',
+  },
   { email: 'ploy.s@corp.example', name: 'Ploy Srisuk', partstat: 'ACCEPTED', role: 'REQ-PARTICIPANT', cutype: 'INDIVIDUAL' },
   { email: 'kenji.w@corp.example', name: 'kenji.w@corp.example', partstat: 'NEEDS-ACTION', role: 'REQ-PARTICIPANT', cutype: 'INDIVIDUAL' },
 ];
@@ -51,7 +64,13 @@ describe('fixtures', () => {
   });
 
   it('loadItip replaces the placeholders it is given', () => {
-    const text = loadItip('utc-request.ics', { UID: 'abc-1', START: '20300102T030405', END: '20300102T040405', SEQ: '7', ROOM: 'lotus@rooms.example' });
+    const text = loadItip('utc-request.ics', {
+      UID: 'abc-1',
+      START: '20300102T030405',
+      END: '20300102T040405',
+      SEQ: '7',
+      ROOM: 'lotus@rooms.example',
+    });
     expect(text).toContain('UID:abc-1\r\n');
     expect(text).toContain('DTSTART:20300102T030405Z\r\n');
     expect(text).toContain('SEQUENCE:7\r\n');
@@ -104,7 +123,9 @@ describe('parseItip: Outlook / Exchange', () => {
     const m = parsed(loadItip('room-declined-reply.ics'));
     expect(m.method).toBe('REPLY');
     expect(m.events[0]).toMatchObject({ uid: OUTLOOK_UID, organizer: null, status: null, start: utc('2026-12-01T03:00:00Z') });
-    expect(m.events[0]!.attendees).toEqual([{ email: 'orchid@rooms.example', name: 'Orchid', partstat: 'DECLINED', role: null, cutype: null }]);
+    expect(m.events[0]!.attendees).toEqual([
+      { email: 'orchid@rooms.example', name: 'Orchid', partstat: 'DECLINED', role: null, cutype: null },
+    ]);
   });
 });
 
@@ -138,8 +159,18 @@ describe('parseItip: Google', () => {
 
   it('google-recurring.ics: RRULE as written', () => {
     const e = only(loadItip('google-recurring.ics'));
-    expect(e).toMatchObject({ uid: GOOGLE_SERIES_UID, rrule: 'FREQ=WEEKLY;BYDAY=MO;COUNT=4', recurrenceId: null, start: utc('2026-12-07T03:00:00Z') });
-    const odd = only(loadItip('google-recurring.ics').replace('RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=4', 'RRULE:FREQ=WEEKLY;WKST=SU;INTERVAL=1;UNTIL=20261228T030000Z;BYDAY=MO,WE'));
+    expect(e).toMatchObject({
+      uid: GOOGLE_SERIES_UID,
+      rrule: 'FREQ=WEEKLY;BYDAY=MO;COUNT=4',
+      recurrenceId: null,
+      start: utc('2026-12-07T03:00:00Z'),
+    });
+    const odd = only(
+      loadItip('google-recurring.ics').replace(
+        'RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=4',
+        'RRULE:FREQ=WEEKLY;WKST=SU;INTERVAL=1;UNTIL=20261228T030000Z;BYDAY=MO,WE',
+      ),
+    );
     expect(odd.rrule).toBe('FREQ=WEEKLY;WKST=SU;INTERVAL=1;UNTIL=20261228T030000Z;BYDAY=MO,WE');
   });
 
@@ -246,7 +277,13 @@ describe('parseItip: UTC and floating', () => {
     for (const re of [/SEQUENCE:[^\r]*\r\n/, /SUMMARY:[^\r]*\r\n/, /METHOD:[^\r]*\r\n/, /PRODID:[^\r]*\r\n/]) text = without(text, re);
     text = text.replace('PARTSTAT=NEEDS-ACTION;', '');
     const m = parsed(text);
-    expect([m.method, m.prodId, m.events[0]!.sequence, m.events[0]!.summary, m.events[0]!.attendees[0]!.partstat]).toEqual(['', null, 0, '', 'NEEDS-ACTION']);
+    expect([m.method, m.prodId, m.events[0]!.sequence, m.events[0]!.summary, m.events[0]!.attendees[0]!.partstat]).toEqual([
+      '',
+      null,
+      0,
+      '',
+      'NEEDS-ACTION',
+    ]);
   });
 
   it('SEQUENCE is a whole number from 0 to 2147483647 (RFC 5545 INTEGER); outside it the message is refused', () => {
@@ -254,11 +291,17 @@ describe('parseItip: UTC and floating', () => {
     const withSeq = (v: string) => base.replace(/SEQUENCE:[^\r]*/, `SEQUENCE:${v}`);
     expect(base).toMatch(/SEQUENCE:/);
     for (const ok of ['0', '7', '2147483647']) expect(only(withSeq(ok)).sequence).toBe(Number(ok));
-    fc.assert(fc.property(fc.oneof(fc.integer({ min: 2_147_483_648, max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: -Number.MAX_SAFE_INTEGER, max: -1 })), (n) => {
-      const errors = errorsOf(withSeq(String(n)));
-      expect(errors).toHaveLength(1);
-      expect(errors[0]).toMatch(new RegExp(`SEQUENCE ${n} is out of range: RFC 5545 allows a whole number from 0 to 2147483647$`));
-    }), { numRuns: 50 });
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.integer({ min: 2_147_483_648, max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: -Number.MAX_SAFE_INTEGER, max: -1 })),
+        (n) => {
+          const errors = errorsOf(withSeq(String(n)));
+          expect(errors).toHaveLength(1);
+          expect(errors[0]).toMatch(new RegExp(`SEQUENCE ${n} is out of range: RFC 5545 allows a whole number from 0 to 2147483647$`));
+        },
+      ),
+      { numRuns: 50 },
+    );
     expect(errorsOf(withSeq('99999999999999999999'))[0]).toMatch(/SEQUENCE 100000000000000000000 is out of range/);
   });
 
@@ -273,7 +316,9 @@ describe('parseItip: UTC and floating', () => {
   });
 
   it('method and status are upper-cased, other methods pass through', () => {
-    const m = parsed(loadItip('utc-request.ics').replace('METHOD:REQUEST', 'METHOD:counter').replace('STATUS:CONFIRMED', 'STATUS:tentative'));
+    const m = parsed(
+      loadItip('utc-request.ics').replace('METHOD:REQUEST', 'METHOD:counter').replace('STATUS:CONFIRMED', 'STATUS:tentative'),
+    );
     expect([m.method, m.events[0]!.status]).toEqual(['COUNTER', 'TENTATIVE']);
   });
 });
@@ -370,7 +415,10 @@ describe('time zone names', () => {
       .replaceAll('TZID=SE Asia Standard Time', 'TZID="(UTC+07:00) Bangkok, Hanoi, Jakarta"')
       .replace('TZID:SE Asia Standard Time', 'TZID:(UTC+07:00) Bangkok, Hanoi, Jakarta');
     expect(only(custom)).toMatchObject({ start: utc('2026-12-01T03:00:00Z'), timeZone: null });
-    const located = custom.replace('TZID:(UTC+07:00) Bangkok, Hanoi, Jakarta\r\n', 'TZID:(UTC+07:00) Bangkok, Hanoi, Jakarta\r\nX-LIC-LOCATION:Asia/Jakarta\r\n');
+    const located = custom.replace(
+      'TZID:(UTC+07:00) Bangkok, Hanoi, Jakarta\r\n',
+      'TZID:(UTC+07:00) Bangkok, Hanoi, Jakarta\r\nX-LIC-LOCATION:Asia/Jakarta\r\n',
+    );
     expect(only(located)).toMatchObject({ start: utc('2026-12-01T03:00:00Z'), timeZone: 'Asia/Jakarta' });
   });
 
@@ -423,12 +471,16 @@ describe('errors (never thrown)', () => {
 describe('random instants round-trip through a UTC REQUEST', () => {
   it('start and end come back to the second', () => {
     fc.assert(
-      fc.property(fc.integer({ min: Date.UTC(2000, 0, 1) / 1000, max: Date.UTC(2099, 11, 31) / 1000 }), fc.integer({ min: 0, max: 86_400 * 3 }), (s, dur) => {
-        const start = s * 1000;
-        const end = start + dur * 1000;
-        const e = only(loadItip('utc-request.ics', { START: icsLocal(start, 'UTC'), END: icsLocal(end, 'UTC'), DTSTAMP: icsUtc(start) }));
-        expect([e.start, e.end, e.dtstamp]).toEqual([start, end, start]);
-      }),
+      fc.property(
+        fc.integer({ min: Date.UTC(2000, 0, 1) / 1000, max: Date.UTC(2099, 11, 31) / 1000 }),
+        fc.integer({ min: 0, max: 86_400 * 3 }),
+        (s, dur) => {
+          const start = s * 1000;
+          const end = start + dur * 1000;
+          const e = only(loadItip('utc-request.ics', { START: icsLocal(start, 'UTC'), END: icsLocal(end, 'UTC'), DTSTAMP: icsUtc(start) }));
+          expect([e.start, e.end, e.dtstamp]).toEqual([start, end, start]);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -478,7 +530,11 @@ describe('buildReply', () => {
     expect(lines).toContain('DTSTART:20261215T040000Z');
     const att = ev.getFirstProperty('attendee')!;
     expect(att.getFirstValue()).toBe('mailto:orchid@rooms.example');
-    expect([att.getParameter('partstat'), att.getParameter('cutype'), att.getParameter('cn')]).toEqual(['DECLINED', 'ROOM', 'Orchid, Floor 3']);
+    expect([att.getParameter('partstat'), att.getParameter('cutype'), att.getParameter('cn')]).toEqual([
+      'DECLINED',
+      'ROOM',
+      'Orchid, Floor 3',
+    ]);
     const org = ev.getFirstProperty('organizer')!;
     expect([org.getFirstValue(), org.getParameter('cn')]).toEqual(['mailto:ploy.s@corp.example', 'Ploy Srisuk']);
   });
@@ -499,7 +555,17 @@ describe('buildReply', () => {
   });
 
   it('leaves out what it is not given', () => {
-    const text = buildReply({ uid: 'u-1', sequence: 0, roomEmail: 'Lotus@Rooms.Example', roomName: 'Lotus', organizer: null, partstat: 'ACCEPTED', comment: 'Accepted', now: 0, prodId: '-//Test//EN' });
+    const text = buildReply({
+      uid: 'u-1',
+      sequence: 0,
+      roomEmail: 'Lotus@Rooms.Example',
+      roomName: 'Lotus',
+      organizer: null,
+      partstat: 'ACCEPTED',
+      comment: 'Accepted',
+      now: 0,
+      prodId: '-//Test//EN',
+    });
     expect(text).not.toMatch(/RECURRENCE-ID|DTSTART|DTEND|SUMMARY|ORGANIZER/);
     expect(text).toContain('PRODID:-//Test//EN\r\n');
     expect(text).toContain('COMMENT:Accepted\r\n');
@@ -517,9 +583,23 @@ describe('buildReply', () => {
         text.filter((s) => s.trim() !== ''),
         fc.option(fc.integer({ min: Date.UTC(2000, 0, 1) / 1000, max: Date.UTC(2099, 0, 1) / 1000 }), { nil: null }),
         (uid, sequence, partstat, comment, roomName, rid) => {
-          const reply = buildReply({ ...input, uid, sequence, partstat, comment, roomName, recurrenceId: rid === null ? null : rid * 1000 });
+          const reply = buildReply({
+            ...input,
+            uid,
+            sequence,
+            partstat,
+            comment,
+            roomName,
+            recurrenceId: rid === null ? null : rid * 1000,
+          });
           const e = only(reply);
-          expect([e.uid, e.sequence, e.attendees[0]!.partstat, e.attendees[0]!.name, e.recurrenceId]).toEqual([uid, sequence, partstat, roomName.trim(), rid === null ? null : rid * 1000]);
+          expect([e.uid, e.sequence, e.attendees[0]!.partstat, e.attendees[0]!.name, e.recurrenceId]).toEqual([
+            uid,
+            sequence,
+            partstat,
+            roomName.trim(),
+            rid === null ? null : rid * 1000,
+          ]);
           const vevent = new ICAL.Component(ICAL.parse(reply)).getFirstSubcomponent('vevent')!;
           expect(vevent.getFirstPropertyValue('comment')).toBe(comment);
         },

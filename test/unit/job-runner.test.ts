@@ -33,7 +33,9 @@ class Store {
   async due(now: number, realNow: number, limit: number, fullKeys: readonly string[]): Promise<Item[]> {
     await yieldNow();
     return [...this.items.values()]
-      .filter((i) => i.status === 'pending' && i.dueAt <= now && (i.leasedUntil === null || i.leasedUntil < realNow) && !fullKeys.includes(i.key))
+      .filter(
+        (i) => i.status === 'pending' && i.dueAt <= now && (i.leasedUntil === null || i.leasedUntil < realNow) && !fullKeys.includes(i.key),
+      )
       .sort((a, b) => a.dueAt - b.dueAt || a.id.localeCompare(b.id))
       .slice(0, limit)
       .map((i) => ({ ...i }));
@@ -54,7 +56,12 @@ class Store {
 
   failed(id: string, retryAt: number | null): void {
     const i = this.items.get(id)!;
-    Object.assign(i, { attempts: i.attempts + 1, leasedUntil: null, status: retryAt === null ? 'failed' : 'pending', dueAt: retryAt ?? i.dueAt });
+    Object.assign(i, {
+      attempts: i.attempts + 1,
+      leasedUntil: null,
+      status: retryAt === null ? 'failed' : 'pending',
+      dueAt: retryAt ?? i.dueAt,
+    });
   }
 }
 
@@ -82,7 +89,8 @@ function setup() {
   const clock = new ManualClock(T0);
   const realClock = new ManualClock(T0);
   const errors: { job: string; message: string }[] = [];
-  const runner = () => new JobRunner({ clock, realClock, onError: (err, { job }) => errors.push({ job, message: (err as Error).message }) });
+  const runner = () =>
+    new JobRunner({ clock, realClock, onError: (err, { job }) => errors.push({ job, message: (err as Error).message }) });
   return { clock, realClock, errors, runner };
 }
 
@@ -122,14 +130,18 @@ describe('job runner: leases', () => {
     const runs = new Map<string, number>();
     const make = () => {
       const r = runner();
-      r.register(storeHandler(store, {
-        name: 'job', concurrency: 4, page: { size: 5 },
-        run: async (i) => {
-          runs.set(i.id, (runs.get(i.id) ?? 0) + 1);
-          await yieldNow();
-          store.done(i.id);
-        },
-      }));
+      r.register(
+        storeHandler(store, {
+          name: 'job',
+          concurrency: 4,
+          page: { size: 5 },
+          run: async (i) => {
+            runs.set(i.id, (runs.get(i.id) ?? 0) + 1);
+            await yieldNow();
+            store.done(i.id);
+          },
+        }),
+      );
       return r;
     };
     await Promise.all([make().drain('job'), make().drain('job')]);
@@ -155,11 +167,23 @@ describe('job runner: retries', () => {
       },
     };
     const r = runner();
-    r.register(storeHandler(store, { name: 'job', retry, run: async () => (attemptsAt.push(clock.now() - T0), Promise.reject(new Error('refused'))) }));
+    r.register(
+      storeHandler(store, {
+        name: 'job',
+        retry,
+        run: async () => (attemptsAt.push(clock.now() - T0), Promise.reject(new Error('refused'))),
+      }),
+    );
 
     await r.drain('job');
     expect(attemptsAt).toEqual([0]);
-    for (const [wait, expected] of [[999, [0]], [1, [0, 1000]], [1999, [0, 1000]], [1, [0, 1000, 3000]], [4000, [0, 1000, 3000, 7000]]] as const) {
+    for (const [wait, expected] of [
+      [999, [0]],
+      [1, [0, 1000]],
+      [1999, [0, 1000]],
+      [1, [0, 1000, 3000]],
+      [4000, [0, 1000, 3000, 7000]],
+    ] as const) {
       clock.advance(wait);
       await r.drain('job');
       expect(attemptsAt).toEqual(expected);
@@ -188,14 +212,19 @@ describe('job runner: retries', () => {
     let failing = true;
     const order: string[] = [];
     const r = runner();
-    r.register(storeHandler(store, {
-      name: 'steps', claim: undefined, cascades: true, page: { size: 1 },
-      run: async (i) => {
-        order.push(i.id);
-        if (i.id === 'bad' && failing) throw new Error('injected');
-        store.done(i.id);
-      },
-    }));
+    r.register(
+      storeHandler(store, {
+        name: 'steps',
+        claim: undefined,
+        cascades: true,
+        page: { size: 1 },
+        run: async (i) => {
+          order.push(i.id);
+          if (i.id === 'bad' && failing) throw new Error('injected');
+          store.done(i.id);
+        },
+      }),
+    );
     await r.drain('steps');
     // One page of one item at a time: the failing item does not hold up the next pages.
     expect(order).toEqual(['bad', 'good1', 'good2']);
@@ -213,10 +242,14 @@ describe('job runner: retries', () => {
     store.add('x', T0);
     const attemptsAt: number[] = [];
     const r = runner();
-    r.register(storeHandler(store, {
-      name: 'job', claim: undefined, retry: { maxAttempts: 3, delayMs: () => 5000 },
-      run: async () => (attemptsAt.push(clock.now() - T0), Promise.reject(new Error('nope'))),
-    }));
+    r.register(
+      storeHandler(store, {
+        name: 'job',
+        claim: undefined,
+        retry: { maxAttempts: 3, delayMs: () => 5000 },
+        run: async () => (attemptsAt.push(clock.now() - T0), Promise.reject(new Error('nope'))),
+      }),
+    );
     await r.drain('job');
     await r.drain('job');
     expect(attemptsAt).toEqual([0]);
@@ -249,17 +282,22 @@ describe('job runner: per-key budget', () => {
     const maxInFlight = new Map<string, number>();
     const gate = deferred();
     const r = runner();
-    r.register(storeHandler(store, {
-      name: 'send', concurrency: Infinity, perKey: { key: (i) => i.key, limit: 2 }, page: { size: 4, max: 8 },
-      run: async (i) => {
-        inFlight.set(i.key, (inFlight.get(i.key) ?? 0) + 1);
-        maxInFlight.set(i.key, Math.max(maxInFlight.get(i.key) ?? 0, inFlight.get(i.key)!));
-        // Long enough for the next item of the same key to start meanwhile.
-        await (i.key === 'slow' ? gate.promise : new Promise((res) => setTimeout(res, 5)));
-        inFlight.set(i.key, inFlight.get(i.key)! - 1);
-        store.done(i.id);
-      },
-    }));
+    r.register(
+      storeHandler(store, {
+        name: 'send',
+        concurrency: Infinity,
+        perKey: { key: (i) => i.key, limit: 2 },
+        page: { size: 4, max: 8 },
+        run: async (i) => {
+          inFlight.set(i.key, (inFlight.get(i.key) ?? 0) + 1);
+          maxInFlight.set(i.key, Math.max(maxInFlight.get(i.key) ?? 0, inFlight.get(i.key)!));
+          // Long enough for the next item of the same key to start meanwhile.
+          await (i.key === 'slow' ? gate.promise : new Promise((res) => setTimeout(res, 5)));
+          inFlight.set(i.key, inFlight.get(i.key)! - 1);
+          store.done(i.id);
+        },
+      }),
+    );
     r.start(); // a freed slot starts another pass at once (the interval is a minute)
     await r.poke('send');
     const pendingOf = (key: string) => [...store.items.values()].filter((i) => i.key === key && i.status === 'pending').length;
@@ -303,7 +341,9 @@ describe('job runner: replay', () => {
     // Pages of one item: the merge must read further pages of one handler before moving on to the other's.
     r.register(storeHandler(rooms, { name: 'rooms', concurrency: 4, page: { size: 1 }, replay: true, run: run(rooms) }));
     r.register(storeHandler(other, { name: 'other', run: run(other) }));
-    r.register(storeHandler(desks, { name: 'desks', concurrency: 4, perKey: { key: (i) => i.key, limit: 1 }, replay: true, run: run(desks) }));
+    r.register(
+      storeHandler(desks, { name: 'desks', concurrency: 4, perKey: { key: (i) => i.key, limit: 1 }, replay: true, run: run(desks) }),
+    );
     // Service time stays at T0: a replay reads as of `until`.
     await r.replay(T0 + 60);
     expect(order).toEqual(['r-10', 'd-20', 'r-30', 'd-40', 'd-45', 'r-50']);
@@ -326,15 +366,18 @@ describe('job runner: replay', () => {
     const gate = deferred();
     const order: string[] = [];
     const r = runner();
-    r.register(storeHandler(store, {
-      name: 'steps', replay: true,
-      run: async (i) => {
-        order.push(`start ${i.id}`);
-        if (i.id === 'a') await gate.promise;
-        store.done(i.id);
-        order.push(`end ${i.id}`);
-      },
-    }));
+    r.register(
+      storeHandler(store, {
+        name: 'steps',
+        replay: true,
+        run: async (i) => {
+          order.push(`start ${i.id}`);
+          if (i.id === 'a') await gate.promise;
+          store.done(i.id);
+          order.push(`end ${i.id}`);
+        },
+      }),
+    );
     const pass = r.poke('steps');
     await vi.waitFor(() => expect(order).toEqual(['start a']));
     const first = r.replay(T0 + 1000).then(() => order.push('replay 1 done'));
@@ -356,15 +399,19 @@ describe('job runner: stop', () => {
     const started: string[] = [];
     const finished: string[] = [];
     const r = runner();
-    r.register(storeHandler(store, {
-      name: 'send', concurrency: 2, intervalMs: 5,
-      run: async (i) => {
-        started.push(i.id);
-        await gates.get(i.id)?.promise;
-        store.done(i.id);
-        finished.push(i.id);
-      },
-    }));
+    r.register(
+      storeHandler(store, {
+        name: 'send',
+        concurrency: 2,
+        intervalMs: 5,
+        run: async (i) => {
+          started.push(i.id);
+          await gates.get(i.id)?.promise;
+          store.done(i.id);
+          finished.push(i.id);
+        },
+      }),
+    );
     r.start();
     await vi.waitFor(() => expect(started).toEqual(['a', 'b']), { timeout: 2000, interval: 5 });
     let stopped = false;
@@ -388,14 +435,17 @@ describe('job runner: stop', () => {
     const gate = deferred();
     const started: string[] = [];
     const r = runner();
-    r.register(storeHandler(store, {
-      name: 'steps', claim: undefined,
-      run: async (i) => {
-        started.push(i.id);
-        await gate.promise;
-        store.done(i.id);
-      },
-    }));
+    r.register(
+      storeHandler(store, {
+        name: 'steps',
+        claim: undefined,
+        run: async (i) => {
+          started.push(i.id);
+          await gate.promise;
+          store.done(i.id);
+        },
+      }),
+    );
     const pass = r.poke('steps');
     await vi.waitFor(() => expect(started).toEqual(['a']));
     const stopping = r.stop();
@@ -412,13 +462,17 @@ describe('periodic jobs', () => {
     const runsAt: number[] = [];
     let fail = false;
     const r = runner();
-    r.register(periodicJob({
-      name: 'purge', everyMs: 3_600_000, clock: realClock,
-      run: async () => {
-        runsAt.push(realClock.now() - T0);
-        if (fail) throw new Error('store down');
-      },
-    }));
+    r.register(
+      periodicJob({
+        name: 'purge',
+        everyMs: 3_600_000,
+        clock: realClock,
+        run: async () => {
+          runsAt.push(realClock.now() - T0);
+          if (fail) throw new Error('store down');
+        },
+      }),
+    );
     await r.drain();
     realClock.advance(3_599_999);
     await r.drain();

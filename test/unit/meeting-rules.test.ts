@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  PIN_LOCK_THRESHOLD, cancelRefusal, checkInRefusal, checkOutEnd, checkOutRefusal, updateRefusal,
-  type Caller, type MeetingFacts, type MeetingStatus,
+  PIN_LOCK_THRESHOLD,
+  cancelRefusal,
+  checkInRefusal,
+  checkOutEnd,
+  checkOutRefusal,
+  updateRefusal,
+  type Caller,
+  type MeetingFacts,
+  type MeetingStatus,
 } from '../../src/modules/booking/rules/meeting-rules.js';
 
 const MIN = 60_000;
@@ -84,10 +91,15 @@ describe('cancel, check-out and update refusals', () => {
     const none = { movesStart: false, changesTimes: false, organizerBlocked: false };
     expect(updateRefusal(meeting({ status: 'cancelled' }), organizer, none)).toMatchObject({ code: 'KS072' });
     expect(updateRefusal(meeting({ status: 'unpaid' }), organizer, none)).toMatchObject({ status: 422 });
-    expect(updateRefusal(meeting({ status: 'checked-in' }), organizer, { ...none, movesStart: true, changesTimes: true })).toMatchObject({ status: 409 });
+    expect(updateRefusal(meeting({ status: 'checked-in' }), organizer, { ...none, movesStart: true, changesTimes: true })).toMatchObject({
+      status: 409,
+    });
     expect(updateRefusal(meeting({ status: 'checked-in' }), organizer, { ...none, changesTimes: true })).toBeNull();
     expect(updateRefusal(meeting(), organizer, { ...none, organizerBlocked: true })).toBeNull();
-    expect(updateRefusal(meeting(), organizer, { ...none, changesTimes: true, organizerBlocked: true })).toMatchObject({ status: 403, code: 'MEETING_049' });
+    expect(updateRefusal(meeting(), organizer, { ...none, changesTimes: true, organizerBlocked: true })).toMatchObject({
+      status: 403,
+      code: 'MEETING_049',
+    });
     expect(code(updateRefusal(meeting(), stranger, none))).toBe('MEETING_003');
     expect(code(updateRefusal(meeting(), { ...stranger, pinMatches: false }, none))).toBe('MEETING_042');
   });
@@ -97,7 +109,10 @@ describe('closed asset statuses', () => {
   it('rooms close when inactive; desks when inactive or suspended', async () => {
     const { isClosedStatus } = await import('../../src/modules/booking/rules/asset-config.js');
     expect(['active', 'inactive'].filter((s) => isClosedStatus('room', s))).toEqual(['inactive']);
-    expect(['active', 'inactive', 'in-used', 'reserved', 'suspended'].filter((s) => isClosedStatus('desk', s))).toEqual(['inactive', 'suspended']);
+    expect(['active', 'inactive', 'in-used', 'reserved', 'suspended'].filter((s) => isClosedStatus('desk', s))).toEqual([
+      'inactive',
+      'suspended',
+    ]);
   });
 });
 

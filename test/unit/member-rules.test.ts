@@ -19,20 +19,44 @@ describe('normalizePhone', () => {
 describe('resolveMember', () => {
   const none = new Map<string, string>();
   it('link first, then email, phone, employeeId; else provisioned', () => {
-    expect(resolveMember({ externalUserId: 'x', linked: 'u1', byKey: { email: 'u1' }, linkOf: new Map([['u1', 'x']]) })).toEqual({ kind: 'existing', userId: 'u1', matchedBy: 'link' });
-    expect(resolveMember({ externalUserId: 'x', byKey: { email: 'u2', phone: 'u2' }, linkOf: none })).toEqual({ kind: 'existing', userId: 'u2', matchedBy: 'email' });
-    expect(resolveMember({ externalUserId: 'x', byKey: { phone: 'u3' }, linkOf: none })).toEqual({ kind: 'existing', userId: 'u3', matchedBy: 'phone' });
-    expect(resolveMember({ externalUserId: 'x', byKey: { employeeId: 'u4' }, linkOf: none })).toEqual({ kind: 'existing', userId: 'u4', matchedBy: 'employeeId' });
+    expect(resolveMember({ externalUserId: 'x', linked: 'u1', byKey: { email: 'u1' }, linkOf: new Map([['u1', 'x']]) })).toEqual({
+      kind: 'existing',
+      userId: 'u1',
+      matchedBy: 'link',
+    });
+    expect(resolveMember({ externalUserId: 'x', byKey: { email: 'u2', phone: 'u2' }, linkOf: none })).toEqual({
+      kind: 'existing',
+      userId: 'u2',
+      matchedBy: 'email',
+    });
+    expect(resolveMember({ externalUserId: 'x', byKey: { phone: 'u3' }, linkOf: none })).toEqual({
+      kind: 'existing',
+      userId: 'u3',
+      matchedBy: 'phone',
+    });
+    expect(resolveMember({ externalUserId: 'x', byKey: { employeeId: 'u4' }, linkOf: none })).toEqual({
+      kind: 'existing',
+      userId: 'u4',
+      matchedBy: 'employeeId',
+    });
     expect(resolveMember({ externalUserId: 'x', byKey: {}, linkOf: none })).toEqual({ kind: 'new', matchedBy: 'provisioned' });
   });
   it('conflicts: another member than the linked one, two people, a member managed under another id', () => {
-    expect(resolveMember({ externalUserId: 'x', linked: 'u1', byKey: { phone: 'u2' }, linkOf: none })).toEqual({ kind: 'conflict', conflict: { conflictKey: 'phone' } });
-    expect(resolveMember({ externalUserId: 'x', byKey: { email: 'u1', employeeId: 'u2' }, linkOf: none })).toEqual({ kind: 'conflict', conflict: { conflictKey: 'employeeId' } });
+    expect(resolveMember({ externalUserId: 'x', linked: 'u1', byKey: { phone: 'u2' }, linkOf: none })).toEqual({
+      kind: 'conflict',
+      conflict: { conflictKey: 'phone' },
+    });
+    expect(resolveMember({ externalUserId: 'x', byKey: { email: 'u1', employeeId: 'u2' }, linkOf: none })).toEqual({
+      kind: 'conflict',
+      conflict: { conflictKey: 'employeeId' },
+    });
     expect(resolveMember({ externalUserId: 'x', byKey: { email: 'u1' }, linkOf: new Map([['u1', 'y']]) })).toEqual({
-      kind: 'conflict', conflict: { conflictKey: 'email', linkedExternalUserId: 'y' },
+      kind: 'conflict',
+      conflict: { conflictKey: 'email', linkedExternalUserId: 'y' },
     });
     expect(resolveMember({ externalUserId: 'x', linked: 'u1', byKey: { employeeId: 'u2' }, linkOf: new Map([['u2', 'z']]) })).toEqual({
-      kind: 'conflict', conflict: { conflictKey: 'employeeId', linkedExternalUserId: 'z' },
+      kind: 'conflict',
+      conflict: { conflictKey: 'employeeId', linkedExternalUserId: 'z' },
     });
   });
 });

@@ -33,19 +33,23 @@ describe('payment deadlines', () => {
   });
 
   it('property: the deadline lies in [now, min(start, now + 7 days)] and the reminder before it', () => {
-    fc.assert(fc.property(
-      fc.integer({ min: -10_000, max: 100_000 }), fc.option(fc.integer({ min: 0, max: 50_000 })), fc.option(fc.integer({ min: 0, max: 50_000 })),
-      (startMin, req, proj) => {
-        const start = now + startMin * MIN;
-        const d = holdDeadline({ now, start, requestedMinutes: req, projectMinutes: proj });
-        expect(d).toBeGreaterThanOrEqual(now);
-        expect(d).toBeLessThanOrEqual(Math.max(now, Math.min(start, now + 10_080 * MIN)));
-        const r = holdReminderAt(now, d);
-        if (r !== null) {
-          expect(r).toBeGreaterThan(now);
-          expect(r).toBeLessThan(d);
-        }
-      },
-    ));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -10_000, max: 100_000 }),
+        fc.option(fc.integer({ min: 0, max: 50_000 })),
+        fc.option(fc.integer({ min: 0, max: 50_000 })),
+        (startMin, req, proj) => {
+          const start = now + startMin * MIN;
+          const d = holdDeadline({ now, start, requestedMinutes: req, projectMinutes: proj });
+          expect(d).toBeGreaterThanOrEqual(now);
+          expect(d).toBeLessThanOrEqual(Math.max(now, Math.min(start, now + 10_080 * MIN)));
+          const r = holdReminderAt(now, d);
+          if (r !== null) {
+            expect(r).toBeGreaterThan(now);
+            expect(r).toBeLessThan(d);
+          }
+        },
+      ),
+    );
   });
 });

@@ -17,16 +17,15 @@ const money = fc.oneof(
   fc.integer({ min: 1, max: 100_000 }).map((n) => n / 1000),
 );
 
-const rateArb = fc.record(
-  { perHour: money, perDay: money, amount: money },
-  { requiredKeys: ['perHour', 'perDay'] },
-);
+const rateArb = fc.record({ perHour: money, perDay: money, amount: money }, { requiredKeys: ['perHour', 'perDay'] });
 
 const promoArb: fc.Arbitrary<PromoTerms | undefined> = fc.option(
-  fc.oneof(
-    fc.integer({ min: 1, max: 10_000 }).map((n) => ({ percentOff: n / 100 })),
-    money.filter((m) => m > 0).map((amountOff) => ({ amountOff })),
-  ).map((off) => ({ code: 'P', name: 'Promo', active: true, ...off })),
+  fc
+    .oneof(
+      fc.integer({ min: 1, max: 10_000 }).map((n) => ({ percentOff: n / 100 })),
+      money.filter((m) => m > 0).map((amountOff) => ({ amountOff })),
+    )
+    .map((off) => ({ code: 'P', name: 'Promo', active: true, ...off })),
   { nil: undefined },
 );
 

@@ -134,7 +134,9 @@ describe('priceBooking: time charge', () => {
     const p = price(input({ chargeRate: { perHour: 0, perDay: 0 }, minutes: 600 }));
     expect(p.summary).toEqual({ subtotal: 0, total: 0, discounts: [] });
     expect(price(input({ chargeRate: { perHour: 0, perDay: 0 }, promo: promo({ amountOff: 50 }) })).summary).toEqual({
-      subtotal: 0, total: 0, discounts: [{ code: 'SAVE', value: 0, name: 'Save some' }],
+      subtotal: 0,
+      total: 0,
+      discounts: [{ code: 'SAVE', value: 0, name: 'Save some' }],
     });
   });
 
@@ -188,7 +190,9 @@ describe('priceBooking: promo codes', () => {
 
   it('refuses an unknown code', () => {
     expect(refusal(input({ promo: { code: 'NOPE', terms: null } }))).toEqual({
-      kind: 'UNKNOWN', code: 'NOPE', message: 'promoCode "NOPE" is not a promo code of this project',
+      kind: 'UNKNOWN',
+      code: 'NOPE',
+      message: 'promoCode "NOPE" is not a promo code of this project',
     });
   });
 
@@ -198,7 +202,11 @@ describe('priceBooking: promo codes', () => {
 
   it('refuses a code before its window and after it, naming the local time', () => {
     const early = refusal(input({ promo: promo({ percentOff: 10, validFrom: at('2025-06-01T10:00:00+07:00') }) }));
-    expect(early).toEqual({ kind: 'NOT_YET_VALID', code: 'SAVE', message: 'promoCode "SAVE" is valid from 2025-06-01 10:00 (Asia/Bangkok)' });
+    expect(early).toEqual({
+      kind: 'NOT_YET_VALID',
+      code: 'SAVE',
+      message: 'promoCode "SAVE" is valid from 2025-06-01 10:00 (Asia/Bangkok)',
+    });
     const late = refusal(input({ promo: promo({ percentOff: 10, validUntil: NOW }) }));
     expect(late).toEqual({ kind: 'EXPIRED', code: 'SAVE', message: 'promoCode "SAVE" expired at 2025-06-01 07:00 (Asia/Bangkok)' });
   });

@@ -19,9 +19,18 @@ describe('mayBookPrivately', () => {
   });
 
   it('is exactly "public, or any one of the grounds"', () => {
-    fc.assert(fc.property(fc.boolean(), fc.constantFrom('member', 'visitor', null), fc.boolean(), fc.boolean(), (pub, membership, staff, role) => {
-      const expected = pub || membership === 'member' || staff || role;
-      expect(mayBookPrivately({ assetIsPublic: pub, membership: membership as 'member' | 'visitor' | null, brandStaff: staff, appHasRole: role })).toBe(expected);
-    }));
+    fc.assert(
+      fc.property(fc.boolean(), fc.constantFrom('member', 'visitor', null), fc.boolean(), fc.boolean(), (pub, membership, staff, role) => {
+        const expected = pub || membership === 'member' || staff || role;
+        expect(
+          mayBookPrivately({
+            assetIsPublic: pub,
+            membership: membership as 'member' | 'visitor' | null,
+            brandStaff: staff,
+            appHasRole: role,
+          }),
+        ).toBe(expected);
+      }),
+    );
   });
 });

@@ -13,31 +13,41 @@ function expand(rule: string, startIso: string, minutes: number, zone = BKK) {
   const start = local(startIso, zone);
   const res = expandRecurrence(parsed.rule, { start, end: start + minutes * 60_000 }, zone);
   if (!res.ok) throw new Error(res.errors.join('; '));
-  return res.occurrences.map((o) => DateTime.fromMillis(o.start, { zone }).toFormat("ccc yyyy-MM-dd HH:mm"));
+  return res.occurrences.map((o) => DateTime.fromMillis(o.start, { zone }).toFormat('ccc yyyy-MM-dd HH:mm'));
 }
 
 describe('recurrence rules', () => {
   it('daily with COUNT', () => {
     expect(expand('FREQ=DAILY;COUNT=3', '2026-12-01T09:00', 60)).toEqual([
-      'Tue 2026-12-01 09:00', 'Wed 2026-12-02 09:00', 'Thu 2026-12-03 09:00',
+      'Tue 2026-12-01 09:00',
+      'Wed 2026-12-02 09:00',
+      'Thu 2026-12-03 09:00',
     ]);
   });
 
   it('daily with INTERVAL and UNTIL (date, inclusive)', () => {
     expect(expand('RRULE:FREQ=DAILY;INTERVAL=2;UNTIL=20261205', '2026-12-01T09:00', 60)).toEqual([
-      'Tue 2026-12-01 09:00', 'Thu 2026-12-03 09:00', 'Sat 2026-12-05 09:00',
+      'Tue 2026-12-01 09:00',
+      'Thu 2026-12-03 09:00',
+      'Sat 2026-12-05 09:00',
     ]);
   });
 
   it('weekly on several days, starting mid-week', () => {
     expect(expand('FREQ=WEEKLY;BYDAY=MO,WE,FR;COUNT=5', '2026-12-02T14:00', 30)).toEqual([
-      'Wed 2026-12-02 14:00', 'Fri 2026-12-04 14:00', 'Mon 2026-12-07 14:00', 'Wed 2026-12-09 14:00', 'Fri 2026-12-11 14:00',
+      'Wed 2026-12-02 14:00',
+      'Fri 2026-12-04 14:00',
+      'Mon 2026-12-07 14:00',
+      'Wed 2026-12-09 14:00',
+      'Fri 2026-12-11 14:00',
     ]);
   });
 
   it('every other week on the start weekday', () => {
     expect(expand('FREQ=WEEKLY;INTERVAL=2;COUNT=3', '2026-12-01T10:00', 60)).toEqual([
-      'Tue 2026-12-01 10:00', 'Tue 2026-12-15 10:00', 'Tue 2026-12-29 10:00',
+      'Tue 2026-12-01 10:00',
+      'Tue 2026-12-15 10:00',
+      'Tue 2026-12-29 10:00',
     ]);
   });
 
@@ -78,7 +88,9 @@ describe('recurrence rules', () => {
           const parsed = parseRecurrence(rule, zone);
           expect(parsed.ok).toBe(true);
           if (!parsed.ok) return;
-          const first = DateTime.fromISO('2026-12-01T00:00', { zone }).plus({ days: dayOffset }).set({ hour: Math.floor(minuteOfDay / 60), minute: minuteOfDay % 60 });
+          const first = DateTime.fromISO('2026-12-01T00:00', { zone })
+            .plus({ days: dayOffset })
+            .set({ hour: Math.floor(minuteOfDay / 60), minute: minuteOfDay % 60 });
           const start = first.toMillis();
           const res = expandRecurrence(parsed.rule, { start, end: start + 45 * 60_000 }, zone);
           expect(res.ok).toBe(true);

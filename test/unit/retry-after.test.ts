@@ -30,8 +30,16 @@ describe('Retry-After', () => {
     ['ECONNRESET', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), 503],
     ['EPIPE', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }), 503],
     ['ETIMEDOUT', Object.assign(new Error('connect ETIMEDOUT 10.0.0.1:5432'), { code: 'ETIMEDOUT' }), 503],
-    ['a refused connection to several addresses (AggregateError, empty message)', Object.assign(new AggregateError([Object.assign(new Error('connect ECONNREFUSED ::1:5432'), { code: 'ECONNREFUSED' })], ''), {}), 503],
-    ['a wrapped refusal (cause)', new Error('query failed', { cause: pgError('57P01', 'terminating connection due to administrator command') }), 503],
+    [
+      'a refused connection to several addresses (AggregateError, empty message)',
+      Object.assign(new AggregateError([Object.assign(new Error('connect ECONNREFUSED ::1:5432'), { code: 'ECONNREFUSED' })], ''), {}),
+      503,
+    ],
+    [
+      'a wrapped refusal (cause)',
+      new Error('query failed', { cause: pgError('57P01', 'terminating connection due to administrator command') }),
+      503,
+    ],
     ['pg pool: connect timeout', new Error('timeout exceeded when trying to connect'), 503],
     ['pg pool: Connection terminated due to connection timeout', new Error('Connection terminated due to connection timeout'), 503],
   ])('%s → %i with a whole number of seconds', (_name, err, status) => {
@@ -59,7 +67,9 @@ describe('Retry-After', () => {
   });
 
   it('a SQLSTATE names what happened: its message is not second-guessed', () => {
-    expect(toErrorResponse(pgError('23505', 'duplicate key value violates unique constraint "x" (terminating connection)')).status).toBe(500);
+    expect(toErrorResponse(pgError('23505', 'duplicate key value violates unique constraint "x" (terminating connection)')).status).toBe(
+      500,
+    );
     expect(toErrorResponse(pgError('42P01', 'relation "too many clients" does not exist')).status).toBe(500);
   });
 

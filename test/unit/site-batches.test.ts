@@ -19,7 +19,12 @@ describe('sameColumnChunks', () => {
       const sig = Object.keys(chunk[0]).sort().join();
       for (const r of chunk) expect(Object.keys(r).sort().join()).toBe(sig);
     }
-    expect(chunks.flat().map((r) => r.id).sort()).toEqual(['a', 'b', 'c', 'd']);
+    expect(
+      chunks
+        .flat()
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(['a', 'b', 'c', 'd']);
   });
 
   it('caps rows per statement and values per statement', () => {

@@ -12,7 +12,11 @@ const kinds = (t: { kind: string; dueAt: number }[]) => t.map((x) => `${x.kind}@
 describe('planTimers', () => {
   it('plans the default steps of the spec', () => {
     expect(kinds(planTimers({ start, end }, MEETING_CONFIG_DEFAULTS, { allDay: false, now }))).toEqual([
-      'reminder@-15', 'no-show-warning@10', 'no-show-cancel@15', 'ending-soon@45', 'end@60',
+      'reminder@-15',
+      'no-show-warning@10',
+      'no-show-cancel@15',
+      'ending-soon@45',
+      'end@60',
     ]);
   });
 
@@ -23,17 +27,29 @@ describe('planTimers', () => {
 
   it('postStartExpireMinutes 0 checks in at the start instead of a no-show', () => {
     const mc = { ...MEETING_CONFIG_DEFAULTS, postStartExpireMinutes: 0 };
-    expect(kinds(planTimers({ start, end }, mc, { allDay: false, now }))).toEqual(['reminder@-15', 'auto-check-in@0', 'ending-soon@45', 'end@60']);
+    expect(kinds(planTimers({ start, end }, mc, { allDay: false, now }))).toEqual([
+      'reminder@-15',
+      'auto-check-in@0',
+      'ending-soon@45',
+      'end@60',
+    ]);
   });
 
   it('no no-show steps for all-day bookings', () => {
-    expect(kinds(planTimers({ start, end }, MEETING_CONFIG_DEFAULTS, { allDay: true, now }))).toEqual(['reminder@-15', 'ending-soon@45', 'end@60']);
+    expect(kinds(planTimers({ start, end }, MEETING_CONFIG_DEFAULTS, { allDay: true, now }))).toEqual([
+      'reminder@-15',
+      'ending-soon@45',
+      'end@60',
+    ]);
   });
 
   it('skips a reminder already past at booking time and never sends ending-soon before the start', () => {
     const short = { start, end: start + 10 * MIN };
     expect(kinds(planTimers(short, MEETING_CONFIG_DEFAULTS, { allDay: false, now: start - 5 * MIN }))).toEqual([
-      'ending-soon@0', 'no-show-warning@10', 'end@10', 'no-show-cancel@15',
+      'ending-soon@0',
+      'no-show-warning@10',
+      'end@10',
+      'no-show-cancel@15',
     ]);
   });
 

@@ -7,10 +7,20 @@ describe('validation messages', () => {
   it('gives one readable message per violated constraint', () => {
     const messages = formatValidationErrors(
       [
-        { instancePath: '', keyword: 'required', params: { missingProperty: 'projectId' }, message: "must have required property 'projectId'" },
+        {
+          instancePath: '',
+          keyword: 'required',
+          params: { missingProperty: 'projectId' },
+          message: "must have required property 'projectId'",
+        },
         { instancePath: '/limit', keyword: 'maximum', params: { limit: 3000 }, message: 'must be <= 3000' },
         { instancePath: '/startDateTime', keyword: 'format', params: { format: 'date-time' }, message: 'must match format "date-time"' },
-        { instancePath: '/items/0/type', keyword: 'enum', params: { allowedValues: ['a', 'b'] }, message: 'must be equal to one of the allowed values' },
+        {
+          instancePath: '/items/0/type',
+          keyword: 'enum',
+          params: { allowedValues: ['a', 'b'] },
+          message: 'must be equal to one of the allowed values',
+        },
       ],
       'querystring',
     );
@@ -24,14 +34,30 @@ describe('validation messages', () => {
 
   it('collapses a bad value of a union of literals (anyOf of const) into one message', () => {
     const branch = (i: number, value: string) => ({
-      instancePath: '/type', schemaPath: `#/properties/type/anyOf/${i}/const`, keyword: 'const', params: { allowedValue: value }, message: 'must be equal to constant',
+      instancePath: '/type',
+      schemaPath: `#/properties/type/anyOf/${i}/const`,
+      keyword: 'const',
+      params: { allowedValue: value },
+      message: 'must be equal to constant',
     });
     const messages = formatValidationErrors(
       [
         branch(0, 'normal'),
         branch(1, 'bedroom'),
-        { instancePath: '/type', schemaPath: '#/properties/type/anyOf', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
-        { instancePath: '/limit', schemaPath: '#/properties/limit/maximum', keyword: 'maximum', params: { limit: 3000 }, message: 'must be <= 3000' },
+        {
+          instancePath: '/type',
+          schemaPath: '#/properties/type/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        },
+        {
+          instancePath: '/limit',
+          schemaPath: '#/properties/limit/maximum',
+          keyword: 'maximum',
+          params: { limit: 3000 },
+          message: 'must be <= 3000',
+        },
       ] as never,
       'querystring',
     );
@@ -40,17 +66,48 @@ describe('validation messages', () => {
 
   it('collapses each bad item of an array of literals separately, and keeps a non-literal anyOf as it is', () => {
     const item = (i: number) => [
-      { instancePath: `/statuses/${i}`, schemaPath: '#/properties/statuses/items/anyOf/0/const', keyword: 'const', params: { allowedValue: 'active' } },
-      { instancePath: `/statuses/${i}`, schemaPath: '#/properties/statuses/items/anyOf/1/const', keyword: 'const', params: { allowedValue: 'cancelled' } },
-      { instancePath: `/statuses/${i}`, schemaPath: '#/properties/statuses/items/anyOf', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
+      {
+        instancePath: `/statuses/${i}`,
+        schemaPath: '#/properties/statuses/items/anyOf/0/const',
+        keyword: 'const',
+        params: { allowedValue: 'active' },
+      },
+      {
+        instancePath: `/statuses/${i}`,
+        schemaPath: '#/properties/statuses/items/anyOf/1/const',
+        keyword: 'const',
+        params: { allowedValue: 'cancelled' },
+      },
+      {
+        instancePath: `/statuses/${i}`,
+        schemaPath: '#/properties/statuses/items/anyOf',
+        keyword: 'anyOf',
+        params: {},
+        message: 'must match a schema in anyOf',
+      },
     ];
     const other = [
       { instancePath: '/when', schemaPath: '#/properties/when/anyOf/0/format', keyword: 'format', params: { format: 'date-time' } },
-      { instancePath: '/when', schemaPath: '#/properties/when/anyOf/1/type', keyword: 'type', params: { type: 'null' }, message: 'must be null' },
-      { instancePath: '/when', schemaPath: '#/properties/when/anyOf', keyword: 'anyOf', params: {}, message: 'must match a schema in anyOf' },
+      {
+        instancePath: '/when',
+        schemaPath: '#/properties/when/anyOf/1/type',
+        keyword: 'type',
+        params: { type: 'null' },
+        message: 'must be null',
+      },
+      {
+        instancePath: '/when',
+        schemaPath: '#/properties/when/anyOf',
+        keyword: 'anyOf',
+        params: {},
+        message: 'must match a schema in anyOf',
+      },
     ];
     const messages = formatValidationErrors([...item(0), ...item(2), ...other] as never, 'body');
-    expect(messages.slice(0, 2)).toEqual(['body.statuses[0] must be one of: active, cancelled', 'body.statuses[2] must be one of: active, cancelled']);
+    expect(messages.slice(0, 2)).toEqual([
+      'body.statuses[0] must be one of: active, cancelled',
+      'body.statuses[2] must be one of: active, cancelled',
+    ]);
     expect(messages.slice(2)).toHaveLength(3);
   });
 

@@ -17,7 +17,8 @@ describe('plate keys', () => {
   it('Thai plates written with spaces, dashes or padding are one plate', () => {
     const key = plateKey('1กข 1234');
     expect(key).toBe('1กข1234');
-    for (const p of ['1กข-1234', ' 1 กข 1234 ', '1กข1234', '1 กข - 1234', '1กข.1234', '1กข\t1234', '1กข–1234']) expect(plateKey(p)).toBe(key);
+    for (const p of ['1กข-1234', ' 1 กข 1234 ', '1กข1234', '1 กข - 1234', '1กข.1234', '1กข\t1234', '1กข–1234'])
+      expect(plateKey(p)).toBe(key);
   });
 
   it('Latin plates ignore case, spaces, dashes and dots', () => {
@@ -115,11 +116,20 @@ describe('validity window', () => {
     expect(end - at('2025-09-06T00:00', 'America/Santiago')).toBe(24 * HOUR); // the hour skipped is the next day's first
     // A visit on the short day itself ends at the next real midnight, not at 01:00.
     const short = at('2025-09-07T10:00', 'America/Santiago');
-    expect(DateTime.fromMillis(validUntil(short, null, 'America/Santiago'), { zone: 'America/Santiago' }).toISO()).toBe('2025-09-08T00:00:00.000-03:00');
+    expect(DateTime.fromMillis(validUntil(short, null, 'America/Santiago'), { zone: 'America/Santiago' }).toISO()).toBe(
+      '2025-09-08T00:00:00.000-03:00',
+    );
   });
 
   it('property: a null end lies within (start, start + 25 h] and is the start of the next local day', () => {
-    const zones = fc.constantFrom('Asia/Bangkok', 'America/New_York', 'Europe/London', 'Australia/Lord_Howe', 'America/Santiago', 'Pacific/Chatham');
+    const zones = fc.constantFrom(
+      'Asia/Bangkok',
+      'America/New_York',
+      'Europe/London',
+      'Australia/Lord_Howe',
+      'America/Santiago',
+      'Pacific/Chatham',
+    );
     fc.assert(
       fc.property(fc.integer({ min: Date.parse('2020-01-01'), max: Date.parse('2035-01-01') }), zones, (start, zone) => {
         const end = validUntil(start, null, zone);
@@ -168,7 +178,8 @@ describe('status and scans', () => {
   });
 
   it('property: a pick is granted whenever any candidate would be', () => {
-    const cand = fc.record({ startAt: fc.integer({ min: 0, max: 100 }), len: fc.integer({ min: 1, max: 50 }), cancelled: fc.boolean() })
+    const cand = fc
+      .record({ startAt: fc.integer({ min: 0, max: 100 }), len: fc.integer({ min: 1, max: 50 }), cancelled: fc.boolean() })
       .map((c) => ({ startAt: c.startAt, endAt: c.startAt + c.len, cancelledAt: c.cancelled ? 0 : null }));
     fc.assert(
       fc.property(fc.array(cand, { maxLength: 6 }), fc.integer({ min: 0, max: 160 }), (cs, t) => {

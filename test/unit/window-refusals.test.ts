@@ -32,6 +32,8 @@ describe('conflictMessage names what actually conflicts (KS012)', () => {
 
   it('without the requested window, describes the hold as before', () => {
     const c = findConflict({ start: at('10:00'), end: at('11:05'), cleanupMinutes: 15, bookings: [existing] })!;
-    expect(conflictMessage(c, TZ, 'room')).toBe('The room is booked 2030-03-04 11:15–12:00 and held for cleaning until 12:15 (Asia/Bangkok)');
+    expect(conflictMessage(c, TZ, 'room')).toBe(
+      'The room is booked 2030-03-04 11:15–12:00 and held for cleaning until 12:15 (Asia/Bangkok)',
+    );
   });
 });

@@ -31,7 +31,15 @@ import { connect, type MqttClient } from 'mqtt';
 import { checkCommand } from '../../src/modules/devices/rules/device-command-check.js';
 import { subjectKey, type SubjectKind } from '../../src/modules/devices/rules/subject-state.js';
 import type { FailureKind, WireAck, WireCommand } from '../../src/modules/devices/transport.js';
-import { mqttTopics, parseCommand, parseStatus, sendImmediately, parseSync, type InventoryMessage, type MqttTopics } from '../../src/modules/devices/mqtt-topics.js';
+import {
+  mqttTopics,
+  parseCommand,
+  parseStatus,
+  sendImmediately,
+  parseSync,
+  type InventoryMessage,
+  type MqttTopics,
+} from '../../src/modules/devices/mqtt-topics.js';
 
 export interface HeldSubject {
   subject: { kind: SubjectKind; id: string };
@@ -98,11 +106,18 @@ export class GatewaySimulator {
       resubscribe: false,
       reconnectPeriod: 1000,
       keepalive: 10,
-      will: { topic: t.gatewayStatus, payload: Buffer.from(JSON.stringify({ v: 1, online: false, bootId: this.bootId })), qos: 1, retain: true },
+      will: {
+        topic: t.gatewayStatus,
+        payload: Buffer.from(JSON.stringify({ v: 1, online: false, bootId: this.bootId })),
+        qos: 1,
+        retain: true,
+      },
     });
     this.client = client;
     client.on('message', (topic, payload) => {
-      this.queue = this.queue.then(() => this.onMessage(client, topic, payload)).catch((err: Error) => this.log.warn({ err: err.message, topic }, 'gateway-sim: message failed'));
+      this.queue = this.queue
+        .then(() => this.onMessage(client, topic, payload))
+        .catch((err: Error) => this.log.warn({ err: err.message, topic }, 'gateway-sim: message failed'));
     });
     client.on('error', (err) => this.log.warn({ err: err.message }, 'gateway-sim: client error'));
     const ready = new Promise<void>((resolve) => {
@@ -120,7 +135,11 @@ export class GatewaySimulator {
     if (!client) return;
     this.client = null;
     await this.queue;
-    if (client.connected) await client.publishAsync(this.topics.gatewayStatus, JSON.stringify({ v: 1, online: false, bootId: this.bootId }), { qos: 1, retain: true });
+    if (client.connected)
+      await client.publishAsync(this.topics.gatewayStatus, JSON.stringify({ v: 1, online: false, bootId: this.bootId }), {
+        qos: 1,
+        retain: true,
+      });
     await client.endAsync();
     client.removeAllListeners();
     client.on('error', () => {}); // a late error from the ended client must not crash the process
@@ -194,7 +213,10 @@ export class GatewaySimulator {
       // Another run's status (an old last will published late) must not stand for this run.
       const s = parseStatus(payload);
       if (s.ok && s.value.bootId !== this.bootId && this.client === client) {
-        await client.publishAsync(this.topics.gatewayStatus, JSON.stringify({ v: 1, online: true, bootId: this.bootId }), { qos: 1, retain: true });
+        await client.publishAsync(this.topics.gatewayStatus, JSON.stringify({ v: 1, online: true, bootId: this.bootId }), {
+          qos: 1,
+          retain: true,
+        });
       }
       return;
     }
@@ -209,14 +231,17 @@ export class GatewaySimulator {
     const parsed = parseCommand(payload);
     if (!parsed.ok) return this.log.warn({ topic, reason: parsed.reason }, 'gateway-sim: ignoring a malformed command');
     const cmd = parsed.value;
-    if (cmd.deviceId !== where.deviceId) return this.log.warn({ topic, reason: 'deviceId does not match its topic' }, 'gateway-sim: ignoring a malformed command');
+    if (cmd.deviceId !== where.deviceId)
+      return this.log.warn({ topic, reason: 'deviceId does not match its topic' }, 'gateway-sim: ignoring a malformed command');
 
     const firstSight = !this.devices.has(cmd.deviceId);
     const dev = this.device(cmd.deviceId);
     if (firstSight) await this.publishStatus(client, cmd.deviceId);
 
     const ack = (error?: { kind: FailureKind; message: string }) => {
-      const a: WireAck = error ? { v: 1, deviceId: cmd.deviceId, seq: cmd.seq, ok: false, error } : { v: 1, deviceId: cmd.deviceId, seq: cmd.seq, ok: true };
+      const a: WireAck = error
+        ? { v: 1, deviceId: cmd.deviceId, seq: cmd.seq, ok: false, error }
+        : { v: 1, deviceId: cmd.deviceId, seq: cmd.seq, ok: true };
       client.publish(this.topics.acks(cmd.deviceId), JSON.stringify(a), { qos: 1, retain: false }, (err) => {
         if (err) this.log.warn({ deviceId: cmd.deviceId, seq: cmd.seq, err: err.message }, 'gateway-sim: ack not sent');
       });

@@ -20,7 +20,13 @@ function HistoryActor({ entry }: { entry: HistoryEntry }) {
   const kind = entry.actorKind;
   const name =
     entry.actorName ??
-    (kind === 'staff' ? t('actorStaff') : kind === 'system' ? t('actorSystem') : kind === 'calendar' ? t('actorCalendar') : t('actorUnknown'));
+    (kind === 'staff'
+      ? t('actorStaff')
+      : kind === 'system'
+        ? t('actorSystem')
+        : kind === 'calendar'
+          ? t('actorCalendar')
+          : t('actorUnknown'));
   return (
     <span class="actor" title={entry.actor}>
       <span class="actor-name">{name}</span>
@@ -49,14 +55,28 @@ export function CancelBooking({ meeting, onDone }: { meeting: Pick<Meeting, '_id
         <div class="confirm" role="group" aria-labelledby={confirmId}>
           <p id={confirmId}>{t('cancelConfirm', { title: meeting.title || '—' })}</p>
           <label for={`${confirmId}-reason`}>{t('cancelReason')}</label>
-          <input id={`${confirmId}-reason`} type="text" maxLength={500} value={reason} onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+          <input
+            id={`${confirmId}-reason`}
+            type="text"
+            maxLength={500}
+            value={reason}
+            onInput={(e) => setReason((e.target as HTMLInputElement).value)}
+          />
           <div class="row">
             <button
-              type="button" class="btn danger" disabled={action.busy}
-              onClick={() => action.run(() => post(`/ops/v1/meetings/${meeting._id}/cancel`, reason.trim() ? { reason: reason.trim() } : {}), t('cancelled'), () => {
-                setConfirming(false);
-                onDone();
-              })}
+              type="button"
+              class="btn danger"
+              disabled={action.busy}
+              onClick={() =>
+                action.run(
+                  () => post(`/ops/v1/meetings/${meeting._id}/cancel`, reason.trim() ? { reason: reason.trim() } : {}),
+                  t('cancelled'),
+                  () => {
+                    setConfirming(false);
+                    onDone();
+                  },
+                )
+              }
             >
               {t('yesCancel')}
             </button>

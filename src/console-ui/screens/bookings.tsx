@@ -69,7 +69,12 @@ function BookingFilters({ applied }: { applied: Filters }) {
     <form class="card filters" onSubmit={submit} role="search">
       <label>
         <span>{t('search')}</span>
-        <input type="search" value={form.search} placeholder={t('searchPlaceholder')} onInput={(e) => set({ search: (e.target as HTMLInputElement).value })} />
+        <input
+          type="search"
+          value={form.search}
+          placeholder={t('searchPlaceholder')}
+          onInput={(e) => set({ search: (e.target as HTMLInputElement).value })}
+        />
       </label>
       <label>
         <span>{t('from')}</span>
@@ -102,8 +107,11 @@ function BookingFilters({ applied }: { applied: Filters }) {
         {MEETING_STATUSES.map((s) => (
           <label key={s} class="check">
             <input
-              type="checkbox" checked={form.statuses.includes(s)}
-              onChange={(e) => set({ statuses: (e.target as HTMLInputElement).checked ? [...form.statuses, s] : form.statuses.filter((x) => x !== s) })}
+              type="checkbox"
+              checked={form.statuses.includes(s)}
+              onChange={(e) =>
+                set({ statuses: (e.target as HTMLInputElement).checked ? [...form.statuses, s] : form.statuses.filter((x) => x !== s) })
+              }
             />
             {label(t, 'status_', s)}
           </label>
@@ -154,10 +162,20 @@ function BookingList({ data, meta, applied, onChange }: { data: Meeting[]; meta?
       {data.length > 0 && meta && (
         <div class="pager">
           <span>{t('showing', { from: meta.offset + 1, to: meta.offset + data.length, total: meta.total })}</span>
-          <button type="button" class="btn" disabled={meta.offset === 0} onClick={() => writeFilters({ ...applied, offset: Math.max(0, meta.offset - PAGE) })}>
+          <button
+            type="button"
+            class="btn"
+            disabled={meta.offset === 0}
+            onClick={() => writeFilters({ ...applied, offset: Math.max(0, meta.offset - PAGE) })}
+          >
             {t('prevPage')}
           </button>
-          <button type="button" class="btn" disabled={meta.offset + data.length >= meta.total} onClick={() => writeFilters({ ...applied, offset: meta.offset + PAGE })}>
+          <button
+            type="button"
+            class="btn"
+            disabled={meta.offset + data.length >= meta.total}
+            onClick={() => writeFilters({ ...applied, offset: meta.offset + PAGE })}
+          >
             {t('nextPage')}
           </button>
         </div>

@@ -27,7 +27,10 @@ function AssetPicker({ assetId, date }: { assetId?: string; date?: string }) {
           const desks = site.desks.filter((d) => d.floorId === f._id);
           if (rooms.length + desks.length === 0) return null;
           return (
-            <optgroup key={f._id} label={`${site.projects.length > 1 ? `${site.projects.find((p) => p._id === f.projectId)?.name ?? ''} · ` : ''}${f.zoneName} · ${f.name}`}>
+            <optgroup
+              key={f._id}
+              label={`${site.projects.length > 1 ? `${site.projects.find((p) => p._id === f.projectId)?.name ?? ''} · ` : ''}${f.zoneName} · ${f.name}`}
+            >
               {rooms.map((r) => (
                 <option key={r._id} value={r._id}>
                   {r.name}
@@ -128,10 +131,14 @@ export function DayView({ assetId, date }: { assetId?: string; date?: string }) 
                   </a>
                   <label class="inline">
                     <span class="sr-only">{t('date')}</span>
-                    <input type="date" value={d.date} onChange={(e) => {
-                      const v = (e.target as HTMLInputElement).value;
-                      if (v) location.hash = `#/day/${assetId}/${v}`;
-                    }} />
+                    <input
+                      type="date"
+                      value={d.date}
+                      onChange={(e) => {
+                        const v = (e.target as HTMLInputElement).value;
+                        if (v) location.hash = `#/day/${assetId}/${v}`;
+                      }}
+                    />
                   </label>
                   <a class="btn" href={`#/day/${assetId}/${addDays(d.date, 1)}`} aria-label={t('nextDay')}>
                     <span class="hide-phone">{t('nextDay')}</span> ›

@@ -16,7 +16,10 @@ function Devices() {
   const columns: Column<Device>[] = [
     { header: t('name'), cell: (d) => d.name },
     { header: t('kind'), cell: (d) => <code>{d.kind}</code> },
-    { header: t('state'), cell: (d) => <span class={`badge ${d.online ? 'device-on' : 'device-off'}`}>{d.online ? t('online') : t('offline')}</span> },
+    {
+      header: t('state'),
+      cell: (d) => <span class={`badge ${d.online ? 'device-on' : 'device-off'}`}>{d.online ? t('online') : t('offline')}</span>,
+    },
     {
       header: t('sync'),
       cell: (d) => (
@@ -39,7 +42,15 @@ function InviteForm({ projectId, date, tz, onCreated }: { projectId: string; dat
   const { t } = useI18n();
   const { site } = useSite();
   const users = (site.users ?? []).filter((u) => !u.projectIds || u.projectIds.includes(projectId));
-  const [f, setF] = useState({ visitorName: '', visitorEmail: '', hostUserId: users[0]?._id ?? '', start: '09:00', end: '', licensePlate: '', visitPurpose: '' });
+  const [f, setF] = useState({
+    visitorName: '',
+    visitorEmail: '',
+    hostUserId: users[0]?._id ?? '',
+    start: '09:00',
+    end: '',
+    licensePlate: '',
+    visitPurpose: '',
+  });
   const set = (patch: Partial<typeof f>) => setF((x) => ({ ...x, ...patch }));
   const action = useAction();
   const submit = (e: Event) => {
@@ -54,10 +65,14 @@ function InviteForm({ projectId, date, tz, onCreated }: { projectId: string; dat
       ...(f.licensePlate.trim() ? { licensePlate: f.licensePlate.trim() } : {}),
       ...(f.visitPurpose.trim() ? { visitPurpose: f.visitPurpose.trim() } : {}),
     };
-    void action.run(() => post('/ops/v1/visitors/invites', body), t('created_ok', { name: body.visitorName }), () => {
-      set({ visitorName: '', visitorEmail: '', licensePlate: '', visitPurpose: '' });
-      onCreated();
-    });
+    void action.run(
+      () => post('/ops/v1/visitors/invites', body),
+      t('created_ok', { name: body.visitorName }),
+      () => {
+        set({ visitorName: '', visitorEmail: '', licensePlate: '', visitPurpose: '' });
+        onCreated();
+      },
+    );
   };
   return (
     <form class="invite-form" onSubmit={submit}>
@@ -65,7 +80,12 @@ function InviteForm({ projectId, date, tz, onCreated }: { projectId: string; dat
       <div class="form-grid">
         <label>
           <span>{t('visitor')}</span>
-          <input required maxLength={200} value={f.visitorName} onInput={(e) => set({ visitorName: (e.target as HTMLInputElement).value })} />
+          <input
+            required
+            maxLength={200}
+            value={f.visitorName}
+            onInput={(e) => set({ visitorName: (e.target as HTMLInputElement).value })}
+          />
         </label>
         <label>
           <span>{t('email')}</span>
@@ -75,7 +95,12 @@ function InviteForm({ projectId, date, tz, onCreated }: { projectId: string; dat
           <label>
             <span id="invite-host-label">{t('host')}</span>
             {/* Named by its caption alone (a wrapping label would add every option's text to the name). */}
-            <select required aria-labelledby="invite-host-label" value={f.hostUserId} onChange={(e) => set({ hostUserId: (e.target as HTMLSelectElement).value })}>
+            <select
+              required
+              aria-labelledby="invite-host-label"
+              value={f.hostUserId}
+              onChange={(e) => set({ hostUserId: (e.target as HTMLSelectElement).value })}
+            >
               {users.map((u) => (
                 <option key={u._id} value={u._id}>
                   {u.name}
@@ -86,7 +111,12 @@ function InviteForm({ projectId, date, tz, onCreated }: { projectId: string; dat
         ) : (
           <label>
             <span>{t('hostId')}</span>
-            <input required pattern="[0-9a-f]{24}" value={f.hostUserId} onInput={(e) => set({ hostUserId: (e.target as HTMLInputElement).value })} />
+            <input
+              required
+              pattern="[0-9a-f]{24}"
+              value={f.hostUserId}
+              onInput={(e) => set({ hostUserId: (e.target as HTMLInputElement).value })}
+            />
           </label>
         )}
         <label>
@@ -122,8 +152,12 @@ function CancelInvite({ invite, onDone }: { invite: Invite; onDone: () => void }
   return confirming ? (
     <span class="confirm inline-confirm" role="group" aria-label={t('confirmCancelInvite', { name: invite.visitorName })}>
       <span>{t('confirmCancelInvite', { name: invite.visitorName })}</span>
-      <button type="button" class="btn small danger" disabled={action.busy}
-        onClick={() => action.run(() => post(`/ops/v1/visitors/invites/${invite._id}/cancel`), t('inviteCancelled'), onDone)}>
+      <button
+        type="button"
+        class="btn small danger"
+        disabled={action.busy}
+        onClick={() => action.run(() => post(`/ops/v1/visitors/invites/${invite._id}/cancel`), t('inviteCancelled'), onDone)}
+      >
         {t('yes')}
       </button>
       <button type="button" class="btn small" onClick={() => setConfirming(false)}>
@@ -146,7 +180,10 @@ function Visitors() {
   const [date, setDate] = useState<string | null>(null);
   const today = useLoad(async () => localDate(await serviceNow(), tz), [tz, sandbox]);
   const day = date ?? today.data;
-  const invites = useLoad(() => (projectId && day ? get<Invite[]>('/ops/v1/visitors/invites', { projectId, date: day }) : Promise.resolve([] as Invite[])), [projectId, day]);
+  const invites = useLoad(
+    () => (projectId && day ? get<Invite[]>('/ops/v1/visitors/invites', { projectId, date: day }) : Promise.resolve([] as Invite[])),
+    [projectId, day],
+  );
   useLiveChanges(['visitor'], invites.reload);
   const columns: Column<Invite>[] = [
     {
@@ -160,7 +197,10 @@ function Visitors() {
     },
     {
       header: t('when'),
-      cell: (i) => (i.endDateTime ? span(i.startDateTime, i.endDateTime, tz, lang) : `${time(i.startDateTime, tz, lang)} · ${t('validUntil')} ${time(i.validUntil, tz, lang)}`),
+      cell: (i) =>
+        i.endDateTime
+          ? span(i.startDateTime, i.endDateTime, tz, lang)
+          : `${time(i.startDateTime, tz, lang)} · ${t('validUntil')} ${time(i.validUntil, tz, lang)}`,
     },
     { header: t('plate'), cell: (i) => i.licensePlate ?? '—' },
     { header: t('status'), cell: (i) => <StatusBadge status={i.status} kind="invite_" /> },

@@ -7,7 +7,19 @@
 import { Fragment } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import {
-  ASSET_STATES, get, px, py, type AssetState, type BookingSummary, type Desk, type Floor, type FloorAsset, type FloorNow, type Point, type Project, type Room,
+  ASSET_STATES,
+  get,
+  px,
+  py,
+  type AssetState,
+  type BookingSummary,
+  type Desk,
+  type Floor,
+  type FloorAsset,
+  type FloorNow,
+  type Point,
+  type Project,
+  type Room,
 } from '../api.js';
 import { time, span } from '../format.js';
 import { labelPlace, labelWords, type RoomBox } from '../label-words.js';
@@ -202,7 +214,13 @@ function Plan({ floor, drawn, pick }: { floor: Floor; drawn: Room[]; pick: Picki
   return (
     <div class={`plan ${floor.planImageUrl ? 'with-image' : 'neutral'}`}>
       {floor.planImageUrl ? <img class="plan-img" src={floor.planImageUrl} alt="" /> : null}
-      <svg class="plan-svg" viewBox="0 0 100 100" preserveAspectRatio="none" role="group" aria-label={t('planLabel', { floor: floor.name })}>
+      <svg
+        class="plan-svg"
+        viewBox="0 0 100 100"
+        preserveAspectRatio="none"
+        role="group"
+        aria-label={t('planLabel', { floor: floor.name })}
+      >
         {drawn.map((r) => (
           <RoomPolygon key={r._id} room={r} pick={pick} />
         ))}
@@ -212,7 +230,13 @@ function Plan({ floor, drawn, pick }: { floor: Floor; drawn: Room[]; pick: Picki
         // As wide as the room, at least 4.75rem where there is room beside it; centred on the room.
         const w = `min(max(${c.width}%, 4.75rem), ${c.maxWidth}%)`;
         return (
-          <div key={r._id} class="room-label" aria-hidden="true" data-asset={r._id} style={{ left: `calc(${c.x}% - ${w} / 2)`, top: `${c.y}%`, width: w }}>
+          <div
+            key={r._id}
+            class="room-label"
+            aria-hidden="true"
+            data-asset={r._id}
+            style={{ left: `calc(${c.x}% - ${w} / 2)`, top: `${c.y}%`, width: w }}
+          >
             <RoomName name={r.name} />
             <StateBadge state={pick.stateOf(r._id)} />
           </div>
@@ -231,7 +255,13 @@ function UnplacedRooms({ listed, anyDrawn, pick }: { listed: Room[]; anyDrawn: b
       <ul class="tile-list">
         {listed.map((r) => (
           <li key={r._id}>
-            <button type="button" class={`tile state-${pick.stateOf(r._id)}`} aria-pressed={pick.selected === r._id} onClick={() => pick.select(r._id)} onMouseEnter={() => pick.select(r._id)}>
+            <button
+              type="button"
+              class={`tile state-${pick.stateOf(r._id)}`}
+              aria-pressed={pick.selected === r._id}
+              onClick={() => pick.select(r._id)}
+              onMouseEnter={() => pick.select(r._id)}
+            >
               <span class="tile-name">{r.name}</span>
               <StateBadge state={pick.stateOf(r._id)} />
             </button>
@@ -253,7 +283,12 @@ function DeskGrid({ desks, pick }: { desks: Desk[]; pick: Picking }) {
         <ul class="desk-grid">
           {desks.map((d) => (
             <li key={d._id}>
-              <button type="button" class={`tile desk state-${pick.stateOf(d._id)}`} aria-pressed={pick.selected === d._id} onClick={() => pick.select(d._id)}>
+              <button
+                type="button"
+                class={`tile desk state-${pick.stateOf(d._id)}`}
+                aria-pressed={pick.selected === d._id}
+                onClick={() => pick.select(d._id)}
+              >
                 <span class="tile-name">{d.name}</span>
                 <StateBadge state={pick.stateOf(d._id)} />
               </button>
@@ -266,8 +301,18 @@ function DeskGrid({ desks, pick }: { desks: Desk[]; pick: Picking }) {
 }
 
 /** The floor's state now: the plan and unplaced rooms, the desks, and the selected asset's card. */
-function FloorState({ data, floor, project, selected, setSelected }: {
-  data: FloorNow; floor: Floor; project: Project | undefined; selected: string | null; setSelected: (id: string) => void;
+function FloorState({
+  data,
+  floor,
+  project,
+  selected,
+  setSelected,
+}: {
+  data: FloorNow;
+  floor: Floor;
+  project: Project | undefined;
+  selected: string | null;
+  setSelected: (id: string) => void;
 }) {
   const { t, lang } = useI18n();
   const { site } = useSite();

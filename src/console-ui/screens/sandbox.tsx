@@ -18,7 +18,9 @@ function ClockCard({ clock, tz, onMoved }: { clock: Loaded<Clock>; tz: string; o
         {(c) => (
           <dl class="facts">
             <dt>{t('clockNow')}</dt>
-            <dd class="big" role="timer">{dateTime(c.now, tz, lang)}</dd>
+            <dd class="big" role="timer">
+              {dateTime(c.now, tz, lang)}
+            </dd>
             <dt>{t('offset')}</dt>
             <dd>{t('minutes', { n: Math.round(c.offsetMs / 60_000) })}</dd>
           </dl>
@@ -27,9 +29,16 @@ function ClockCard({ clock, tz, onMoved }: { clock: Loaded<Clock>; tz: string; o
       <div class="row wrap">
         {STEPS.map((n) => (
           <button
-            key={n} type="button" class="btn primary" disabled={clockAction.busy}
+            key={n}
+            type="button"
+            class="btn primary"
+            disabled={clockAction.busy}
             onClick={() =>
-              clockAction.run(() => post<Clock>('/ops/v1/clock', { advanceMinutes: n }), (c) => t('advanced', { t: dateTime(c.now, tz, lang) }), onMoved)
+              clockAction.run(
+                () => post<Clock>('/ops/v1/clock', { advanceMinutes: n }),
+                (c) => t('advanced', { t: dateTime(c.now, tz, lang) }),
+                onMoved,
+              )
             }
           >
             {t('advance', { n })}
@@ -52,12 +61,20 @@ function PaymentsCard({ payments, tz }: { payments: Loaded<PendingPayment[]>; tz
       header: t('actions'),
       cell: (p) => (
         <div class="actions">
-          <button type="button" class="btn small primary" disabled={payAction.busy}
-            onClick={() => payAction.run(() => post(`/ops/v1/payments/${p._id}/settle`), t('settled'), payments.reload)}>
+          <button
+            type="button"
+            class="btn small primary"
+            disabled={payAction.busy}
+            onClick={() => payAction.run(() => post(`/ops/v1/payments/${p._id}/settle`), t('settled'), payments.reload)}
+          >
             {t('settle')}
           </button>
-          <button type="button" class="btn small danger" disabled={payAction.busy}
-            onClick={() => payAction.run(() => post(`/ops/v1/payments/${p._id}/fail`), t('failed'), payments.reload)}>
+          <button
+            type="button"
+            class="btn small danger"
+            disabled={payAction.busy}
+            onClick={() => payAction.run(() => post(`/ops/v1/payments/${p._id}/fail`), t('failed'), payments.reload)}
+          >
             {t('fail')}
           </button>
         </div>
@@ -96,7 +113,8 @@ export function Sandbox() {
       </div>
       <div class="two-col">
         <ClockCard
-          clock={clock} tz={tz}
+          clock={clock}
+          tz={tz}
           onMoved={() => {
             clock.reload();
             payments.reload();

@@ -31,7 +31,10 @@ export function SignIn({ onSignedIn, header }: { onSignedIn: () => void; header:
       <div class="signin-lang">{header}</div>
       <form class="card signin-card" onSubmit={(e) => void submit(e)} aria-describedby="signin-intro">
         <h1>
-          <span class="logo" aria-hidden="true">▦</span> {t('appName')}
+          <span class="logo" aria-hidden="true">
+            ▦
+          </span>{' '}
+          {t('appName')}
         </h1>
         <h2>{t('signInTitle')}</h2>
         <p id="signin-intro" class="muted">
@@ -39,9 +42,16 @@ export function SignIn({ onSignedIn, header }: { onSignedIn: () => void; header:
         </p>
         <label for="ops-token">{t('opsToken')}</label>
         <input
-          id="ops-token" name="token" type="password" autoComplete="off" required spellcheck={false}
-          value={token} onInput={(e) => setToken((e.target as HTMLInputElement).value)}
-          aria-invalid={error ? true : undefined} aria-describedby={error ? 'signin-error' : undefined}
+          id="ops-token"
+          name="token"
+          type="password"
+          autoComplete="off"
+          required
+          spellcheck={false}
+          value={token}
+          onInput={(e) => setToken((e.target as HTMLInputElement).value)}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={error ? 'signin-error' : undefined}
         />
         {error && (
           <p id="signin-error" class="notice bad" role="alert">

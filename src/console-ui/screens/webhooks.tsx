@@ -32,11 +32,20 @@ function Deliveries({ listener, onChange }: { listener: Listener; onChange: () =
       header: t('actions'),
       cell: (d) => (
         <button
-          type="button" class="btn small" disabled={action.busy} aria-label={`${t('redeliver')} ${d.type} ${d.id}`}
-          onClick={() => action.run(() => post(`/ops/v1/deliveries/${d.id}/redeliver`), t('redelivered'), () => {
-            log.reload();
-            onChange();
-          })}
+          type="button"
+          class="btn small"
+          disabled={action.busy}
+          aria-label={`${t('redeliver')} ${d.type} ${d.id}`}
+          onClick={() =>
+            action.run(
+              () => post(`/ops/v1/deliveries/${d.id}/redeliver`),
+              t('redelivered'),
+              () => {
+                log.reload();
+                onChange();
+              },
+            )
+          }
         >
           {t('redeliver')}
         </button>
@@ -105,7 +114,9 @@ function Listeners({ listeners, listenerId, onChange }: { listeners: Listener[];
           </a>
           {(!l.enabled || l.consecutiveFailures > 0) && (
             <button
-              type="button" class="btn small" disabled={action.busy}
+              type="button"
+              class="btn small"
+              disabled={action.busy}
               onClick={() => action.run(() => post(`/ops/v1/webhooks/${l._id}/enable`), t('reenabled'), onChange)}
             >
               {t('reenable')}
@@ -120,7 +131,10 @@ function Listeners({ listeners, listenerId, onChange }: { listeners: Listener[];
       <h2>{t('listeners')}</h2>
       <Notice text={action.done} error={action.error} />
       <DataTable
-        columns={columns} rows={listeners} rowKey={(l) => l._id} empty={t('noListeners')}
+        columns={columns}
+        rows={listeners}
+        rowKey={(l) => l._id}
+        empty={t('noListeners')}
         rowClass={(l) => (l._id === listenerId ? 'chosen' : undefined)}
       />
     </div>
@@ -142,7 +156,11 @@ export function Webhooks({ listenerId }: { listenerId?: string }) {
           return (
             <>
               <Listeners listeners={listeners} listenerId={listenerId} onChange={list.reload} />
-              {chosen ? <Deliveries listener={chosen} onChange={list.reload} /> : listeners.length > 0 ? <p class="muted hint">{t('chooseListener')}</p> : null}
+              {chosen ? (
+                <Deliveries listener={chosen} onChange={list.reload} />
+              ) : listeners.length > 0 ? (
+                <p class="muted hint">{t('chooseListener')}</p>
+              ) : null}
             </>
           );
         }}

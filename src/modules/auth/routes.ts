@@ -35,64 +35,84 @@ export interface AuthRouteDeps {
 }
 
 export async function tokenRoutes(app: App, deps: AuthRouteDeps): Promise<void> {
-  app.post('/auth/accessToken', {
-    // Unauthenticated: a grant is a few short fields, so a few KB (platform/http/body-limits.ts).
-    bodyLimit: bodyLimit('token', deps.config),
-    schema: {
-      tags: ['auth'],
-      summary: 'Obtain an access token (app_credentials, refresh_token or act_as)',
-      // The token endpoint needs no bearer token; without this it inherits the global bearer requirement in OpenAPI.
-      security: [],
-      body: TokenRequest,
-      response: { 201: TokenResponse, 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 429: ErrorEnvelope, 503: ErrorEnvelope },
-    },
-  }, async (req, reply) => {
-    reply.header('cache-control', 'no-store');
-    // Brute force: failed app_secret attempts are limited per app_id and per client address (token-attempts.ts).
-    const appId = req.body.app_secret !== undefined && typeof req.body.app_id === 'string' && req.body.app_id !== '' ? req.body.app_id : null;
-    if (appId !== null) await deps.tokenAttempts.check(appId, req.ip); // 429 KS036 with Retry-After
-    let token;
-    try {
-      token = await deps.tokens.grant(req.body);
-    } catch (err) {
-      if (appId !== null && isBadCredentials(err)) await deps.tokenAttempts.failed(appId, req.ip);
-      throw err;
-    }
-    return reply.status(201).send(token);
-  });
-
-  app.post('/auth/revoke', {
-    onRequest: bearerAuth(deps.tokens),
-    schema: {
-      tags: ['auth'],
-      summary: 'Revoke the calling token and every token issued with it (its refresh chain)',
-      security: [{ bearer: [] }],
-      response: { 200: Envelope(Revoked), 401: ErrorEnvelope, 503: ErrorEnvelope },
-    },
-  }, async (req) => {
-    await deps.tokens.revoke(req.principal);
-    return ok({ revoked: true });
-  });
-
-  app.get('/auth/whoami', {
-    onRequest: bearerAuth(deps.tokens),
-    schema: {
-      tags: ['auth'],
-      summary: 'Describe the calling token: the app, the member it acts for, and its project scope',
-      security: [{ bearer: [] }],
-      response: {
-        200: Envelope(WhoAmI),
-        401: ErrorEnvelope,
-        503: ErrorEnvelope,
+  app.post(
+    '/auth/accessToken',
+    {
+      // Unauthenticated: a grant is a few short fields, so a few KB (platform/http/body-limits.ts).
+      bodyLimit: bodyLimit('token', deps.config),
+      schema: {
+        tags: ['auth'],
+        summary: 'Obtain an access token (app_credentials, refresh_token or act_as)',
+        // The token endpoint needs no bearer token; without this it inherits the global bearer requirement in OpenAPI.
+        security: [],
+        body: TokenRequest,
+        response: {
+          201: TokenResponse,
+          400: ErrorEnvelope,
+          401: ErrorEnvelope,
+          403: ErrorEnvelope,
+          429: ErrorEnvelope,
+          503: ErrorEnvelope,
+        },
       },
     },
-  }, async (req) => {
-    const p = req.principal;
-    return ok({
-      kind: p.kind,
-      appId: p.clientId,
-      userId: p.userId,
-      projects: [...p.projects].map(([projectId, scope]) => ({ projectId, permissions: [...scope.permissions].sort() })),
-    });
-  });
+    async (req, reply) => {
+      reply.header('cache-control', 'no-store');
+      // Brute force: failed app_secret attempts are limited per app_id and per client address (token-attempts.ts).
+      const appId =
+        req.body.app_secret !== undefined && typeof req.body.app_id === 'string' && req.body.app_id !== '' ? req.body.app_id : null;
+      if (appId !== null) await deps.tokenAttempts.check(appId, req.ip); // 429 KS036 with Retry-After
+      let token;
+      try {
+        token = await deps.tokens.grant(req.body);
+      } catch (err) {
+        if (appId !== null && isBadCredentials(err)) await deps.tokenAttempts.failed(appId, req.ip);
+        throw err;
+      }
+      return reply.status(201).send(token);
+    },
+  );
+
+  app.post(
+    '/auth/revoke',
+    {
+      onRequest: bearerAuth(deps.tokens),
+      schema: {
+        tags: ['auth'],
+        summary: 'Revoke the calling token and every token issued with it (its refresh chain)',
+        security: [{ bearer: [] }],
+        response: { 200: Envelope(Revoked), 401: ErrorEnvelope, 503: ErrorEnvelope },
+      },
+    },
+    async (req) => {
+      await deps.tokens.revoke(req.principal);
+      return ok({ revoked: true });
+    },
+  );
+
+  app.get(
+    '/auth/whoami',
+    {
+      onRequest: bearerAuth(deps.tokens),
+      schema: {
+        tags: ['auth'],
+        summary: 'Describe the calling token: the app, the member it acts for, and its project scope',
+        security: [{ bearer: [] }],
+        response: {
+          200: Envelope(WhoAmI),
+          401: ErrorEnvelope,
+          503: ErrorEnvelope,
+        },
+      },
+    },
+    async (req) => {
+      const p = req.principal;
+      return ok({
+        kind: p.kind,
+        appId: p.clientId,
+        userId: p.userId,
+        projects: [...p.projects].map(([projectId, scope]) => ({ projectId, permissions: [...scope.permissions].sort() })),
+      });
+    },
+  );
 }

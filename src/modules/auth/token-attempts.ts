@@ -29,7 +29,9 @@ export class TokenAttempts {
 
   /** Throws LockedOut when this address has used up its failures for the app, or for all apps, in this window. */
   async check(appId: string, address: string): Promise<void> {
-    const decisions = await store(() => Promise.all([this.perAppAddress.peek(pairKey(appId, address)), this.perAddress.peek(addressKey(address))]));
+    const decisions = await store(() =>
+      Promise.all([this.perAppAddress.peek(pairKey(appId, address)), this.perAddress.peek(addressKey(address))]),
+    );
     const locked = decisions.filter((d) => !d.allowed);
     if (locked.length) throw new LockedOut(Math.max(...locked.map((d) => d.retryAfterSeconds)));
   }

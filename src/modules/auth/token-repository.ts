@@ -84,7 +84,10 @@ export class TokenRepository {
 
   async appProjects(appId: string, db: Db = this.db): Promise<AppProjectRecord[]> {
     const rows = await db.selectFrom('app_projects').select(['project_id', 'permissions']).where('app_id', '=', appId).execute();
-    return rows.map((r) => ({ projectId: r.project_id, permissions: r.permissions === null ? null : (JSON.parse(r.permissions) as string[]) }));
+    return rows.map((r) => ({
+      projectId: r.project_id,
+      permissions: r.permissions === null ? null : (JSON.parse(r.permissions) as string[]),
+    }));
   }
 
   async memberScope(userId: string, db: Db = this.db): Promise<MemberScopeRecord> {
@@ -96,9 +99,7 @@ export class TokenRepository {
       .where('users.id', '=', userId)
       .execute();
     const brands = rows.length ? (JSON.parse(rows[0].brand_staff) as string[]) : [];
-    const staffProjects = brands.length
-      ? await db.selectFrom('projects').select('id').where('brand_id', 'in', brands).execute()
-      : [];
+    const staffProjects = brands.length ? await db.selectFrom('projects').select('id').where('brand_id', 'in', brands).execute() : [];
     return {
       memberships: rows
         .filter((r) => r.project_id !== null)
@@ -136,16 +137,35 @@ export class TokenRepository {
       await trx
         .insertInto('users')
         .values({
-          id: m.userId, key: null, email: null, email_lower: null, phone: null, username: null,
-          name: m.externalUserId, first_name: null, last_name: null, profile_name: null,
-          blocked_from_booking: 0, brand_staff: '[]', created_at: m.now, updated_at: m.now,
+          id: m.userId,
+          key: null,
+          email: null,
+          email_lower: null,
+          phone: null,
+          username: null,
+          name: m.externalUserId,
+          first_name: null,
+          last_name: null,
+          profile_name: null,
+          blocked_from_booking: 0,
+          brand_staff: '[]',
+          created_at: m.now,
+          updated_at: m.now,
         })
         .execute();
       await trx
         .insertInto('memberships')
         .values({
-          id: m.membershipId, user_id: m.userId, project_id: m.projectId, role: 'member', user_type: 'visitor',
-          source: 'federated', status: 'active', employee_id: null, created_at: m.now, updated_at: m.now,
+          id: m.membershipId,
+          user_id: m.userId,
+          project_id: m.projectId,
+          role: 'member',
+          user_type: 'visitor',
+          source: 'federated',
+          status: 'active',
+          employee_id: null,
+          created_at: m.now,
+          updated_at: m.now,
         })
         .execute();
       await trx
@@ -164,8 +184,14 @@ export class TokenRepository {
       await trx
         .insertInto('token_families')
         .values({
-          id: family.id, app_id: family.appId, user_id: family.userId, env: family.env, grant_type: family.grantType,
-          created_at: family.now, revoked_at: null, revoked_reason: null,
+          id: family.id,
+          app_id: family.appId,
+          user_id: family.userId,
+          env: family.env,
+          grant_type: family.grantType,
+          created_at: family.now,
+          revoked_at: null,
+          revoked_reason: null,
         })
         .execute();
       await trx
@@ -181,9 +207,20 @@ export class TokenRepository {
       .innerJoin('token_families', 'token_families.id', 'tokens.family_id')
       .innerJoin('apps', 'apps.id', 'token_families.app_id')
       .select([
-        'tokens.id', 'tokens.family_id', 'tokens.kind', 'tokens.secret_hash', 'tokens.env', 'tokens.expires_at',
-        'tokens.rotated_at', 'tokens.revoked_at', 'token_families.revoked_at as family_revoked_at',
-        'token_families.app_id', 'token_families.user_id', 'token_families.grant_type', 'apps.client_id', 'apps.service_user_id',
+        'tokens.id',
+        'tokens.family_id',
+        'tokens.kind',
+        'tokens.secret_hash',
+        'tokens.env',
+        'tokens.expires_at',
+        'tokens.rotated_at',
+        'tokens.revoked_at',
+        'token_families.revoked_at as family_revoked_at',
+        'token_families.app_id',
+        'token_families.user_id',
+        'token_families.grant_type',
+        'apps.client_id',
+        'apps.service_user_id',
       ])
       .where('tokens.id', '=', id)
       .executeTakeFirst();
@@ -219,7 +256,10 @@ export class TokenRepository {
         .where('rotated_at', 'is', null)
         .executeTakeFirst();
       if (Number(res.numUpdatedRows) !== 1) return false;
-      await trx.insertInto('tokens').values(successors.map((t) => this.tokenRow(t, familyId, env, now))).execute();
+      await trx
+        .insertInto('tokens')
+        .values(successors.map((t) => this.tokenRow(t, familyId, env, now)))
+        .execute();
       return true;
     });
   }
@@ -238,8 +278,15 @@ export class TokenRepository {
 
   private tokenRow(t: NewToken, familyId: string, env: string, now: number) {
     return {
-      id: t.id, family_id: familyId, kind: t.kind, secret_hash: t.secretHash, env,
-      created_at: now, expires_at: t.expiresAt, rotated_at: null, revoked_at: null,
+      id: t.id,
+      family_id: familyId,
+      kind: t.kind,
+      secret_hash: t.secretHash,
+      env,
+      created_at: now,
+      expires_at: t.expiresAt,
+      rotated_at: null,
+      revoked_at: null,
     };
   }
 
@@ -249,7 +296,9 @@ export class TokenRepository {
       const res = await trx.deleteFrom('tokens').where('expires_at', '<', before).executeTakeFirst();
       await trx
         .deleteFrom('token_families')
-        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('tokens').select('tokens.id').whereRef('tokens.family_id', '=', 'token_families.id'))))
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('tokens').select('tokens.id').whereRef('tokens.family_id', '=', 'token_families.id'))),
+        )
         .execute();
       return Number(res.numDeletedRows);
     });

@@ -167,11 +167,15 @@ export class TokenService {
 
     const userId =
       subjectType === 'external_user_id'
-        ? await this.resolveExternalUser(app, appProjects.map((p) => p.projectId), subject)
+        ? await this.resolveExternalUser(
+            app,
+            appProjects.map((p) => p.projectId),
+            subject,
+          )
         : await this.resolveServiceMember(app, subject);
 
     const scope = await this.delegatedScope(app.id, userId);
-    if (scope.size === 0) throw errors.actAsForbidden('The member is outside the app\'s project scope');
+    if (scope.size === 0) throw errors.actAsForbidden("The member is outside the app's project scope");
     return this.issueFamily(app.id, userId, GRANT_ACT_AS, false);
   }
 
@@ -185,8 +189,13 @@ export class TokenService {
     try {
       await this.store((r) =>
         r.createFederatedMember({
-          userId: newId(now), membershipId: newId(now), linkId: newId(now), appId: app.id,
-          projectId: projectIds[0], externalUserId: subject, now,
+          userId: newId(now),
+          membershipId: newId(now),
+          linkId: newId(now),
+          appId: app.id,
+          projectId: projectIds[0],
+          externalUserId: subject,
+          now,
         }),
       );
     } catch (err) {
@@ -203,7 +212,7 @@ export class TokenService {
       throw errors.subjectUnresolved('subject does not name a known member');
     }
     if (!(await this.store((r) => r.isLinked(app.id, subject)))) {
-      throw errors.actAsForbidden('subject is not one of this app\'s linked members');
+      throw errors.actAsForbidden("subject is not one of this app's linked members");
     }
     return subject;
   }
@@ -249,7 +258,8 @@ export class TokenService {
     const token = await this.store((r) => r.findToken(tokenId));
     if (!token || !safeEqual(token.secretHash, secretHash)) throw errors.unauthorized(refresh ? REFRESH_UNKNOWN : undefined);
     if (token.env !== this.deps.env) throw errors.unauthorized('This token was issued for another environment');
-    if (token.revokedAt !== null || token.familyRevokedAt !== null) throw errors.unauthorized(refresh ? 'Refresh token has been revoked' : 'Token has been revoked');
+    if (token.revokedAt !== null || token.familyRevokedAt !== null)
+      throw errors.unauthorized(refresh ? 'Refresh token has been revoked' : 'Token has been revoked');
     if (token.expiresAt <= this.deps.clock.now()) throw errors.unauthorized(refresh ? 'Refresh token has expired' : 'Token has expired');
     return token;
   }

@@ -15,7 +15,13 @@ import type { BookingFacts, EventDetail } from '../webhooks/index.js';
 import { newId } from '../../platform/ids.js';
 import type { Db } from '../../platform/db/db.js';
 import {
-  type HistoryRow, type MeetingChanges, type MeetingRepository, type MeetingRow, type NewHistory, type NewMeeting, type NewSlot,
+  type HistoryRow,
+  type MeetingChanges,
+  type MeetingRepository,
+  type MeetingRow,
+  type NewHistory,
+  type NewMeeting,
+  type NewSlot,
 } from './meeting-repository.js';
 import { occurrenceAt, type StoredAttendee } from './meeting-view.js';
 import { randomInt } from 'node:crypto';
@@ -103,7 +109,10 @@ export interface BookingEventSink {
 /** Port: plans and stores the clock-driven steps of a booking (same transaction). */
 export interface LifecyclePlanner {
   /** Replaces the booking's pending steps with those of `window` (none when null); `fresh`: it has none yet. */
-  replan(trx: Db, p: { meetingId: string; allDay: boolean; config: AssetConfig; window: Window | null; now: number; fresh?: boolean }): Promise<void>;
+  replan(
+    trx: Db,
+    p: { meetingId: string; allDay: boolean; config: AssetConfig; window: Window | null; now: number; fresh?: boolean },
+  ): Promise<void>;
 }
 
 /**
@@ -132,9 +141,19 @@ export function bookingFacts(scope: BookingScope, m: MeetingRow, window: Window)
 
 function historyRow(meetingId: string, statusBefore: string | null, at: number, h: HistoryEntry): NewHistory {
   return {
-    id: newId(at), meeting_id: meetingId, action: h.action, at, by: h.actor.by, source: h.actor.source, source_detail: h.actor.sourceDetail,
-    reason: h.reason ?? null, status_before: h.statusBefore === undefined ? statusBefore : h.statusBefore,
-    old_start_at: h.oldStart ?? null, old_end_at: h.oldEnd ?? null, new_start_at: h.newStart ?? null, new_end_at: h.newEnd ?? null,
+    id: newId(at),
+    meeting_id: meetingId,
+    action: h.action,
+    at,
+    by: h.actor.by,
+    source: h.actor.source,
+    source_detail: h.actor.sourceDetail,
+    reason: h.reason ?? null,
+    status_before: h.statusBefore === undefined ? statusBefore : h.statusBefore,
+    old_start_at: h.oldStart ?? null,
+    old_end_at: h.oldEnd ?? null,
+    new_start_at: h.newStart ?? null,
+    new_end_at: h.newEnd ?? null,
   };
 }
 
@@ -149,11 +168,25 @@ export class BookingChangeWriter {
     await meetings.insert(b.meeting, trx);
     await meetings.insertSlots(b.slots, trx);
     await this.keepLongestHold(trx, scope, b.slots);
-    const histories = await meetings.insertFirstHistories(b.histories.map((h) => historyRow(meeting.id, null, at, h)), trx);
+    const histories = await meetings.insertFirstHistories(
+      b.histories.map((h) => historyRow(meeting.id, null, at, h)),
+      trx,
+    );
     await meetings.insertAttendees(meeting.id, b.attendees, trx);
-    if (b.event) await this.deps.events.emit(trx, { meetingId: meeting.id, facts: bookingFacts(scope, meeting, b.event.window), detail: b.event.detail, at });
+    if (b.event)
+      await this.deps.events.emit(trx, {
+        meetingId: meeting.id,
+        facts: bookingFacts(scope, meeting, b.event.window),
+        detail: b.event.detail,
+        at,
+      });
     await this.deps.lifecycle.replan(trx, {
-      meetingId: meeting.id, allDay: meeting.all_day, config: scope.asset.config, window: b.timersFor, now: at, fresh: true,
+      meetingId: meeting.id,
+      allDay: meeting.all_day,
+      config: scope.asset.config,
+      window: b.timersFor,
+      now: at,
+      fresh: true,
     });
     return { meeting, histories };
   }
@@ -170,13 +203,26 @@ export class BookingChangeWriter {
     const slots = change.slots;
     if (slots && 'replace' in slots) {
       const w = slots.replace;
-      const slot = { id: before.id, meeting_id: before.id, project_id: before.project_id, asset_id: before.asset_id, occurrence_index: 0, start_at: w.start, end_at: w.end };
+      const slot = {
+        id: before.id,
+        meeting_id: before.id,
+        project_id: before.project_id,
+        asset_id: before.asset_id,
+        occurrence_index: 0,
+        start_at: w.start,
+        end_at: w.end,
+      };
       await meetings.replaceSlots(before.id, [slot], trx);
       await this.keepLongestHold(trx, scope, [slot]);
     } else if (slots && 'hold' in slots) {
       const held = slots.hold.map((w, i) => ({
-        id: i === 0 ? before.id : newId(change.at), meeting_id: before.id, project_id: before.project_id, asset_id: before.asset_id,
-        occurrence_index: i, start_at: w.start, end_at: w.end,
+        id: i === 0 ? before.id : newId(change.at),
+        meeting_id: before.id,
+        project_id: before.project_id,
+        asset_id: before.asset_id,
+        occurrence_index: i,
+        start_at: w.start,
+        end_at: w.end,
       }));
       await meetings.replaceSlots(before.id, held, trx);
       await this.keepLongestHold(trx, scope, held);
@@ -199,10 +245,21 @@ export class BookingChangeWriter {
     if (set && Object.keys(set).length) await meetings.update(before.id, set, trx);
     if (change.history) await meetings.appendHistory(historyRow(before.id, before.status, change.at, change.history), trx);
     if (change.event) {
-      await this.deps.events.emit(trx, { meetingId: before.id, facts: bookingFacts(scope, after, change.event.window), detail: change.event.detail, at: change.at });
+      await this.deps.events.emit(trx, {
+        meetingId: before.id,
+        facts: bookingFacts(scope, after, change.event.window),
+        detail: change.event.detail,
+        at: change.at,
+      });
     }
     if (change.timers) {
-      await this.deps.lifecycle.replan(trx, { meetingId: before.id, allDay: after.all_day, config: scope.asset.config, window: change.timers.window, now: change.at });
+      await this.deps.lifecycle.replan(trx, {
+        meetingId: before.id,
+        allDay: after.all_day,
+        config: scope.asset.config,
+        window: change.timers.window,
+        now: change.at,
+      });
     }
     return after;
   }

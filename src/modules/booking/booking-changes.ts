@@ -102,13 +102,21 @@ export class BookingChanges {
    * read inside the asset lock, ignoring the booking `excludeMeetingId`. The one
    * place a booking's window is checked against the others.
    */
-  async clashes(trx: Kysely<Database>, kind: 'room' | 'desk', ctx: AssetInContext, windows: { start: number; end: number }[], excludeMeetingId: string | null): Promise<(BusyInterval | null)[]> {
+  async clashes(
+    trx: Kysely<Database>,
+    kind: 'room' | 'desk',
+    ctx: AssetInContext,
+    windows: { start: number; end: number }[],
+    excludeMeetingId: string | null,
+  ): Promise<(BusyInterval | null)[]> {
     const cleanupMinutes = cleanupFor(ctx.project, ctx.asset, kind === 'desk');
     const from = Math.min(...windows.map((w) => w.start)) - MAX_CLEANUP_MS;
     const to = Math.max(...windows.map((w) => w.end)) + MAX_CLEANUP_MS;
     const holds = await this.slots.lockedAssetSlots(ctx.asset.id, ctx.project.id, from, to, trx);
     const bookings = holds.map((h) => ({ id: h.meeting_id, start: h.start_at, end: h.end_at }));
-    return windows.map((w) => findConflict({ start: w.start, end: w.end, cleanupMinutes, bookings, excludeBookingId: excludeMeetingId ?? undefined }));
+    return windows.map((w) =>
+      findConflict({ start: w.start, end: w.end, cleanupMinutes, bookings, excludeBookingId: excludeMeetingId ?? undefined }),
+    );
   }
 
   /** A booking as read inside a transaction the caller holds (e.g. under `withLock` of its asset). */
@@ -130,13 +138,36 @@ export class BookingChanges {
    * calendar feed: `statuses`, plus bookings cancelled at or after `cancelledSince`.
    * Occurrences of a series outside [from, to) are left out.
    */
-  async roomFeedBookings(room: { id: string; projectId: string }, from: number, to: number, o: { statuses: string[]; cancelledSince: number }): Promise<FeedBooking[]> {
-    const rows = await this.deps.meetings.roomFeed(room.id, { projectId: room.projectId, from, to, statuses: o.statuses, cancelledSince: o.cancelledSince });
+  async roomFeedBookings(
+    room: { id: string; projectId: string },
+    from: number,
+    to: number,
+    o: { statuses: string[]; cancelledSince: number },
+  ): Promise<FeedBooking[]> {
+    const rows = await this.deps.meetings.roomFeed(room.id, {
+      projectId: room.projectId,
+      from,
+      to,
+      statuses: o.statuses,
+      cancelledSince: o.cancelledSince,
+    });
     return rows.flatMap((r) => {
       const series = r.recurrence;
-      const windows = (series ? series.occurrences : [{ id: r.id, start: r.start_at, end: r.end_at }]).filter((w) => w.start < to && w.end > from);
+      const windows = (series ? series.occurrences : [{ id: r.id, start: r.start_at, end: r.end_at }]).filter(
+        (w) => w.start < to && w.end > from,
+      );
       if (!windows.length) return [];
-      return [{ meetingId: r.id, title: r.title, status: r.status, updatedAt: r.updated_at, changes: r.changes, series: series !== null, windows }];
+      return [
+        {
+          meetingId: r.id,
+          title: r.title,
+          status: r.status,
+          updatedAt: r.updated_at,
+          changes: r.changes,
+          series: series !== null,
+          windows,
+        },
+      ];
     });
   }
 

@@ -31,11 +31,26 @@ export { BookingChanges, scopeOf } from './booking-changes.js';
 export type { FeedBooking, LockedBooking } from './booking-changes.js';
 export { BookingChangeWriter, SYSTEM_ACTOR, bookingFacts, newPinCode } from './booking-change.js';
 export type {
-  Actor, BookingChange, BookingEventSink, BookingScope, HistoryEntry, LifecyclePlanner, NewBooking, SlotChange, Window,
+  Actor,
+  BookingChange,
+  BookingEventSink,
+  BookingScope,
+  HistoryEntry,
+  LifecyclePlanner,
+  NewBooking,
+  SlotChange,
+  Window,
 } from './booking-change.js';
 export type { HistoryRow, MeetingRow } from './meeting-repository.js';
 export { allOccurrences, currentOccurrence, occurrenceAt, withoutOccurrence } from './meeting-view.js';
-export type { CancelledOccurrence, MeetingView, StoredAttendee, StoredOccurrence, StoredOrganizer, StoredRecurrence } from './meeting-view.js';
+export type {
+  CancelledOccurrence,
+  MeetingView,
+  StoredAttendee,
+  StoredOccurrence,
+  StoredOrganizer,
+  StoredRecurrence,
+} from './meeting-view.js';
 export { billingWithStatus } from './payment-port.js';
 export type { BillingEntry, BillingStatus, OpenPayment, PaymentDesk, PaymentSnapshot, PromoCode } from './payment-port.js';
 
@@ -63,7 +78,10 @@ export interface BookingModule {
   /** Locks a booking and applies any actor's change through the one writer. */
   bookings: BookingChanges;
   /** Bookings' changes for the console's change feed. */
-  changeSource: { changedSince(after: number, limit: number): Promise<{ id: string; projectId: string; at: number }[]>; latest(): Promise<number> };
+  changeSource: {
+    changedSince(after: number, limit: number): Promise<{ id: string; projectId: string; at: number }[]>;
+    latest(): Promise<number>;
+  };
 }
 
 export function createBooking(deps: BookingDeps): BookingModule {
@@ -74,12 +92,25 @@ export function createBooking(deps: BookingDeps): BookingModule {
   const writer = new BookingChangeWriter({ meetings: meetingRepo, events: deps.events, lifecycle: deps.lifecycle });
   const bookings = new BookingChanges({ db: deps.db, engine: deps.engine, meetings: meetingRepo, writer, catalogue: deps.catalogue });
   const meetings = new MeetingService({
-    clock: deps.clock, secretBox: deps.secretBox, catalogue: deps.catalogue, people, meetings: meetingRepo, slots: new SlotRepository(deps.db),
-    changes: bookings, payments,
+    clock: deps.clock,
+    secretBox: deps.secretBox,
+    catalogue: deps.catalogue,
+    people,
+    meetings: meetingRepo,
+    slots: new SlotRepository(deps.db),
+    changes: bookings,
+    payments,
   });
   return {
     meetings,
-    opsBookings: new OpsBookings({ clock: deps.clock, meetings: meetingRepo, catalogue: deps.catalogue, payments, service: meetings, people }),
+    opsBookings: new OpsBookings({
+      clock: deps.clock,
+      meetings: meetingRepo,
+      catalogue: deps.catalogue,
+      payments,
+      service: meetings,
+      people,
+    }),
     bookings,
     changeSource: { changedSince: (t, n) => meetingRepo.changedSince(t, n), latest: () => meetingRepo.lastChangeAt() },
   };

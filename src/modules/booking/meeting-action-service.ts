@@ -50,7 +50,13 @@ export class MeetingActionService {
   }
 
   /** The change that cancels booking `m` (voiding a pending payment, refunding a paid one before its start). */
-  private async cancelChange(trx: Kysely<Database>, m: MeetingRow, now: number, who: HistoryEntry['actor'], paymentId?: string): Promise<BookingChange> {
+  private async cancelChange(
+    trx: Kysely<Database>,
+    m: MeetingRow,
+    now: number,
+    who: HistoryEntry['actor'],
+    paymentId?: string,
+  ): Promise<BookingChange> {
     const f = this.s.facts(m, now);
     const payments = this.s.deps.payments;
     let billing = m.billing_summaries;
@@ -114,7 +120,9 @@ export class MeetingActionService {
         return {
           at: now,
           set: {
-            recurrence: series, status: next ? 'active' : 'done', updated_at: now,
+            recurrence: series,
+            status: next ? 'active' : 'done',
+            updated_at: now,
             organizer: next ? { ...organizer, checkInAt: null, checkOutAt: null } : organizer,
           },
           slots: { endSlot: { id: current.id, end } },

@@ -78,11 +78,28 @@ export class MeetingCreateService {
     const windows = occurrences(input.recurrence, first, project.timezone);
     this.s.checkRules(windows, config, project, asset.kind, now, input.timePeriod === 'allDay');
     const quote = await this.price(input, asset, project, first, now);
-    const plan = this.plan(p, input, { asset, project, config, organizer, appUser, now, windows, quote, attendees: this.s.attendeesOf(input.attendees ?? [], usersByEmail) });
+    const plan = this.plan(p, input, {
+      asset,
+      project,
+      config,
+      organizer,
+      appUser,
+      now,
+      windows,
+      quote,
+      attendees: this.s.attendeesOf(input.attendees ?? [], usersByEmail),
+    });
     const stored = await this.write(p, input, plan, asset, project, organizer, now);
-    const data = forCaller(p, stored.meeting, meetingView(stored.meeting, {
-      assetName: asset.row.name, histories: stored.histories, pinCode: mayReadPin(p, stored.meeting, appUser) ? plan.pin : null, now: this.s.deps.clock.now(),
-    }));
+    const data = forCaller(
+      p,
+      stored.meeting,
+      meetingView(stored.meeting, {
+        assetName: asset.row.name,
+        histories: stored.histories,
+        pinCode: mayReadPin(p, stored.meeting, appUser) ? plan.pin : null,
+        now: this.s.deps.clock.now(),
+      }),
+    );
     return { draft: false as const, data };
   }
 
@@ -90,9 +107,10 @@ export class MeetingCreateService {
   private async resolveOrganizer(p: Principal, input: CreateMeetingInput, project: ProjectRow, appUser: string | null) {
     let userId: string;
     if (input.organizerId !== undefined) {
-      if (!hasPermission(p, project.id, MEETING_UPDATE)) throw errors.forbidden('Booking for a member needs the MEETING_UPDATE permission on the project');
+      if (!hasPermission(p, project.id, MEETING_UPDATE))
+        throw errors.forbidden('Booking for a member needs the MEETING_UPDATE permission on the project');
       const m = await this.s.deps.people.membership(input.organizerId, project.id);
-      if (!m || m.status !== 'active') throw errors.validation(['body.organizerId must be an active member of the asset\'s project']);
+      if (!m || m.status !== 'active') throw errors.validation(["body.organizerId must be an active member of the asset's project"]);
       userId = input.organizerId;
     } else {
       userId = p.kind === 'member' ? p.userId! : appUser!;
@@ -127,33 +145,92 @@ export class MeetingCreateService {
   }
 
   /** The new booking's ids, PIN, status, payment deadline, series, first history entries and slots. */
-  private plan(p: Principal, input: CreateMeetingInput, c: {
-    asset: Asset; project: ProjectRow; config: AssetConfig; organizer: Organizer; appUser: string | null; now: number;
-    windows: Window[]; quote: Priced | null; attendees: StoredAttendee[];
-  }): NewBookingPlan {
+  private plan(
+    p: Principal,
+    input: CreateMeetingInput,
+    c: {
+      asset: Asset;
+      project: ProjectRow;
+      config: AssetConfig;
+      organizer: Organizer;
+      appUser: string | null;
+      now: number;
+      windows: Window[];
+      quote: Priced | null;
+      attendees: StoredAttendee[];
+    },
+  ): NewBookingPlan {
     const { asset, project, now, windows, quote } = c;
     // A total of zero books like a free asset (but still takes a use of its promo code).
     const priced = quote && quote.price.minor.total > 0 ? quote : null;
-    if (priced && windows.length > 1) throw errors.validation(['body.recurrence: a recurring series cannot be booked on a paid asset; book each occurrence']);
+    if (priced && windows.length > 1)
+      throw errors.validation(['body.recurrence: a recurring series cannot be booked on a paid asset; book each occurrence']);
     const pin = newPinCode();
     const id = newId(now);
     const who = actor(p, c.appUser);
     const startsCheckedIn = !priced && checkedInAtCreate(c.config, now, windows[0].start);
     const backoffice = input.organizerId !== undefined;
-    const paymentDueAt = priced && backoffice
-      ? holdDeadline({ now, start: windows[0].start, requestedMinutes: input.paymentDueMinutes, projectMinutes: project.backoffice_payment_due_minutes })
+    const paymentDueAt =
+      priced && backoffice
+        ? holdDeadline({
+            now,
+            start: windows[0].start,
+            requestedMinutes: input.paymentDueMinutes,
+            projectMinutes: project.backoffice_payment_due_minutes,
+          })
+        : null;
+    const series = input.recurrence
+      ? {
+          rule: input.recurrence.trim().replace(/^RRULE:/i, ''),
+          occurrences: windows.map((w, i) => ({ id: i === 0 ? id : newId(now), ...w })),
+        }
       : null;
-    const series = input.recurrence ? { rule: input.recurrence.trim().replace(/^RRULE:/i, ''), occurrences: windows.map((w, i) => ({ id: i === 0 ? id : newId(now), ...w })) } : null;
-    const histories: HistoryEntry[] = [{ action: 'create', actor: who, statusBefore: null, newStart: windows[0].start, newEnd: windows[0].end }];
-    if (startsCheckedIn) histories.push({ action: 'check-in', actor: { by: 'system', source: 'system', sourceDetail: 'check-in not required' }, statusBefore: 'active' });
+    const histories: HistoryEntry[] = [
+      { action: 'create', actor: who, statusBefore: null, newStart: windows[0].start, newEnd: windows[0].end },
+    ];
+    if (startsCheckedIn)
+      histories.push({
+        action: 'check-in',
+        actor: { by: 'system', source: 'system', sourceDetail: 'check-in not required' },
+        statusBefore: 'active',
+      });
     const slots: NewSlot[] = (series?.occurrences ?? [{ id, ...windows[0] }]).map((o, i) => ({
-      id: o.id, meeting_id: id, project_id: project.id, asset_id: asset.row.id, occurrence_index: i, start_at: o.start, end_at: o.end,
+      id: o.id,
+      meeting_id: id,
+      project_id: project.id,
+      asset_id: asset.row.id,
+      occurrence_index: i,
+      start_at: o.start,
+      end_at: o.end,
     }));
-    return { id, pin, pinEnc: this.s.deps.secretBox.seal(pin), who, windows, quote, priced, backoffice, paymentDueAt, startsCheckedIn, series, attendees: c.attendees, histories, slots };
+    return {
+      id,
+      pin,
+      pinEnc: this.s.deps.secretBox.seal(pin),
+      who,
+      windows,
+      quote,
+      priced,
+      backoffice,
+      paymentDueAt,
+      startsCheckedIn,
+      series,
+      attendees: c.attendees,
+      histories,
+      slots,
+    };
   }
 
   /** Under the asset's lock: the conflict read, the promo code's use, the payment, and the writer's create. */
-  private write(p: Principal, input: CreateMeetingInput, plan: NewBookingPlan, asset: Asset, project: ProjectRow, organizer: Organizer, now: number) {
+  private write(
+    p: Principal,
+    input: CreateMeetingInput,
+    plan: NewBookingPlan,
+    asset: Asset,
+    project: ProjectRow,
+    organizer: Organizer,
+    now: number,
+  ) {
     const { windows, quote, priced, paymentDueAt } = plan;
     return this.s.deps.changes.withLock(asset.kind, asset.row.id, async (trx) => {
       await this.s.checkConflicts(trx, windows, asset, project, null);
@@ -171,7 +248,10 @@ export class MeetingCreateService {
         event: !opened
           ? { window: windows[0], detail: { kind: 'BOOK' } }
           : paymentDueAt !== null
-            ? { window: windows[0], detail: { kind: 'PAYMENT_DUE', amount: priced!.price.summary.total, currency: priced!.price.currency, paymentDueAt } }
+            ? {
+                window: windows[0],
+                detail: { kind: 'PAYMENT_DUE', amount: priced!.price.summary.total, currency: priced!.price.currency, paymentDueAt },
+              }
             : undefined,
         timersFor: windows[0],
       };
@@ -180,19 +260,36 @@ export class MeetingCreateService {
   }
 
   /** A paid booking holds its slot unpaid, with a payment opened in the same transaction. */
-  private openPayment(trx: Kysely<Database>, input: CreateMeetingInput, plan: NewBookingPlan, priced: Priced, project: ProjectRow, now: number): Promise<Opened> {
+  private openPayment(
+    trx: Kysely<Database>,
+    input: CreateMeetingInput,
+    plan: NewBookingPlan,
+    priced: Priced,
+    project: ProjectRow,
+    now: number,
+  ): Promise<Opened> {
     const { paymentDueAt } = plan;
     return this.s.deps.payments.open(trx, {
-      meetingId: plan.id, projectId: project.id, kind: plan.backoffice ? 'quote' : 'checkout', currency: priced.price.currency,
-      amountMinor: priced.price.minor.total, summary: priced.price.summary,
-      expiresAt: paymentDueAt ?? checkoutDeadline(now), nudgeAt: paymentDueAt === null ? null : holdReminderAt(now, paymentDueAt),
-      redirectUrl: input.frontendRedirectUrl ?? null, promoCodeId: priced.promoCodeId, now,
+      meetingId: plan.id,
+      projectId: project.id,
+      kind: plan.backoffice ? 'quote' : 'checkout',
+      currency: priced.price.currency,
+      amountMinor: priced.price.minor.total,
+      summary: priced.price.summary,
+      expiresAt: paymentDueAt ?? checkoutDeadline(now),
+      nudgeAt: paymentDueAt === null ? null : holdReminderAt(now, paymentDueAt),
+      redirectUrl: input.frontendRedirectUrl ?? null,
+      promoCodeId: priced.promoCodeId,
+      now,
     });
   }
 
   /** A draft: whether the window (and each of `draftEndDateTimes`) is available, and its price. Nothing is written. */
   private async draft(input: CreateMeetingInput, asset: Asset, config: AssetConfig, project: ProjectRow, first: Window, now: number) {
-    const ends = [first.end, ...(input.draftEndDateTimes ?? []).map((e, i) => truncateToMinute(parseInstant(e, `body.draftEndDateTimes[${i}]`)))];
+    const ends = [
+      first.end,
+      ...(input.draftEndDateTimes ?? []).map((e, i) => truncateToMinute(parseInstant(e, `body.draftEndDateTimes[${i}]`))),
+    ];
     const pricer = await this.s.pricer(input, asset, project, input.timePeriod === 'allDay', now);
     const priceOf = (end: number) => {
       if (end <= first.start) return {};
@@ -201,25 +298,45 @@ export class MeetingCreateService {
     };
     const cleanup = cleanupFor(project, asset.row, asset.kind === 'desk');
     const latest = Math.max(...ends);
-    const slots = await this.s.deps.slots.assetSlots(asset.row.id, first.start - MAX_CLEANUP_MS, latest + MAX_CLEANUP_MS, project.max_hold_ms);
+    const slots = await this.s.deps.slots.assetSlots(
+      asset.row.id,
+      first.start - MAX_CLEANUP_MS,
+      latest + MAX_CLEANUP_MS,
+      project.max_hold_ms,
+    );
     const bookings = slots.map((s) => ({ id: s.meeting_id, start: s.start_at, end: s.end_at }));
     const draftInfo = ends.map((end): DraftView['draftInfo'][number] => {
       const window = { startDateTime: new Date(first.start).toISOString(), endDateTime: new Date(end).toISOString() };
       const r = checkBookingWindow({
-        start: first.start, end, now, timeZone: project.timezone, config, allDay: input.timePeriod === 'allDay', cleanupMinutes: cleanup, bookings,
+        start: first.start,
+        end,
+        now,
+        timeZone: project.timezone,
+        config,
+        allDay: input.timePeriod === 'allDay',
+        cleanupMinutes: cleanup,
+        bookings,
       });
       if (r.ok) return { ...window, isAvailable: true, ...priceOf(end) };
-      const message = r.reason === 'CONFLICT' ? conflictMessage(r.conflictWith, project.timezone, asset.kind, { start: first.start, end }) : ruleViolationMessage(r, project.timezone, asset.kind);
+      const message =
+        r.reason === 'CONFLICT'
+          ? conflictMessage(r.conflictWith, project.timezone, asset.kind, { start: first.start, end })
+          : ruleViolationMessage(r, project.timezone, asset.kind);
       return { ...window, isAvailable: false, reason: r.reason, message, ...priceOf(end) };
     });
-    const result: DraftView = { draft: true, ...(asset.kind === 'room' ? { meetingRoomId: asset.row.id } : { deskId: asset.row.id }), draftInfo };
+    const result: DraftView = {
+      draft: true,
+      ...(asset.kind === 'room' ? { meetingRoomId: asset.row.id } : { deskId: asset.row.id }),
+      draftInfo,
+    };
     return result;
   }
 }
 
 function validateCreate(input: CreateMeetingInput): void {
   const problems: string[] = [];
-  if ((input.meetingRoomId === undefined) === (input.deskId === undefined)) problems.push('body must contain exactly one of meetingRoomId or deskId');
+  if ((input.meetingRoomId === undefined) === (input.deskId === undefined))
+    problems.push('body must contain exactly one of meetingRoomId or deskId');
   if (input.meetingRoomId !== undefined) {
     if (input.endDateTime === undefined) problems.push('body.endDateTime is required for a room booking');
     if (input.timePeriod !== undefined) problems.push('body.timePeriod is for desk bookings; rooms use endDateTime');
@@ -227,7 +344,8 @@ function validateCreate(input: CreateMeetingInput): void {
   if (input.deskId !== undefined && (input.endDateTime === undefined) === (input.timePeriod === undefined)) {
     problems.push('body must contain exactly one of endDateTime or timePeriod for a desk booking');
   }
-  if (input.paymentDueMinutes !== undefined && input.organizerId === undefined) problems.push('body.paymentDueMinutes is allowed only with organizerId (back-office booking)');
+  if (input.paymentDueMinutes !== undefined && input.organizerId === undefined)
+    problems.push('body.paymentDueMinutes is allowed only with organizerId (back-office booking)');
   if (input.draftEndDateTimes !== undefined && !input.draft) problems.push('body.draftEndDateTimes is allowed only with draft: true');
   if (problems.length) throw errors.validation(problems);
 }
@@ -235,7 +353,8 @@ function validateCreate(input: CreateMeetingInput): void {
 /** A blocked organizer (checked before every window rule) or a closed asset cannot be booked. */
 function checkBookable(asset: Asset, organizer: Organizer): void {
   if (organizer.blocked) throw new ServiceError(403, 'MEETING_049', 'The organizer has been blocked from booking by an administrator');
-  if (isClosedStatus(asset.kind, asset.row.status)) throw new ServiceError(409, 'MEETING_006', `This ${asset.kind} is ${asset.row.status} and cannot be booked`);
+  if (isClosedStatus(asset.kind, asset.row.status))
+    throw new ServiceError(409, 'MEETING_006', `This ${asset.kind} is ${asset.row.status} and cannot be booked`);
 }
 
 /** The window asked for: start and end (to the minute), or a desk's time period of that day. */
@@ -243,7 +362,8 @@ function requestedWindow(input: CreateMeetingInput, config: AssetConfig, project
   const start = parseInstant(input.startDateTime, 'body.startDateTime');
   if (input.timePeriod) {
     const resolved = resolveTimePeriod({ start, period: input.timePeriod, timeZone: project.timezone, config, now });
-    if (!resolved) throw errors.validation([`The desk is not open for the ${input.timePeriod} of that day (closed, or the period is over)`]);
+    if (!resolved)
+      throw errors.validation([`The desk is not open for the ${input.timePeriod} of that day (closed, or the period is over)`]);
     return resolved;
   }
   const end = parseInstant(input.endDateTime!, 'body.endDateTime');
@@ -264,23 +384,46 @@ function occurrences(rule: string | undefined, first: Window, timeZone: string):
 
 /** The meeting row of a new booking. */
 function newMeetingRow(
-  p: Principal, input: CreateMeetingInput, plan: NewBookingPlan, asset: Asset, project: ProjectRow, organizer: Organizer, opened: Opened | null, now: number,
+  p: Principal,
+  input: CreateMeetingInput,
+  plan: NewBookingPlan,
+  asset: Asset,
+  project: ProjectRow,
+  organizer: Organizer,
+  opened: Opened | null,
+  now: number,
 ): NewMeeting {
   const { id, windows, series, startsCheckedIn } = plan;
   return {
-    id, project_id: project.id, asset_kind: asset.kind, asset_id: asset.row.id,
-    room_id: asset.kind === 'room' ? asset.row.id : null, desk_id: asset.kind === 'desk' ? asset.row.id : null,
-    title: input.title ?? '', body: input.body ?? '',
-    start_at: windows[0].start, end_at: windows[0].end, booked_end_at: windows[0].end, span_end_at: windows[windows.length - 1].end,
-    all_day: input.timePeriod === 'allDay', time_period: input.timePeriod ?? null,
-    status: opened ? 'unpaid' : startsCheckedIn ? 'checked-in' : 'active', pin_enc: plan.pinEnc, pin_failures: 0,
+    id,
+    project_id: project.id,
+    asset_kind: asset.kind,
+    asset_id: asset.row.id,
+    room_id: asset.kind === 'room' ? asset.row.id : null,
+    desk_id: asset.kind === 'desk' ? asset.row.id : null,
+    title: input.title ?? '',
+    body: input.body ?? '',
+    start_at: windows[0].start,
+    end_at: windows[0].end,
+    booked_end_at: windows[0].end,
+    span_end_at: windows[windows.length - 1].end,
+    all_day: input.timePeriod === 'allDay',
+    time_period: input.timePeriod ?? null,
+    status: opened ? 'unpaid' : startsCheckedIn ? 'checked-in' : 'active',
+    pin_enc: plan.pinEnc,
+    pin_failures: 0,
     organizer_user_id: organizer.userId,
     organizer: { ...organizer.snapshot, checkInAt: startsCheckedIn ? now : null, checkOutAt: null },
-    attendees: plan.attendees, app_id: p.appId,
+    attendees: plan.attendees,
+    app_id: p.appId,
     booked_via: input.organizerId ? 'backoffice' : null,
     booked_by_user_id: input.organizerId ? plan.who.by : null,
-    payment: opened ? opened.snapshot : null, payment_due_at: plan.paymentDueAt,
+    payment: opened ? opened.snapshot : null,
+    payment_due_at: plan.paymentDueAt,
     billing_summaries: opened ? [opened.billing] : [],
-    recurrence: series, cancel_reason: null, created_at: now, updated_at: now,
+    recurrence: series,
+    cancel_reason: null,
+    created_at: now,
+    updated_at: now,
   };
 }

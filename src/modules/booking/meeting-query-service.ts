@@ -30,13 +30,16 @@ export class MeetingQueryService {
     const assetIds = [q.meetingRoomId, q.deskId, ...(q.meetingRoomIds ?? []), ...(q.deskIds ?? [])].filter((x): x is string => !!x);
     const { meetings, secretBox, clock } = this.s.deps;
     const rows = await meetings.list({
-      from, to,
+      from,
+      to,
       projectIds: q.projectId ? [q.projectId] : [...p.projects.keys()],
       participantUserId: p.kind === 'member' ? p.userId! : undefined,
       unrestrictedProjectIds: [...p.projects.keys()].filter((id) => hasPermission(p, id, MEETING_UPDATE)),
       assetIds: assetIds.length ? assetIds : undefined,
       organizerIds: q.organizerId ? [q.organizerId] : undefined,
-      organizerEmails: q.organizerEmails, attendeeEmails: q.attendeeEmails, statuses: q.statuses,
+      organizerEmails: q.organizerEmails,
+      attendeeEmails: q.attendeeEmails,
+      statuses: q.statuses,
     });
     const visibleRows = rows.filter((m) => canSee(p, m, appUser));
     // Every occurrence of a series, held or cancelled on its own, under its own status.
@@ -50,13 +53,17 @@ export class MeetingQueryService {
     const names = new Map<string, string>();
     for (const r of page) if (!names.has(r.m.asset_id)) names.set(r.m.asset_id, await this.s.assetName(r.m));
     const items = page.map((r) =>
-      forCaller(p, r.m, meetingView(r.m, {
-        assetName: names.get(r.m.asset_id)!,
-        histories: histories.get(r.m.id) ?? [],
-        pinCode: mayReadPin(p, r.m, appUser) ? secretBox.open(r.m.pin_enc) : null,
-        now,
-        occurrence: r.occurrence,
-      })),
+      forCaller(
+        p,
+        r.m,
+        meetingView(r.m, {
+          assetName: names.get(r.m.asset_id)!,
+          histories: histories.get(r.m.id) ?? [],
+          pinCode: mayReadPin(p, r.m, appUser) ? secretBox.open(r.m.pin_enc) : null,
+          now,
+          occurrence: r.occurrence,
+        }),
+      ),
     );
     return { items, meta: { limit, offset, total: expanded.length } };
   }

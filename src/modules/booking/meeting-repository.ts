@@ -107,14 +107,22 @@ export class MeetingRepository {
 
   /** Bookings changed after `after` (updated_at, service time), oldest change first: the console's change feed. */
   async changedSince(after: number, limit: number, db: Db = this.db): Promise<{ id: string; projectId: string; at: number }[]> {
-    const rows = await db.selectFrom('meetings').select(['id', 'project_id', 'updated_at']).where('updated_at', '>', after)
-      .orderBy('updated_at').limit(limit).execute();
+    const rows = await db
+      .selectFrom('meetings')
+      .select(['id', 'project_id', 'updated_at'])
+      .where('updated_at', '>', after)
+      .orderBy('updated_at')
+      .limit(limit)
+      .execute();
     return rows.map((r) => ({ id: r.id, projectId: r.project_id, at: Number(r.updated_at) }));
   }
 
   /** The latest booking change time (0 when none). */
   async lastChangeAt(db: Db = this.db): Promise<number> {
-    const row = await db.selectFrom('meetings').select((eb) => eb.fn.max('updated_at').as('at')).executeTakeFirst();
+    const row = await db
+      .selectFrom('meetings')
+      .select((eb) => eb.fn.max('updated_at').as('at'))
+      .executeTakeFirst();
     return Number(row?.at ?? 0);
   }
 
@@ -139,11 +147,7 @@ export class MeetingRepository {
   /** Meetings whose span overlaps [from, to) and match the filter, ordered by start. */
   async list(f: MeetingListFilter, db: Db = this.db): Promise<MeetingRow[]> {
     if (!f.anyProject && !f.projectIds.length) return [];
-    let q = db
-      .selectFrom('meetings')
-      .selectAll()
-      .where('start_at', '<', f.to)
-      .where('span_end_at', '>', f.from);
+    let q = db.selectFrom('meetings').selectAll().where('start_at', '<', f.to).where('span_end_at', '>', f.from);
     if (!f.anyProject) q = q.where('project_id', 'in', f.projectIds);
     if (f.participantUserId) {
       const uid = f.participantUserId;
@@ -179,7 +183,11 @@ export class MeetingRepository {
    * ones last updated (cancelled) at or after `cancelledSince`. Each row counts the
    * history entries after the first that moved it or changed its status.
    */
-  async roomFeed(roomId: string, f: { projectId: string; from: number; to: number; statuses: string[]; cancelledSince: number }, db: Db = this.db): Promise<FeedBookingRow[]> {
+  async roomFeed(
+    roomId: string,
+    f: { projectId: string; from: number; to: number; statuses: string[]; cancelledSince: number },
+    db: Db = this.db,
+  ): Promise<FeedBookingRow[]> {
     const rows = await db
       .selectFrom('meetings as m')
       .select(['m.id', 'm.title', 'm.status', 'm.start_at', 'm.end_at', 'm.recurrence', 'm.updated_at'])
@@ -192,7 +200,11 @@ export class MeetingRepository {
           .where((w) =>
             w.or([
               w('h.action', 'in', [...STATUS_CHANGING_ACTIONS]),
-              w.and([w('h.old_start_at', 'is not', null), w('h.new_start_at', 'is not', null), w('h.old_start_at', '<>', w.ref('h.new_start_at'))]),
+              w.and([
+                w('h.old_start_at', 'is not', null),
+                w('h.new_start_at', 'is not', null),
+                w('h.old_start_at', '<>', w.ref('h.new_start_at')),
+              ]),
               w.and([w('h.old_end_at', 'is not', null), w('h.new_end_at', 'is not', null), w('h.old_end_at', '<>', w.ref('h.new_end_at'))]),
             ]),
           )
@@ -213,7 +225,11 @@ export class MeetingRepository {
       .orderBy('m.id')
       .execute();
     return rows.map((r) => ({
-      ...r, start_at: Number(r.start_at), end_at: Number(r.end_at), updated_at: Number(r.updated_at), changes: Number(r.changes ?? 0),
+      ...r,
+      start_at: Number(r.start_at),
+      end_at: Number(r.end_at),
+      updated_at: Number(r.updated_at),
+      changes: Number(r.changes ?? 0),
       recurrence: r.recurrence ? (JSON.parse(r.recurrence) as StoredRecurrence) : null,
     }));
   }
@@ -236,7 +252,11 @@ export class MeetingRepository {
 
   /** A wrong PIN was presented: counted outside the refused change's transaction. */
   async countWrongPin(id: string, db: Db = this.db): Promise<void> {
-    await db.updateTable('meetings').set((eb) => ({ pin_failures: eb('pin_failures', '+', 1) })).where('id', '=', id).execute();
+    await db
+      .updateTable('meetings')
+      .set((eb) => ({ pin_failures: eb('pin_failures', '+', 1) }))
+      .where('id', '=', id)
+      .execute();
   }
 
   /** History entries of a booking that has none yet, numbered from 1. */
@@ -254,14 +274,37 @@ export class MeetingRepository {
       .where('meeting_id', '=', h.meeting_id);
     await db
       .insertInto('meeting_histories')
-      .columns(['id', 'meeting_id', 'action', 'at', 'by', 'source', 'source_detail', 'reason', 'status_before', 'old_start_at', 'old_end_at', 'new_start_at', 'new_end_at', 'seq'])
+      .columns([
+        'id',
+        'meeting_id',
+        'action',
+        'at',
+        'by',
+        'source',
+        'source_detail',
+        'reason',
+        'status_before',
+        'old_start_at',
+        'old_end_at',
+        'new_start_at',
+        'new_end_at',
+        'seq',
+      ])
       .expression(
         db.selectNoFrom([
-          sql.val(h.id).as('id'), sql.val(h.meeting_id).as('meeting_id'), sql.val(h.action).as('action'), sql.val(h.at).as('at'),
-          sql.val(h.by).as('by'), sql.val(h.source).as('source'), sql.val(h.source_detail ?? null).as('source_detail'),
-          sql.val(h.reason ?? null).as('reason'), sql.val(h.status_before ?? null).as('status_before'),
-          sql.val(h.old_start_at ?? null).as('old_start_at'), sql.val(h.old_end_at ?? null).as('old_end_at'),
-          sql.val(h.new_start_at ?? null).as('new_start_at'), sql.val(h.new_end_at ?? null).as('new_end_at'),
+          sql.val(h.id).as('id'),
+          sql.val(h.meeting_id).as('meeting_id'),
+          sql.val(h.action).as('action'),
+          sql.val(h.at).as('at'),
+          sql.val(h.by).as('by'),
+          sql.val(h.source).as('source'),
+          sql.val(h.source_detail ?? null).as('source_detail'),
+          sql.val(h.reason ?? null).as('reason'),
+          sql.val(h.status_before ?? null).as('status_before'),
+          sql.val(h.old_start_at ?? null).as('old_start_at'),
+          sql.val(h.old_end_at ?? null).as('old_end_at'),
+          sql.val(h.new_start_at ?? null).as('new_start_at'),
+          sql.val(h.new_end_at ?? null).as('new_end_at'),
           next.as('seq'),
         ]),
       )

@@ -85,13 +85,27 @@ export class MeetingSupport {
   }
 
   /** Configuration rules for every window; 400 KS001 naming each refused one. */
-  checkRules(windows: Window[], config: AssetConfig, project: ProjectRow, kind: string, now: number, allDay: boolean, ignoreLeadTime = false): void {
+  checkRules(
+    windows: Window[],
+    config: AssetConfig,
+    project: ProjectRow,
+    kind: string,
+    now: number,
+    allDay: boolean,
+    ignoreLeadTime = false,
+  ): void {
     const problems = configProblems(windows, { config, timeZone: project.timezone, asset: kind, now, allDay, ignoreLeadTime });
     if (problems.length) throw errors.validation(problems);
   }
 
   /** Slot and cleaning conflicts for every window, read inside the asset lock; 409 KS012 naming each clash. */
-  async checkConflicts(trx: Kysely<Database>, windows: Window[], asset: Asset, project: ProjectRow, excludeMeetingId: string | null): Promise<void> {
+  async checkConflicts(
+    trx: Kysely<Database>,
+    windows: Window[],
+    asset: Asset,
+    project: ProjectRow,
+    excludeMeetingId: string | null,
+  ): Promise<void> {
     const found = await this.deps.changes.clashes(trx, asset.kind, asset.ctx, windows, excludeMeetingId);
     const clashes: string[] = [];
     windows.forEach((w, i) => {
@@ -118,7 +132,13 @@ export class MeetingSupport {
       promoCodeId: promo?.id ?? null,
       at: (w: Window): Price => {
         const r = priceBooking({
-          chargeRate, currency: project.currency, start: w.start, end: w.end, timeZone: project.timezone, allDay, now,
+          chargeRate,
+          currency: project.currency,
+          start: w.start,
+          end: w.end,
+          timeZone: project.timezone,
+          allDay,
+          now,
           ...(code !== undefined ? { promo: { code, terms: promo ?? null } } : {}),
         });
         if (!r.ok) throw errors.validation([`body.promoCode: ${r.refusal.message}`]);
@@ -136,7 +156,14 @@ export class MeetingSupport {
       if (seen.has(key)) continue;
       seen.add(key);
       const u = users.get(key);
-      out.push({ userId: u?.id ?? null, email: a.email, name: u?.name ?? a.email, type: a.type ?? 'required', responseStatus: 'accepted', checkInAt: null });
+      out.push({
+        userId: u?.id ?? null,
+        email: a.email,
+        name: u?.name ?? a.email,
+        type: a.type ?? 'required',
+        responseStatus: 'accepted',
+        checkInAt: null,
+      });
     }
     return out;
   }
@@ -170,7 +197,15 @@ export class MeetingSupport {
       after = await this.deps.changes.underLock(id, asset.kind, asset.ctx, async (locked) => {
         const m = locked.meeting;
         const pinMatches = pinCode === undefined ? undefined : safeEqual(pinCode, this.deps.secretBox.open(m.pin_enc));
-        const change = await work({ ...locked, now, appUser, pinMatches, asset, project, organizerBlocked: organizer.blocked_from_booking });
+        const change = await work({
+          ...locked,
+          now,
+          appUser,
+          pinMatches,
+          asset,
+          project,
+          organizerBlocked: organizer.blocked_from_booking,
+        });
         return change ? locked.write(change) : m;
       });
     } catch (err) {
@@ -207,7 +242,11 @@ export class MeetingSupport {
   async view(p: Principal, m: MeetingRow, appUser: string | null, assetName?: string) {
     const histories = (await this.deps.meetings.histories([m.id])).get(m.id) ?? [];
     const pinCode = mayReadPin(p, m, appUser) ? this.deps.secretBox.open(m.pin_enc) : null;
-    return forCaller(p, m, meetingView(m, { assetName: assetName ?? (await this.assetName(m)), histories, pinCode, now: this.deps.clock.now() }));
+    return forCaller(
+      p,
+      m,
+      meetingView(m, { assetName: assetName ?? (await this.assetName(m)), histories, pinCode, now: this.deps.clock.now() }),
+    );
   }
 }
 

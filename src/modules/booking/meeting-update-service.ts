@@ -34,13 +34,15 @@ export class MeetingUpdateService {
     return this.s.change(p, id, authPin, async (ctx) => {
       const { meeting: m, now, appUser, pinMatches, organizerBlocked } = ctx;
       const caller = callerOf(p, m, appUser, pinMatches);
-      const newStart = input.startDateTime !== undefined ? truncateToMinute(parseInstant(input.startDateTime, 'body.startDateTime')) : m.start_at;
+      const newStart =
+        input.startDateTime !== undefined ? truncateToMinute(parseInstant(input.startDateTime, 'body.startDateTime')) : m.start_at;
       const newEnd = input.endDateTime !== undefined ? truncateToMinute(parseInstant(input.endDateTime, 'body.endDateTime')) : m.end_at;
       const changesTimes = newStart !== m.start_at || newEnd !== m.end_at;
       const current = this.s.facts(m, now);
       const refusal = updateRefusal(current, caller, { movesStart: newStart !== m.start_at, changesTimes, organizerBlocked });
       if (refusal) throw refusal;
-      if (changesTimes && m.recurrence) throw errors.conflict('The times of a recurring series cannot be changed; cancel it and book a new one');
+      if (changesTimes && m.recurrence)
+        throw errors.conflict('The times of a recurring series cannot be changed; cancel it and book a new one');
       if (caller.isOrganizer && input.pinCode !== undefined && !PIN_PATTERN.test(input.pinCode)) {
         throw errors.validation(['body.pinCode must be 4 to 8 digits']);
       }
@@ -52,7 +54,8 @@ export class MeetingUpdateService {
       if (input.title !== undefined) set.title = input.title;
       if (input.body !== undefined) set.body = input.body;
       if (attendees !== undefined) change.attendees = attendees;
-      if (caller.isOrganizer && input.pinCode !== undefined) Object.assign(set, { pin_enc: this.s.deps.secretBox.seal(input.pinCode), pin_failures: 0 });
+      if (caller.isOrganizer && input.pinCode !== undefined)
+        Object.assign(set, { pin_enc: this.s.deps.secretBox.seal(input.pinCode), pin_failures: 0 });
       if (!change.history && (Object.keys(set).length > 1 || attendees !== undefined)) change.history = { action: 'update', actor: who };
       const window = changesTimes ? { start: newStart, end: newEnd } : { start: current.start, end: current.end };
       change.event = { window, detail: { kind: 'MODIFY', oldStart: current.start, oldEnd: current.end } };
@@ -81,20 +84,50 @@ export class MeetingUpdateService {
    * The new window costs more: the booking waits unpaid for the difference, holding both windows,
    * and a lapse puts the old times and status back (payments module).
    */
-  private async holdForExtension(trx: Kysely<Database>, change: BookingChange, m: MeetingRow, project: ProjectRow, to: Window, extra: { minor: number; amount: number }, now: number): Promise<void> {
+  private async holdForExtension(
+    trx: Kysely<Database>,
+    change: BookingChange,
+    m: MeetingRow,
+    project: ProjectRow,
+    to: Window,
+    extra: { minor: number; amount: number },
+    now: number,
+  ): Promise<void> {
     const opened = await this.s.deps.payments.open(trx, {
-      meetingId: m.id, projectId: project.id, kind: 'extension', currency: project.currency, amountMinor: extra.minor,
-      summary: { subtotal: extra.amount, total: extra.amount, discounts: [] }, expiresAt: checkoutDeadline(now), nudgeAt: null,
-      redirectUrl: null, promoCodeId: null, restore: { status: m.status, start: m.start_at, end: m.end_at }, now,
+      meetingId: m.id,
+      projectId: project.id,
+      kind: 'extension',
+      currency: project.currency,
+      amountMinor: extra.minor,
+      summary: { subtotal: extra.amount, total: extra.amount, discounts: [] },
+      expiresAt: checkoutDeadline(now),
+      nudgeAt: null,
+      redirectUrl: null,
+      promoCodeId: null,
+      restore: { status: m.status, start: m.start_at, end: m.end_at },
+      now,
     });
     const billing = [...m.billing_summaries, opened.billing];
     Object.assign(change.set!, { status: 'unpaid', payment: opened.snapshot, billing_summaries: billing });
     const inside = m.start_at >= to.start && m.end_at <= to.end;
-    change.slots = inside ? { replace: { start: to.start, end: to.end } } : { hold: [{ start: m.start_at, end: m.end_at }, { start: to.start, end: to.end }] };
+    change.slots = inside
+      ? { replace: { start: to.start, end: to.end } }
+      : {
+          hold: [
+            { start: m.start_at, end: m.end_at },
+            { start: to.start, end: to.end },
+          ],
+        };
   }
 
   /** What moving a booking to `to` costs on top of its current window (null when nothing; shortening refunds nothing). */
-  private async extensionCharge(asset: Asset, project: ProjectRow, m: MeetingRow, to: Window, now: number): Promise<{ minor: number; amount: number } | null> {
+  private async extensionCharge(
+    asset: Asset,
+    project: ProjectRow,
+    m: MeetingRow,
+    to: Window,
+    now: number,
+  ): Promise<{ minor: number; amount: number } | null> {
     const pricer = await this.s.pricer({}, asset, project, m.all_day, now);
     if (pricer.free) return null;
     const minor = pricer.at(to).minor.subtotal - pricer.at({ start: m.start_at, end: m.end_at }).minor.subtotal;

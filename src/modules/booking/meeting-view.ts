@@ -85,7 +85,10 @@ export function occurrenceAt(series: StoredRecurrence | null, window: { start: n
  * cancelled, rejected, done) is every occurrence's.
  */
 export function occurrenceStatus(
-  m: MeetingRow, series: StoredRecurrence, o: StoredOccurrence | CancelledOccurrence, now: number,
+  m: MeetingRow,
+  series: StoredRecurrence,
+  o: StoredOccurrence | CancelledOccurrence,
+  now: number,
 ): { status: string; cancelReason: string | null } {
   if ((series.cancelled ?? []).some((c) => c.id === o.id)) {
     return { status: 'cancelled', cancelReason: (o as CancelledOccurrence).reason ?? null };
@@ -127,7 +130,8 @@ export function meetingView(m: MeetingRow, ctx: ViewContext): MeetingView {
   const series = m.recurrence;
   const window = ctx.occurrence ?? (series ? currentOccurrence(series, ctx.now) : { start: m.start_at, end: m.end_at });
   const isRoom = m.asset_kind === 'room';
-  const own = series && ctx.occurrence ? occurrenceStatus(m, series, ctx.occurrence, ctx.now) : { status: m.status, cancelReason: m.cancel_reason };
+  const own =
+    series && ctx.occurrence ? occurrenceStatus(m, series, ctx.occurrence, ctx.now) : { status: m.status, cancelReason: m.cancel_reason };
   return {
     _id: m.id,
     status: own.status,
@@ -188,7 +192,12 @@ export interface ListedRow {
  * overlaps [from, to) under its own status, filtered by `statuses` when given.
  * Both the public and the ops list page through this.
  */
-export function listedRows(meetings: MeetingRow[], window: { from: number; to: number }, statuses: readonly string[] | undefined, now: number): ListedRow[] {
+export function listedRows(
+  meetings: MeetingRow[],
+  window: { from: number; to: number },
+  statuses: readonly string[] | undefined,
+  now: number,
+): ListedRow[] {
   const wanted = statuses?.length ? new Set<string>(statuses) : null;
   const rows: ListedRow[] = [];
   for (const m of meetings) {

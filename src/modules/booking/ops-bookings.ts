@@ -57,12 +57,19 @@ export class OpsBookings {
     const from = parseInstant(q.from, 'query.from');
     const to = parseInstant(q.to, 'query.to');
     if (to <= from) throw errors.validation(['query.to must be after query.from']);
-    const assetIds = [q.assetId, q.meetingRoomId, q.deskId, ...(q.meetingRoomIds ?? []), ...(q.deskIds ?? [])].filter((x): x is string => !!x);
+    const assetIds = [q.assetId, q.meetingRoomId, q.deskId, ...(q.meetingRoomIds ?? []), ...(q.deskIds ?? [])].filter(
+      (x): x is string => !!x,
+    );
     const rows = await this.deps.meetings.list({
-      from, to, projectIds: q.projectId ? [q.projectId] : [], anyProject: !q.projectId,
+      from,
+      to,
+      projectIds: q.projectId ? [q.projectId] : [],
+      anyProject: !q.projectId,
       assetIds: assetIds.length ? assetIds : undefined,
       organizerIds: q.organizerId ? [q.organizerId] : undefined,
-      organizerEmails: q.organizerEmails, attendeeEmails: q.attendeeEmails, statuses: q.statuses,
+      organizerEmails: q.organizerEmails,
+      attendeeEmails: q.attendeeEmails,
+      statuses: q.statuses,
     });
     const needle = q.search?.trim().toLowerCase();
     const matching = needle
@@ -78,9 +85,17 @@ export class OpsBookings {
     const page = expanded.slice(offset, offset + limit);
     const histories = await this.deps.meetings.histories([...new Set(page.map((r) => r.m.id))]);
     const names = await this.assetNames(page.map((r) => r.m));
-    const items = page.map((r) => withoutPin(meetingView(r.m, {
-      assetName: names.get(r.m.asset_id) ?? '', histories: histories.get(r.m.id) ?? [], pinCode: null, now, occurrence: r.occurrence,
-    })));
+    const items = page.map((r) =>
+      withoutPin(
+        meetingView(r.m, {
+          assetName: names.get(r.m.asset_id) ?? '',
+          histories: histories.get(r.m.id) ?? [],
+          pinCode: null,
+          now,
+          occurrence: r.occurrence,
+        }),
+      ),
+    );
     return { items, meta: { limit, offset, total: expanded.length } };
   }
 
@@ -99,14 +114,32 @@ export class OpsBookings {
   private async render(m: MeetingRow): Promise<OpsMeetingDetail> {
     const histories = (await this.deps.meetings.histories([m.id])).get(m.id) ?? [];
     const names = await this.assetNames([m]);
-    const view = withoutPin(meetingView(m, { assetName: names.get(m.asset_id) ?? '', histories, pinCode: null, now: this.deps.clock.now() }));
+    const view = withoutPin(
+      meetingView(m, { assetName: names.get(m.asset_id) ?? '', histories, pinCode: null, now: this.deps.clock.now() }),
+    );
     const payment = await this.deps.payments.paymentOf(m.id);
-    const known = await this.deps.people.actorNames(histories.map((h) => h.by).filter((by) => by !== 'ops' && by !== 'system' && by !== 'calendar'));
+    const known = await this.deps.people.actorNames(
+      histories.map((h) => h.by).filter((by) => by !== 'ops' && by !== 'system' && by !== 'calendar'),
+    );
     const { payment: _snapshot, ...rest } = view;
     return {
       ...rest,
-      history: histories.map((h) => ({ action: h.action, actor: h.by, ...historyActor(h.by, h.source, known), source: h.source, reason: h.reason, at: iso(h.at) })),
-      payment: payment ? { status: payment.status, amount: payment.amount, currency: payment.currency, dueAt: payment.dueAt === null ? null : iso(payment.dueAt) } : null,
+      history: histories.map((h) => ({
+        action: h.action,
+        actor: h.by,
+        ...historyActor(h.by, h.source, known),
+        source: h.source,
+        reason: h.reason,
+        at: iso(h.at),
+      })),
+      payment: payment
+        ? {
+            status: payment.status,
+            amount: payment.amount,
+            currency: payment.currency,
+            dueAt: payment.dueAt === null ? null : iso(payment.dueAt),
+          }
+        : null,
     };
   }
 
@@ -140,15 +173,25 @@ export class OpsBookings {
       ...floor.rooms.map((row) => ({ kind: 'room' as const, row })),
       ...floor.desks.map((row) => ({ kind: 'desk' as const, row })),
     ];
-    const bookings = await this.occurrences(project, assets.map((a) => a.row.id), now - MAX_CLEANUP_MS, now + NEXT_HORIZON_MS);
+    const bookings = await this.occurrences(
+      project,
+      assets.map((a) => a.row.id),
+      now - MAX_CLEANUP_MS,
+      now + NEXT_HORIZON_MS,
+    );
     return {
       floorId,
       at: iso(now),
       timeZone: project.timezone,
       assets: assets.map(({ kind, row }) => {
         const r = assetNow({
-          now, kind, status: row.status, config: row.config, timeZone: project.timezone,
-          cleanupMinutes: cleanupFor(project, row, kind === 'desk'), bookings: bookings.filter((b) => b.assetId === row.id),
+          now,
+          kind,
+          status: row.status,
+          config: row.config,
+          timeZone: project.timezone,
+          cleanupMinutes: cleanupFor(project, row, kind === 'desk'),
+          bookings: bookings.filter((b) => b.assetId === row.id),
         });
         return { _id: row.id, kind, name: row.name, state: r.state, current: summary(r.current), next: summary(r.next) };
       }),
@@ -179,15 +222,29 @@ export class OpsBookings {
       open: schedule.open.map(span),
       breaks: schedule.breaks.map(span),
       bookings: bookings.map((b) => ({
-        _id: b.id, title: b.title, status: b.status, startDateTime: iso(b.start), endDateTime: iso(b.end),
-        cleaningEndsAt: iso(b.end + cleanupMs), organizerName: b.organizerName,
+        _id: b.id,
+        title: b.title,
+        status: b.status,
+        startDateTime: iso(b.start),
+        endDateTime: iso(b.end),
+        cleaningEndsAt: iso(b.end + cleanupMs),
+        organizerName: b.organizerName,
       })),
     };
   }
 }
 
 function summary(b: Occurrence | null): BookingSummary | null {
-  return b && { _id: b.id, title: b.title, status: b.status, startDateTime: iso(b.start), endDateTime: iso(b.end), organizerName: b.organizerName };
+  return (
+    b && {
+      _id: b.id,
+      title: b.title,
+      status: b.status,
+      startDateTime: iso(b.start),
+      endDateTime: iso(b.end),
+      organizerName: b.organizerName,
+    }
+  );
 }
 
 /** A Meeting without its PIN (the ops view never shows it). */

@@ -32,13 +32,19 @@ export class PeopleRepository {
   }
 
   /** One user by id and others by email (case-insensitive), in one read. */
-  async userAndEmails(id: string, emails: string[], db: Db = this.db): Promise<{ user: UserRow | undefined; byEmail: Map<string, UserRow> }> {
+  async userAndEmails(
+    id: string,
+    emails: string[],
+    db: Db = this.db,
+  ): Promise<{ user: UserRow | undefined; byEmail: Map<string, UserRow> }> {
     const lower = [...new Set(emails.map((e) => e.toLowerCase()))];
-    const rows = (await db
-      .selectFrom('users')
-      .selectAll()
-      .where((eb) => (lower.length ? eb.or([eb('id', '=', id), eb('email_lower', 'in', lower)]) : eb('id', '=', id)))
-      .execute()).map(userRecord);
+    const rows = (
+      await db
+        .selectFrom('users')
+        .selectAll()
+        .where((eb) => (lower.length ? eb.or([eb('id', '=', id), eb('email_lower', 'in', lower)]) : eb('id', '=', id)))
+        .execute()
+    ).map(userRecord);
     const wanted = new Set(lower);
     return {
       user: rows.find((r) => r.id === id),
@@ -84,23 +90,42 @@ export class PeopleRepository {
       await trx
         .insertInto('users')
         .values({
-          id: userId, key: null, email: null, email_lower: null, phone: null, username: null, name: app.name,
-          first_name: null, last_name: null, profile_name: app.name, blocked_from_booking: 0, brand_staff: '[]',
-          created_at: now, updated_at: now,
+          id: userId,
+          key: null,
+          email: null,
+          email_lower: null,
+          phone: null,
+          username: null,
+          name: app.name,
+          first_name: null,
+          last_name: null,
+          profile_name: app.name,
+          blocked_from_booking: 0,
+          brand_staff: '[]',
+          created_at: now,
+          updated_at: now,
         })
         .execute();
-      const res = await trx.updateTable('apps').set({ service_user_id: userId }).where('id', '=', appId).where('service_user_id', 'is', null).executeTakeFirst();
+      const res = await trx
+        .updateTable('apps')
+        .set({ service_user_id: userId })
+        .where('id', '=', appId)
+        .where('service_user_id', 'is', null)
+        .executeTakeFirst();
       return Number(res.numUpdatedRows) === 1;
     };
     let claimed: boolean;
     if (db === this.db) {
-      claimed = await this.db.transaction().execute(async (trx) => {
-        if (!(await claim(trx))) throw new RaceLost();
-        return true;
-      }).catch((err) => {
-        if (err instanceof RaceLost) return false;
-        throw err;
-      });
+      claimed = await this.db
+        .transaction()
+        .execute(async (trx) => {
+          if (!(await claim(trx))) throw new RaceLost();
+          return true;
+        })
+        .catch((err) => {
+          if (err instanceof RaceLost) return false;
+          throw err;
+        });
     } else {
       claimed = await claim(db);
       if (!claimed) await db.deleteFrom('users').where('id', '=', userId).execute();

@@ -29,7 +29,10 @@ export class SlotRepository {
         eb(
           eb.val(from - MAX_CLEANUP_MS),
           '-',
-          eb.selectFrom('projects').select((p) => p.fn.max('max_hold_ms').as('m')).where('id', 'in', projectIds),
+          eb
+            .selectFrom('projects')
+            .select((p) => p.fn.max('max_hold_ms').as('m'))
+            .where('id', 'in', projectIds),
         ),
       )
       .where('end_at', '>', from - MAX_CLEANUP_MS)
@@ -77,7 +80,11 @@ export class SlotRepository {
       .where('id', 'in', ids)
       .execute();
     return rows.map((m) => ({
-      id: m.id, title: m.title, status: m.status, organizerUserId: m.organizer_user_id, appId: m.app_id,
+      id: m.id,
+      title: m.title,
+      status: m.status,
+      organizerUserId: m.organizer_user_id,
+      appId: m.app_id,
       attendeeUserIds: (JSON.parse(m.attendees) as { userId?: string | null }[]).flatMap((a) => (a.userId ? [a.userId] : [])),
     }));
   }

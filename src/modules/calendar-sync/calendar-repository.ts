@@ -23,17 +23,29 @@ export interface CalendarEvent {
 }
 
 const toEvent = (r: Selectable<CalendarEventTable>): CalendarEvent => ({
-  provider: r.provider, roomId: r.room_id, uid: r.uid, meetingId: r.meeting_id, sequence: Number(r.sequence),
-  dtstamp: r.dtstamp === null ? null : Number(r.dtstamp), lastHash: r.last_hash, lastReply: r.last_reply,
-  createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
+  provider: r.provider,
+  roomId: r.room_id,
+  uid: r.uid,
+  meetingId: r.meeting_id,
+  sequence: Number(r.sequence),
+  dtstamp: r.dtstamp === null ? null : Number(r.dtstamp),
+  lastHash: r.last_hash,
+  lastReply: r.last_reply,
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
 });
 
 export class CalendarRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async event(provider: string, roomId: string, uid: string, db: Db = this.db): Promise<CalendarEvent | undefined> {
-    const row = await db.selectFrom('calendar_events').selectAll()
-      .where('provider', '=', provider).where('room_id', '=', roomId).where('uid', '=', uid).executeTakeFirst();
+    const row = await db
+      .selectFrom('calendar_events')
+      .selectAll()
+      .where('provider', '=', provider)
+      .where('room_id', '=', roomId)
+      .where('uid', '=', uid)
+      .executeTakeFirst();
     return row && toEvent(row);
   }
 
@@ -45,11 +57,21 @@ export class CalendarRepository {
 
   async put(e: CalendarEvent, db: Db = this.db): Promise<void> {
     const row: Selectable<CalendarEventTable> = {
-      provider: e.provider, room_id: e.roomId, uid: e.uid, meeting_id: e.meetingId, sequence: e.sequence, dtstamp: e.dtstamp,
-      last_hash: e.lastHash, last_reply: e.lastReply, created_at: e.createdAt, updated_at: e.updatedAt,
+      provider: e.provider,
+      room_id: e.roomId,
+      uid: e.uid,
+      meeting_id: e.meetingId,
+      sequence: e.sequence,
+      dtstamp: e.dtstamp,
+      last_hash: e.lastHash,
+      last_reply: e.lastReply,
+      created_at: e.createdAt,
+      updated_at: e.updatedAt,
     };
     const { provider, room_id, uid, created_at: _created, ...set } = row;
-    await db.insertInto('calendar_events').values(row)
+    await db
+      .insertInto('calendar_events')
+      .values(row)
       .onConflict((oc) => oc.columns(['provider', 'room_id', 'uid']).doUpdateSet(set))
       .execute();
   }

@@ -23,8 +23,18 @@ import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { CalendarMessageResult, CalendarProvider } from '../../contract/calendar-sync.js';
 import {
-  newPinCode, scopeOf, withoutOccurrence,
-  type Actor, type BookingChange, type BookingChanges, type BookingScope, type HistoryEntry, type MeetingRow, type NewBooking, type StoredAttendee, type Window,
+  newPinCode,
+  scopeOf,
+  withoutOccurrence,
+  type Actor,
+  type BookingChange,
+  type BookingChanges,
+  type BookingScope,
+  type HistoryEntry,
+  type MeetingRow,
+  type NewBooking,
+  type StoredAttendee,
+  type Window,
 } from '../booking/index.js';
 import { truncateToMinute } from '../booking/rules/availability.js';
 import { checkedInAtCreate, isClosedStatus } from '../booking/rules/asset-config.js';
@@ -36,8 +46,17 @@ import type { CalendarEvent, CalendarRepository } from './calendar-repository.js
 import type { CalendarOrganizer, CalendarOrganizers, CalendarRoom, CalendarRooms } from './ports.js';
 import { describeWindow, eventWindow, REASONS, verdict } from './rules/sync-rules.js';
 import {
-  afterWindowCheck, bookingRefusal, currentOccurrence, decide, newInvitation, organizerRefusal, planDropOccurrence, planMove, planMoveOccurrence,
-  type MessageFacts, type Outcome,
+  afterWindowCheck,
+  bookingRefusal,
+  currentOccurrence,
+  decide,
+  newInvitation,
+  organizerRefusal,
+  planDropOccurrence,
+  planMove,
+  planMoveOccurrence,
+  type MessageFacts,
+  type Outcome,
 } from './rules/decision.js';
 
 export interface CalendarSyncServiceDeps {
@@ -79,7 +98,9 @@ export class CalendarSync {
     if (!parsed.ok) throw errors.validation(parsed.errors.map((e) => `body: ${e}`));
     const message = parsed.message;
     if (!['REQUEST', 'CANCEL', 'REPLY'].includes(message.method)) {
-      throw errors.validation([`body: METHOD ${message.method || '(none)'} is not handled; the room's mailbox forwards REQUEST, CANCEL and REPLY messages`]);
+      throw errors.validation([
+        `body: METHOD ${message.method || '(none)'} is not handled; the room's mailbox forwards REQUEST, CANCEL and REPLY messages`,
+      ]);
     }
     const uid = message.events[0]!.uid;
     const rooms = await this.roomsOf(provider, message, roomHint);
@@ -130,31 +151,60 @@ export class CalendarSync {
       const ctx: Ctx = { trx, room, scope: scopeOf('room', room), now, actor, organizer: organizer ?? null, message, master, accounts };
       const decision = await this.decide(ctx, current);
 
-      const w = decision.window ?? (decision.meeting ? { start: decision.meeting.start_at, end: decision.meeting.end_at } : eventWindowOf(master, room));
+      const w =
+        decision.window ??
+        (decision.meeting ? { start: decision.meeting.start_at, end: decision.meeting.end_at } : eventWindowOf(master, room));
       const reply = buildReply({
         // A message about one occurrence (RECURRENCE-ID only) is answered for that occurrence.
-        uid, recurrenceId: message.events.length === 1 ? message.events[0]!.recurrenceId : null,
-        sequence, summary: master.summary, start: w.start, end: w.end, roomEmail: room.email, roomName: room.asset.name,
-        organizer: master.organizer, partstat: decision.accepted ? 'ACCEPTED' : 'DECLINED',
-        comment: decision.reason ?? `Accepted: ${room.asset.name} is booked ${describeWindow(w, room.project.timezone)}`, now,
+        uid,
+        recurrenceId: message.events.length === 1 ? message.events[0]!.recurrenceId : null,
+        sequence,
+        summary: master.summary,
+        start: w.start,
+        end: w.end,
+        roomEmail: room.email,
+        roomName: room.asset.name,
+        organizer: master.organizer,
+        partstat: decision.accepted ? 'ACCEPTED' : 'DECLINED',
+        comment: decision.reason ?? `Accepted: ${room.asset.name} is booked ${describeWindow(w, room.project.timezone)}`,
+        now,
       });
       const seen: CalendarEvent = {
-        provider, roomId: room.asset.id, uid, meetingId: decision.meeting?.id ?? stored?.meetingId ?? null,
-        sequence: Math.max(sequence, stored?.sequence ?? 0), dtstamp: dtstamp ?? stored?.dtstamp ?? null,
-        lastHash: hash, lastReply: reply, createdAt: stored?.createdAt ?? now, updatedAt: now,
+        provider,
+        roomId: room.asset.id,
+        uid,
+        meetingId: decision.meeting?.id ?? stored?.meetingId ?? null,
+        sequence: Math.max(sequence, stored?.sequence ?? 0),
+        dtstamp: dtstamp ?? stored?.dtstamp ?? null,
+        lastHash: hash,
+        lastReply: reply,
+        createdAt: stored?.createdAt ?? now,
+        updatedAt: now,
       };
       await repo.put(seen, trx);
       return this.result(room, uid, decision.outcome, decision.meeting, reply, { accepted: decision.accepted, reason: decision.reason });
     });
   }
 
-  private result(room: Room, uid: string, outcome: Outcome, meeting: MeetingRow | null, reply: string, answer: { accepted: boolean; reason: string | null }): RoomResult {
+  private result(
+    room: Room,
+    uid: string,
+    outcome: Outcome,
+    meeting: MeetingRow | null,
+    reply: string,
+    answer: { accepted: boolean; reason: string | null },
+  ): RoomResult {
     return {
-      roomId: room.asset.id, uid, meetingId: meeting?.id ?? null, status: meeting?.status ?? (outcome === 'rejected' ? 'rejected' : null),
-      reply, partstat: answer.accepted ? 'ACCEPTED' : 'DECLINED', reason: answer.accepted ? null : answer.reason, outcome,
+      roomId: room.asset.id,
+      uid,
+      meetingId: meeting?.id ?? null,
+      status: meeting?.status ?? (outcome === 'rejected' ? 'rejected' : null),
+      reply,
+      partstat: answer.accepted ? 'ACCEPTED' : 'DECLINED',
+      reason: answer.accepted ? null : answer.reason,
+      outcome,
     };
   }
-
 
   // -------------------------------------------------------------------------
 
@@ -164,21 +214,30 @@ export class CalendarSync {
     const roomAttendee = (e: ItipEvent) => e.attendees.find((a) => a.email === c.room.email);
     // The override of one occurrence (REQUEST) or the occurrence deleted (CANCEL).
     const occurrence = message.events.find((e) => e.recurrenceId !== null);
-    const step = decide({
-      method: message.method as MessageFacts['method'],
-      roomInvited: roomAttendee(master) !== undefined,
-      cancelled: master.status === 'CANCELLED',
-      occurrence: occurrence ? occurrence.recurrenceId : null,
-      roomPartstat: message.events.map(roomAttendee).find((a) => a !== undefined)?.partstat ?? null,
-    }, meeting && { status: meeting.status, series: Boolean(meeting.recurrence) });
+    const step = decide(
+      {
+        method: message.method as MessageFacts['method'],
+        roomInvited: roomAttendee(master) !== undefined,
+        cancelled: master.status === 'CANCELLED',
+        occurrence: occurrence ? occurrence.recurrenceId : null,
+        roomPartstat: message.events.map(roomAttendee).find((a) => a !== undefined)?.partstat ?? null,
+      },
+      meeting && { status: meeting.status, series: Boolean(meeting.recurrence) },
+    );
     switch (step.kind) {
-      case 'answer': return { outcome: step.outcome, meeting, accepted: step.accepted, reason: step.reason };
-      case 'book': return this.book(c);
+      case 'answer':
+        return { outcome: step.outcome, meeting, accepted: step.accepted, reason: step.reason };
+      case 'book':
+        return this.book(c);
       // The steps below come only with a booking (the table answers a missing one itself).
-      case 'withdraw': return this.withdraw(c, meeting!, step.reason);
-      case 'move': return this.move(c, meeting!);
-      case 'moveOccurrence': return this.moveOccurrence(c, meeting!, occurrence!);
-      case 'dropOccurrence': return this.dropOccurrence(c, meeting!, step.originalStart);
+      case 'withdraw':
+        return this.withdraw(c, meeting!, step.reason);
+      case 'move':
+        return this.move(c, meeting!);
+      case 'moveOccurrence':
+        return this.moveOccurrence(c, meeting!, occurrence!);
+      case 'dropOccurrence':
+        return this.dropOccurrence(c, meeting!, step.originalStart);
     }
   }
 
@@ -190,9 +249,11 @@ export class CalendarSync {
     if (first.end <= first.start) return { reason: 'The event ends before it starts' };
     if (!c.master.rrule) return { windows: [first], rule: null };
     const parsed = parseRecurrence(c.master.rrule, tz);
-    if (!parsed.ok) return { reason: `The repeat rule is not supported (${parsed.errors.join('; ')}); invite the room to each meeting instead` };
+    if (!parsed.ok)
+      return { reason: `The repeat rule is not supported (${parsed.errors.join('; ')}); invite the room to each meeting instead` };
     const expanded = expandRecurrence(parsed.rule, first, tz);
-    if (!expanded.ok) return { reason: `The repeat rule is not supported (${expanded.errors.join('; ')}); invite the room to each meeting instead` };
+    if (!expanded.ok)
+      return { reason: `The repeat rule is not supported (${expanded.errors.join('; ')}); invite the room to each meeting instead` };
     const skipped = new Set(c.master.exdates.map(truncateToMinute));
     const windows = expanded.occurrences.map((o) => ({ start: o.start, end: o.end })).filter((o) => !skipped.has(o.start));
     if (!windows.length) return { reason: 'Every occurrence of the series is excluded' };
@@ -200,12 +261,25 @@ export class CalendarSync {
   }
 
   /** The first broken rule or clash among `windows` (null when all can be booked). */
-  private async windowRefusal(c: Ctx, windows: Window[], excludeId: string | null, opts: { allDay: boolean; ignoreLeadTime?: boolean }): Promise<string | null> {
+  private async windowRefusal(
+    c: Ctx,
+    windows: Window[],
+    excludeId: string | null,
+    opts: { allDay: boolean; ignoreLeadTime?: boolean },
+  ): Promise<string | null> {
     const { room, now } = c;
     const tz = room.project.timezone;
     const config = c.scope.asset.config;
-    const [problem] = configProblems(windows, { config, timeZone: tz, asset: 'room', now, allDay: opts.allDay, ignoreLeadTime: opts.ignoreLeadTime });
-    if (problem) return opts.allDay ? `All-day events book the whole day, and ${problem.charAt(0).toLowerCase()}${problem.slice(1)}` : problem;
+    const [problem] = configProblems(windows, {
+      config,
+      timeZone: tz,
+      asset: 'room',
+      now,
+      allDay: opts.allDay,
+      ignoreLeadTime: opts.ignoreLeadTime,
+    });
+    if (problem)
+      return opts.allDay ? `All-day events book the whole day, and ${problem.charAt(0).toLowerCase()}${problem.slice(1)}` : problem;
     const clashes = await this.deps.changes.clashes(c.trx, 'room', room, windows, excludeId);
     const at = clashes.findIndex((x) => x !== null);
     if (at >= 0) return `${windows.length > 1 ? `occurrence ${at + 1}: ` : ''}${conflictMessage(clashes[at]!, tz, 'room', windows[at])}`;
@@ -220,17 +294,24 @@ export class CalendarSync {
     const requested = this.requested(c);
     const windows = 'windows' in requested ? requested.windows : [eventWindowOf(master, room)];
     const organizer = organizerRefusal({
-      invitedBy: master.organizer ? master.organizer.email : null, account: c.organizer,
-      projectName: room.project.name, roomName: asset.name, roomIsPublic: asset.is_public,
+      invitedBy: master.organizer ? master.organizer.email : null,
+      account: c.organizer,
+      projectName: room.project.name,
+      roomName: asset.name,
+      roomIsPublic: asset.is_public,
     });
     let reason = bookingRefusal({
-      organizer, roomName: asset.name, closedStatus: isClosedStatus('room', asset.status) ? asset.status : null,
-      paid: Boolean(rate.perHour || rate.perDay || rate.amount), times: 'reason' in requested ? requested.reason : null,
+      organizer,
+      roomName: asset.name,
+      closedStatus: isClosedStatus('room', asset.status) ? asset.status : null,
+      paid: Boolean(rate.perHour || rate.perDay || rate.amount),
+      times: 'reason' in requested ? requested.reason : null,
     });
     if (!reason) reason = await this.windowRefusal(c, windows, null, { allDay: master.allDay });
 
     const invitation = newInvitation(reason, c.organizer !== null);
-    if (invitation.kind === 'reject' && !invitation.store) return { outcome: 'rejected', meeting: null, accepted: false, reason: invitation.reason, window: windows[0] };
+    if (invitation.kind === 'reject' && !invitation.store)
+      return { outcome: 'rejected', meeting: null, accepted: false, reason: invitation.reason, window: windows[0] };
     const rule = 'windows' in requested ? requested.rule : null;
     const { meeting } = await this.deps.changes.writer.create(c.trx, c.scope, this.newBooking(c, windows, rule, reason));
     return invitation.kind === 'reject'
@@ -244,29 +325,65 @@ export class CalendarSync {
     const asset = room.asset;
     const id = newId(now);
     const startsCheckedIn = !reason && checkedInAtCreate(c.scope.asset.config, now, windows[0]!.start);
-    const series = !reason && rule && windows.length > 1 ? { rule, occurrences: windows.map((w, i) => ({ id: i === 0 ? id : newId(now), ...w })) } : null;
+    const series =
+      !reason && rule && windows.length > 1
+        ? { rule, occurrences: windows.map((w, i) => ({ id: i === 0 ? id : newId(now), ...w })) }
+        : null;
     const o = c.organizer!;
     const histories: HistoryEntry[] = reason
       ? [{ action: 'rejected', actor: c.actor, statusBefore: null, reason, newStart: windows[0]!.start, newEnd: windows[0]!.end }]
       : [{ action: 'create', actor: c.actor, statusBefore: null, newStart: windows[0]!.start, newEnd: windows[0]!.end }];
-    if (startsCheckedIn) histories.push({ action: 'check-in', actor: { by: 'system', source: 'system', sourceDetail: 'check-in not required' }, statusBefore: 'active' });
+    if (startsCheckedIn)
+      histories.push({
+        action: 'check-in',
+        actor: { by: 'system', source: 'system', sourceDetail: 'check-in not required' },
+        statusBefore: 'active',
+      });
     const attendees = attendeesOf(master, room.email, c.accounts);
     return {
       meeting: {
-        id, project_id: room.project.id, asset_kind: 'room', asset_id: asset.id, room_id: asset.id, desk_id: null,
-        title: master.summary, body: master.description,
-        start_at: windows[0]!.start, end_at: windows[0]!.end, booked_end_at: windows[0]!.end, span_end_at: windows[windows.length - 1]!.end,
-        all_day: master.allDay, time_period: null,
-        status: reason ? 'rejected' : startsCheckedIn ? 'checked-in' : 'active', pin_enc: this.deps.secretBox.seal(newPinCode()), pin_failures: 0,
+        id,
+        project_id: room.project.id,
+        asset_kind: 'room',
+        asset_id: asset.id,
+        room_id: asset.id,
+        desk_id: null,
+        title: master.summary,
+        body: master.description,
+        start_at: windows[0]!.start,
+        end_at: windows[0]!.end,
+        booked_end_at: windows[0]!.end,
+        span_end_at: windows[windows.length - 1]!.end,
+        all_day: master.allDay,
+        time_period: null,
+        status: reason ? 'rejected' : startsCheckedIn ? 'checked-in' : 'active',
+        pin_enc: this.deps.secretBox.seal(newPinCode()),
+        pin_failures: 0,
         organizer_user_id: o.userId,
         organizer: { email: o.email, name: o.name, displayName: o.displayName, checkInAt: startsCheckedIn ? now : null, checkOutAt: null },
-        attendees, app_id: null, booked_via: null, booked_by_user_id: null,
-        payment: null, payment_due_at: null, billing_summaries: [],
-        recurrence: series, cancel_reason: reason, created_at: now, updated_at: now,
+        attendees,
+        app_id: null,
+        booked_via: null,
+        booked_by_user_id: null,
+        payment: null,
+        payment_due_at: null,
+        billing_summaries: [],
+        recurrence: series,
+        cancel_reason: reason,
+        created_at: now,
+        updated_at: now,
       },
-      slots: reason ? [] : (series?.occurrences ?? [{ id, ...windows[0]! }]).map((occ, i) => ({
-        id: occ.id, meeting_id: id, project_id: room.project.id, asset_id: asset.id, occurrence_index: i, start_at: occ.start, end_at: occ.end,
-      })),
+      slots: reason
+        ? []
+        : (series?.occurrences ?? [{ id, ...windows[0]! }]).map((occ, i) => ({
+            id: occ.id,
+            meeting_id: id,
+            project_id: room.project.id,
+            asset_id: asset.id,
+            occurrence_index: i,
+            start_at: occ.start,
+            end_at: occ.end,
+          })),
       attendees,
       histories,
       event: reason ? undefined : { window: windows[0]!, detail: { kind: 'BOOK' } },
@@ -297,12 +414,18 @@ export class CalendarSync {
     const attendees = attendeesOf(c.master, c.room.email, c.accounts);
     // Compared as stored (the same serialization on both sides), as when the column was compared as text.
     const attendeesChanged = JSON.stringify(attendees) !== JSON.stringify(meeting.attendees);
-    const sameTimes = series ? to.start === series.occurrences[0]!.start && to.end === series.occurrences[0]!.end && (c.master.rrule ?? '').replace(/^RRULE:/i, '') === series.rule
+    const sameTimes = series
+      ? to.start === series.occurrences[0]!.start &&
+        to.end === series.occurrences[0]!.end &&
+        (c.master.rrule ?? '').replace(/^RRULE:/i, '') === series.rule
       : to.start === meeting.start_at && to.end === meeting.end_at;
     const booked = { start: meeting.start_at, end: meeting.end_at };
     let plan = planMove({ status: meeting.status, booked, series: series !== null, sameTimes, to });
     if (plan.kind === 'moveEnd' && plan.check) {
-      const refusal = await this.windowRefusal(c, [{ start: booked.start, end: plan.end }], meeting.id, { allDay: false, ignoreLeadTime: true });
+      const refusal = await this.windowRefusal(c, [{ start: booked.start, end: plan.end }], meeting.id, {
+        allDay: false,
+        ignoreLeadTime: true,
+      });
       plan = afterWindowCheck(plan, booked, refusal, tz);
     } else if (plan.kind === 'move') {
       const refusal = await this.windowRefusal(c, [plan.to], meeting.id, { allDay: c.master.allDay, ignoreLeadTime: plan.ignoreLeadTime });
@@ -312,30 +435,54 @@ export class CalendarSync {
       case 'unchanged': {
         if (!Object.keys(details).length && !attendeesChanged) return { outcome: 'unchanged', meeting, accepted: true, reason: null };
         const touched = await this.write(c, meeting, {
-          at: now, set: { ...details, updated_at: now }, ...(attendeesChanged ? { attendees } : {}), history: { action: 'update', actor: c.actor },
+          at: now,
+          set: { ...details, updated_at: now },
+          ...(attendeesChanged ? { attendees } : {}),
+          history: { action: 'update', actor: c.actor },
         });
         return { outcome: 'unchanged', meeting: touched, accepted: true, reason: null };
       }
-      case 'refuse': return { outcome: 'refused', meeting, accepted: false, reason: plan.reason };
-      case 'cancel': return this.cancelFor(c, meeting, plan.reason);
+      case 'refuse':
+        return { outcome: 'refused', meeting, accepted: false, reason: plan.reason };
+      case 'cancel':
+        return this.cancelFor(c, meeting, plan.reason);
       case 'moveEnd': {
         const end = plan.end;
         const moved = await this.write(c, meeting, {
-          at: now, set: { ...details, end_at: end, booked_end_at: end, span_end_at: end, updated_at: now },
+          at: now,
+          set: { ...details, end_at: end, booked_end_at: end, span_end_at: end, updated_at: now },
           ...(attendeesChanged ? { attendees } : {}),
           slots: { replace: { start: meeting.start_at, end } },
-          history: { action: 'update', actor: c.actor, oldStart: meeting.start_at, oldEnd: meeting.end_at, newStart: meeting.start_at, newEnd: end },
-          event: { window: { start: meeting.start_at, end }, detail: { kind: 'MODIFY', oldStart: meeting.start_at, oldEnd: meeting.end_at } },
+          history: {
+            action: 'update',
+            actor: c.actor,
+            oldStart: meeting.start_at,
+            oldEnd: meeting.end_at,
+            newStart: meeting.start_at,
+            newEnd: end,
+          },
+          event: {
+            window: { start: meeting.start_at, end },
+            detail: { kind: 'MODIFY', oldStart: meeting.start_at, oldEnd: meeting.end_at },
+          },
           timers: { window: { start: meeting.start_at, end } },
         });
         return { outcome: 'moved', meeting: moved, accepted: true, reason: null };
       }
       case 'move': {
         const moved = await this.write(c, meeting, {
-          at: now, set: { ...details, start_at: to.start, end_at: to.end, booked_end_at: to.end, span_end_at: to.end, updated_at: now },
+          at: now,
+          set: { ...details, start_at: to.start, end_at: to.end, booked_end_at: to.end, span_end_at: to.end, updated_at: now },
           ...(attendeesChanged ? { attendees } : {}),
           slots: { replace: to },
-          history: { action: 'update', actor: c.actor, oldStart: meeting.start_at, oldEnd: meeting.end_at, newStart: to.start, newEnd: to.end },
+          history: {
+            action: 'update',
+            actor: c.actor,
+            oldStart: meeting.start_at,
+            oldEnd: meeting.end_at,
+            newStart: to.start,
+            newEnd: to.end,
+          },
           event: { window: to, detail: { kind: 'MODIFY', oldStart: meeting.start_at, oldEnd: meeting.end_at } },
           timers: { window: to },
         });
@@ -367,7 +514,9 @@ export class CalendarSync {
     const why = reason ?? REASONS.deleted;
     if (meeting.status === 'checked-in') {
       const series = meeting.recurrence;
-      const current = series ? series.occurrences.find((o) => o.end > now) ?? series.occurrences[series.occurrences.length - 1]! : { id: meeting.id, start: meeting.start_at, end: meeting.end_at };
+      const current = series
+        ? (series.occurrences.find((o) => o.end > now) ?? series.occurrences[series.occurrences.length - 1]!)
+        : { id: meeting.id, start: meeting.start_at, end: meeting.end_at };
       const end = checkOutEnd({ start: current.start, end: current.end }, now);
       const organizer = { ...meeting.organizer, checkOutAt: now };
       const ended = await this.write(c, meeting, {
@@ -384,7 +533,10 @@ export class CalendarSync {
       set: { status: 'cancelled', cancel_reason: reason, pin_enc: this.deps.secretBox.seal(newPinCode()), updated_at: now },
       slots: { release: true },
       history: { action: 'cancel', actor: c.actor, reason: why },
-      event: { window: { start: meeting.start_at, end: meeting.end_at }, detail: reason ? { kind: 'CANCEL', cancelReason: reason } : { kind: 'CANCEL' } },
+      event: {
+        window: { start: meeting.start_at, end: meeting.end_at },
+        detail: reason ? { kind: 'CANCEL', cancelReason: reason } : { kind: 'CANCEL' },
+      },
       timers: { window: null },
     });
     return { outcome: 'cancelled', meeting: cancelled, accepted: false, reason: why };
@@ -393,7 +545,12 @@ export class CalendarSync {
   /** One occurrence of a series deleted in the calendar: only it goes; the series rolls on. */
   private async dropOccurrence(c: Ctx, meeting: MeetingRow, originalStart: number): Promise<Decision> {
     const series = meeting.recurrence!;
-    const plan = planDropOccurrence({ occurrences: series.occurrences, originalStart: truncateToMinute(originalStart), status: meeting.status, now: c.now });
+    const plan = planDropOccurrence({
+      occurrences: series.occurrences,
+      originalStart: truncateToMinute(originalStart),
+      status: meeting.status,
+      now: c.now,
+    });
     if (plan.kind === 'answer') return { outcome: plan.outcome, meeting, accepted: plan.accepted, reason: plan.reason };
     if (plan.kind === 'withdraw') return this.withdraw(c, meeting, null);
     const occ = plan.occurrence;
@@ -405,7 +562,13 @@ export class CalendarSync {
       at: c.now,
       set: { recurrence: kept, span_end_at: remaining[remaining.length - 1]!.end, updated_at: c.now },
       slots: { dropSlot: occ.id },
-      history: { action: 'update', actor: c.actor, reason: `Occurrence of ${describeWindow(occ, c.room.project.timezone)} deleted in the calendar`, oldStart: occ.start, oldEnd: occ.end },
+      history: {
+        action: 'update',
+        actor: c.actor,
+        reason: `Occurrence of ${describeWindow(occ, c.room.project.timezone)} deleted in the calendar`,
+        oldStart: occ.start,
+        oldEnd: occ.end,
+      },
       event: { window: occ, detail: { kind: 'CANCEL' } },
       ...(plan.isCurrent ? { timers: { window: next ?? null } } : {}),
     });
@@ -417,10 +580,21 @@ export class CalendarSync {
     const series = meeting.recurrence!;
     const w = eventWindowOf(override, c.room);
     const plan = planMoveOccurrence({
-      occurrences: series.occurrences, originalStart: truncateToMinute(override.recurrenceId!), cancelled: override.status === 'CANCELLED',
-      to: { start: truncateToMinute(w.start), end: truncateToMinute(w.end) }, status: meeting.status, now: c.now,
+      occurrences: series.occurrences,
+      originalStart: truncateToMinute(override.recurrenceId!),
+      cancelled: override.status === 'CANCELLED',
+      to: { start: truncateToMinute(w.start), end: truncateToMinute(w.end) },
+      status: meeting.status,
+      now: c.now,
     });
-    if (plan.kind === 'answer') return { outcome: plan.outcome, meeting, accepted: plan.accepted, reason: plan.reason, ...(plan.window ? { window: plan.window } : {}) };
+    if (plan.kind === 'answer')
+      return {
+        outcome: plan.outcome,
+        meeting,
+        accepted: plan.accepted,
+        reason: plan.reason,
+        ...(plan.window ? { window: plan.window } : {}),
+      };
     if (plan.kind === 'drop') return this.dropOccurrence(c, meeting, override.recurrenceId!);
     const { occurrence: occ, to } = plan;
     const refusal = await this.windowRefusal(c, [to], meeting.id, { allDay: override.allDay });
@@ -434,7 +608,9 @@ export class CalendarSync {
       slots: { moveSlot: { id: occ.id, start: to.start, end: to.end } },
       history: { action: 'update', actor: c.actor, oldStart: occ.start, oldEnd: occ.end, newStart: to.start, newEnd: to.end },
       event: { window: to, detail: { kind: 'MODIFY', oldStart: occ.start, oldEnd: occ.end } },
-      ...(plan.isCurrent || (current && to.start < current.start) ? { timers: { window: currentOccurrence(occurrences, c.now) ?? null } } : {}),
+      ...(plan.isCurrent || (current && to.start < current.start)
+        ? { timers: { window: currentOccurrence(occurrences, c.now) ?? null } }
+        : {}),
     });
     return { outcome: 'moved', meeting: updated, accepted: true, reason: null, window: to };
   }
@@ -468,7 +644,14 @@ function attendeesOf(e: ItipEvent, roomEmail: string, accounts: Map<string, { id
     if (a.email === roomEmail || a.email === e.organizer?.email || a.cutype === 'ROOM' || a.cutype === 'RESOURCE') continue;
     if (out.some((x) => x.email === a.email)) continue;
     const account = accounts.get(a.email);
-    out.push({ userId: account?.id ?? null, email: a.email, name: account?.name ?? a.name ?? a.email, type: 'required', responseStatus: 'accepted', checkInAt: null });
+    out.push({
+      userId: account?.id ?? null,
+      email: a.email,
+      name: account?.name ?? a.name ?? a.email,
+      type: 'required',
+      responseStatus: 'accepted',
+      checkInAt: null,
+    });
   }
   return out;
 }
@@ -483,4 +666,3 @@ function commentOf(reply: string): string | null {
   const m = reply.replace(/\r?\n[ \t]/g, '').match(/^COMMENT[^:]*:(.*)$/m);
   return m ? m[1]!.replace(/\\,/g, ',').replace(/\\;/g, ';').replace(/\\n/gi, '\n').replace(/\\\\/g, '\\').trim() : null;
 }
-

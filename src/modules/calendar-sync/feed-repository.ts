@@ -18,9 +18,14 @@ export interface StoredRoomFeed {
 }
 
 const asFeed = (r: Selectable<RoomFeedTable> | undefined): StoredRoomFeed | undefined =>
-  (r ? { roomId: r.room_id, tokenEnc: r.token_enc, tokenTag: r.token_tag, createdAt: Number(r.created_at) } : undefined);
+  r ? { roomId: r.room_id, tokenEnc: r.token_enc, tokenTag: r.token_tag, createdAt: Number(r.created_at) } : undefined;
 
-const asRow = (f: StoredRoomFeed): Selectable<RoomFeedTable> => ({ room_id: f.roomId, token_enc: f.tokenEnc, token_tag: f.tokenTag, created_at: f.createdAt });
+const asRow = (f: StoredRoomFeed): Selectable<RoomFeedTable> => ({
+  room_id: f.roomId,
+  token_enc: f.tokenEnc,
+  token_tag: f.tokenTag,
+  created_at: f.createdAt,
+});
 
 export class FeedRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -35,7 +40,11 @@ export class FeedRepository {
 
   /** Stores the room's first feed; a feed another request stored first is kept (read it back). */
   async insertIfAbsent(feed: StoredRoomFeed, db: Db = this.db): Promise<void> {
-    await db.insertInto('room_feeds').values(asRow(feed)).onConflict((oc) => oc.column('room_id').doNothing()).execute();
+    await db
+      .insertInto('room_feeds')
+      .values(asRow(feed))
+      .onConflict((oc) => oc.column('room_id').doNothing())
+      .execute();
   }
 
   /** Stores the room's feed, replacing the one it had (the old token stops working). */
@@ -44,7 +53,9 @@ export class FeedRepository {
     await db
       .insertInto('room_feeds')
       .values(row)
-      .onConflict((oc) => oc.column('room_id').doUpdateSet({ token_enc: row.token_enc, token_tag: row.token_tag, created_at: row.created_at }))
+      .onConflict((oc) =>
+        oc.column('room_id').doUpdateSet({ token_enc: row.token_enc, token_tag: row.token_tag, created_at: row.created_at }),
+      )
       .execute();
   }
 

@@ -24,7 +24,7 @@ export interface FeedRouteDeps {
   roomFeeds: RoomFeedService;
 }
 
-const RoomParams = Type.Object({ roomId: Type.String({ maxLength: 512, description: 'The room\'s _id (site document data.ids)' }) });
+const RoomParams = Type.Object({ roomId: Type.String({ maxLength: 512, description: "The room's _id (site document data.ids)" }) });
 const FeedParams = Type.Object({ token: Type.String({ description: 'The feed token followed by .ics' }) });
 const security = [{ opsToken: [] }];
 const FEED_SUFFIX = '.ics';
@@ -32,36 +32,52 @@ const FEED_SUFFIX = '.ics';
 export async function opsFeedRoutes(app: App, deps: FeedRouteDeps): Promise<void> {
   const feeds = deps.roomFeeds;
 
-  app.get('/ops/v1/calendar-sync/rooms/:roomId/feed', {
-    schema: {
-      tags: ['calendar-sync'], security,
-      summary: 'The secret address of a room\'s iCalendar feed (created on the first read)',
-      description: 'Anyone holding the address can read the room\'s bookings (times, titles, statuses; no PINs or emails). Unknown room: 404 KS005.',
-      params: RoomParams,
-      response: { 200: Envelope(RoomFeed), 401: ErrorEnvelope, 404: ErrorEnvelope },
+  app.get(
+    '/ops/v1/calendar-sync/rooms/:roomId/feed',
+    {
+      schema: {
+        tags: ['calendar-sync'],
+        security,
+        summary: "The secret address of a room's iCalendar feed (created on the first read)",
+        description:
+          "Anyone holding the address can read the room's bookings (times, titles, statuses; no PINs or emails). Unknown room: 404 KS005.",
+        params: RoomParams,
+        response: { 200: Envelope(RoomFeed), 401: ErrorEnvelope, 404: ErrorEnvelope },
+      },
     },
-  }, async (req) => ok(await feeds.feedOf(req.params.roomId)));
+    async (req) => ok(await feeds.feedOf(req.params.roomId)),
+  );
 
-  app.post('/ops/v1/calendar-sync/rooms/:roomId/feed/rotate', {
-    schema: {
-      tags: ['calendar-sync'], security,
-      summary: 'A new address for the room\'s feed; the old address answers 404 at once',
-      params: RoomParams,
-      response: { 200: Envelope(RoomFeed), 401: ErrorEnvelope, 404: ErrorEnvelope },
+  app.post(
+    '/ops/v1/calendar-sync/rooms/:roomId/feed/rotate',
+    {
+      schema: {
+        tags: ['calendar-sync'],
+        security,
+        summary: "A new address for the room's feed; the old address answers 404 at once",
+        params: RoomParams,
+        response: { 200: Envelope(RoomFeed), 401: ErrorEnvelope, 404: ErrorEnvelope },
+      },
     },
-  }, async (req) => ok(await feeds.rotate(req.params.roomId)));
+    async (req) => ok(await feeds.rotate(req.params.roomId)),
+  );
 
-  app.delete('/ops/v1/calendar-sync/rooms/:roomId/feed', {
-    schema: {
-      tags: ['calendar-sync'], security,
-      summary: 'Revoke the room\'s feed: its address answers 404; the next GET makes a new one',
-      params: RoomParams,
-      response: { 204: Type.Null({ description: 'Revoked, no body' }), 401: ErrorEnvelope, 404: ErrorEnvelope },
+  app.delete(
+    '/ops/v1/calendar-sync/rooms/:roomId/feed',
+    {
+      schema: {
+        tags: ['calendar-sync'],
+        security,
+        summary: "Revoke the room's feed: its address answers 404; the next GET makes a new one",
+        params: RoomParams,
+        response: { 204: Type.Null({ description: 'Revoked, no body' }), 401: ErrorEnvelope, 404: ErrorEnvelope },
+      },
     },
-  }, async (req, reply) => {
-    await feeds.revoke(req.params.roomId);
-    return reply.status(204).send(null);
-  });
+    async (req, reply) => {
+      await feeds.revoke(req.params.roomId);
+      return reply.status(204).send(null);
+    },
+  );
 }
 
 /** The published feeds; public, hidden from the OpenAPI document like the payment page. */

@@ -157,6 +157,10 @@ export class RoomFeedService {
 
   private view(feed: StoredRoomFeed): RoomFeed {
     const token = this.deps.secretBox.open(feed.tokenEnc);
-    return { roomId: feed.roomId, url: `${this.deps.publicBaseUrl()}/calendar-feeds/${token}.ics`, createdAt: new Date(feed.createdAt).toISOString() };
+    return {
+      roomId: feed.roomId,
+      url: `${this.deps.publicBaseUrl()}/calendar-feeds/${token}.ics`,
+      createdAt: new Date(feed.createdAt).toISOString(),
+    };
   }
 }

@@ -114,7 +114,7 @@ const WINDOWS_ZONES: Record<string, string> = {
   'Argentina Standard Time': 'America/Argentina/Buenos_Aires',
   'SA Eastern Standard Time': 'America/Cayenne',
   'Montevideo Standard Time': 'America/Montevideo',
-  'UTC': 'Etc/UTC',
+  UTC: 'Etc/UTC',
   'GMT Standard Time': 'Europe/London',
   'Greenwich Standard Time': 'Atlantic/Reykjavik',
   'Morocco Standard Time': 'Africa/Casablanca',
@@ -188,11 +188,7 @@ const UTC_NAMES = new Set(['utc', 'etc/utc', 'gmt', 'etc/gmt', 'z', 'etc/univers
 // Parsing
 // ---------------------------------------------------------------------------
 
-type Zone =
-  | { kind: 'utc' }
-  | { kind: 'floating' }
-  | { kind: 'vtimezone'; tz: ICAL.Timezone }
-  | { kind: 'iana'; name: string };
+type Zone = { kind: 'utc' } | { kind: 'floating' } | { kind: 'vtimezone'; tz: ICAL.Timezone } | { kind: 'iana'; name: string };
 
 interface Wall {
   year: number;
@@ -276,7 +272,8 @@ function readTimeValue(prop: ICAL.Property, value: unknown, ctx: Context, what: 
   if (value.isDate) return { wall, isDate: true, zone: { kind: 'floating' }, iana: null };
   const tzid = paramString(prop, 'tzid');
   if (tzid) return { wall, isDate: false, ...resolveTzid(tzid, ctx, what) };
-  if (value.zone === ICAL.Timezone.utcTimezone || value.zone?.tzid === 'UTC') return { wall, isDate: false, zone: { kind: 'utc' }, iana: null };
+  if (value.zone === ICAL.Timezone.utcTimezone || value.zone?.tzid === 'UTC')
+    return { wall, isDate: false, zone: { kind: 'utc' }, iana: null };
   return { wall, isDate: false, zone: { kind: 'floating' }, iana: null };
 }
 
@@ -296,7 +293,11 @@ function epochOf(t: ReadTime, what: string): number {
 }
 
 function normalizeEmail(value: unknown): string {
-  return String(value ?? '').trim().replace(/^mailto:/i, '').trim().toLowerCase();
+  return String(value ?? '')
+    .trim()
+    .replace(/^mailto:/i, '')
+    .trim()
+    .toLowerCase();
 }
 
 function textOf(comp: ICAL.Component, name: string): string | null {
@@ -332,9 +333,10 @@ function parseEvent(ev: ICAL.Component, index: number, ctx: Context): ItipEvent 
 
   const seq = readSequence(ev, label);
   const organizerProp = ev.getFirstProperty('organizer');
-  const organizer = organizerProp && normalizeEmail(organizerProp.getFirstValue())
-    ? { email: normalizeEmail(organizerProp.getFirstValue()), name: paramString(organizerProp, 'cn') }
-    : null;
+  const organizer =
+    organizerProp && normalizeEmail(organizerProp.getFirstValue())
+      ? { email: normalizeEmail(organizerProp.getFirstValue()), name: paramString(organizerProp, 'cn') }
+      : null;
 
   const attendees = readAttendees(ev);
 
@@ -436,7 +438,14 @@ function addExact(w: Wall, zone: Zone, ms: number): Wall {
     return wallOf(utc);
   }
   const d = new Date(wallUtcMs(w) + ms);
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+  };
 }
 
 /** Parses one iTIP message. Never throws: anything unusable comes back as `{ ok: false, errors }`. */
@@ -522,7 +531,8 @@ export function buildReply(input: ReplyInput): string {
 
   const ev = new ICAL.Component('vevent');
   ev.addPropertyWithValue('uid', input.uid);
-  if (input.recurrenceId !== undefined && input.recurrenceId !== null) ev.addPropertyWithValue('recurrence-id', utcTime(input.recurrenceId));
+  if (input.recurrenceId !== undefined && input.recurrenceId !== null)
+    ev.addPropertyWithValue('recurrence-id', utcTime(input.recurrenceId));
   ev.addPropertyWithValue('sequence', Math.max(0, Math.trunc(input.sequence)));
   ev.addPropertyWithValue('dtstamp', utcTime(input.now));
   if (input.start !== undefined) ev.addPropertyWithValue('dtstart', utcTime(input.start));

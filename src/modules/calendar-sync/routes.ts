@@ -8,7 +8,12 @@ import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { CalendarMessageResult, ProviderParams } from '../../contract/calendar-sync.js';
 
 const MessageQuery = Type.Object({
-  room: Type.Optional(Type.String({ description: "Only this room (its email or _id): the mailbox that received the message, when the invitation names several of the service's rooms" })),
+  room: Type.Optional(
+    Type.String({
+      description:
+        "Only this room (its email or _id): the mailbox that received the message, when the invitation names several of the service's rooms",
+    }),
+  ),
 });
 
 const RoomResult = Type.Intersect([CalendarMessageResult, Type.Object({ roomId: Type.String() })]);
@@ -22,20 +27,31 @@ export async function opsCalendarRoutes(app: App, deps: CalendarRouteDeps): Prom
   // iTIP messages arrive as text/calendar; the body is kept as the exact text.
   app.addContentTypeParser('text/calendar', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
-  app.post('/ops/v1/calendar-sync/:provider/messages', {
-    bodyLimit: CALENDAR_BODY_LIMIT_BYTES,
-    schema: {
-      tags: ['ops'],
-      summary: 'Apply one iTIP message a synced room received (REQUEST, CANCEL or REPLY); answers with the room\'s REPLY',
-      security: [{ opsToken: [] }],
-      params: ProviderParams,
-      querystring: MessageQuery,
-      consumes: ['text/calendar'],
-      body: Type.String({ description: 'One iCalendar object (RFC 5545) carrying an iTIP method (RFC 5546)' }),
-      response: {
-        200: Envelope(Type.Intersect([CalendarMessageResult, Type.Object({ rooms: Type.Array(RoomResult, { description: 'Every room of the service the message concerned' }) })])),
-        400: ErrorEnvelope, 404: ErrorEnvelope, 415: ErrorEnvelope,
+  app.post(
+    '/ops/v1/calendar-sync/:provider/messages',
+    {
+      bodyLimit: CALENDAR_BODY_LIMIT_BYTES,
+      schema: {
+        tags: ['ops'],
+        summary: "Apply one iTIP message a synced room received (REQUEST, CANCEL or REPLY); answers with the room's REPLY",
+        security: [{ opsToken: [] }],
+        params: ProviderParams,
+        querystring: MessageQuery,
+        consumes: ['text/calendar'],
+        body: Type.String({ description: 'One iCalendar object (RFC 5545) carrying an iTIP method (RFC 5546)' }),
+        response: {
+          200: Envelope(
+            Type.Intersect([
+              CalendarMessageResult,
+              Type.Object({ rooms: Type.Array(RoomResult, { description: 'Every room of the service the message concerned' }) }),
+            ]),
+          ),
+          400: ErrorEnvelope,
+          404: ErrorEnvelope,
+          415: ErrorEnvelope,
+        },
       },
     },
-  }, async (req) => ok(await deps.calendarSync.receive(req.params.provider, req.body, req.query.room)));
+    async (req) => ok(await deps.calendarSync.receive(req.params.provider, req.body, req.query.room)),
+  );
 }

@@ -23,7 +23,8 @@ interface ParsedAssetColumns {
 }
 
 /** A room as the repository returns it (typed, parsed once). */
-export type RoomRow = Omit<RoomTable, keyof ParsedAssetColumns | 'equipments'> & ParsedAssetColumns & { equipments: Record<string, boolean> };
+export type RoomRow = Omit<RoomTable, keyof ParsedAssetColumns | 'equipments'> &
+  ParsedAssetColumns & { equipments: Record<string, boolean> };
 /** A desk as the repository returns it (typed, parsed once). */
 export type DeskRow = Omit<DeskTable, keyof ParsedAssetColumns> & ParsedAssetColumns;
 
@@ -99,8 +100,18 @@ export interface AssetInContext {
 }
 
 const PROJECT_COLUMNS = [
-  'id', 'key', 'brand_id', 'name', 'timezone', 'currency', 'default_cleanup_minutes', 'booking_grid_minutes',
-  'backoffice_payment_due_minutes', 'max_hold_ms', 'created_at', 'updated_at',
+  'id',
+  'key',
+  'brand_id',
+  'name',
+  'timezone',
+  'currency',
+  'default_cleanup_minutes',
+  'booking_grid_minutes',
+  'backoffice_payment_due_minutes',
+  'max_hold_ms',
+  'created_at',
+  'updated_at',
 ] as const satisfies readonly (keyof ProjectTable)[];
 
 /** Ids per `in (…)` list when reading rows by id (well under either engine's bound on parameters). */
@@ -151,7 +162,9 @@ export class CatalogueRepository {
 
   /** Every room of a project. */
   async projectRooms(projectId: string, db: Db = this.db): Promise<RoomRow[]> {
-    return (await db.selectFrom('rooms').selectAll().where('project_id', '=', projectId).execute()).map((r) => roomRecord(r, this.shared.parse));
+    return (await db.selectFrom('rooms').selectAll().where('project_id', '=', projectId).execute()).map((r) =>
+      roomRecord(r, this.shared.parse),
+    );
   }
 
   /** Changes whenever a room of the project is added or changed (apply never deletes). */
@@ -175,7 +188,11 @@ export class CatalogueRepository {
     const row = await db
       .selectFrom('desks')
       // The sum as text: exact on both engines however many desks (a number would round past 2^53).
-      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('updated_at').as('latest'), eb.cast<string>(eb.fn.sum('updated_at'), 'text').as('total')])
+      .select((eb) => [
+        eb.fn.countAll<number>().as('n'),
+        eb.fn.max('updated_at').as('latest'),
+        eb.cast<string>(eb.fn.sum('updated_at'), 'text').as('total'),
+      ])
       .where('project_id', 'in', projectIds)
       .executeTakeFirstOrThrow();
     return `${Number(row.n)}:${Number(row.latest ?? 0)}:${String(row.total ?? 0)}`;
@@ -192,9 +209,7 @@ export class CatalogueRepository {
     if (f.brandId) q = q.where('brand_id', '=', f.brandId);
     if (f.email) q = q.where((eb) => eb(eb.fn('lower', ['email']), '=', f.email!.toLowerCase()));
     q = q.where((eb) =>
-      f.privateProjectIds.length
-        ? eb.or([eb('is_public', '=', 1), eb('project_id', 'in', f.privateProjectIds)])
-        : eb('is_public', '=', 1),
+      f.privateProjectIds.length ? eb.or([eb('is_public', '=', 1), eb('project_id', 'in', f.privateProjectIds)]) : eb('is_public', '=', 1),
     );
     return (await q.orderBy('project_id').orderBy('desk_index').orderBy('name').orderBy('id').execute()) as DeskVersion[];
   }
@@ -203,7 +218,11 @@ export class CatalogueRepository {
   async desksByIds(ids: readonly string[], db: Db = this.db): Promise<DeskRow[]> {
     const out: DeskRow[] = [];
     for (let i = 0; i < ids.length; i += ID_CHUNK) {
-      const rows = await db.selectFrom('desks').selectAll().where('id', 'in', ids.slice(i, i + ID_CHUNK)).execute();
+      const rows = await db
+        .selectFrom('desks')
+        .selectAll()
+        .where('id', 'in', ids.slice(i, i + ID_CHUNK))
+        .execute();
       out.push(...rows.map((d) => deskRecord(d, this.shared.parse)));
     }
     return out;
@@ -221,8 +240,17 @@ export class CatalogueRepository {
   /** Ids of the rooms with one of these emails (case-insensitive), with their lower-cased email. */
   async roomIdsByEmail(emails: string[], db: Db = this.db): Promise<{ id: string; email: string }[]> {
     if (!emails.length) return [];
-    const rows = await db.selectFrom('rooms').select(['id', 'email'])
-      .where((eb) => eb(eb.fn('lower', ['email']), 'in', emails.map((e) => e.toLowerCase()))).execute();
+    const rows = await db
+      .selectFrom('rooms')
+      .select(['id', 'email'])
+      .where((eb) =>
+        eb(
+          eb.fn('lower', ['email']),
+          'in',
+          emails.map((e) => e.toLowerCase()),
+        ),
+      )
+      .execute();
     return rows.map((r) => ({ id: r.id, email: (r.email ?? '').toLowerCase() }));
   }
 
@@ -234,7 +262,11 @@ export class CatalogueRepository {
     if (!project) return undefined;
     const rooms = await db.selectFrom('rooms').selectAll().where('floor_id', '=', floorId).orderBy('name').orderBy('id').execute();
     const desks = await db.selectFrom('desks').selectAll().where('floor_id', '=', floorId).orderBy('desk_index').orderBy('id').execute();
-    return { project, rooms: rooms.map((r) => roomRecord(r, this.shared.parse)), desks: desks.map((d) => deskRecord(d, this.shared.parse)) };
+    return {
+      project,
+      rooms: rooms.map((r) => roomRecord(r, this.shared.parse)),
+      desks: desks.map((d) => deskRecord(d, this.shared.parse)),
+    };
   }
 
   async assetInContext(kind: 'room' | 'desk', id: string, db: Db = this.db): Promise<AssetInContext | undefined> {
@@ -252,7 +284,8 @@ export class CatalogueRepository {
       .executeTakeFirst();
     if (!row) return undefined;
     const project = Object.fromEntries(PROJECT_COLUMNS.map((c) => [c, row[`p_${c}`]])) as ProjectRow;
-    const stored = Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('p_') && k !== 'floor_name')) as RoomTable & DeskTable;
+    const stored = Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('p_') && k !== 'floor_name')) as RoomTable &
+      DeskTable;
     const asset = kind === 'room' ? roomRecord(stored, JSON.parse) : deskRecord(stored, JSON.parse);
     return { asset, project, floorName: (row.floor_name as string | null) ?? '' };
   }

@@ -89,7 +89,6 @@ export class CatalogueService {
     return this.repo.assetInContext(kind, id);
   }
 
-
   private scope(principal: Principal, projectId: string): ProjectScope {
     const scope = principal.projects.get(projectId);
     if (!scope) throw errors.forbidden('You do not have access to this project');
@@ -116,8 +115,15 @@ export class CatalogueService {
     ]);
     if (!project) throw errors.notFound('Project not found');
     const rooms = filterRooms(snapshots, {
-      zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId, ids: q.ids,
-      name: q.name, statuses: q.status, type: q.type, minCapacity: q.minCapacity, publicOnly: !scope.canBookPrivate,
+      zoneId: q.zoneId,
+      floorId: q.floorId,
+      locationId: q.locationId,
+      ids: q.ids,
+      name: q.name,
+      statuses: q.status,
+      type: q.type,
+      minCapacity: q.minCapacity,
+      publicOnly: !scope.canBookPrivate,
     });
     if (start === undefined) return rooms.map((r) => r.json);
 
@@ -128,7 +134,13 @@ export class CatalogueService {
     for (let i = 0; i < open.length; i += ASSESS_SLICE) {
       if (i > 0) await nextTurn();
       const slice = open.slice(i, i + ASSESS_SLICE);
-      verdicts.push(...assessAssets(slice.map(({ row: r }) => ({ id: r.id, config: r.config, cleanupMinutes: cleanupFor(project, r, false) })), window, holds));
+      verdicts.push(
+        ...assessAssets(
+          slice.map(({ row: r }) => ({ id: r.id, config: r.config, cleanupMinutes: cleanupFor(project, r, false) })),
+          window,
+          holds,
+        ),
+      );
     }
     const out: Buffer[] = [];
     for (let i = 0; i < open.length; i++) {
@@ -160,8 +172,16 @@ export class CatalogueService {
     const privateProjectIds = projectIds.filter((id) => principal.projects.get(id)?.canBookPrivate);
     const statuses = [...(q.statuses ?? []), ...(q.status ? [q.status] : [])];
     const filter = {
-      projectIds, privateProjectIds, brandId: q.brandId, zoneId: q.zoneId, floorId: q.floorId, locationId: q.locationId,
-      ids: q.ids, name: q.name, email: q.email, statuses: statuses.length ? statuses : undefined,
+      projectIds,
+      privateProjectIds,
+      brandId: q.brandId,
+      zoneId: q.zoneId,
+      floorId: q.floorId,
+      locationId: q.locationId,
+      ids: q.ids,
+      name: q.name,
+      email: q.email,
+      statuses: statuses.length ? statuses : undefined,
     };
     let rows: DeskRow[];
     if (start === undefined) rows = await this.deskSnapshots.listing(filter);
@@ -183,7 +203,12 @@ export class CatalogueService {
   }
 
   /** Desks bookable for the window: free of holds and cleaning, and open by their config. */
-  private freeDesks(rows: DeskRow[], candidates: ProjectRow[], holds: Hold[], w: { start: number; end?: number; timePeriod?: TimePeriod }): DeskRow[] {
+  private freeDesks(
+    rows: DeskRow[],
+    candidates: ProjectRow[],
+    holds: Hold[],
+    w: { start: number; end?: number; timePeriod?: TimePeriod },
+  ): DeskRow[] {
     const open = rows.filter((d) => !isClosedStatus('desk', d.status));
     const used = new Set(open.map((d) => d.project_id));
     const projects = candidates.filter((p) => used.has(p.id));
@@ -233,17 +258,25 @@ export class CatalogueService {
    * ends. Only participants (organizer or attendee acting through a delegated
    * token, or the app that booked) see the meeting id and title.
    */
-  private async calendar(principal: Principal, project: ProjectRow, asset: RoomRow | DeskRow, cleanupMinutes: number, range: CalendarQuery) {
+  private async calendar(
+    principal: Principal,
+    project: ProjectRow,
+    asset: RoomRow | DeskRow,
+    cleanupMinutes: number,
+    range: CalendarQuery,
+  ) {
     const now = truncateToMinute(this.clock.now());
     const from = optionalInstant(range.from, 'query.from') ?? now;
     const to = optionalInstant(range.to, 'query.to') ?? from + CALENDAR_DEFAULT_DAYS * DAY_MS;
     if (to <= from) throw errors.validation(['query.to must be after query.from']);
-    if (to - from > CALENDAR_MAX_DAYS * DAY_MS) throw errors.validation([`query.to must be at most ${CALENDAR_MAX_DAYS} days after query.from`]);
+    if (to - from > CALENDAR_MAX_DAYS * DAY_MS)
+      throw errors.validation([`query.to must be at most ${CALENDAR_MAX_DAYS} days after query.from`]);
 
     const slots = await this.busySlots.onAsset(asset.id, from - cleanupMinutes * 60_000, to, project.max_hold_ms);
-    const busy = busyIntervals(slots.map((s) => ({ id: s.meeting_id, start: s.start_at, end: s.end_at })), cleanupMinutes).filter(
-      (b) => b.cleaningEndsAt > from,
-    );
+    const busy = busyIntervals(
+      slots.map((s) => ({ id: s.meeting_id, start: s.start_at, end: s.end_at })),
+      cleanupMinutes,
+    ).filter((b) => b.cleaningEndsAt > from);
     const summaries = new Map((await this.busySlots.summaries([...new Set(busy.map((b) => b.id!))])).map((m) => [m.id, m]));
     const iso = (ms: number) => new Date(ms).toISOString();
     return {

@@ -13,7 +13,14 @@ import { CatalogueService } from './catalogue-service.js';
 import type { BusySlots } from './busy-slots.js';
 import { catalogueRoutes } from './routes.js';
 
-export { CatalogueService, MAX_CLEANUP_MS, cleanupFor, CALENDAR_DEFAULT_DAYS, CALENDAR_MAX_DAYS, DEFAULT_DESK_PAGE_SIZE } from './catalogue-service.js';
+export {
+  CatalogueService,
+  MAX_CLEANUP_MS,
+  cleanupFor,
+  CALENDAR_DEFAULT_DAYS,
+  CALENDAR_MAX_DAYS,
+  DEFAULT_DESK_PAGE_SIZE,
+} from './catalogue-service.js';
 export type { AssetInContext, DeskRow, ProjectRow, RoomRow, Verdict } from './catalogue-service.js';
 export type { BusySlots, HoldRow, MeetingSummary, SlotRow } from './busy-slots.js';
 

@@ -39,16 +39,17 @@ export interface RoomFilter {
 export function filterRooms(rooms: readonly RoomSnapshot[], f: RoomFilter): RoomSnapshot[] {
   const ids = f.ids ? new Set(f.ids) : null;
   const name = f.name?.toLowerCase();
-  return rooms.filter(({ row: r, nameLower }) =>
-    (!f.zoneId || r.zone_id === f.zoneId) &&
-    (!f.floorId || r.floor_id === f.floorId) &&
-    (!f.locationId || r.zone_id === f.locationId || r.floor_id === f.locationId) &&
-    (!ids || ids.has(r.id)) &&
-    (!name || nameLower.includes(name)) &&
-    (!f.statuses?.length || f.statuses.includes(r.status)) &&
-    (!f.type || r.type === f.type) &&
-    (f.minCapacity === undefined || r.capacity >= f.minCapacity) &&
-    (!f.publicOnly || r.is_public),
+  return rooms.filter(
+    ({ row: r, nameLower }) =>
+      (!f.zoneId || r.zone_id === f.zoneId) &&
+      (!f.floorId || r.floor_id === f.floorId) &&
+      (!f.locationId || r.zone_id === f.locationId || r.floor_id === f.locationId) &&
+      (!ids || ids.has(r.id)) &&
+      (!name || nameLower.includes(name)) &&
+      (!f.statuses?.length || f.statuses.includes(r.status)) &&
+      (!f.type || r.type === f.type) &&
+      (f.minCapacity === undefined || r.capacity >= f.minCapacity) &&
+      (!f.publicOnly || r.is_public),
   );
 }
 

@@ -17,7 +17,9 @@ import {
 } from '../../contract/catalogue.js';
 
 /** The success envelope around a JSON array, split where the items go (see okJsonArray). */
-const [ARRAY_HEAD, ARRAY_TAIL] = okJsonArray(['\u0000']).split('\u0000').map((part) => Buffer.from(part));
+const [ARRAY_HEAD, ARRAY_TAIL] = okJsonArray(['\u0000'])
+  .split('\u0000')
+  .map((part) => Buffer.from(part));
 const COMMA = Buffer.from(',');
 
 /** okJsonArray for items that are already UTF-8 JSON: one copy of their bytes, no string in between. */
@@ -41,23 +43,26 @@ function okJsonArrayBody(items: readonly Buffer[]): Buffer | Readable {
   let total = ARRAY_HEAD.length + ARRAY_TAIL.length;
   for (const item of items) total += item.length + 1;
   if (total <= STREAM_FROM_BYTES) return okJsonArrayBytes(items);
-  return Readable.from((async function* () {
-    let parts: Buffer[] = [ARRAY_HEAD];
-    let size = ARRAY_HEAD.length;
-    for (let i = 0; i < items.length; i++) {
-      if (i > 0) parts.push(COMMA);
-      parts.push(items[i]!);
-      size += items[i]!.length + 1;
-      if (size >= STREAM_FROM_BYTES) {
-        yield Buffer.concat(parts);
-        parts = [];
-        size = 0;
-        await nextTurn();
+  return Readable.from(
+    (async function* () {
+      let parts: Buffer[] = [ARRAY_HEAD];
+      let size = ARRAY_HEAD.length;
+      for (let i = 0; i < items.length; i++) {
+        if (i > 0) parts.push(COMMA);
+        parts.push(items[i]!);
+        size += items[i]!.length + 1;
+        if (size >= STREAM_FROM_BYTES) {
+          yield Buffer.concat(parts);
+          parts = [];
+          size = 0;
+          await nextTurn();
+        }
       }
-    }
-    parts.push(ARRAY_TAIL);
-    yield Buffer.concat(parts);
-  })(), { objectMode: false });
+      parts.push(ARRAY_TAIL);
+      yield Buffer.concat(parts);
+    })(),
+    { objectMode: false },
+  );
 }
 
 const errorResponses = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
@@ -70,48 +75,64 @@ export interface CatalogueRouteServices {
 export async function catalogueRoutes(app: App, deps: CatalogueRouteServices): Promise<void> {
   const catalogue = deps.catalogue;
 
-  app.get('/meeting-rooms', {
-    schema: {
-      tags: ['meeting rooms'],
-      summary: 'Search meeting rooms, optionally free for a window (unpaginated)',
-      querystring: RoomQuery,
-      response: { 200: Envelope(MeetingRoomList), ...errorResponses },
+  app.get(
+    '/meeting-rooms',
+    {
+      schema: {
+        tags: ['meeting rooms'],
+        summary: 'Search meeting rooms, optionally free for a window (unpaginated)',
+        querystring: RoomQuery,
+        response: { 200: Envelope(MeetingRoomList), ...errorResponses },
+      },
     },
-  }, async (req, reply) => {
-    // The rooms come pre-serialized (see room-snapshots.ts); the envelope is added around them.
-    const rooms = await catalogue.searchRooms(req.principal, req.query);
-    return reply.type('application/json; charset=utf-8').send(okJsonArrayBody(rooms) as never);
-  });
+    async (req, reply) => {
+      // The rooms come pre-serialized (see room-snapshots.ts); the envelope is added around them.
+      const rooms = await catalogue.searchRooms(req.principal, req.query);
+      return reply.type('application/json; charset=utf-8').send(okJsonArrayBody(rooms) as never);
+    },
+  );
 
-  app.get('/meeting-rooms/:id', {
-    schema: {
-      tags: ['meeting rooms'],
-      summary: 'One meeting room with its booking calendar',
-      params: IdParams,
-      querystring: CalendarQuery,
-      response: { 200: Envelope(MeetingRoomWithCalendar), ...errorResponses },
+  app.get(
+    '/meeting-rooms/:id',
+    {
+      schema: {
+        tags: ['meeting rooms'],
+        summary: 'One meeting room with its booking calendar',
+        params: IdParams,
+        querystring: CalendarQuery,
+        response: { 200: Envelope(MeetingRoomWithCalendar), ...errorResponses },
+      },
     },
-  }, async (req) => ok(await catalogue.getRoom(req.principal, req.params.id, req.query)));
+    async (req) => ok(await catalogue.getRoom(req.principal, req.params.id, req.query)),
+  );
 
-  app.get('/desks', {
-    schema: {
-      tags: ['desks'],
-      summary: 'List desks, optionally only those free for a window (paginated)',
-      querystring: DeskQuery,
-      response: { 200: PagedEnvelope(DeskSchema), ...errorResponses },
+  app.get(
+    '/desks',
+    {
+      schema: {
+        tags: ['desks'],
+        summary: 'List desks, optionally only those free for a window (paginated)',
+        querystring: DeskQuery,
+        response: { 200: PagedEnvelope(DeskSchema), ...errorResponses },
+      },
     },
-  }, async (req) => {
-    const page = await catalogue.searchDesks(req.principal, req.query);
-    return okPage(page.items, page.meta);
-  });
+    async (req) => {
+      const page = await catalogue.searchDesks(req.principal, req.query);
+      return okPage(page.items, page.meta);
+    },
+  );
 
-  app.get('/desks/:id', {
-    schema: {
-      tags: ['desks'],
-      summary: 'One desk with its booking calendar',
-      params: IdParams,
-      querystring: CalendarQuery,
-      response: { 200: Envelope(DeskWithCalendar), ...errorResponses },
+  app.get(
+    '/desks/:id',
+    {
+      schema: {
+        tags: ['desks'],
+        summary: 'One desk with its booking calendar',
+        params: IdParams,
+        querystring: CalendarQuery,
+        response: { 200: Envelope(DeskWithCalendar), ...errorResponses },
+      },
     },
-  }, async (req) => ok(await catalogue.getDesk(req.principal, req.params.id, req.query)));
+    async (req) => ok(await catalogue.getDesk(req.principal, req.params.id, req.query)),
+  );
 }

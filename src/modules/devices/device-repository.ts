@@ -36,18 +36,30 @@ export interface SubjectStateRow {
 }
 
 const commandRecord = (r: Selectable<DeviceCommandTable>): CommandRow => ({ ...r, state: r.state === null ? null : parseState(r.state) });
-const subjectStateRecord = <R extends { state: string }>(r: R): Omit<R, 'state'> & { state: SubjectState } => ({ ...r, state: parseState(r.state) });
+const subjectStateRecord = <R extends { state: string }>(r: R): Omit<R, 'state'> & { state: SubjectState } => ({
+  ...r,
+  state: parseState(r.state),
+});
 
 export class DeviceRepository {
-  constructor(private readonly db: Kysely<Database>, private readonly engine: Engine) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly engine: Engine,
+  ) {}
 
   private devicesQuery(db: Db) {
     return db
       .selectFrom('devices')
       .innerJoin('access_groups', 'access_groups.id', 'devices.access_group_id')
       .select([
-        'devices.id as id', 'access_groups.project_id as projectId', 'devices.access_group_id as accessGroupId', 'devices.name as name',
-        'devices.kind as kind', 'devices.location_en as locationEn', 'devices.location_th as locationTh', 'devices.card_format as cardFormat',
+        'devices.id as id',
+        'access_groups.project_id as projectId',
+        'devices.access_group_id as accessGroupId',
+        'devices.name as name',
+        'devices.kind as kind',
+        'devices.location_en as locationEn',
+        'devices.location_th as locationTh',
+        'devices.card_format as cardFormat',
       ]);
   }
 
@@ -56,30 +68,58 @@ export class DeviceRepository {
   }
 
   /** Every device with its sync state (online: null without a sync row yet) and count of unsent commands (the console's list). */
-  async overview(db: Db = this.db): Promise<{ id: string; name: string; kind: string; online: boolean | null; lastSyncedAt: number | null; pending: number }[]> {
-    const pending = db.selectFrom('device_commands').select((eb) => ['device_id', eb.fn.countAll<number>().as('n')])
-      .where('status', '=', 'pending').groupBy('device_id').as('pc');
-    const rows = await db.selectFrom('devices')
+  async overview(
+    db: Db = this.db,
+  ): Promise<{ id: string; name: string; kind: string; online: boolean | null; lastSyncedAt: number | null; pending: number }[]> {
+    const pending = db
+      .selectFrom('device_commands')
+      .select((eb) => ['device_id', eb.fn.countAll<number>().as('n')])
+      .where('status', '=', 'pending')
+      .groupBy('device_id')
+      .as('pc');
+    const rows = await db
+      .selectFrom('devices')
       .leftJoin('device_state as s', 's.device_id', 'devices.id')
       .leftJoin(pending, 'pc.device_id', 'devices.id')
-      .select(['devices.id as id', 'devices.name as name', 'devices.kind as kind', 's.online as online', 's.last_synced_at as lastSyncedAt', 'pc.n as pending'])
-      .orderBy('devices.name').orderBy('devices.id').execute();
+      .select([
+        'devices.id as id',
+        'devices.name as name',
+        'devices.kind as kind',
+        's.online as online',
+        's.last_synced_at as lastSyncedAt',
+        'pc.n as pending',
+      ])
+      .orderBy('devices.name')
+      .orderBy('devices.id')
+      .execute();
     return rows.map((r) => ({
-      id: r.id, name: r.name, kind: r.kind, online: r.online === null ? null : Number(r.online) === 1,
-      lastSyncedAt: r.lastSyncedAt ?? null, pending: Number(r.pending ?? 0),
+      id: r.id,
+      name: r.name,
+      kind: r.kind,
+      online: r.online === null ? null : Number(r.online) === 1,
+      lastSyncedAt: r.lastSyncedAt ?? null,
+      pending: Number(r.pending ?? 0),
     }));
   }
 
   /** Devices whose sync state changed after `after`, oldest change first: the console's change feed. */
   async changedSince(after: number, limit: number, db: Db = this.db): Promise<{ id: string; projectId: null; at: number }[]> {
-    const rows = await db.selectFrom('device_state').select(['device_id', 'updated_at']).where('updated_at', '>', after)
-      .orderBy('updated_at').limit(limit).execute();
+    const rows = await db
+      .selectFrom('device_state')
+      .select(['device_id', 'updated_at'])
+      .where('updated_at', '>', after)
+      .orderBy('updated_at')
+      .limit(limit)
+      .execute();
     return rows.map((r) => ({ id: r.device_id, projectId: null, at: Number(r.updated_at) }));
   }
 
   /** The latest device-state change time (0 when none). */
   async lastChangeAt(db: Db = this.db): Promise<number> {
-    const row = await db.selectFrom('device_state').select((eb) => eb.fn.max('updated_at').as('at')).executeTakeFirst();
+    const row = await db
+      .selectFrom('device_state')
+      .select((eb) => eb.fn.max('updated_at').as('at'))
+      .executeTakeFirst();
     return Number(row?.at ?? 0);
   }
 
@@ -93,11 +133,19 @@ export class DeviceRepository {
   }
 
   /** What a sandbox device holds (what it acknowledged), with the seq that wrote each entry; null when it is switched offline. */
-  async sandboxMemory(deviceId: string, db: Db = this.db): Promise<{ subject_kind: string; subject_id: string; state: SubjectState; seq: number }[] | null> {
+  async sandboxMemory(
+    deviceId: string,
+    db: Db = this.db,
+  ): Promise<{ subject_kind: string; subject_id: string; state: SubjectState; seq: number }[] | null> {
     const state = await db.selectFrom('device_state').select('online').where('device_id', '=', deviceId).executeTakeFirst();
     if (state && Number(state.online) !== 1) return null;
-    const rows = await db.selectFrom('device_enrollments').select(['subject_kind', 'subject_id', 'state', 'seq'])
-      .where('device_id', '=', deviceId).orderBy('subject_kind').orderBy('subject_id').execute();
+    const rows = await db
+      .selectFrom('device_enrollments')
+      .select(['subject_kind', 'subject_id', 'state', 'seq'])
+      .where('device_id', '=', deviceId)
+      .orderBy('subject_kind')
+      .orderBy('subject_id')
+      .execute();
     return rows.map((r) => ({ ...subjectStateRecord(r), seq: Number(r.seq) }));
   }
 
@@ -114,7 +162,15 @@ export class DeviceRepository {
   // ----- the enrollment outbox -------------------------------------------------
 
   async insertAccessChange(
-    row: { id: string; project_id: string; subject_kind: SubjectKind; user_id: string; reason: string; created_at: number; processed_at: number | null },
+    row: {
+      id: string;
+      project_id: string;
+      subject_kind: SubjectKind;
+      user_id: string;
+      reason: string;
+      created_at: number;
+      processed_at: number | null;
+    },
     db: Db = this.db,
   ): Promise<void> {
     await db.insertInto('access_changes').values(row).execute();
@@ -123,33 +179,53 @@ export class DeviceRepository {
   // ----- targets (what the service decided each device must hold) ---------------
 
   async subjectTargets(kind: SubjectKind, subjectId: string, db: Db = this.db): Promise<SubjectStateRow[]> {
-    const rows = await db.selectFrom('device_targets').select(['device_id', 'subject_kind', 'subject_id', 'state'])
-      .where('subject_kind', '=', kind).where('subject_id', '=', subjectId).execute();
+    const rows = await db
+      .selectFrom('device_targets')
+      .select(['device_id', 'subject_kind', 'subject_id', 'state'])
+      .where('subject_kind', '=', kind)
+      .where('subject_id', '=', subjectId)
+      .execute();
     return rows.map(subjectStateRecord);
   }
 
   async deviceTargets(deviceId: string, db: Db = this.db): Promise<SubjectStateRow[]> {
-    const rows = await db.selectFrom('device_targets').select(['device_id', 'subject_kind', 'subject_id', 'state']).where('device_id', '=', deviceId).execute();
+    const rows = await db
+      .selectFrom('device_targets')
+      .select(['device_id', 'subject_kind', 'subject_id', 'state'])
+      .where('device_id', '=', deviceId)
+      .execute();
     return rows.map(subjectStateRecord);
   }
 
   /** Subjects of a kind with a target on any of the devices. */
   async targetedSubjects(kind: SubjectKind, deviceIds: string[], db: Db = this.db): Promise<string[]> {
     if (!deviceIds.length) return [];
-    const rows = await db.selectFrom('device_targets').select('subject_id').distinct()
-      .where('subject_kind', '=', kind).where('device_id', 'in', deviceIds).execute();
+    const rows = await db
+      .selectFrom('device_targets')
+      .select('subject_id')
+      .distinct()
+      .where('subject_kind', '=', kind)
+      .where('device_id', 'in', deviceIds)
+      .execute();
     return rows.map((r) => r.subject_id);
   }
 
   async putTarget(row: SubjectStateRow, now: number, db: Db = this.db): Promise<void> {
     const state = stateJson(row.state);
-    await db.insertInto('device_targets').values({ ...row, state, updated_at: now })
+    await db
+      .insertInto('device_targets')
+      .values({ ...row, state, updated_at: now })
       .onConflict((oc) => oc.columns(['device_id', 'subject_kind', 'subject_id']).doUpdateSet({ state, updated_at: now }))
       .execute();
   }
 
   async deleteTarget(deviceId: string, kind: string, subjectId: string, db: Db = this.db): Promise<void> {
-    await db.deleteFrom('device_targets').where('device_id', '=', deviceId).where('subject_kind', '=', kind).where('subject_id', '=', subjectId).execute();
+    await db
+      .deleteFrom('device_targets')
+      .where('device_id', '=', deviceId)
+      .where('subject_kind', '=', kind)
+      .where('subject_id', '=', subjectId)
+      .execute();
   }
 
   // ----- the per-device queue ----------------------------------------------------
@@ -157,10 +233,21 @@ export class DeviceRepository {
   /** Creates the devices' sync rows when missing. */
   async ensureStates(deviceIds: string[], now: number, db: Db = this.db): Promise<void> {
     if (!deviceIds.length) return;
-    await db.insertInto('device_state')
-      .values(deviceIds.map((id) => ({
-        device_id: id, online: 1, next_seq: 1, attempts: 0, next_attempt_at: 0, claimed_until: null, last_synced_at: null, last_error: null, updated_at: now,
-      })))
+    await db
+      .insertInto('device_state')
+      .values(
+        deviceIds.map((id) => ({
+          device_id: id,
+          online: 1,
+          next_seq: 1,
+          attempts: 0,
+          next_attempt_at: 0,
+          claimed_until: null,
+          last_synced_at: null,
+          last_error: null,
+          updated_at: now,
+        })),
+      )
       .onConflict((oc) => oc.column('device_id').doNothing())
       .execute();
   }
@@ -183,35 +270,64 @@ export class DeviceRepository {
 
   /** Takes the device's next sequence number (on PostgreSQL this locks the device's row until commit, so commits come in sequence order). */
   async takeSeq(deviceId: string, db: Db): Promise<number> {
-    const row = await db.updateTable('device_state').set({ next_seq: sql<number>`next_seq + 1` })
-      .where('device_id', '=', deviceId).returning('next_seq').executeTakeFirstOrThrow();
+    const row = await db
+      .updateTable('device_state')
+      .set({ next_seq: sql<number>`next_seq + 1` })
+      .where('device_id', '=', deviceId)
+      .returning('next_seq')
+      .executeTakeFirstOrThrow();
     return Number(row.next_seq) - 1;
   }
 
   /** Drops the subject's unsent commands on a device: a newer command carries its whole state. */
   async supersede(deviceId: string, kind: string, subjectId: string, db: Db): Promise<void> {
-    await db.deleteFrom('device_commands').where('device_id', '=', deviceId).where('subject_kind', '=', kind)
-      .where('subject_id', '=', subjectId).where('status', '=', 'pending').execute();
+    await db
+      .deleteFrom('device_commands')
+      .where('device_id', '=', deviceId)
+      .where('subject_kind', '=', kind)
+      .where('subject_id', '=', subjectId)
+      .where('status', '=', 'pending')
+      .execute();
   }
 
   async insertCommand(row: Omit<CommandRow, 'done_at' | 'last_error' | 'attempts' | 'status'>, db: Db): Promise<void> {
-    await db.insertInto('device_commands')
-      .values({ ...row, state: row.state === null ? null : stateJson(row.state), status: 'pending', attempts: 0, last_error: null, done_at: null }).execute();
+    await db
+      .insertInto('device_commands')
+      .values({
+        ...row,
+        state: row.state === null ? null : stateJson(row.state),
+        status: 'pending',
+        attempts: 0,
+        last_error: null,
+        done_at: null,
+      })
+      .execute();
   }
 
   /** Devices with pending commands due by `now` and not leased by another worker. */
   async dueDevices(now: number, realNow: number, limit: number, skip: readonly string[], db: Db = this.db): Promise<DeviceStateRow[]> {
-    let q = db.selectFrom('device_state').selectAll()
+    let q = db
+      .selectFrom('device_state')
+      .selectAll()
       .where('next_attempt_at', '<=', now)
       .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', realNow)]))
-      .where((eb) => eb.exists(eb.selectFrom('device_commands').select('device_commands.id')
-        .whereRef('device_commands.device_id', '=', 'device_state.device_id').where('device_commands.status', '=', 'pending')));
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('device_commands')
+            .select('device_commands.id')
+            .whereRef('device_commands.device_id', '=', 'device_state.device_id')
+            .where('device_commands.status', '=', 'pending'),
+        ),
+      );
     if (skip.length) q = q.where('device_id', 'not in', [...skip]);
     return (await q.orderBy('next_attempt_at').orderBy('device_id').limit(limit).execute()).map(stateRecord);
   }
 
   async lease(deviceId: string, realNow: number, leaseMs: number, db: Db = this.db): Promise<boolean> {
-    const res = await db.updateTable('device_state').set({ claimed_until: realNow + leaseMs })
+    const res = await db
+      .updateTable('device_state')
+      .set({ claimed_until: realNow + leaseMs })
       .where('device_id', '=', deviceId)
       .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', realNow)]))
       .executeTakeFirst();
@@ -219,28 +335,48 @@ export class DeviceRepository {
   }
 
   async pendingCommands(deviceId: string, limit: number, db: Db = this.db): Promise<CommandRow[]> {
-    const rows = await db.selectFrom('device_commands').selectAll().where('device_id', '=', deviceId).where('status', '=', 'pending')
-      .orderBy('seq').limit(limit).execute();
+    const rows = await db
+      .selectFrom('device_commands')
+      .selectAll()
+      .where('device_id', '=', deviceId)
+      .where('status', '=', 'pending')
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
     return rows.map(commandRecord);
   }
 
   async pendingCount(deviceId: string, db: Db = this.db): Promise<number> {
-    const row = await db.selectFrom('device_commands').select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('device_id', '=', deviceId).where('status', '=', 'pending').executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('device_commands')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('device_id', '=', deviceId)
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
   /** Subjects with an unsent command on the device. */
   async pendingSubjects(deviceId: string, db: Db = this.db): Promise<Set<string>> {
-    const rows = await db.selectFrom('device_commands').select(['subject_kind', 'subject_id']).distinct()
-      .where('device_id', '=', deviceId).where('status', '=', 'pending').execute();
+    const rows = await db
+      .selectFrom('device_commands')
+      .select(['subject_kind', 'subject_id'])
+      .distinct()
+      .where('device_id', '=', deviceId)
+      .where('status', '=', 'pending')
+      .execute();
     return new Set(rows.map((r) => `${r.subject_kind}:${r.subject_id}`));
   }
 
   /** The newest command per subject on the device that the device refused (bad input). */
   async refusedStates(deviceId: string, db: Db = this.db): Promise<Map<string, SubjectState | null>> {
-    const rows = await db.selectFrom('device_commands').select(['subject_kind', 'subject_id', 'state', 'seq', 'status'])
-      .where('device_id', '=', deviceId).where('status', '!=', 'pending').orderBy('seq').execute();
+    const rows = await db
+      .selectFrom('device_commands')
+      .select(['subject_kind', 'subject_id', 'state', 'seq', 'status'])
+      .where('device_id', '=', deviceId)
+      .where('status', '!=', 'pending')
+      .orderBy('seq')
+      .execute();
     const latest = new Map<string, { status: string; state: string | null }>();
     for (const r of rows) latest.set(`${r.subject_kind}:${r.subject_id}`, { status: r.status, state: r.state });
     const out = new Map<string, SubjectState | null>();
@@ -249,61 +385,112 @@ export class DeviceRepository {
   }
 
   async problems(deviceId: string, limit: number, db: Db = this.db): Promise<CommandRow[]> {
-    const rows = await db.selectFrom('device_commands').selectAll().where('device_id', '=', deviceId).where('status', '=', 'failed')
-      .orderBy('seq', 'desc').limit(limit).execute();
+    const rows = await db
+      .selectFrom('device_commands')
+      .selectAll()
+      .where('device_id', '=', deviceId)
+      .where('status', '=', 'failed')
+      .orderBy('seq', 'desc')
+      .limit(limit)
+      .execute();
     return rows.map(commandRecord);
   }
 
   /** A command the device applied: done, and what it now holds for the subject. */
   async applied(cmd: CommandRow, now: number, db: Db): Promise<void> {
-    const res = await db.updateTable('device_commands').set({ status: 'done', done_at: now, attempts: cmd.attempts + 1 })
-      .where('id', '=', cmd.id).where('status', '=', 'pending').executeTakeFirst();
+    const res = await db
+      .updateTable('device_commands')
+      .set({ status: 'done', done_at: now, attempts: cmd.attempts + 1 })
+      .where('id', '=', cmd.id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) return; // superseded meanwhile: a newer command follows
     if (cmd.op === 'remove') {
       await this.deleteEnrollment(cmd.device_id, cmd.subject_kind, cmd.subject_id, db);
     } else {
       const state = stateJson(cmd.state!);
-      await db.insertInto('device_enrollments')
-        .values({ device_id: cmd.device_id, subject_kind: cmd.subject_kind, subject_id: cmd.subject_id, state, seq: cmd.seq, updated_at: now })
+      await db
+        .insertInto('device_enrollments')
+        .values({
+          device_id: cmd.device_id,
+          subject_kind: cmd.subject_kind,
+          subject_id: cmd.subject_id,
+          state,
+          seq: cmd.seq,
+          updated_at: now,
+        })
         .onConflict((oc) => oc.columns(['device_id', 'subject_kind', 'subject_id']).doUpdateSet({ state, seq: cmd.seq, updated_at: now }))
         .execute();
     }
   }
 
   async refused(cmd: CommandRow, message: string, now: number, db: Db): Promise<void> {
-    await db.updateTable('device_commands').set({ status: 'failed', done_at: now, attempts: cmd.attempts + 1, last_error: message })
-      .where('id', '=', cmd.id).where('status', '=', 'pending').execute();
+    await db
+      .updateTable('device_commands')
+      .set({ status: 'failed', done_at: now, attempts: cmd.attempts + 1, last_error: message })
+      .where('id', '=', cmd.id)
+      .where('status', '=', 'pending')
+      .execute();
   }
 
   /** The device answered: it is reachable and in sync up to what it acknowledged; the lease ends. */
   async synced(deviceId: string, answered: boolean, now: number, db: Db): Promise<void> {
-    await db.updateTable('device_state')
-      .set({ attempts: 0, next_attempt_at: now, claimed_until: null, last_error: null, updated_at: now, ...(answered ? { last_synced_at: now } : {}) })
-      .where('device_id', '=', deviceId).execute();
+    await db
+      .updateTable('device_state')
+      .set({
+        attempts: 0,
+        next_attempt_at: now,
+        claimed_until: null,
+        last_error: null,
+        updated_at: now,
+        ...(answered ? { last_synced_at: now } : {}),
+      })
+      .where('device_id', '=', deviceId)
+      .execute();
   }
 
   /** Delivery stopped (offline, no answer): try again at `retryAt`; the lease ends. */
   async stopped(deviceId: string, message: string, retryAt: number, now: number, db: Db = this.db): Promise<void> {
-    await db.updateTable('device_state')
-      .set((eb) => ({ attempts: eb('attempts', '+', 1), next_attempt_at: retryAt, claimed_until: null, last_error: message, updated_at: now }))
-      .where('device_id', '=', deviceId).execute();
+    await db
+      .updateTable('device_state')
+      .set((eb) => ({
+        attempts: eb('attempts', '+', 1),
+        next_attempt_at: retryAt,
+        claimed_until: null,
+        last_error: message,
+        updated_at: now,
+      }))
+      .where('device_id', '=', deviceId)
+      .execute();
   }
 
   async setOnline(deviceId: string, online: boolean, now: number, db: Db = this.db): Promise<void> {
-    await db.updateTable('device_state')
+    await db
+      .updateTable('device_state')
       .set(online ? { online: 1, attempts: 0, next_attempt_at: now, updated_at: now } : { online: 0, updated_at: now })
-      .where('device_id', '=', deviceId).execute();
+      .where('device_id', '=', deviceId)
+      .execute();
   }
 
   // ----- what devices hold ----------------------------------------------------------
 
   async enrollments(deviceId: string, db: Db = this.db): Promise<SubjectStateRow[]> {
-    const rows = await db.selectFrom('device_enrollments').select(['device_id', 'subject_kind', 'subject_id', 'state'])
-      .where('device_id', '=', deviceId).orderBy('subject_kind').orderBy('subject_id').execute();
+    const rows = await db
+      .selectFrom('device_enrollments')
+      .select(['device_id', 'subject_kind', 'subject_id', 'state'])
+      .where('device_id', '=', deviceId)
+      .orderBy('subject_kind')
+      .orderBy('subject_id')
+      .execute();
     return rows.map(subjectStateRecord);
   }
 
   async deleteEnrollment(deviceId: string, kind: string, subjectId: string, db: Db = this.db): Promise<void> {
-    await db.deleteFrom('device_enrollments').where('device_id', '=', deviceId).where('subject_kind', '=', kind).where('subject_id', '=', subjectId).execute();
+    await db
+      .deleteFrom('device_enrollments')
+      .where('device_id', '=', deviceId)
+      .where('subject_kind', '=', kind)
+      .where('subject_id', '=', subjectId)
+      .execute();
   }
 }

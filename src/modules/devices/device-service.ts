@@ -50,11 +50,23 @@ export class DeviceService implements AccessChangeLog {
   constructor(private readonly deps: DeviceServiceDeps) {}
 
   /** Records a subject's access change and queues the device commands it causes, in the caller's transaction. */
-  async record(trx: Db, change: { projectId: string; subject: { kind: SubjectKind; id: string }; reason: string; at: number }): Promise<void> {
+  async record(
+    trx: Db,
+    change: { projectId: string; subject: { kind: SubjectKind; id: string }; reason: string; at: number },
+  ): Promise<void> {
     const { projectId, subject, reason, at } = change;
-    await this.deps.repo.insertAccessChange({
-      id: newId(at), project_id: projectId, subject_kind: subject.kind, user_id: subject.id, reason, created_at: at, processed_at: at,
-    }, trx);
+    await this.deps.repo.insertAccessChange(
+      {
+        id: newId(at),
+        project_id: projectId,
+        subject_kind: subject.kind,
+        user_id: subject.id,
+        reason,
+        created_at: at,
+        processed_at: at,
+      },
+      trx,
+    );
     await this.deps.sync.plan(trx, projectId, subject, at);
   }
 
@@ -71,8 +83,12 @@ export class DeviceService implements AccessChangeLog {
   /** Every device's sync state and pending changes (the console's list). */
   async list(): Promise<ConsoleDevice[]> {
     return (await this.deps.repo.overview()).map((d) => ({
-      _id: d.id, name: d.name, kind: d.kind, online: d.online ?? true,
-      pendingChanges: d.pending, lastSyncedAt: iso(d.lastSyncedAt),
+      _id: d.id,
+      name: d.name,
+      kind: d.kind,
+      online: d.online ?? true,
+      pendingChanges: d.pending,
+      lastSyncedAt: iso(d.lastSyncedAt),
     }));
   }
 
@@ -90,8 +106,21 @@ export class DeviceService implements AccessChangeLog {
     const visitorPasses: DeviceView['visitorPasses'] = [];
     for (const h of held) {
       const s = h.state;
-      if (h.subject_kind === 'member') enrollments.push({ memberId: h.subject_id, cardNos: s.cards.map(cardNoOf), face: s.face !== null, faceRefused: s.faceRefused ?? null });
-      else visitorPasses.push({ inviteId: h.subject_id, qrCode: s.qr !== null, licensePlate: s.plates.length > 0, validFrom: iso(s.validFrom), validUntil: iso(s.validUntil) });
+      if (h.subject_kind === 'member')
+        enrollments.push({
+          memberId: h.subject_id,
+          cardNos: s.cards.map(cardNoOf),
+          face: s.face !== null,
+          faceRefused: s.faceRefused ?? null,
+        });
+      else
+        visitorPasses.push({
+          inviteId: h.subject_id,
+          qrCode: s.qr !== null,
+          licensePlate: s.plates.length > 0,
+          validFrom: iso(s.validFrom),
+          validUntil: iso(s.validUntil),
+        });
     }
     return {
       _id: d.id,
@@ -107,7 +136,11 @@ export class DeviceService implements AccessChangeLog {
       transport: this.deps.transport,
       lastError: state?.last_error ?? null,
       visitorPasses,
-      problems: problems.map((p) => ({ subject: { kind: p.subject_kind, id: p.subject_id }, message: p.last_error ?? '', at: iso(p.done_at ?? p.created_at)! })),
+      problems: problems.map((p) => ({
+        subject: { kind: p.subject_kind, id: p.subject_id },
+        message: p.last_error ?? '',
+        at: iso(p.done_at ?? p.created_at)!,
+      })),
     };
   }
 
@@ -115,7 +148,8 @@ export class DeviceService implements AccessChangeLog {
   async setOnline(id: string, online: boolean): Promise<DeviceView> {
     if (!this.deps.sandbox) throw errors.notFound('Not found');
     if (!(await this.deps.repo.device(id))) throw errors.notFound('Device not found');
-    if (this.deps.transport !== 'sandbox') throw errors.conflict('This device is reached through the MQTT gateway, which reports whether it is online');
+    if (this.deps.transport !== 'sandbox')
+      throw errors.conflict('This device is reached through the MQTT gateway, which reports whether it is online');
     await this.deps.sync.setOnline(id, online);
     return this.view(id);
   }

@@ -106,9 +106,14 @@ export class DeviceSync implements TransportEvents {
     for (const [deviceId] of targets) if (!all.some((d) => d.id === deviceId)) work.push({ deviceId, state: null });
     if (!work.length) return 0;
     work.sort((a, b) => (a.deviceId < b.deviceId ? -1 : 1));
-    await repo.ensureStates(work.map((w) => w.deviceId), now, trx); // a device that left the project
+    await repo.ensureStates(
+      work.map((w) => w.deviceId),
+      now,
+      trx,
+    ); // a device that left the project
     for (const w of work) {
-      if (w.state) await repo.putTarget({ device_id: w.deviceId, subject_kind: subject.kind, subject_id: subject.id, state: w.state }, now, trx);
+      if (w.state)
+        await repo.putTarget({ device_id: w.deviceId, subject_kind: subject.kind, subject_id: subject.id, state: w.state }, now, trx);
       else await repo.deleteTarget(w.deviceId, subject.kind, subject.id, trx);
       await this.enqueue(trx, w.deviceId, subject, w.state, now);
     }
@@ -119,10 +124,19 @@ export class DeviceSync implements TransportEvents {
     const { repo } = this.deps;
     await repo.supersede(deviceId, subject.kind, subject.id, trx);
     const seq = await repo.takeSeq(deviceId, trx);
-    await repo.insertCommand({
-      id: newId(now), device_id: deviceId, seq, subject_kind: subject.kind, subject_id: subject.id,
-      op: state ? 'upsert' : 'remove', state, created_at: now,
-    }, trx);
+    await repo.insertCommand(
+      {
+        id: newId(now),
+        device_id: deviceId,
+        seq,
+        subject_kind: subject.kind,
+        subject_id: subject.id,
+        op: state ? 'upsert' : 'remove',
+        state,
+        created_at: now,
+      },
+      trx,
+    );
   }
 
   // ----- 2. deliver --------------------------------------------------------------
@@ -179,13 +193,25 @@ export class DeviceSync implements TransportEvents {
     const state = c.state;
     const format = cardFormatOf(device);
     const needsSecrets = state.face !== null || state.qr !== null;
-    const secrets = needsSecrets ? await this.source(subject.kind).secrets(device.projectId, subject.id, deviceInfo(device)) : { face: null, qrCode: null };
+    const secrets = needsSecrets
+      ? await this.source(subject.kind).secrets(device.projectId, subject.id, deviceInfo(device))
+      : { face: null, qrCode: null };
     return {
-      v: 1, deviceId: device.id, seq: Number(c.seq), op: 'upsert', subject, stateHash: stateHash(state),
+      v: 1,
+      deviceId: device.id,
+      seq: Number(c.seq),
+      op: 'upsert',
+      subject,
+      stateHash: stateHash(state),
       cards: state.cards.map((uid) => ({
-        uid, format, cardNo: fitsFormat(uid, format as never) ? encodeCard(uid, format as never) : '',
+        uid,
+        format,
+        cardNo: fitsFormat(uid, format as never) ? encodeCard(uid, format as never) : '',
       })),
-      face: state.face && secrets.face ? { mime: secrets.face.mime, sha256: secrets.face.sha256, data: secrets.face.bytes.toString('base64') } : null,
+      face:
+        state.face && secrets.face
+          ? { mime: secrets.face.mime, sha256: secrets.face.sha256, data: secrets.face.bytes.toString('base64') }
+          : null,
       qrCode: state.qr ? secrets.qrCode : null,
       plates: state.plates,
       validFrom: state.validFrom === null ? null : new Date(state.validFrom).toISOString(),
@@ -220,7 +246,13 @@ export class DeviceSync implements TransportEvents {
     let queued = 0;
     for (const source of this.sources.values()) await source.prepare?.(projectId);
     for (const source of this.sources.values()) {
-      const ids = new Set([...(await source.subjects(projectId)), ...(await repo.targetedSubjects(source.kind, devices.map((d) => d.id)))]);
+      const ids = new Set([
+        ...(await source.subjects(projectId)),
+        ...(await repo.targetedSubjects(
+          source.kind,
+          devices.map((d) => d.id),
+        )),
+      ]);
       const all = [...ids];
       for (let i = 0; i < all.length; i += RECONCILE_CHUNK) {
         const chunk = all.slice(i, i + RECONCILE_CHUNK);
@@ -247,7 +279,10 @@ export class DeviceSync implements TransportEvents {
       await repo.ensureStates([deviceId], now, trx);
       await repo.lockDevices([deviceId], trx);
       const [targets, held, pending, refused] = await Promise.all([
-        repo.deviceTargets(deviceId, trx), repo.enrollments(deviceId, trx), repo.pendingSubjects(deviceId, trx), repo.refusedStates(deviceId, trx),
+        repo.deviceTargets(deviceId, trx),
+        repo.enrollments(deviceId, trx),
+        repo.pendingSubjects(deviceId, trx),
+        repo.refusedStates(deviceId, trx),
       ]);
       const heldBy = new Map(held.map((h) => [`${h.subject_kind}:${h.subject_id}`, h.state]));
       const targetBy = new Map(targets.map((t) => [`${t.subject_kind}:${t.subject_id}`, t.state]));
@@ -260,7 +295,8 @@ export class DeviceSync implements TransportEvents {
       }
       for (const h of held) {
         const key = `${h.subject_kind}:${h.subject_id}`;
-        if (!targetBy.has(key) && !pending.has(key)) work.push({ subject: { kind: h.subject_kind as SubjectKind, id: h.subject_id }, state: null });
+        if (!targetBy.has(key) && !pending.has(key))
+          work.push({ subject: { kind: h.subject_kind as SubjectKind, id: h.subject_id }, state: null });
       }
       for (const s of unknownHeld) {
         const key = subjectKey(s);

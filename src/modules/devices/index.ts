@@ -62,16 +62,30 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
   const repo = new DeviceRepository(db, engine);
   const transport = createTransport(config, deps.logger, repo);
   const sync = new DeviceSync({
-    db, engine, repo, transport, clock, sources: [], onQueued: () => void jobs.poke(DEVICE_SYNC_JOB), onError: deps.onError,
+    db,
+    engine,
+    repo,
+    transport,
+    clock,
+    sources: [],
+    onQueued: () => void jobs.poke(DEVICE_SYNC_JOB),
+    onError: deps.onError,
   });
   const service = new DeviceService({
-    repo, sync, clock, transport: transport.name, sandbox: deps.sandbox, poke: () => void jobs.poke(DEVICE_SYNC_JOB),
+    repo,
+    sync,
+    clock,
+    transport: transport.name,
+    sandbox: deps.sandbox,
+    poke: () => void jobs.poke(DEVICE_SYNC_JOB),
   });
   jobs.register(deviceSyncJob(sync, { leaseMs: config.ackTimeoutMs + 30_000 }));
   const reconcile = new ReconcileSchedule(() => deps.realClock.now(), config.reconcileMs);
   jobs.register(reconcile.job(sync));
   return {
-    service, sync, transport,
+    service,
+    sync,
+    transport,
     reconcileSoon: () => {
       reconcile.soon();
       void jobs.poke(DEVICE_RECONCILE_JOB);

@@ -35,7 +35,11 @@ export function deviceSyncJob(sync: DeviceSync, opts: { leaseMs: number; interva
 /** Reconcile every `everyMs` (real time) and whenever `soon()` asked for it (after a site apply, after start). */
 export class ReconcileSchedule {
   private next: number;
-  constructor(private readonly realNow: () => number, private readonly everyMs: number, firstAfterMs = 5_000) {
+  constructor(
+    private readonly realNow: () => number,
+    private readonly everyMs: number,
+    firstAfterMs = 5_000,
+  ) {
     this.next = realNow() + Math.min(firstAfterMs, everyMs);
   }
 

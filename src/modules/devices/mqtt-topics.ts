@@ -53,7 +53,9 @@ export interface MqttTopics {
   /** Subscription filters (`+` for the device id). */
   wildcard: { commands: string; acks: string; status: string; inventory: string };
   /** What a received topic is about, or null for a topic outside this wire. */
-  parse(topic: string): { kind: 'commands' | 'acks' | 'status' | 'inventory'; deviceId: string } | { kind: 'gateway-status' | 'gateway-sync' } | null;
+  parse(
+    topic: string,
+  ): { kind: 'commands' | 'acks' | 'status' | 'inventory'; deviceId: string } | { kind: 'gateway-status' | 'gateway-sync' } | null;
 }
 
 /** A topic level may not be empty or hold `/`, `+`, `#` (or NUL). */
@@ -139,25 +141,34 @@ export function parseAck(payload: Buffer | string): Parsed<WireAck> {
   if (a.ok) return { ok: true, value: { v: 1, deviceId: a.deviceId, seq: a.seq, ok: true } };
   const e = a.error;
   if (!isObj(e) || !isFailureKind(e.kind)) return { ok: false, reason: 'refusing ack without a known error kind' };
-  return { ok: true, value: { v: 1, deviceId: a.deviceId, seq: a.seq, ok: false, error: { kind: e.kind, message: isStr(e.message) ? e.message : e.kind } } };
+  return {
+    ok: true,
+    value: { v: 1, deviceId: a.deviceId, seq: a.seq, ok: false, error: { kind: e.kind, message: isStr(e.message) ? e.message : e.kind } },
+  };
 }
 
 export function parseStatus(payload: Buffer | string): Parsed<StatusMessage> {
   const j = json(payload);
   if (!j.ok) return j;
   if (typeof j.value.online !== 'boolean') return { ok: false, reason: 'status without online' };
-  if (j.value.bootId !== undefined && !(isStr(j.value.bootId) && j.value.bootId.length > 0)) return { ok: false, reason: 'status with a malformed bootId' };
-  return { ok: true, value: { v: 1, online: j.value.online, ...(j.value.bootId !== undefined ? { bootId: j.value.bootId as string } : {}) } };
+  if (j.value.bootId !== undefined && !(isStr(j.value.bootId) && j.value.bootId.length > 0))
+    return { ok: false, reason: 'status with a malformed bootId' };
+  return {
+    ok: true,
+    value: { v: 1, online: j.value.online, ...(j.value.bootId !== undefined ? { bootId: j.value.bootId as string } : {}) },
+  };
 }
 
 export function parseInventory(payload: Buffer | string): Parsed<InventoryMessage> {
   const j = json(payload);
   if (!j.ok) return j;
   const r = j.value;
-  if (!isStr(r.deviceId) || !isSeq(r.lastSeq) || !Array.isArray(r.holds)) return { ok: false, reason: 'inventory without deviceId, lastSeq or holds' };
+  if (!isStr(r.deviceId) || !isSeq(r.lastSeq) || !Array.isArray(r.holds))
+    return { ok: false, reason: 'inventory without deviceId, lastSeq or holds' };
   const holds: InventoryMessage['holds'] = [];
   for (const h of r.holds) {
-    if (!isObj(h) || !isSubject(h.subject) || !isStr(h.stateHash)) return { ok: false, reason: 'inventory entry without subject or stateHash' };
+    if (!isObj(h) || !isSubject(h.subject) || !isStr(h.stateHash))
+      return { ok: false, reason: 'inventory entry without subject or stateHash' };
     holds.push({ subject: { kind: h.subject.kind, id: h.subject.id }, stateHash: h.stateHash });
   }
   return { ok: true, value: { v: 1, deviceId: r.deviceId, lastSeq: r.lastSeq, holds } };
@@ -168,7 +179,8 @@ export function parseSync(payload: Buffer | string): Parsed<SyncMessage> {
   if (!j.ok) return j;
   const ids = j.value.deviceIds;
   if (ids === undefined) return { ok: true, value: { v: 1 } };
-  if (!Array.isArray(ids) || !ids.every((id) => isStr(id) && isTopicLevel(id))) return { ok: false, reason: 'sync request with malformed deviceIds' };
+  if (!Array.isArray(ids) || !ids.every((id) => isStr(id) && isTopicLevel(id)))
+    return { ok: false, reason: 'sync request with malformed deviceIds' };
   return { ok: true, value: { v: 1, deviceIds: ids as string[] } };
 }
 
@@ -183,15 +195,20 @@ export function parseCommand(payload: Buffer | string): Parsed<WireCommand> {
   if (!isStr(c.deviceId) || !isSeq(c.seq)) return { ok: false, reason: 'command without deviceId or seq' };
   if (c.op !== 'upsert' && c.op !== 'remove') return { ok: false, reason: 'command with an unknown op' };
   if (!isSubject(c.subject) || !isStr(c.stateHash)) return { ok: false, reason: 'command without subject or stateHash' };
-  if (c.cards !== undefined && !(Array.isArray(c.cards) && c.cards.every((k) => isObj(k) && isStr(k.uid) && isStr(k.cardNo) && isStr(k.format)))) {
+  if (
+    c.cards !== undefined &&
+    !(Array.isArray(c.cards) && c.cards.every((k) => isObj(k) && isStr(k.uid) && isStr(k.cardNo) && isStr(k.format)))
+  ) {
     return { ok: false, reason: 'command with malformed cards' };
   }
   if (c.face !== undefined && c.face !== null && !(isObj(c.face) && isStr(c.face.mime) && isStr(c.face.sha256) && isStr(c.face.data))) {
     return { ok: false, reason: 'command with a malformed face' };
   }
   if (c.qrCode !== undefined && c.qrCode !== null && !isStr(c.qrCode)) return { ok: false, reason: 'command with a malformed qrCode' };
-  if (c.plates !== undefined && !(Array.isArray(c.plates) && c.plates.every(isStr))) return { ok: false, reason: 'command with malformed plates' };
-  if (!isInstantOrNull(c.validFrom) || !isInstantOrNull(c.validUntil)) return { ok: false, reason: 'command with a malformed validity window' };
+  if (c.plates !== undefined && !(Array.isArray(c.plates) && c.plates.every(isStr)))
+    return { ok: false, reason: 'command with malformed plates' };
+  if (!isInstantOrNull(c.validFrom) || !isInstantOrNull(c.validUntil))
+    return { ok: false, reason: 'command with a malformed validity window' };
   return { ok: true, value: c as unknown as WireCommand };
 }
 

@@ -79,7 +79,12 @@ class PendingDelivery {
       if (!ack) return { answered, complete: false };
       if (ack.ok) answered.push({ seq, ok: true });
       else if (ack.error?.kind === 'bad-input') answered.push({ seq, ok: false, message: ack.error.message });
-      else return { answered, stopped: { kind: ack.error?.kind === 'offline' ? 'offline' : 'temporary', message: ack.error?.message ?? 'refused' }, complete: true };
+      else
+        return {
+          answered,
+          stopped: { kind: ack.error?.kind === 'offline' ? 'offline' : 'temporary', message: ack.error?.message ?? 'refused' },
+          complete: true,
+        };
     }
     return { answered, complete: true };
   }
@@ -163,7 +168,10 @@ export class MqttTransport implements DeviceTransport {
 
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        this.log.warn({ url: this.opts.url, waitedMs: this.connectWaitMs }, 'mqtt transport: broker not reachable yet; deliveries answer offline until it is');
+        this.log.warn(
+          { url: this.opts.url, waitedMs: this.connectWaitMs },
+          'mqtt transport: broker not reachable yet; deliveries answer offline until it is',
+        );
         resolve();
       }, this.connectWaitMs);
       this.onReady = () => {
@@ -196,7 +204,10 @@ export class MqttTransport implements DeviceTransport {
     const client = this.client!;
 
     const ordered = [...commands].sort((a, b) => a.seq - b.seq);
-    const delivery = new PendingDelivery(device.id, ordered.map((c) => c.seq));
+    const delivery = new PendingDelivery(
+      device.id,
+      ordered.map((c) => c.seq),
+    );
     this.pending.add(delivery);
     const timer = setTimeout(() => delivery.stop('temporary', `no acknowledgement within ${this.ackTimeoutMs} ms`), this.ackTimeoutMs);
     try {
@@ -210,7 +221,10 @@ export class MqttTransport implements DeviceTransport {
       }
       const report = await delivery.done;
       if (report.stopped) {
-        this.log.info({ deviceId: device.id, answered: report.answered.length, of: ordered.length, stopped: report.stopped.kind }, 'mqtt transport: delivery stopped');
+        this.log.info(
+          { deviceId: device.id, answered: report.answered.length, of: ordered.length, stopped: report.stopped.kind },
+          'mqtt transport: delivery stopped',
+        );
       }
       return report;
     } finally {
@@ -260,7 +274,12 @@ export class MqttTransport implements DeviceTransport {
   private async onConnect(client: MqttClient): Promise<void> {
     const t = this.topics;
     try {
-      await client.subscribeAsync({ [t.wildcard.acks]: { qos: 1 }, [t.wildcard.status]: { qos: 1 }, [t.wildcard.inventory]: { qos: 1 }, [t.gatewayStatus]: { qos: 1 } });
+      await client.subscribeAsync({
+        [t.wildcard.acks]: { qos: 1 },
+        [t.wildcard.status]: { qos: 1 },
+        [t.wildcard.inventory]: { qos: 1 },
+        [t.gatewayStatus]: { qos: 1 },
+      });
       this.connectedAt = Date.now();
       this.onReady?.();
       this.log.info({ url: this.opts.url, prefix: t.prefix }, 'mqtt transport: connected; asking the gateway for inventories');
@@ -279,7 +298,8 @@ export class MqttTransport implements DeviceTransport {
         if (!s.ok) return this.malformed(topic, s.reason);
         const { online, bootId } = s.value;
         // The last will of an earlier run arriving after the new run announced itself is stale.
-        if (!online && bootId !== undefined && this.gatewayOnline && this.gatewayBootId !== undefined && bootId !== this.gatewayBootId) return;
+        if (!online && bootId !== undefined && this.gatewayOnline && this.gatewayBootId !== undefined && bootId !== this.gatewayBootId)
+          return;
         const cameOnline = online && (this.gatewayOnline !== true || (bootId !== undefined && bootId !== this.gatewayBootId));
         if (this.gatewayOnline !== online) this.log.info({ online }, 'mqtt transport: gateway status');
         this.gatewayOnline = online;

@@ -11,7 +11,9 @@ import { stateHash } from './state-hash.js';
 import type { DeliveryReport, DeviceTarget, DeviceTransport, TransportEvents, WireCommand } from './transport.js';
 
 /** A sandbox device's memory: its entries with the seq that wrote each, or null while it is switched offline. */
-export type SandboxMemory = (deviceId: string) => Promise<{ subject_kind: string; subject_id: string; state: SubjectState; seq: number }[] | null>;
+export type SandboxMemory = (
+  deviceId: string,
+) => Promise<{ subject_kind: string; subject_id: string; state: SubjectState; seq: number }[] | null>;
 
 export class SandboxTransport implements DeviceTransport {
   readonly name = 'sandbox' as const;

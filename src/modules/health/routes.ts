@@ -18,23 +18,36 @@ export interface HealthRouteDeps {
 }
 
 export async function healthRoutes(app: App, deps: HealthRouteDeps): Promise<void> {
-  app.get('/healthz', {
-    schema: { tags: ['health'], summary: 'The process is up', security: [], response: { 200: Status } },
-  }, async () => ok({ status: 'ok' }));
-
-  app.get('/readyz', {
-    schema: {
-      tags: ['health'], summary: 'The database answers and every migration has run', security: [], response: { 200: Status, 503: ErrorEnvelope },
+  app.get(
+    '/healthz',
+    {
+      schema: { tags: ['health'], summary: 'The process is up', security: [], response: { 200: Status } },
     },
-  }, async () => {
-    let pending: string[];
-    try {
-      await deps.storage.ping();
-      pending = await deps.storage.pendingMigrations();
-    } catch {
-      throw errors.upstreamUnavailable('Not ready: the service is temporarily unavailable (the database is not reachable); retry after the Retry-After seconds');
-    }
-    if (pending.length) throw errors.upstreamUnavailable(`Not ready: ${pending.length} database migration(s) have not run`);
-    return ok({ status: 'ready' });
-  });
+    async () => ok({ status: 'ok' }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'The database answers and every migration has run',
+        security: [],
+        response: { 200: Status, 503: ErrorEnvelope },
+      },
+    },
+    async () => {
+      let pending: string[];
+      try {
+        await deps.storage.ping();
+        pending = await deps.storage.pendingMigrations();
+      } catch {
+        throw errors.upstreamUnavailable(
+          'Not ready: the service is temporarily unavailable (the database is not reachable); retry after the Retry-After seconds',
+        );
+      }
+      if (pending.length) throw errors.upstreamUnavailable(`Not ready: ${pending.length} database migration(s) have not run`);
+      return ok({ status: 'ready' });
+    },
+  );
 }

@@ -10,7 +10,14 @@
  * is applied as of its due time, so moving the sandbox clock over many steps
  * replays them in order.
  */
-import { SYSTEM_ACTOR, withoutOccurrence, type BookingChange, type BookingChanges, type MeetingRow, type StoredOccurrence } from '../booking/index.js';
+import {
+  SYSTEM_ACTOR,
+  withoutOccurrence,
+  type BookingChange,
+  type BookingChanges,
+  type MeetingRow,
+  type StoredOccurrence,
+} from '../booking/index.js';
 import type { TimerRepository, TimerRow } from './timer-repository.js';
 import { NO_SHOW_REASON, timerOutcome, type TimerKind } from './rules/timer-plan.js';
 
@@ -27,9 +34,8 @@ export class LifecycleSteps {
   async fire(t: TimerRow): Promise<boolean> {
     const fired = await this.deps.bookings.change(t.meeting_id, async ({ trx, meeting, write }) => {
       if (!(await this.deps.timers.claim(t.id, t.due_at, trx))) return false;
-      const autoCancelAt = t.kind === 'no-show-warning'
-        ? ((await this.deps.timers.noShowCancelAt(meeting.id, t.window_start, trx)) ?? t.window_start)
-        : 0;
+      const autoCancelAt =
+        t.kind === 'no-show-warning' ? ((await this.deps.timers.noShowCancelAt(meeting.id, t.window_start, trx)) ?? t.window_start) : 0;
       const change = stepChange(t, meeting, autoCancelAt);
       if (change) await write(change);
       return true;
@@ -54,7 +60,11 @@ export function stepChange(t: TimerRow, m: MeetingRow, autoCancelAt: number): Bo
     ? series.occurrences.find((o) => o.start === t.window_start)
     : { id: m.id, start: m.start_at, end: m.end_at };
   if (!occurrence) return null;
-  const outcome = timerOutcome(t.kind as TimerKind, { start: t.window_start, end: t.window_end }, { status: m.status, start: occurrence.start, end: occurrence.end });
+  const outcome = timerOutcome(
+    t.kind as TimerKind,
+    { start: t.window_start, end: t.window_end },
+    { status: m.status, start: occurrence.start, end: occurrence.end },
+  );
   const window = { start: occurrence.start, end: occurrence.end };
   const next = series?.occurrences.find((o) => o.start > occurrence.start);
   /** A series moves on to its next occurrence: active again, with that occurrence's steps. */
@@ -71,7 +81,10 @@ export function stepChange(t: TimerRow, m: MeetingRow, autoCancelAt: number): Bo
     case 'notify':
       return {
         at,
-        event: { window, detail: outcome.event === 'NO_SHOW_WARNING' ? { kind: 'NO_SHOW_WARNING', autoCancelAt } : { kind: outcome.event } },
+        event: {
+          window,
+          detail: outcome.event === 'NO_SHOW_WARNING' ? { kind: 'NO_SHOW_WARNING', autoCancelAt } : { kind: outcome.event },
+        },
       };
     case 'check-in':
       return {

@@ -8,20 +8,36 @@ import { TIMER_KINDS, type PlannedTimer } from './rules/timer-plan.js';
 export type TimerRow = TimerTable;
 
 /** Position of a timer kind in lifecycle order (TIMER_KINDS), in SQL. */
-const KIND_ORDER = sql<number>`case kind ${sql.join(TIMER_KINDS.map((k, i) => sql`when ${sql.lit(k)} then ${sql.lit(i)}`), sql` `)} else ${sql.lit(TIMER_KINDS.length)} end`;
+const KIND_ORDER = sql<number>`case kind ${sql.join(
+  TIMER_KINDS.map((k, i) => sql`when ${sql.lit(k)} then ${sql.lit(i)}`),
+  sql` `,
+)} else ${sql.lit(TIMER_KINDS.length)} end`;
 
 export class TimerRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** Schedules the planned steps of one booking window. */
-  async schedule(meetingId: string, window: { start: number; end: number }, timers: PlannedTimer[], now: number, db: Db = this.db): Promise<void> {
+  async schedule(
+    meetingId: string,
+    window: { start: number; end: number },
+    timers: PlannedTimer[],
+    now: number,
+    db: Db = this.db,
+  ): Promise<void> {
     if (!timers.length) return;
     await db
       .insertInto('timers')
       .values(
         timers.map((t) => ({
-          id: newId(now), meeting_id: meetingId, kind: t.kind, due_at: t.dueAt, window_start: window.start, window_end: window.end,
-          status: 'pending', created_at: now, fired_at: null,
+          id: newId(now),
+          meeting_id: meetingId,
+          kind: t.kind,
+          due_at: t.dueAt,
+          window_start: window.start,
+          window_end: window.end,
+          status: 'pending',
+          created_at: now,
+          fired_at: null,
         })),
       )
       .execute();
@@ -29,7 +45,12 @@ export class TimerRepository {
 
   /** Drops every pending step of a booking (it moved, was cancelled or ended). */
   async cancelPending(meetingId: string, db: Db = this.db): Promise<void> {
-    await db.updateTable('timers').set({ status: 'cancelled' }).where('meeting_id', '=', meetingId).where('status', '=', 'pending').execute();
+    await db
+      .updateTable('timers')
+      .set({ status: 'cancelled' })
+      .where('meeting_id', '=', meetingId)
+      .where('status', '=', 'pending')
+      .execute();
   }
 
   /** Drops one step (its booking no longer exists). */
@@ -39,7 +60,12 @@ export class TimerRepository {
 
   /** Claims a timer for firing; false when another worker (or instance) already took it. */
   async claim(id: string, firedAt: number, db: Db = this.db): Promise<boolean> {
-    const res = await db.updateTable('timers').set({ status: 'fired', fired_at: firedAt }).where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
+    const res = await db
+      .updateTable('timers')
+      .set({ status: 'fired', fired_at: firedAt })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;
   }
 

@@ -24,12 +24,21 @@ export class CredentialRepository {
   }
 
   async insertCards(cards: CardRow[], db: Db = this.db): Promise<void> {
-    if (cards.length) await db.insertInto('cards').values(cards.map((c) => ({ ...c, generated: c.generated ? 1 : 0 }))).execute();
+    if (cards.length)
+      await db
+        .insertInto('cards')
+        .values(cards.map((c) => ({ ...c, generated: c.generated ? 1 : 0 })))
+        .execute();
   }
 
   async revokeCards(ids: string[], now: number, db: Db = this.db): Promise<void> {
     if (!ids.length) return;
-    await db.updateTable('cards').set({ status: 'revoked', revoked_at: now }).where('id', 'in', ids).where('status', '=', 'active').execute();
+    await db
+      .updateTable('cards')
+      .set({ status: 'revoked', revoked_at: now })
+      .where('id', 'in', ids)
+      .where('status', '=', 'active')
+      .execute();
   }
 
   async relabel(id: string, label: string, db: Db = this.db): Promise<void> {
@@ -43,7 +52,12 @@ export class CredentialRepository {
   }
 
   async hasFace(projectId: string, userId: string, db: Db = this.db): Promise<boolean> {
-    const row = await db.selectFrom('faces').select('user_id').where('project_id', '=', projectId).where('user_id', '=', userId).executeTakeFirst();
+    const row = await db
+      .selectFrom('faces')
+      .select('user_id')
+      .where('project_id', '=', projectId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
     return row !== undefined;
   }
 
@@ -59,24 +73,60 @@ export class CredentialRepository {
   }
 
   /** The member's derived pictures without their bytes: profile, what they were derived from, digest or refusal. */
-  async variantDigests(projectId: string, userId: string, db: Db = this.db): Promise<Pick<FaceVariantRow, 'profile' | 'source_sha256' | 'sha256' | 'refused'>[]> {
-    return db.selectFrom('face_variants').select(['profile', 'source_sha256', 'sha256', 'refused'])
-      .where('project_id', '=', projectId).where('user_id', '=', userId).execute();
+  async variantDigests(
+    projectId: string,
+    userId: string,
+    db: Db = this.db,
+  ): Promise<Pick<FaceVariantRow, 'profile' | 'source_sha256' | 'sha256' | 'refused'>[]> {
+    return db
+      .selectFrom('face_variants')
+      .select(['profile', 'source_sha256', 'sha256', 'refused'])
+      .where('project_id', '=', projectId)
+      .where('user_id', '=', userId)
+      .execute();
   }
 
-  async sealedVariant(projectId: string, userId: string, profile: string, db: Db = this.db): Promise<Pick<FaceVariantRow, 'image_enc' | 'mime' | 'sha256'> | undefined> {
-    return db.selectFrom('face_variants').select(['image_enc', 'mime', 'sha256'])
-      .where('project_id', '=', projectId).where('user_id', '=', userId).where('profile', '=', profile).executeTakeFirst();
+  async sealedVariant(
+    projectId: string,
+    userId: string,
+    profile: string,
+    db: Db = this.db,
+  ): Promise<Pick<FaceVariantRow, 'image_enc' | 'mime' | 'sha256'> | undefined> {
+    return db
+      .selectFrom('face_variants')
+      .select(['image_enc', 'mime', 'sha256'])
+      .where('project_id', '=', projectId)
+      .where('user_id', '=', userId)
+      .where('profile', '=', profile)
+      .executeTakeFirst();
   }
 
   /** Members of the project whose face has no derived picture for one of `profiles` (stored before derivation existed, or the limits changed). */
   async facesWithoutVariants(projectId: string, profiles: readonly string[], db: Db = this.db): Promise<string[]> {
     if (!profiles.length) return [];
-    const rows = await db.selectFrom('faces').select('faces.user_id').where('faces.project_id', '=', projectId)
-      .where((eb) => eb.or(profiles.map((profile) => eb.not(eb.exists(eb.selectFrom('face_variants').select('face_variants.user_id')
-        .whereRef('face_variants.project_id', '=', 'faces.project_id').whereRef('face_variants.user_id', '=', 'faces.user_id')
-        .whereRef('face_variants.source_sha256', '=', 'faces.sha256').where('face_variants.profile', '=', profile))))))
-      .orderBy('faces.user_id').execute();
+    const rows = await db
+      .selectFrom('faces')
+      .select('faces.user_id')
+      .where('faces.project_id', '=', projectId)
+      .where((eb) =>
+        eb.or(
+          profiles.map((profile) =>
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('face_variants')
+                  .select('face_variants.user_id')
+                  .whereRef('face_variants.project_id', '=', 'faces.project_id')
+                  .whereRef('face_variants.user_id', '=', 'faces.user_id')
+                  .whereRef('face_variants.source_sha256', '=', 'faces.sha256')
+                  .where('face_variants.profile', '=', profile),
+              ),
+            ),
+          ),
+        ),
+      )
+      .orderBy('faces.user_id')
+      .execute();
     return rows.map((r) => r.user_id);
   }
 
@@ -86,14 +136,27 @@ export class CredentialRepository {
     return Number(res.numDeletedRows) > 0;
   }
 
-
   /** SHA-256 of the member's face image, or null. */
   async faceDigest(projectId: string, userId: string, db: Db = this.db): Promise<string | null> {
-    const row = await db.selectFrom('faces').select('sha256').where('project_id', '=', projectId).where('user_id', '=', userId).executeTakeFirst();
+    const row = await db
+      .selectFrom('faces')
+      .select('sha256')
+      .where('project_id', '=', projectId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
     return row?.sha256 ?? null;
   }
 
-  async sealedFace(projectId: string, userId: string, db: Db = this.db): Promise<Pick<FaceTable, 'image_enc' | 'mime' | 'sha256'> | undefined> {
-    return db.selectFrom('faces').select(['image_enc', 'mime', 'sha256']).where('project_id', '=', projectId).where('user_id', '=', userId).executeTakeFirst();
+  async sealedFace(
+    projectId: string,
+    userId: string,
+    db: Db = this.db,
+  ): Promise<Pick<FaceTable, 'image_enc' | 'mime' | 'sha256'> | undefined> {
+    return db
+      .selectFrom('faces')
+      .select(['image_enc', 'mime', 'sha256'])
+      .where('project_id', '=', projectId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
   }
 }

@@ -96,21 +96,40 @@ export class CredentialService {
           submitted.filter((s): s is NonNullable<typeof s> => s !== null),
         );
         await repo.revokeCards(plan.revoke, now, trx);
-        await repo.insertCards(plan.enroll.map((e) => ({
-          id: newId(now), project_id: projectId, user_id: userId, uid: e.uid, label: e.label || defaultCardLabel(e.uid), type: 'real', generated: false,
-          status: 'active', created_at: now, revoked_at: null,
-        })), trx);
+        await repo.insertCards(
+          plan.enroll.map((e) => ({
+            id: newId(now),
+            project_id: projectId,
+            user_id: userId,
+            uid: e.uid,
+            label: e.label || defaultCardLabel(e.uid),
+            type: 'real',
+            generated: false,
+            status: 'active',
+            created_at: now,
+            revoked_at: null,
+          })),
+          trx,
+        );
         for (const r of plan.relabel) await repo.relabel(r.id, r.label, trx);
         if (plan.revoke.length || plan.enroll.length) changed.add('cards');
       }
       if (body.face === null) {
         if (await repo.deleteFace(projectId, userId, trx)) changed.add('face');
       } else if (face) {
-        await repo.putFace({
-          project_id: projectId, user_id: userId, image_enc: this.deps.secretBox.seal(face.bytes.toString('base64')), mime: face.mime,
-          sha256: faceSha256!, consent_at: parseInstant(body.faceConsentAt!, 'body.faceConsentAt'),
-          consent_text: body.faceConsentAt!, updated_at: now,
-        }, trx);
+        await repo.putFace(
+          {
+            project_id: projectId,
+            user_id: userId,
+            image_enc: this.deps.secretBox.seal(face.bytes.toString('base64')),
+            mime: face.mime,
+            sha256: faceSha256!,
+            consent_at: parseInstant(body.faceConsentAt!, 'body.faceConsentAt'),
+            consent_text: body.faceConsentAt!,
+            updated_at: now,
+          },
+          trx,
+        );
         await this.deps.faces.store(trx, projectId, userId, variants, now);
         changed.add('face');
       }
@@ -124,17 +143,34 @@ export class CredentialService {
       if (mint) {
         // A random UID never used in the project (a handful of tries is plenty in a 32-bit space).
         for (let attempt = 0; attempt < 8; attempt++) {
-          const uid = newVirtualUid((n) => randomBytes(n), () => false);
+          const uid = newVirtualUid(
+            (n) => randomBytes(n),
+            () => false,
+          );
           if (!uid || (await repo.uidEverUsed(projectId, uid, trx))) continue;
-          await repo.insertCards([{
-            id: newId(now), project_id: projectId, user_id: userId, uid, label: defaultCardLabel(uid, 'virtual'), type: 'virtual', generated: true,
-            status: 'active', created_at: now, revoked_at: null,
-          }], trx);
+          await repo.insertCards(
+            [
+              {
+                id: newId(now),
+                project_id: projectId,
+                user_id: userId,
+                uid,
+                label: defaultCardLabel(uid, 'virtual'),
+                type: 'virtual',
+                generated: true,
+                status: 'active',
+                created_at: now,
+                revoked_at: null,
+              },
+            ],
+            trx,
+          );
           changed.add('cards');
           break;
         }
       }
-      for (const reason of changed) await this.deps.access.record(trx, { projectId, subject: { kind: 'member', id: userId }, reason, at: now });
+      for (const reason of changed)
+        await this.deps.access.record(trx, { projectId, subject: { kind: 'member', id: userId }, reason, at: now });
     });
     this.deps.access.poke();
     const result = await this.current(projectId, userId);

@@ -44,12 +44,18 @@ export async function deriveFace(original: Buffer, limits: FaceLimits): Promise<
         .jpeg({ quality: step.quality, progressive: false, mozjpeg: false, chromaSubsampling: '4:2:0' })
         .toBuffer();
       const header = imageHeader(bytes);
-      if (header && fitsLimits(limits, { bytes: bytes.length, width: header.width, height: header.height, progressive: header.progressive })) {
+      if (
+        header &&
+        fitsLimits(limits, { bytes: bytes.length, width: header.width, height: header.height, progressive: header.progressive })
+      ) {
         return { ok: true, bytes, mime: 'image/jpeg' };
       }
     }
   } catch {
     return { ok: false, reason: 'the face photo could not be decoded' };
   }
-  return { ok: false, reason: `no picture of the face fits ${Math.round(limits.maxBytes / 1024)} KB at ${limits.width}x${limits.height} pixels or smaller` };
+  return {
+    ok: false,
+    reason: `no picture of the face fits ${Math.round(limits.maxBytes / 1024)} KB at ${limits.width}x${limits.height} pixels or smaller`,
+  };
 }

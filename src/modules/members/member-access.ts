@@ -32,7 +32,9 @@ export class MemberAccessSource implements AccessSource {
     const mine = devices.filter((d) => groups.has(d.accessGroupId));
     if (!mine.length) return out;
     const [cards, face, variants] = await Promise.all([
-      this.credentials.activeCards(projectId, userId, trx), this.credentials.faceDigest(projectId, userId, trx), this.credentials.variantDigests(projectId, userId, trx),
+      this.credentials.activeCards(projectId, userId, trx),
+      this.credentials.faceDigest(projectId, userId, trx),
+      this.credentials.variantDigests(projectId, userId, trx),
     ]);
     for (const d of mine) {
       // The picture derived for the device's kind from the current original; a refusal keeps the face off, never the cards.
@@ -42,7 +44,13 @@ export class MemberAccessSource implements AccessSource {
       // Nothing to hold (no card, no face this device takes): no entry, so a member whose last credential goes leaves the device.
       if (!cards.length && !variant?.sha256) continue;
       out.set(d.id, {
-        cards: cards.map((c) => c.uid), face: variant?.sha256 ?? null, faceRefused: variant?.refused ?? null, qr: null, plates: [], validFrom: null, validUntil: null,
+        cards: cards.map((c) => c.uid),
+        face: variant?.sha256 ?? null,
+        faceRefused: variant?.refused ?? null,
+        qr: null,
+        plates: [],
+        validFrom: null,
+        validUntil: null,
       });
     }
     return out;
@@ -56,9 +64,10 @@ export class MemberAccessSource implements AccessSource {
     const limits = faceLimitsFor(device.kind);
     const face = limits ? await this.credentials.sealedVariant(projectId, userId, limits.profile) : undefined;
     return {
-      face: face?.image_enc && face.sha256
-        ? { mime: face.mime ?? 'image/jpeg', sha256: face.sha256, bytes: Buffer.from(this.secretBox.open(face.image_enc), 'base64') }
-        : null,
+      face:
+        face?.image_enc && face.sha256
+          ? { mime: face.mime ?? 'image/jpeg', sha256: face.sha256, bytes: Buffer.from(this.secretBox.open(face.image_enc), 'base64') }
+          : null,
       qrCode: null,
     };
   }

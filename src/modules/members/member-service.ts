@@ -46,7 +46,7 @@ export interface PartnerCaller {
 /** The access rules of every partner route: a plain app token of a single-project app. */
 export function partnerContext(p: PartnerCaller): PartnerContext {
   if (p.kind !== 'app' || p.grant !== 'app_credentials') {
-    throw errors.forbidden('Partner member routes accept only the app\'s own app_credentials token');
+    throw errors.forbidden("Partner member routes accept only the app's own app_credentials token");
   }
   if (p.projects.size !== 1) throw errors.actAsForbidden('Partner member routes are open only to single-project apps');
   return { appId: p.appId, projectId: [...p.projects.keys()][0]! };
@@ -71,12 +71,24 @@ function violatedKey(err: unknown): string {
 }
 
 function displayName(first: string | null, last: string | null, profile: string | null, fallback: string): string {
-  return [first, last].filter((s) => s && s.trim()).join(' ').trim() || profile || fallback;
+  return (
+    [first, last]
+      .filter((s) => s && s.trim())
+      .join(' ')
+      .trim() ||
+    profile ||
+    fallback
+  );
 }
 
 function unitView(r: ResidentRow | undefined): UnitView | null {
   if (!r) return null;
-  return { roomId: r.room_id, addressNo: r.address_no ?? '', groupId: r.unit_id ?? r.room_id, role: r.role === 'owner' ? 'owner' : 'participant' };
+  return {
+    roomId: r.room_id,
+    addressNo: r.address_no ?? '',
+    groupId: r.unit_id ?? r.room_id,
+    role: r.role === 'owner' ? 'owner' : 'participant',
+  };
 }
 
 const PHONE_SHAPE = /^\+?\d{6,15}$/;
@@ -107,7 +119,8 @@ export class MemberService {
         return result;
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
-        if (attempt >= 2) throw errors.partnerConflict('A concurrent change took one of this member\'s keys', { conflictKey: violatedKey(err) });
+        if (attempt >= 2)
+          throw errors.partnerConflict("A concurrent change took one of this member's keys", { conflictKey: violatedKey(err) });
       }
     }
   }
@@ -133,7 +146,13 @@ export class MemberService {
       accessGroupIds: groups,
       employeeId: membership.employee_id,
       unit: unitView(residence),
-      profile: { firstName: user.first_name, lastName: user.last_name, profileName: user.profile_name, email: user.email, phone: user.phone },
+      profile: {
+        firstName: user.first_name,
+        lastName: user.last_name,
+        profileName: user.profile_name,
+        email: user.email,
+        phone: user.phone,
+      },
       credentials,
     };
   }
@@ -168,7 +187,12 @@ export class MemberService {
       const deactivating = membership.status !== 'deactivated';
       if (deactivating) await repo.updateMembership(membership.id, { status: 'deactivated', updated_at: now }, trx);
       if (deactivating || revoked > 0 || leaving.length > 0) {
-        await this.deps.access.record(trx, { projectId: ctx.projectId, subject: { kind: 'member', id: userId }, reason: 'offboarded', at: now });
+        await this.deps.access.record(trx, {
+          projectId: ctx.projectId,
+          subject: { kind: 'member', id: userId },
+          reason: 'offboarded',
+          at: now,
+        });
       }
     });
     this.deps.onMembershipsChanged?.();
@@ -180,9 +204,11 @@ export class MemberService {
     let phone = body.phone;
     if (phone !== undefined) {
       phone = normalizePhone(phone);
-      if (!PHONE_SHAPE.test(phone)) problems.push('body.phone must be a phone number (digits, optionally with +, spaces, dashes, dots or parentheses)');
+      if (!PHONE_SHAPE.test(phone))
+        problems.push('body.phone must be a phone number (digits, optionally with +, spaces, dashes, dots or parentheses)');
     }
-    if (body.unit && body.unit.addressNo === undefined && body.unit.unitId === undefined) problems.push('body.unit needs addressNo or unitId');
+    if (body.unit && body.unit.addressNo === undefined && body.unit.unitId === undefined)
+      problems.push('body.unit needs addressNo or unitId');
     if (problems.length) throw errors.validation(problems);
     return { ...body, ...(phone !== undefined ? { phone } : {}) };
   }
@@ -196,7 +222,10 @@ export class MemberService {
     const membership = plan.creating ? undefined : await this.deps.repo.membership(userId, ctx.projectId, trx);
     const reactivated = await this.writeMembership(trx, plan, userId, membership, now);
     if (!plan.linked) {
-      await this.deps.repo.insertLink({ id: newId(now), app_id: ctx.appId, user_id: userId, external_user_id: externalUserId, created_at: now }, trx);
+      await this.deps.repo.insertLink(
+        { id: newId(now), app_id: ctx.appId, user_id: userId, external_user_id: externalUserId, created_at: now },
+        trx,
+      );
     }
     const groups = await this.grantAppGroups(trx, plan, userId, reactivated, now);
     const residence = await this.moveResidence(trx, plan, userId, now);
@@ -273,33 +302,66 @@ export class MemberService {
     const first = body.firstName ?? null;
     const last = body.lastName ?? null;
     const profile = body.profileName ?? null;
-    await repo.insertUser({
-      id: userId, key: null, email: body.email ?? null, email_lower: emailLower ?? null, phone: body.phone ?? null, username: plan.username,
-      name: displayName(first, last, profile, body.employeeId ?? plan.externalUserId), first_name: first, last_name: last, profile_name: profile,
-      created_at: now, updated_at: now,
-    }, trx);
+    await repo.insertUser(
+      {
+        id: userId,
+        key: null,
+        email: body.email ?? null,
+        email_lower: emailLower ?? null,
+        phone: body.phone ?? null,
+        username: plan.username,
+        name: displayName(first, last, profile, body.employeeId ?? plan.externalUserId),
+        first_name: first,
+        last_name: last,
+        profile_name: profile,
+        created_at: now,
+        updated_at: now,
+      },
+      trx,
+    );
     return userId;
   }
 
   /** Step 3: the membership in the project, created, re-activated or given the new employeeId; whether it was re-activated. */
-  private async writeMembership(trx: Db, plan: PutPlan, userId: string, membership: MembershipRow | undefined, now: number): Promise<boolean> {
+  private async writeMembership(
+    trx: Db,
+    plan: PutPlan,
+    userId: string,
+    membership: MembershipRow | undefined,
+    now: number,
+  ): Promise<boolean> {
     const { repo } = this.deps;
     const { body } = plan;
     if (!membership) {
-      await repo.insertMembership({
-        id: newId(now), user_id: userId, project_id: plan.ctx.projectId, role: 'member', user_type: 'member', source: 'partner',
-        status: 'active', employee_id: body.employeeId ?? null, created_at: now, updated_at: now,
-      }, trx);
+      await repo.insertMembership(
+        {
+          id: newId(now),
+          user_id: userId,
+          project_id: plan.ctx.projectId,
+          role: 'member',
+          user_type: 'member',
+          source: 'partner',
+          status: 'active',
+          employee_id: body.employeeId ?? null,
+          created_at: now,
+          updated_at: now,
+        },
+        trx,
+      );
       return false;
     }
     const reactivated = membership.status === 'deactivated';
     const employeeChanged = body.employeeId !== undefined && body.employeeId !== membership.employee_id;
     if (reactivated || employeeChanged) {
-      await repo.updateMembership(membership.id, {
-        ...(reactivated ? { status: 'active' } : {}),
-        ...(employeeChanged ? { employee_id: body.employeeId } : {}),
-        updated_at: now,
-      }, trx);
+      await repo.updateMembership(
+        membership.id,
+        {
+          ...(reactivated ? { status: 'active' } : {}),
+          ...(employeeChanged ? { employee_id: body.employeeId } : {}),
+          updated_at: now,
+        },
+        trx,
+      );
     }
     return reactivated;
   }
@@ -312,7 +374,12 @@ export class MemberService {
     const granted = (await repo.appGroupIds(appId, projectId, trx)).filter((g) => !held.includes(g));
     await repo.addMemberGroups(userId, projectId, granted, now, trx);
     if (reactivated || granted.length) {
-      await this.deps.access.record(trx, { projectId, subject: { kind: 'member', id: userId }, reason: reactivated ? 'reactivated' : 'groups', at: now });
+      await this.deps.access.record(trx, {
+        projectId,
+        subject: { kind: 'member', id: userId },
+        reason: reactivated ? 'reactivated' : 'groups',
+        at: now,
+      });
     }
     return [...held, ...granted].sort();
   }
@@ -330,7 +397,10 @@ export class MemberService {
       }
       if (room) {
         const others = await repo.residentCount(room.id, userId, trx);
-        await repo.insertResident({ project_id: projectId, user_id: userId, room_id: room.id, role: residentRole(others), created_at: now }, trx);
+        await repo.insertResident(
+          { project_id: projectId, user_id: userId, room_id: room.id, role: residentRole(others), created_at: now },
+          trx,
+        );
       }
       residence = room ? await repo.residence(projectId, userId, trx) : undefined;
     }

@@ -11,14 +11,28 @@ import type { Database, MembershipTable, RoomTable, UnitResidentTable, UserTable
 /** A user as partner provisioning reads and writes it (booking's flags and brand staff roles are not its business). */
 export type UserRow = Omit<UserTable, 'blocked_from_booking' | 'brand_staff'>;
 const USER_COLUMNS = [
-  'id', 'key', 'email', 'email_lower', 'phone', 'username', 'name', 'first_name', 'last_name', 'profile_name', 'created_at', 'updated_at',
+  'id',
+  'key',
+  'email',
+  'email_lower',
+  'phone',
+  'username',
+  'name',
+  'first_name',
+  'last_name',
+  'profile_name',
+  'created_at',
+  'updated_at',
 ] as const;
 export type MembershipRow = MembershipTable;
 export type RoomRef = Pick<RoomTable, 'id' | 'address_no' | 'unit_id' | 'zone_id'>;
 export type ResidentRow = UnitResidentTable & { address_no: string | null; unit_id: string | null };
 
 export class MembersRepository {
-  constructor(private readonly db: Kysely<Database>, private readonly engine: Engine) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly engine: Engine,
+  ) {}
 
   /**
    * Serializes partner writes of one app: a row lock on the app on PostgreSQL; on
@@ -30,14 +44,24 @@ export class MembersRepository {
   }
 
   async linkedUser(appId: string, externalUserId: string, db: Db = this.db): Promise<string | undefined> {
-    const row = await db.selectFrom('app_links').select('user_id').where('app_id', '=', appId).where('external_user_id', '=', externalUserId).executeTakeFirst();
+    const row = await db
+      .selectFrom('app_links')
+      .select('user_id')
+      .where('app_id', '=', appId)
+      .where('external_user_id', '=', externalUserId)
+      .executeTakeFirst();
     return row?.user_id;
   }
 
   /** externalUserId under which the app manages each of `userIds`. */
   async linksOf(appId: string, userIds: string[], db: Db = this.db): Promise<Map<string, string>> {
     if (!userIds.length) return new Map();
-    const rows = await db.selectFrom('app_links').select(['user_id', 'external_user_id']).where('app_id', '=', appId).where('user_id', 'in', userIds).execute();
+    const rows = await db
+      .selectFrom('app_links')
+      .select(['user_id', 'external_user_id'])
+      .where('app_id', '=', appId)
+      .where('user_id', 'in', userIds)
+      .execute();
     return new Map(rows.map((r) => [r.user_id, r.external_user_id]));
   }
 
@@ -50,7 +74,14 @@ export class MembersRepository {
   }
 
   async userIdByEmployee(projectId: string, employeeId: string, db: Db = this.db): Promise<string | undefined> {
-    return (await db.selectFrom('memberships').select('user_id').where('project_id', '=', projectId).where('employee_id', '=', employeeId).executeTakeFirst())?.user_id;
+    return (
+      await db
+        .selectFrom('memberships')
+        .select('user_id')
+        .where('project_id', '=', projectId)
+        .where('employee_id', '=', employeeId)
+        .executeTakeFirst()
+    )?.user_id;
   }
 
   async userIdByUsername(username: string, db: Db = this.db): Promise<string | undefined> {
@@ -67,7 +98,10 @@ export class MembersRepository {
 
   /** A partner member's user: never blocked from booking, no brand staff roles. */
   async insertUser(row: UserRow, db: Db = this.db): Promise<void> {
-    await db.insertInto('users').values({ ...row, blocked_from_booking: 0, brand_staff: '[]' }).execute();
+    await db
+      .insertInto('users')
+      .values({ ...row, blocked_from_booking: 0, brand_staff: '[]' })
+      .execute();
   }
 
   async updateUser(userId: string, set: Partial<Omit<UserRow, 'id'>>, db: Db = this.db): Promise<void> {
@@ -84,7 +118,10 @@ export class MembersRepository {
     await db.updateTable('memberships').set(set).where('id', '=', id).execute();
   }
 
-  async insertLink(row: { id: string; app_id: string; user_id: string; external_user_id: string; created_at: number }, db: Db = this.db): Promise<void> {
+  async insertLink(
+    row: { id: string; app_id: string; user_id: string; external_user_id: string; created_at: number },
+    db: Db = this.db,
+  ): Promise<void> {
     await db.insertInto('app_links').values(row).execute();
   }
 
@@ -183,7 +220,12 @@ export class MembersRepository {
 
   /** A unit left without an owner passes ownership to its longest resident. */
   async promoteOldestResident(roomId: string, db: Db = this.db): Promise<void> {
-    const owner = await db.selectFrom('unit_residents').select('user_id').where('room_id', '=', roomId).where('role', '=', 'owner').executeTakeFirst();
+    const owner = await db
+      .selectFrom('unit_residents')
+      .select('user_id')
+      .where('room_id', '=', roomId)
+      .where('role', '=', 'owner')
+      .executeTakeFirst();
     if (owner) return;
     const next = await db
       .selectFrom('unit_residents')
@@ -193,7 +235,12 @@ export class MembersRepository {
       .orderBy('user_id')
       .executeTakeFirst();
     if (!next) return;
-    await db.updateTable('unit_residents').set({ role: 'owner' }).where('project_id', '=', next.project_id).where('user_id', '=', next.user_id).execute();
+    await db
+      .updateTable('unit_residents')
+      .set({ role: 'owner' })
+      .where('project_id', '=', next.project_id)
+      .where('user_id', '=', next.user_id)
+      .execute();
   }
 
   /** Revokes every active card (physical and virtual); the number revoked. */

@@ -11,7 +11,15 @@ import { partnerContext, type MemberService } from './member-service.js';
 import type { CredentialService } from './credential-service.js';
 import { CredentialsBody, CredentialsResult } from '../../contract/member-credentials.js';
 
-const errorResponses = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, 429: ErrorEnvelope, 503: ErrorEnvelope };
+const errorResponses = {
+  400: ErrorEnvelope,
+  401: ErrorEnvelope,
+  403: ErrorEnvelope,
+  404: ErrorEnvelope,
+  409: ErrorEnvelope,
+  429: ErrorEnvelope,
+  503: ErrorEnvelope,
+};
 
 /** The partner rate limit as the routes use it. */
 export interface PartnerRateLimit {
@@ -34,55 +42,74 @@ export async function memberRoutes(app: App, services: MemberRoutesDeps): Promis
       const ctx = partnerContext(req.principal);
       const rate = await services.partnerRateLimit.hit(`partner:${ctx.appId}`);
       if (!rate.allowed) {
-        throw errors.tooManyRequests('Partner rate limit reached (30 requests per 60 s per app); retry after the Retry-After seconds', rate.retryAfterSeconds);
+        throw errors.tooManyRequests(
+          'Partner rate limit reached (30 requests per 60 s per app); retry after the Retry-After seconds',
+          rate.retryAfterSeconds,
+        );
       }
     });
     const members = services.members;
 
-    scope.put('/partner/members/:externalUserId', {
-      schema: {
-        tags: ['partner members'],
-        summary: 'Create or update a member (idempotent)',
-        params: MemberParams,
-        body: PutMemberBody,
-        response: { 200: Envelope(PutMemberResult), ...errorResponses },
+    scope.put(
+      '/partner/members/:externalUserId',
+      {
+        schema: {
+          tags: ['partner members'],
+          summary: 'Create or update a member (idempotent)',
+          params: MemberParams,
+          body: PutMemberBody,
+          response: { 200: Envelope(PutMemberResult), ...errorResponses },
+        },
       },
-    }, async (req) => ok(await members.put(partnerContext(req.principal), req.params.externalUserId, req.body)));
+      async (req) => ok(await members.put(partnerContext(req.principal), req.params.externalUserId, req.body)),
+    );
 
-    scope.get('/partner/members/:externalUserId', {
-      schema: {
-        tags: ['partner members'],
-        summary: 'The member this app manages under externalUserId',
-        params: MemberParams,
-        response: { 200: Envelope(PartnerMember), ...errorResponses },
+    scope.get(
+      '/partner/members/:externalUserId',
+      {
+        schema: {
+          tags: ['partner members'],
+          summary: 'The member this app manages under externalUserId',
+          params: MemberParams,
+          response: { 200: Envelope(PartnerMember), ...errorResponses },
+        },
       },
-    }, async (req) => ok(await members.get(partnerContext(req.principal), req.params.externalUserId)));
+      async (req) => ok(await members.get(partnerContext(req.principal), req.params.externalUserId)),
+    );
 
-    scope.put('/partner/members/:externalUserId/credentials', {
-      // The face photo travels in the body (base64): BODY_LIMIT_BYTES, not the ordinary JSON limit.
-      bodyLimit: bodyLimit('upload', services.config),
-      schema: {
-        tags: ['partner members'],
-        summary: 'Set the member\'s access cards and face photo (each field independent; omitted fields untouched)',
-        params: MemberParams,
-        body: CredentialsBody,
-        response: { 200: Envelope(CredentialsResult), ...errorResponses },
+    scope.put(
+      '/partner/members/:externalUserId/credentials',
+      {
+        // The face photo travels in the body (base64): BODY_LIMIT_BYTES, not the ordinary JSON limit.
+        bodyLimit: bodyLimit('upload', services.config),
+        schema: {
+          tags: ['partner members'],
+          summary: "Set the member's access cards and face photo (each field independent; omitted fields untouched)",
+          params: MemberParams,
+          body: CredentialsBody,
+          response: { 200: Envelope(CredentialsResult), ...errorResponses },
+        },
       },
-    }, async (req) => {
-      const member = await members.reach(partnerContext(req.principal), req.params.externalUserId);
-      return ok(await services.credentials.set(member, req.body));
-    });
+      async (req) => {
+        const member = await members.reach(partnerContext(req.principal), req.params.externalUserId);
+        return ok(await services.credentials.set(member, req.body));
+      },
+    );
 
-    scope.delete('/partner/members/:externalUserId', {
-      schema: {
-        tags: ['partner members'],
-        summary: 'Offboard the member (idempotent): deactivated, cards revoked, out of the app\'s groups',
-        params: MemberParams,
-        response: { 204: Type.Null({ description: 'Offboarded, no body' }), ...errorResponses },
+    scope.delete(
+      '/partner/members/:externalUserId',
+      {
+        schema: {
+          tags: ['partner members'],
+          summary: "Offboard the member (idempotent): deactivated, cards revoked, out of the app's groups",
+          params: MemberParams,
+          response: { 204: Type.Null({ description: 'Offboarded, no body' }), ...errorResponses },
+        },
       },
-    }, async (req, reply) => {
-      await members.remove(partnerContext(req.principal), req.params.externalUserId);
-      return reply.status(204).send(null);
-    });
+      async (req, reply) => {
+        await members.remove(partnerContext(req.principal), req.params.externalUserId);
+        return reply.status(204).send(null);
+      },
+    );
   });
 }

@@ -48,8 +48,13 @@ export interface PaymentsModule {
 
 export function createPayments(deps: PaymentsDeps): PaymentsModule {
   const payments = new PaymentService({
-    repo: new PaymentRepository(deps.db), provider: deps.provider ?? new SandboxProvider(), bookings: deps.bookings, secretBox: deps.secretBox,
-    clock: deps.clock, realClock: deps.realClock, publicBaseUrl: deps.publicBaseUrl,
+    repo: new PaymentRepository(deps.db),
+    provider: deps.provider ?? new SandboxProvider(),
+    bookings: deps.bookings,
+    secretBox: deps.secretBox,
+    clock: deps.clock,
+    realClock: deps.realClock,
+    publicBaseUrl: deps.publicBaseUrl,
   });
   return { payments, jobs: paymentJobs(payments) };
 }

@@ -51,7 +51,8 @@ const TEXT = {
     voidedTitle: 'Payment cancelled',
     voidedBody: 'This booking was cancelled or changed, so nothing is due on this payment.',
     refundedTitle: 'Payment received after the booking lapsed',
-    refundedBody: 'The time to pay ran out and the booking was released before this payment arrived. The payment will be refunded to you; the booking is not confirmed. Please book again.',
+    refundedBody:
+      'The time to pay ran out and the booking was released before this payment arrived. The payment will be refunded to you; the booking is not confirmed. Please book again.',
     unavailableTitle: 'Online payment is not available',
     unavailableBody: 'This service has no payment provider set up for online payment. Please contact the property to pay.',
     notFoundTitle: 'Payment not found',
@@ -236,7 +237,10 @@ export function localWhen(view: Pick<PaymentPageView, 'start' | 'end' | 'timeZon
   const day = { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' } as const;
   const zone = start.toFormat('ZZZZ');
   if (start.hasSame(end, 'day')) {
-    return [[t.date, start.toLocaleString(day)], [t.time, `${start.toFormat('HH:mm')}–${end.toFormat('HH:mm')} (${zone})`]];
+    return [
+      [t.date, start.toLocaleString(day)],
+      [t.time, `${start.toFormat('HH:mm')}–${end.toFormat('HH:mm')} (${zone})`],
+    ];
   }
   return [
     [t.starts, `${start.toLocaleString(day)}, ${start.toFormat('HH:mm')}`],
@@ -256,7 +260,10 @@ export interface PaymentPageOptions {
   canPay?: boolean;
 }
 
-const STATE_TEXT: Record<Exclude<PaymentPageView['state'], 'payable'> | 'unavailable', { title: keyof Texts; body: keyof Texts; icon: string }> = {
+const STATE_TEXT: Record<
+  Exclude<PaymentPageView['state'], 'payable'> | 'unavailable',
+  { title: keyof Texts; body: keyof Texts; icon: string }
+> = {
   settled: { title: 'settledTitle', body: 'settledBody', icon: '✓' },
   expired: { title: 'expiredTitle', body: 'expiredBody', icon: '!' },
   voided: { title: 'voidedTitle', body: 'voidedBody', icon: '✕' },
@@ -311,12 +318,13 @@ export function renderPaymentPage(view: PaymentPageView, o: PaymentPageOptions):
     action = stateBlock(state, t, '', link);
   }
 
-  const qr = payable && o.qrSvg
-    ? `<aside class="qr" aria-label="${esc(t.scan)}">
+  const qr =
+    payable && o.qrSvg
+      ? `<aside class="qr" aria-label="${esc(t.scan)}">
     <div class="qr-code">${o.qrSvg}</div>
     <p>${esc(t.scan)}</p>
   </aside>`
-    : '';
+      : '';
 
   const body = `<div class="layout${qr ? ' with-qr' : ''}">
   <main class="card">

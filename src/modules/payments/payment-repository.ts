@@ -27,7 +27,11 @@ export type InboxRow = Selectable<PaymentInboxTable>;
 
 /** A stored payment row as the record the service works with (JSON parsed once, here). */
 function toPayment(row: Selectable<PaymentTable>): PaymentRecord {
-  return { ...row, summary: JSON.parse(row.summary) as PaymentSummary, restore: row.restore ? (JSON.parse(row.restore) as Restore | null) : null };
+  return {
+    ...row,
+    summary: JSON.parse(row.summary) as PaymentSummary,
+    restore: row.restore ? (JSON.parse(row.restore) as Restore | null) : null,
+  };
 }
 
 const toPayments = (rows: Selectable<PaymentTable>[]): PaymentRecord[] => rows.map(toPayment);
@@ -47,7 +51,10 @@ export class PaymentRepository {
   }
 
   async insert(p: NewPayment, db: Db = this.db): Promise<void> {
-    await db.insertInto('payments').values({ ...p, summary: JSON.stringify(p.summary), restore: p.restore === undefined ? null : JSON.stringify(p.restore) }).execute();
+    await db
+      .insertInto('payments')
+      .values({ ...p, summary: JSON.stringify(p.summary), restore: p.restore === undefined ? null : JSON.stringify(p.restore) })
+      .execute();
   }
 
   async byId(id: string, db: Db = this.db): Promise<PaymentRecord | undefined> {
@@ -56,13 +63,21 @@ export class PaymentRepository {
   }
 
   async pendingOf(meetingId: string, db: Db = this.db): Promise<PaymentRecord[]> {
-    return toPayments(await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId).where('status', '=', 'pending').execute());
+    return toPayments(
+      await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId).where('status', '=', 'pending').execute(),
+    );
   }
 
   /** The newest payment of a booking (the console's booking detail). */
   async latestOf(meetingId: string, db: Db = this.db): Promise<PaymentRecord | undefined> {
-    const row = await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId)
-      .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+    const row = await db
+      .selectFrom('payments')
+      .selectAll()
+      .where('meeting_id', '=', meetingId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
     return row && toPayment(row);
   }
 
@@ -84,20 +99,27 @@ export class PaymentRepository {
   }
 
   private async pendingDueBy(column: 'expires_at' | 'nudge_at', now: number, limit: number, db: Db): Promise<PaymentRecord[]> {
-    return toPayments(await db
-      .selectFrom('payments')
-      .selectAll()
-      .where('status', '=', 'pending')
-      .where(column, '<=', now)
-      .orderBy(column)
-      .orderBy('id')
-      .limit(limit)
-      .execute());
+    return toPayments(
+      await db
+        .selectFrom('payments')
+        .selectAll()
+        .where('status', '=', 'pending')
+        .where(column, '<=', now)
+        .orderBy(column)
+        .orderBy('id')
+        .limit(limit)
+        .execute(),
+    );
   }
 
   /** Takes a due reminder (exactly once across workers); false when another took it. */
   async takeNudge(id: string, nudgeAt: number, db: Db = this.db): Promise<boolean> {
-    const res = await db.updateTable('payments').set({ nudge_at: null }).where('id', '=', id).where('nudge_at', '=', nudgeAt).executeTakeFirst();
+    const res = await db
+      .updateTable('payments')
+      .set({ nudge_at: null })
+      .where('id', '=', id)
+      .where('nudge_at', '=', nudgeAt)
+      .executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;
   }
 
@@ -108,11 +130,17 @@ export class PaymentRepository {
   }
 
   async countFailedAttempt(id: string, now: number, db: Db = this.db): Promise<void> {
-    await db.updateTable('payments').set((eb) => ({ failed_attempts: eb('failed_attempts', '+', 1), updated_at: now })).where('id', '=', id).execute();
+    await db
+      .updateTable('payments')
+      .set((eb) => ({ failed_attempts: eb('failed_attempts', '+', 1), updated_at: now }))
+      .where('id', '=', id)
+      .execute();
   }
 
   async settledOf(meetingId: string, db: Db = this.db): Promise<PaymentRecord[]> {
-    return toPayments(await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId).where('status', '=', 'settled').execute());
+    return toPayments(
+      await db.selectFrom('payments').selectAll().where('meeting_id', '=', meetingId).where('status', '=', 'settled').execute(),
+    );
   }
 
   /** Takes one use of a promo code while it has uses left; false when it is used up. */
@@ -128,22 +156,40 @@ export class PaymentRepository {
 
   /** Counts one use whatever the limit (a late payment that brought its booking back). */
   async countPromoUse(promoCodeId: string, db: Db = this.db): Promise<void> {
-    await db.updateTable('promo_codes').set((eb) => ({ used_count: eb('used_count', '+', 1) })).where('id', '=', promoCodeId).execute();
+    await db
+      .updateTable('promo_codes')
+      .set((eb) => ({ used_count: eb('used_count', '+', 1) }))
+      .where('id', '=', promoCodeId)
+      .execute();
   }
 
   /** Gives a use back (its payment was voided or lapsed). */
   async releasePromoUse(promoCodeId: string, db: Db = this.db): Promise<void> {
-    await db.updateTable('promo_codes').set((eb) => ({ used_count: eb('used_count', '-', 1) })).where('id', '=', promoCodeId).where('used_count', '>', 0).execute();
+    await db
+      .updateTable('promo_codes')
+      .set((eb) => ({ used_count: eb('used_count', '-', 1) }))
+      .where('id', '=', promoCodeId)
+      .where('used_count', '>', 0)
+      .execute();
   }
 
   async promoByCode(projectId: string, code: string, db: Db = this.db): Promise<PromoCodeRecord | undefined> {
-    const row = await db.selectFrom('promo_codes').selectAll().where('project_id', '=', projectId).where('code', '=', code).executeTakeFirst();
+    const row = await db
+      .selectFrom('promo_codes')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('code', '=', code)
+      .executeTakeFirst();
     return row && { ...row, active: row.active === 1 };
   }
 
   /** Stores a notification once per provider event id; returns the stored one (new or earlier). */
   async receive(n: Insertable<PaymentInboxTable>, db: Db = this.db): Promise<InboxRow> {
-    await db.insertInto('payment_inbox').values(n).onConflict((oc) => oc.columns(['provider', 'provider_event_id']).doNothing()).execute();
+    await db
+      .insertInto('payment_inbox')
+      .values(n)
+      .onConflict((oc) => oc.columns(['provider', 'provider_event_id']).doNothing())
+      .execute();
     return db
       .selectFrom('payment_inbox')
       .selectAll()
@@ -153,7 +199,12 @@ export class PaymentRepository {
   }
 
   async markProcessed(id: string, outcome: string, at: number, db: Db = this.db): Promise<void> {
-    await db.updateTable('payment_inbox').set({ processed_at: at, outcome }).where('id', '=', id).where('processed_at', 'is', null).execute();
+    await db
+      .updateTable('payment_inbox')
+      .set({ processed_at: at, outcome })
+      .where('id', '=', id)
+      .where('processed_at', 'is', null)
+      .execute();
   }
 
   async recordInboxFailure(id: string, error: string, db: Db = this.db): Promise<void> {

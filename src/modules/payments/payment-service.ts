@@ -13,7 +13,14 @@ import { ServiceError, errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { BookingChanges, LockedBooking, MeetingRow } from '../booking/index.js';
 import { SYSTEM_ACTOR, type Actor, type BookingChange } from '../booking/index.js';
-import { billingWithStatus, type BillingEntry, type OpenPayment, type PaymentDesk, type PaymentSnapshot, type PromoCode } from '../booking/index.js';
+import {
+  billingWithStatus,
+  type BillingEntry,
+  type OpenPayment,
+  type PaymentDesk,
+  type PaymentSnapshot,
+  type PromoCode,
+} from '../booking/index.js';
 import type { PaymentProvider } from './provider.js';
 import { fromMinor } from './rules/pricing.js';
 import { settlementDecision } from './rules/settlement.js';
@@ -92,8 +99,16 @@ export class PaymentService implements PaymentDesk {
     const row = await this.deps.repo.promoByCode(projectId, code);
     if (!row) return undefined;
     return {
-      id: row.id, code: row.code, name: row.name, percentOff: row.percent_off, amountOff: row.amount_off, active: row.active,
-      validFrom: row.valid_from, validUntil: row.valid_until, maxUses: row.max_uses, usedCount: row.used_count,
+      id: row.id,
+      code: row.code,
+      name: row.name,
+      percentOff: row.percent_off,
+      amountOff: row.amount_off,
+      active: row.active,
+      validFrom: row.valid_from,
+      validUntil: row.valid_until,
+      maxUses: row.max_uses,
+      usedCount: row.used_count,
     };
   }
 
@@ -104,21 +119,53 @@ export class PaymentService implements PaymentDesk {
   async open(trx: Db, p: OpenPayment): Promise<{ snapshot: PaymentSnapshot; billing: BillingEntry }> {
     const id = newId(p.now);
     const invoiceNo = `INV-${String(await this.deps.repo.nextInvoiceNo(p.projectId, trx)).padStart(6, '0')}`;
-    const { ref } = await this.deps.provider.createCheckout({ paymentId: id, amountMinor: p.amountMinor, currency: p.currency, description: invoiceNo });
-    await this.deps.repo.insert({
-      id, project_id: p.projectId, meeting_id: p.meetingId, kind: p.kind, invoice_no: invoiceNo, currency: p.currency,
-      amount_minor: p.amountMinor, summary: p.summary, status: 'pending', provider: this.deps.provider.name, provider_ref: ref,
-      expires_at: p.expiresAt, nudge_at: p.nudgeAt ?? null, redirect_url: p.redirectUrl, promo_code_id: p.promoCodeId,
-      restore: p.restore, settled_at: null, created_at: p.now, updated_at: p.now,
-    }, trx);
+    const { ref } = await this.deps.provider.createCheckout({
+      paymentId: id,
+      amountMinor: p.amountMinor,
+      currency: p.currency,
+      description: invoiceNo,
+    });
+    await this.deps.repo.insert(
+      {
+        id,
+        project_id: p.projectId,
+        meeting_id: p.meetingId,
+        kind: p.kind,
+        invoice_no: invoiceNo,
+        currency: p.currency,
+        amount_minor: p.amountMinor,
+        summary: p.summary,
+        status: 'pending',
+        provider: this.deps.provider.name,
+        provider_ref: ref,
+        expires_at: p.expiresAt,
+        nudge_at: p.nudgeAt ?? null,
+        redirect_url: p.redirectUrl,
+        promo_code_id: p.promoCodeId,
+        restore: p.restore,
+        settled_at: null,
+        created_at: p.now,
+        updated_at: p.now,
+      },
+      trx,
+    );
     // Every payment has a page; a back-office quote's is shown only to the member who pays it (see docs/payments.md).
     const url = this.pageUrl(id);
     const snapshot: PaymentSnapshot = {
-      paymentId: id, invoiceNo, amount: p.summary.total, summary: p.summary,
-      webPaymentUrl: url, webPaymentQr: await QRCode.toDataURL(url, { errorCorrectionLevel: 'M', margin: 1, width: 240 }),
+      paymentId: id,
+      invoiceNo,
+      amount: p.summary.total,
+      summary: p.summary,
+      webPaymentUrl: url,
+      webPaymentQr: await QRCode.toDataURL(url, { errorCorrectionLevel: 'M', margin: 1, width: 240 }),
     };
     const billing: BillingEntry = {
-      kind: p.kind, payment_id: id, amount: p.summary.total, total: p.summary.total, invoice_no: invoiceNo, status: 'pending',
+      kind: p.kind,
+      payment_id: id,
+      amount: p.summary.total,
+      total: p.summary.total,
+      invoice_no: invoiceNo,
+      status: 'pending',
       expiredAt: new Date(p.expiresAt).toISOString(),
     };
     return { snapshot, billing };
@@ -149,13 +196,29 @@ export class PaymentService implements PaymentDesk {
 
   async paymentOf(meetingId: string): Promise<{ status: string; amount: number; currency: string; dueAt: number | null } | undefined> {
     const p = await this.deps.repo.latestOf(meetingId);
-    return p && { status: p.status, amount: fromMinor(p.amount_minor, p.currency), currency: p.currency, dueAt: p.status === 'pending' ? p.expires_at : null };
+    return (
+      p && {
+        status: p.status,
+        amount: fromMinor(p.amount_minor, p.currency),
+        currency: p.currency,
+        dueAt: p.status === 'pending' ? p.expires_at : null,
+      }
+    );
   }
 
   /** Payments, newest first (at most 500), optionally of one status (the console's list). */
-  async list(status?: string): Promise<{ id: string; meetingId: string; status: string; amount: number; currency: string; expiresAt: number }[]> {
+  async list(
+    status?: string,
+  ): Promise<{ id: string; meetingId: string; status: string; amount: number; currency: string; expiresAt: number }[]> {
     const rows = await this.deps.repo.list(status, 500);
-    return rows.map((p) => ({ id: p.id, meetingId: p.meeting_id, status: p.status, amount: fromMinor(p.amount_minor, p.currency), currency: p.currency, expiresAt: p.expires_at }));
+    return rows.map((p) => ({
+      id: p.id,
+      meetingId: p.meeting_id,
+      status: p.status,
+      amount: fromMinor(p.amount_minor, p.currency),
+      currency: p.currency,
+      expiresAt: p.expires_at,
+    }));
   }
 
   async pendingOf(meetingId: string, db?: Db): Promise<{ id: string } | undefined> {
@@ -192,7 +255,17 @@ export class PaymentService implements PaymentDesk {
     const now = this.deps.clock.now();
     const { meeting, scope } = booking;
     const state: PaymentPageView['state'] =
-      payment.status === 'pending' ? (now >= payment.expires_at ? 'expired' : 'payable') : payment.status === 'settled' ? 'settled' : payment.status === 'voided' ? 'voided' : payment.status === 'refunded' ? 'refunded' : 'expired';
+      payment.status === 'pending'
+        ? now >= payment.expires_at
+          ? 'expired'
+          : 'payable'
+        : payment.status === 'settled'
+          ? 'settled'
+          : payment.status === 'voided'
+            ? 'voided'
+            : payment.status === 'refunded'
+              ? 'refunded'
+              : 'expired';
     return {
       state,
       paymentId: payment.id,
@@ -235,8 +308,16 @@ export class PaymentService implements PaymentDesk {
    */
   async notify(n: PaymentNotification): Promise<NotifyResult> {
     const stored = await this.deps.repo.receive({
-      id: newId(this.deps.realClock.now()), provider: n.provider, provider_event_id: n.eventId, payment_id: n.paymentId, kind: n.kind,
-      via: n.via, received_at: this.deps.realClock.now(), processed_at: null, outcome: null, last_error: null,
+      id: newId(this.deps.realClock.now()),
+      provider: n.provider,
+      provider_event_id: n.eventId,
+      payment_id: n.paymentId,
+      kind: n.kind,
+      via: n.via,
+      received_at: this.deps.realClock.now(),
+      processed_at: null,
+      outcome: null,
+      last_error: null,
     });
     if (stored.payment_id !== n.paymentId || stored.kind !== n.kind) {
       throw errors.conflict('This notification id was already used for another payment or kind');
@@ -372,8 +453,10 @@ export class PaymentService implements PaymentDesk {
     const change: BookingChange = {
       at: now,
       set: {
-        status: restore?.status ?? 'active', payment,
-        billing_summaries: billingWithStatus(m.billing_summaries, [p.id], 'paid'), updated_at: now,
+        status: restore?.status ?? 'active',
+        payment,
+        billing_summaries: billingWithStatus(m.billing_summaries, [p.id], 'paid'),
+        updated_at: now,
       },
       history: { action: 'pay', actor },
     };
@@ -392,9 +475,25 @@ export class PaymentService implements PaymentDesk {
       const r = p.restore;
       return {
         at,
-        set: { status: r.status, start_at: r.start, end_at: r.end, booked_end_at: r.end, span_end_at: r.end, billing_summaries: billing, updated_at: at },
+        set: {
+          status: r.status,
+          start_at: r.start,
+          end_at: r.end,
+          booked_end_at: r.end,
+          span_end_at: r.end,
+          billing_summaries: billing,
+          updated_at: at,
+        },
         slots: { replace: { start: r.start, end: r.end } },
-        history: { action: 'cancel-updating', actor: SYSTEM_ACTOR, reason: EXTENSION_LAPSED_REASON, oldStart: m.start_at, oldEnd: m.end_at, newStart: r.start, newEnd: r.end },
+        history: {
+          action: 'cancel-updating',
+          actor: SYSTEM_ACTOR,
+          reason: EXTENSION_LAPSED_REASON,
+          oldStart: m.start_at,
+          oldEnd: m.end_at,
+          newStart: r.start,
+          newEnd: r.end,
+        },
         event: { window: { start: r.start, end: r.end }, detail: { kind: 'MODIFY', oldStart: m.start_at, oldEnd: m.end_at } },
         timers: { window: { start: r.start, end: r.end } },
       };
@@ -412,6 +511,11 @@ export class PaymentService implements PaymentDesk {
 }
 
 /** The *_PAYMENT_DUE detail of a pending payment. */
-export function paymentDue(p: Pick<PaymentRecord, 'summary' | 'currency' | 'expires_at'>): { kind: 'PAYMENT_DUE'; amount: number; currency: string; paymentDueAt: number } {
+export function paymentDue(p: Pick<PaymentRecord, 'summary' | 'currency' | 'expires_at'>): {
+  kind: 'PAYMENT_DUE';
+  amount: number;
+  currency: string;
+  paymentDueAt: number;
+} {
   return { kind: 'PAYMENT_DUE', amount: p.summary.total, currency: p.currency, paymentDueAt: p.expires_at };
 }

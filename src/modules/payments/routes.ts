@@ -20,7 +20,15 @@ import { ServiceError, errors } from '../../platform/errors.js';
 import type { PaymentRecord } from './payment-repository.js';
 import type { PaymentPageView, PaymentService } from './payment-service.js';
 import {
-  newNonce, pageHeaders, pageLanguage, pagePath, redirectOrigin, redirectTarget, renderMessagePage, renderPaymentPage, type PageLang,
+  newNonce,
+  pageHeaders,
+  pageLanguage,
+  pagePath,
+  redirectOrigin,
+  redirectTarget,
+  renderMessagePage,
+  renderPaymentPage,
+  type PageLang,
 } from './payment-page.js';
 
 /** What the payment routes use. */
@@ -39,55 +47,97 @@ export async function opsPaymentRoutes(app: App, deps: PaymentsRouteDeps): Promi
   };
   const state = async (p: PaymentRecord, outcome?: string, replayed?: boolean): Promise<PaymentState> => {
     return {
-      paymentId: p.id, meetingId: p.meeting_id, invoiceNo: p.invoice_no, status: p.status, failedAttempts: p.failed_attempts,
-      meetingStatus: (await payments.meetingStatus(p.meeting_id)) ?? 'unknown', ...(outcome ? { outcome } : {}), ...(replayed !== undefined ? { replayed } : {}),
+      paymentId: p.id,
+      meetingId: p.meeting_id,
+      invoiceNo: p.invoice_no,
+      status: p.status,
+      failedAttempts: p.failed_attempts,
+      meetingStatus: (await payments.meetingStatus(p.meeting_id)) ?? 'unknown',
+      ...(outcome ? { outcome } : {}),
+      ...(replayed !== undefined ? { replayed } : {}),
     };
   };
   const responses = { 200: Envelope(PaymentState), 404: ErrorEnvelope, 409: ErrorEnvelope };
 
   // Both go through the payment inbox like a provider's notification would; an `eventId`
   // in the (optional) body makes a retry a replay that changes nothing twice.
-  const notified = (kind: 'settle' | 'fail', via: string) => async (req: { params: { paymentId: string }; body?: { eventId?: string } | null }) => {
-    const result = await payments.notify({
-      provider: 'sandbox', eventId: req.body?.eventId ?? `ops-${randomUUID()}`, paymentId: req.params.paymentId, kind, via,
-    });
-    const payment = await payments.byId(req.params.paymentId);
-    if (!payment) throw errors.notFound('Payment not found');
-    return ok(await state(payment, result.outcome, result.replayed));
-  };
+  const notified =
+    (kind: 'settle' | 'fail', via: string) => async (req: { params: { paymentId: string }; body?: { eventId?: string } | null }) => {
+      const result = await payments.notify({
+        provider: 'sandbox',
+        eventId: req.body?.eventId ?? `ops-${randomUUID()}`,
+        paymentId: req.params.paymentId,
+        kind,
+        via,
+      });
+      const payment = await payments.byId(req.params.paymentId);
+      if (!payment) throw errors.notFound('Payment not found');
+      return ok(await state(payment, result.outcome, result.replayed));
+    };
   const optionalBody = async (req: { body?: unknown }) => {
     if (req.body === undefined || req.body === null) req.body = {};
   };
 
-  app.post('/ops/v1/payments/:paymentId/settle', {
-    onRequest: requireSandbox,
-    preValidation: optionalBody,
-    schema: {
-      tags: ['ops'], summary: 'Sandbox: settle a payment as the payment page would', security: [{ opsToken: [] }],
-      params: PaymentIdParams, body: PaymentNotice, response: responses,
+  app.post(
+    '/ops/v1/payments/:paymentId/settle',
+    {
+      onRequest: requireSandbox,
+      preValidation: optionalBody,
+      schema: {
+        tags: ['ops'],
+        summary: 'Sandbox: settle a payment as the payment page would',
+        security: [{ opsToken: [] }],
+        params: PaymentIdParams,
+        body: PaymentNotice,
+        response: responses,
+      },
     },
-  }, notified('settle', 'sandbox settle'));
+    notified('settle', 'sandbox settle'),
+  );
 
-  app.post('/ops/v1/payments/:paymentId/fail', {
-    onRequest: requireSandbox,
-    preValidation: optionalBody,
-    schema: {
-      tags: ['ops'], summary: 'Sandbox: a failed payment attempt (the booking stays unpaid)', security: [{ opsToken: [] }],
-      params: PaymentIdParams, body: PaymentNotice, response: responses,
+  app.post(
+    '/ops/v1/payments/:paymentId/fail',
+    {
+      onRequest: requireSandbox,
+      preValidation: optionalBody,
+      schema: {
+        tags: ['ops'],
+        summary: 'Sandbox: a failed payment attempt (the booking stays unpaid)',
+        security: [{ opsToken: [] }],
+        params: PaymentIdParams,
+        body: PaymentNotice,
+        response: responses,
+      },
     },
-  }, notified('fail', 'sandbox fail'));
+    notified('fail', 'sandbox fail'),
+  );
 }
 
 /** GET /ops/v1/payments: what the console's sandbox screen lists. */
 async function paymentListRoute(app: App, payments: PaymentService): Promise<void> {
-  app.get('/ops/v1/payments', {
-    schema: {
-      tags: ['ops'], summary: 'Payments, newest first (at most 500), optionally of one status', security: [{ opsToken: [] }],
-      querystring: PaymentsQuery, response: { 200: Envelope(Type.Array(ConsolePayment)), 400: ErrorEnvelope, 401: ErrorEnvelope },
+  app.get(
+    '/ops/v1/payments',
+    {
+      schema: {
+        tags: ['ops'],
+        summary: 'Payments, newest first (at most 500), optionally of one status',
+        security: [{ opsToken: [] }],
+        querystring: PaymentsQuery,
+        response: { 200: Envelope(Type.Array(ConsolePayment)), 400: ErrorEnvelope, 401: ErrorEnvelope },
+      },
     },
-  }, async (req) => ok((await payments.list(req.query.status)).map((p): ConsolePayment => ({
-    _id: p.id, meetingId: p.meetingId, status: p.status, amount: p.amount, currency: p.currency, expiresAt: new Date(p.expiresAt).toISOString(),
-  }))));
+    async (req) =>
+      ok(
+        (await payments.list(req.query.status)).map((p): ConsolePayment => ({
+          _id: p.id,
+          meetingId: p.meetingId,
+          status: p.status,
+          amount: p.amount,
+          currency: p.currency,
+          expiresAt: new Date(p.expiresAt).toISOString(),
+        })),
+      ),
+  );
 }
 
 /** The hosted web payment page (`payment.webPaymentUrl`); public, hidden from the OpenAPI document. */
@@ -151,7 +201,15 @@ export async function paymentPageRoutes(app: App, deps: Pick<PaymentsRouteDeps, 
     let outcome: string;
     try {
       // One notification per payment from the page: pressing Pay twice is a replay.
-      outcome = (await payments.notify({ provider: 'sandbox', eventId: `page-${view.paymentId}`, paymentId: view.paymentId, kind: 'settle', via: 'web payment page' })).outcome;
+      outcome = (
+        await payments.notify({
+          provider: 'sandbox',
+          eventId: `page-${view.paymentId}`,
+          paymentId: view.paymentId,
+          kind: 'settle',
+          via: 'web payment page',
+        })
+      ).outcome;
     } catch (err) {
       // Voided or refunded meanwhile (the booking was cancelled): the page shows it.
       if (err instanceof ServiceError && (err.status === 409 || err.status === 404)) return seeOther(reply, back);
@@ -163,7 +221,9 @@ export async function paymentPageRoutes(app: App, deps: Pick<PaymentsRouteDeps, 
 
   // Anything else under /pay (a mangled or overlong link) is the same HTML 404, not the API's JSON one.
   app.route({
-    method: ['GET', 'POST'], url: '/pay/*', schema: { hide: true },
+    method: ['GET', 'POST'],
+    url: '/pay/*',
+    schema: { hide: true },
     handler: async (req, reply) => notFound(reply, input(req).lang),
   });
 }

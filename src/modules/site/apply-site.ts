@@ -99,7 +99,8 @@ async function prepareSecrets(plan: SitePlan, box: SecretBox): Promise<PreparedS
     const keep = a.stored !== undefined && (await verifyPassword(a.doc.appSecret, a.stored.secret_hash));
     out.appSecretHash.set(a.id, keep ? a.stored!.secret_hash : await hashPassword(a.doc.appSecret));
   }
-  const sealUnlessSame = (plain: string, sealed: string | undefined) => (sealed !== undefined && openOrNull(box, sealed) === plain ? sealed : box.seal(plain));
+  const sealUnlessSame = (plain: string, sealed: string | undefined) =>
+    sealed !== undefined && openOrNull(box, sealed) === plain ? sealed : box.seal(plain);
   for (const w of plan.webhooks) {
     await pace();
     const auth = w.doc.auth ?? { scheme: 'signature-only' };

@@ -59,7 +59,10 @@ export async function loadStoredSite(repo: SiteRepository, doc: SiteDocument, en
     desks: await repo.rowsByKey('desks', keysOf(doc.desks)),
     users: await repo.rowsByKey('users', [...keysOf(users), ...apps.flatMap((a) => (a.links ?? []).map((l) => l.user))]),
     accessGroups: await repo.rowsByKey('access_groups', [...keysOf(groups), ...apps.flatMap((a) => a.accessGroups ?? [])]),
-    devices: await repo.rowsByKey('devices', groups.flatMap((g) => keysOf(g.devices))),
+    devices: await repo.rowsByKey(
+      'devices',
+      groups.flatMap((g) => keysOf(g.devices)),
+    ),
     webhooks: await repo.rowsByKey('webhooks', keysOf(doc.webhooks)),
     promoCodes: await repo.rowsByKey('promo_codes', keysOf(doc.promoCodes)),
   };
@@ -71,7 +74,11 @@ export async function loadStoredSite(repo: SiteRepository, doc: SiteDocument, en
   });
   const userIds = [...[...stored.users.values()].map((u) => u.id), ...identities.map((u) => u.id)];
 
-  const appRows = await repo.appsOfEnv(env, keysOf(apps), apps.map((a) => a.appId));
+  const appRows = await repo.appsOfEnv(
+    env,
+    keysOf(apps),
+    apps.map((a) => a.appId),
+  );
 
   const parentProjectIds = [
     ...[...stored.zones.values()].map((z) => z.project_id),

@@ -106,8 +106,22 @@ export async function planSite(doc: SiteDocument, stored: StoredSite, now: numbe
   const apps = await ctx.each(keyed.apps, (a) => planApp(ctx, a, users));
   return {
     problems: ctx.problems,
-    plan: { brands: keyed.brands, projects, zones, floors, rooms, desks, users, accessGroups, apps, webhooks, promoCodes,
-      ids: firstIdPerKey(ctx.idsByKind), idsByKind: ctx.idsByKind, storedAppRelations: stored.appRelations },
+    plan: {
+      brands: keyed.brands,
+      projects,
+      zones,
+      floors,
+      rooms,
+      desks,
+      users,
+      accessGroups,
+      apps,
+      webhooks,
+      promoCodes,
+      ids: firstIdPerKey(ctx.idsByKind),
+      idsByKind: ctx.idsByKind,
+      storedAppRelations: stored.appRelations,
+    },
   };
 }
 
@@ -135,7 +149,10 @@ class PlanContext {
   /** Built by projectsOfUser on first use, once every user is planned. */
   private memberProjects: Map<string, Set<string>> | undefined;
 
-  constructor(readonly stored: StoredSite, readonly now: number) {
+  constructor(
+    readonly stored: StoredSite,
+    readonly now: number,
+  ) {
     this.storedIdentity = {
       email: indexBy(stored.usersByIdentity, (r) => r.email_lower),
       phone: indexBy(stored.usersByIdentity, (r) => r.phone),
@@ -263,7 +280,8 @@ async function assignApps(ctx: PlanContext, items: AppDoc[]): Promise<Entry<AppD
   const clientOwners = new Map<string, string>();
   for (const e of entries) {
     const owner = clientOwners.get(e.doc.appId);
-    if (owner !== undefined && owner !== e.doc.key) ctx.problems.push(`apps[${e.doc.key}].appId "${e.doc.appId}" is also used by apps[${owner}]`);
+    if (owner !== undefined && owner !== e.doc.key)
+      ctx.problems.push(`apps[${e.doc.key}].appId "${e.doc.appId}" is also used by apps[${owner}]`);
     clientOwners.set(e.doc.appId, owner ?? e.doc.key);
     const holder = ctx.stored.appsByClientId.get(e.doc.appId);
     if (holder && holder.id !== e.id) ctx.problems.push(`apps[${e.doc.key}].appId "${e.doc.appId}" is already used by another app`);
@@ -309,7 +327,11 @@ async function planFloors(ctx: PlanContext, entries: Entry<FloorDoc, Row<'floors
 }
 
 /** A room's or desk's floor, zone, project and brand; undefined (reported) when its floor is unknown. */
-function placeAsset<D extends { key: string; floor: string }>(ctx: PlanContext, section: 'rooms' | 'desks', e: { doc: D }): AssetParents | undefined {
+function placeAsset<D extends { key: string; floor: string }>(
+  ctx: PlanContext,
+  section: 'rooms' | 'desks',
+  e: { doc: D },
+): AssetParents | undefined {
   const floorId = ctx.ref('floors', 'floor', ctx.stored.floors, e.doc.floor, `${section}[${e.doc.key}].floor`);
   const parents = floorId === undefined ? undefined : ctx.floorParents.get(floorId);
   const brandId = parents && ctx.brandOfProject.get(parents.projectId);
@@ -345,8 +367,10 @@ function checkWebhookAuth(ctx: PlanContext, w: WebhookDoc): void {
   const headerNames = Object.keys(auth.headers ?? {});
   if (auth.scheme === 'bearer' && !auth.token) problems.push(`${where}.token is required for the bearer scheme`);
   if (auth.scheme !== 'bearer' && auth.token !== undefined) problems.push(`${where}.token is allowed only with the bearer scheme`);
-  if (auth.scheme === 'custom-header' && headerNames.length === 0) problems.push(`${where}.headers must name at least one header for the custom-header scheme`);
-  if (auth.scheme !== 'custom-header' && auth.headers !== undefined) problems.push(`${where}.headers is allowed only with the custom-header scheme`);
+  if (auth.scheme === 'custom-header' && headerNames.length === 0)
+    problems.push(`${where}.headers must name at least one header for the custom-header scheme`);
+  if (auth.scheme !== 'custom-header' && auth.headers !== undefined)
+    problems.push(`${where}.headers is allowed only with the custom-header scheme`);
   for (const name of headerNames) {
     if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) problems.push(`${where}.headers: "${name}" is not a valid header name`);
     else if (RESERVED_HEADER.test(name)) problems.push(`${where}.headers: "${name}" is set by the service and cannot be overridden`);
@@ -380,7 +404,9 @@ async function planPromoCodes(ctx: PlanContext, entries: Entry<PromoCodeDoc, Row
 /** A user's brand-staff list and memberships, references resolved. */
 function planUser(ctx: PlanContext, e: Entry<UserDoc, Row<'users'>>): UserPlan[] {
   const where = `users[${e.doc.key}]`;
-  const brandStaff = [...new Set((e.doc.brandStaff ?? []).flatMap((b) => ctx.ref('brands', 'brand', ctx.stored.brands, b, `${where}.brandStaff`) ?? []))];
+  const brandStaff = [
+    ...new Set((e.doc.brandStaff ?? []).flatMap((b) => ctx.ref('brands', 'brand', ctx.stored.brands, b, `${where}.brandStaff`) ?? [])),
+  ];
   const seen = new Set<string>();
   const memberships: PlannedMembership[] = [];
   for (const m of e.doc.memberships ?? []) {
@@ -420,7 +446,14 @@ function planApp(ctx: PlanContext, e: Entry<AppDoc, Row<'apps'>>, users: UserPla
   const bound = new Set([...projectIds, ...(ctx.storedAppProjects.get(e.id) ?? []).map((p) => p.project_id)]);
   const accessGroupIds = appAccessGroups(ctx, e.doc, where, bound);
   const links = appLinks(ctx, e, where, bound, users);
-  return [{ ...e, projects: projectIds.map((projectId) => ({ projectId, permissions: permissions.get(projectId) ?? null })), links, accessGroupIds }];
+  return [
+    {
+      ...e,
+      projects: projectIds.map((projectId) => ({ projectId, permissions: permissions.get(projectId) ?? null })),
+      links,
+      accessGroupIds,
+    },
+  ];
 }
 
 /** The projects an app lists, and the permissions its project roles give on each. */
@@ -459,7 +492,13 @@ function appAccessGroups(ctx: PlanContext, doc: AppDoc, where: string, bound: Se
 }
 
 /** An app's links to users by external id: one per user and per external id, to members of the app's projects. */
-function appLinks(ctx: PlanContext, e: Entry<AppDoc, Row<'apps'>>, where: string, bound: Set<string>, users: UserPlan[]): PlannedApp['links'] {
+function appLinks(
+  ctx: PlanContext,
+  e: Entry<AppDoc, Row<'apps'>>,
+  where: string,
+  bound: Set<string>,
+  users: UserPlan[],
+): PlannedApp['links'] {
   const { problems } = ctx;
   const links: PlannedApp['links'] = [];
   const linkedUsers = new Set<string>();
@@ -467,7 +506,8 @@ function appLinks(ctx: PlanContext, e: Entry<AppDoc, Row<'apps'>>, where: string
   for (const link of e.doc.links ?? []) {
     const at = `${where}.links[${link.user}]`;
     const userId = ctx.ref('users', 'user', ctx.stored.users, link.user, at);
-    if (externalIds.has(link.externalUserId)) problems.push(`${at}.externalUserId "${link.externalUserId}" is used more than once in this app`);
+    if (externalIds.has(link.externalUserId))
+      problems.push(`${at}.externalUserId "${link.externalUserId}" is used more than once in this app`);
     externalIds.add(link.externalUserId);
     if (userId === undefined) continue;
     if (linkedUsers.has(userId)) {

@@ -6,17 +6,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /** Tables whose rows carry a caller-chosen `key` unique across the table. */
 export type KeyedTable =
-  | 'brands'
-  | 'projects'
-  | 'zones'
-  | 'floors'
-  | 'rooms'
-  | 'desks'
-  | 'users'
-  | 'access_groups'
-  | 'devices'
-  | 'webhooks'
-  | 'promo_codes';
+  'brands' | 'projects' | 'zones' | 'floors' | 'rooms' | 'desks' | 'users' | 'access_groups' | 'devices' | 'webhooks' | 'promo_codes';
 
 export type Row<T extends keyof Database> = Database[T];
 // Dynamic table names: Kysely cannot type a table chosen at run time; the typed wrappers below restore the row types.
@@ -44,7 +34,6 @@ async function selectIn<T extends keyof Database>(db: Db, table: T, column: stri
   return out;
 }
 
-
 /** A point of a room's outline on its floor plan, in percent of the plan's width and height. */
 export interface PolygonPoint {
   xPct: number;
@@ -55,7 +44,10 @@ export interface PolygonPoint {
 export interface SiteOverviewRecord {
   projects: Pick<Row<'projects'>, 'id' | 'key' | 'name' | 'timezone' | 'currency'>[];
   floors: (Pick<Row<'floors'>, 'id' | 'key' | 'name' | 'project_id' | 'zone_id'> & { zone_name: string })[];
-  rooms: (Pick<Row<'rooms'>, 'id' | 'key' | 'name' | 'floor_id' | 'project_id' | 'capacity' | 'status'> & { is_public: boolean; polygon: PolygonPoint[] | null })[];
+  rooms: (Pick<Row<'rooms'>, 'id' | 'key' | 'name' | 'floor_id' | 'project_id' | 'capacity' | 'status'> & {
+    is_public: boolean;
+    polygon: PolygonPoint[] | null;
+  })[];
   desks: Pick<Row<'desks'>, 'id' | 'key' | 'name' | 'floor_id' | 'project_id' | 'desk_index' | 'status'>[];
   members: { id: string; name: string; email: string | null; project_id: string }[];
 }
@@ -204,19 +196,46 @@ export class SiteRepository {
 
   /** Every project, floor (with its zone's name), room and desk: the console's site overview. */
   async overview(db: Db = this.db): Promise<SiteOverviewRecord> {
-    const projects = await db.selectFrom('projects').select(['id', 'key', 'name', 'timezone', 'currency']).orderBy('name').orderBy('id').execute();
-    const floors = await db.selectFrom('floors as f').innerJoin('zones as z', 'z.id', 'f.zone_id')
-      .select(['f.id', 'f.key', 'f.name', 'f.project_id', 'f.zone_id', 'z.name as zone_name']).orderBy('f.name').orderBy('f.id').execute();
-    const roomRows = await db.selectFrom('rooms')
-      .select(['id', 'key', 'name', 'floor_id', 'project_id', 'capacity', 'status', 'is_public', 'polygon']).orderBy('name').orderBy('id').execute();
+    const projects = await db
+      .selectFrom('projects')
+      .select(['id', 'key', 'name', 'timezone', 'currency'])
+      .orderBy('name')
+      .orderBy('id')
+      .execute();
+    const floors = await db
+      .selectFrom('floors as f')
+      .innerJoin('zones as z', 'z.id', 'f.zone_id')
+      .select(['f.id', 'f.key', 'f.name', 'f.project_id', 'f.zone_id', 'z.name as zone_name'])
+      .orderBy('f.name')
+      .orderBy('f.id')
+      .execute();
+    const roomRows = await db
+      .selectFrom('rooms')
+      .select(['id', 'key', 'name', 'floor_id', 'project_id', 'capacity', 'status', 'is_public', 'polygon'])
+      .orderBy('name')
+      .orderBy('id')
+      .execute();
     const rooms = roomRows.map((r) => ({
-      ...r, is_public: r.is_public === 1, polygon: r.polygon === null ? null : (JSON.parse(r.polygon) as PolygonPoint[]),
+      ...r,
+      is_public: r.is_public === 1,
+      polygon: r.polygon === null ? null : (JSON.parse(r.polygon) as PolygonPoint[]),
     }));
-    const desks = await db.selectFrom('desks')
-      .select(['id', 'key', 'name', 'floor_id', 'project_id', 'desk_index', 'status']).orderBy('desk_index').orderBy('id').execute();
-    const members = await db.selectFrom('users as u').innerJoin('memberships as m', 'm.user_id', 'u.id')
-      .select(['u.id', 'u.name', 'u.email', 'm.project_id']).where('m.status', '=', 'active').where('m.user_type', '=', 'member')
-      .orderBy('u.name').orderBy('u.id').orderBy('m.project_id').execute();
+    const desks = await db
+      .selectFrom('desks')
+      .select(['id', 'key', 'name', 'floor_id', 'project_id', 'desk_index', 'status'])
+      .orderBy('desk_index')
+      .orderBy('id')
+      .execute();
+    const members = await db
+      .selectFrom('users as u')
+      .innerJoin('memberships as m', 'm.user_id', 'u.id')
+      .select(['u.id', 'u.name', 'u.email', 'm.project_id'])
+      .where('m.status', '=', 'active')
+      .where('m.user_type', '=', 'member')
+      .orderBy('u.name')
+      .orderBy('u.id')
+      .orderBy('m.project_id')
+      .execute();
     return { projects, floors, rooms, desks, members };
   }
 
@@ -227,11 +246,18 @@ export class SiteRepository {
 
   /** A user found by email (case-insensitive), with what booking for them depends on in one project. */
   async organizerByEmail(projectId: string, email: string, db: Db = this.db): Promise<OrganizerRecord | undefined> {
-    const row = await db.selectFrom('users').select(['id', 'name', 'email', 'profile_name', 'blocked_from_booking', 'brand_staff'])
-      .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
+    const row = await db
+      .selectFrom('users')
+      .select(['id', 'name', 'email', 'profile_name', 'blocked_from_booking', 'brand_staff'])
+      .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+      .executeTakeFirst();
     if (!row) return undefined;
-    const membership = await db.selectFrom('memberships').select(['status', 'user_type'])
-      .where('user_id', '=', row.id).where('project_id', '=', projectId).executeTakeFirst();
+    const membership = await db
+      .selectFrom('memberships')
+      .select(['status', 'user_type'])
+      .where('user_id', '=', row.id)
+      .where('project_id', '=', projectId)
+      .executeTakeFirst();
     const user = { ...row, blocked_from_booking: row.blocked_from_booking === 1, brand_staff: JSON.parse(row.brand_staff) as string[] };
     return { user, membership };
   }
@@ -239,8 +265,17 @@ export class SiteRepository {
   /** Users with one of these emails (case-insensitive). */
   async usersByEmails(emails: string[], db: Db = this.db): Promise<{ id: string; name: string; email: string | null }[]> {
     if (!emails.length) return [];
-    return db.selectFrom('users').select(['id', 'name', 'email'])
-      .where((eb) => eb(eb.fn('lower', ['email']), 'in', emails.map((e) => e.toLowerCase()))).execute();
+    return db
+      .selectFrom('users')
+      .select(['id', 'name', 'email'])
+      .where((eb) =>
+        eb(
+          eb.fn('lower', ['email']),
+          'in',
+          emails.map((e) => e.toLowerCase()),
+        ),
+      )
+      .execute();
   }
 
   /** A user's name and email. */
@@ -249,7 +284,11 @@ export class SiteRepository {
   }
 
   /** A user with an active membership in the project (name and email), or undefined. */
-  async projectMember(projectId: string, userId: string, db: Db = this.db): Promise<{ id: string; name: string; email: string | null } | undefined> {
+  async projectMember(
+    projectId: string,
+    userId: string,
+    db: Db = this.db,
+  ): Promise<{ id: string; name: string; email: string | null } | undefined> {
     return db
       .selectFrom('users')
       .innerJoin('memberships', 'memberships.user_id', 'users.id')
@@ -259,7 +298,6 @@ export class SiteRepository {
       .where('memberships.status', '=', 'active')
       .executeTakeFirst();
   }
-
 
   // -------------------------------------------------------------------------
   // Writes
@@ -326,7 +364,11 @@ export class SiteRepository {
   }
 
   /** Inserts rows (every one new) as multi-row INSERTs within the parameter limit, a turn of the event loop between statements. */
-  async insertMany<T extends 'app_links' | 'app_access_groups' | 'app_projects'>(table: T, rows: readonly Row<T>[], db: Db = this.db): Promise<void> {
+  async insertMany<T extends 'app_links' | 'app_access_groups' | 'app_projects'>(
+    table: T,
+    rows: readonly Row<T>[],
+    db: Db = this.db,
+  ): Promise<void> {
     let statements = 0;
     for (const chunk of sameColumnChunks(rows as unknown as Record<string, unknown>[])) {
       if (statements++ > 0) await nextTurn();
@@ -381,7 +423,11 @@ export class SiteRepository {
     }
     const floors = new Map<string, { id: string; zone_id: string; project_id: string }>();
     const zoneIds = scope.zones.map((z) => z.id);
-    for (const [column, values] of [['id', scope.floorIds], ['zone_id', zoneIds], ['project_id', scope.projectIds]] as const) {
+    for (const [column, values] of [
+      ['id', scope.floorIds],
+      ['zone_id', zoneIds],
+      ['project_id', scope.projectIds],
+    ] as const) {
       for (const part of chunks(values)) {
         const rows = await db.selectFrom('floors').select(['id', 'zone_id', 'project_id']).where(column, 'in', part).execute();
         for (const r of rows) floors.set(r.id, r);

@@ -55,14 +55,40 @@ export class SiteService {
     const o = await this.repo.overview();
     return {
       projects: o.projects.map((p) => ({ _id: p.id, key: p.key, name: p.name, timezone: p.timezone, currency: p.currency })),
-      floors: o.floors.map((f) => ({ _id: f.id, key: f.key, name: f.name, projectId: f.project_id, zoneId: f.zone_id, zoneName: f.zone_name, planImageUrl: null })),
-      rooms: o.rooms.map((r) => ({
-        _id: r.id, key: r.key, name: r.name, floorId: r.floor_id, projectId: r.project_id, capacity: r.capacity, status: r.status,
-        isPublic: r.is_public, polygon: r.polygon && r.polygon.length ? r.polygon : null,
+      floors: o.floors.map((f) => ({
+        _id: f.id,
+        key: f.key,
+        name: f.name,
+        projectId: f.project_id,
+        zoneId: f.zone_id,
+        zoneName: f.zone_name,
+        planImageUrl: null,
       })),
-      desks: o.desks.map((d) => ({ _id: d.id, key: d.key, name: d.name, floorId: d.floor_id, projectId: d.project_id, index: d.desk_index, status: d.status })),
+      rooms: o.rooms.map((r) => ({
+        _id: r.id,
+        key: r.key,
+        name: r.name,
+        floorId: r.floor_id,
+        projectId: r.project_id,
+        capacity: r.capacity,
+        status: r.status,
+        isPublic: r.is_public,
+        polygon: r.polygon && r.polygon.length ? r.polygon : null,
+      })),
+      desks: o.desks.map((d) => ({
+        _id: d.id,
+        key: d.key,
+        name: d.name,
+        floorId: d.floor_id,
+        projectId: d.project_id,
+        index: d.desk_index,
+        status: d.status,
+      })),
       users: [...groupBy(o.members, (m) => m.id).values()].map((rows) => ({
-        _id: rows[0]!.id, name: rows[0]!.name, email: rows[0]!.email, projectIds: rows.map((r) => r.project_id),
+        _id: rows[0]!.id,
+        name: rows[0]!.name,
+        email: rows[0]!.email,
+        projectIds: rows.map((r) => r.project_id),
       })),
     };
   }
@@ -100,7 +126,10 @@ export class SiteService {
     if (!found) return undefined;
     const { user, membership } = found;
     return {
-      userId: user.id, name: user.name, email: user.email, displayName: user.profile_name || user.name,
+      userId: user.id,
+      name: user.name,
+      email: user.email,
+      displayName: user.profile_name || user.name,
       blocked: user.blocked_from_booking,
       member: membership?.status === 'active' ? (membership.user_type === 'visitor' ? 'visitor' : 'member') : null,
       brandStaff: user.brand_staff.includes(brandId),
@@ -122,7 +151,6 @@ export class SiteService {
   projectMember(projectId: string, userId: string): Promise<ProjectMember | undefined> {
     return this.repo.projectMember(projectId, userId);
   }
-
 }
 
 /** Rows grouped by key, in first-seen order. */

@@ -20,7 +20,11 @@ export function canonicalJson(value: unknown): string {
   const sort = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sort);
     if (v && typeof v === 'object') {
-      return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sort((v as Record<string, unknown>)[k])]));
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+      );
     }
     return v;
   };
@@ -77,14 +81,24 @@ class RowWriter {
   readonly pace = pacer();
   private pending: { table: UpsertTable; entries: UpsertEntry[] } | undefined;
 
-  constructor(private readonly repo: SiteRepository, readonly now: number, readonly trx: Db) {}
+  constructor(
+    private readonly repo: SiteRepository,
+    readonly now: number,
+    readonly trx: Db,
+  ) {}
 
   async flush(): Promise<void> {
     if (this.pending) await this.repo.upsertMany(this.pending.table, this.pending.entries, this.now, this.trx);
     this.pending = undefined;
   }
 
-  async upsert(table: UpsertTable, id: string, stored: object | undefined, next: Record<string, unknown>, insertOnly?: Record<string, unknown>): Promise<void> {
+  async upsert(
+    table: UpsertTable,
+    id: string,
+    stored: object | undefined,
+    next: Record<string, unknown>,
+    insertOnly?: Record<string, unknown>,
+  ): Promise<void> {
     await this.pace();
     if (this.pending && this.pending.table !== table) await this.flush();
     this.pending ??= { table, entries: [] };
@@ -108,11 +122,15 @@ export async function writePlan(
   await writeWebhooks(w, plan, secrets);
   await writePromoCodes(w, plan);
   await w.flush();
-  await repo.cascadeDerivedColumns({
-    zones: plan.zones.map((z) => ({ id: z.id, projectId: z.projectId })),
-    floorIds: plan.floors.map((f) => f.id),
-    projectIds: plan.projects.map((p) => p.id),
-  }, opts.now, trx);
+  await repo.cascadeDerivedColumns(
+    {
+      zones: plan.zones.map((z) => ({ id: z.id, projectId: z.projectId })),
+      floorIds: plan.floors.map((f) => f.id),
+      projectIds: plan.projects.map((p) => p.id),
+    },
+    opts.now,
+    trx,
+  );
 }
 
 /** Brands, projects, zones, floors, rooms and desks. */
@@ -182,8 +200,13 @@ async function writeAccessGroups(w: RowWriter, plan: SitePlan): Promise<void> {
   for (const g of plan.accessGroups) {
     for (const d of g.devices) {
       await w.upsert('devices', d.id, d.stored, {
-        key: d.doc.key, access_group_id: g.id, name: d.doc.name, kind: d.doc.kind,
-        location_en: d.doc.location?.en ?? null, location_th: d.doc.location?.th ?? null, card_format: d.doc.cardFormat ?? null,
+        key: d.doc.key,
+        access_group_id: g.id,
+        name: d.doc.name,
+        kind: d.doc.kind,
+        location_en: d.doc.location?.en ?? null,
+        location_th: d.doc.location?.th ?? null,
+        card_format: d.doc.cardFormat ?? null,
       });
     }
   }
@@ -208,14 +231,20 @@ async function writeApps(w: RowWriter, repo: SiteRepository, plan: SitePlan, sec
 
 async function writeWebhooks(w: RowWriter, plan: SitePlan, secrets: PreparedSecrets): Promise<void> {
   for (const h of plan.webhooks) {
-    await w.upsert('webhooks', h.id, h.stored, {
-      key: h.doc.key,
-      project_id: h.projectId,
-      url: h.doc.url,
-      secret_enc: secrets.webhookSecretEnc.get(h.id),
-      events: canonicalJson(h.doc.events),
-      auth_enc: secrets.webhookAuthEnc.get(h.id),
-    }, { enabled: 1, consecutive_failures: 0 });
+    await w.upsert(
+      'webhooks',
+      h.id,
+      h.stored,
+      {
+        key: h.doc.key,
+        project_id: h.projectId,
+        url: h.doc.url,
+        secret_enc: secrets.webhookSecretEnc.get(h.id),
+        events: canonicalJson(h.doc.events),
+        auth_enc: secrets.webhookAuthEnc.get(h.id),
+      },
+      { enabled: 1, consecutive_failures: 0 },
+    );
   }
 }
 
@@ -237,7 +266,12 @@ async function writePromoCodes(w: RowWriter, plan: SitePlan): Promise<void> {
 }
 
 async function writeAppRelations(
-  repo: SiteRepository, plan: SitePlan, a: SitePlan['apps'][number], now: number, trx: Db, pace: () => Promise<void>,
+  repo: SiteRepository,
+  plan: SitePlan,
+  a: SitePlan['apps'][number],
+  now: number,
+  trx: Db,
+  pace: () => Promise<void>,
 ): Promise<void> {
   const stored = plan.storedAppRelations;
   const storedLinks = new Map(stored.links.filter((s) => s.app_id === a.id).map((s) => [s.user_id, s]));
@@ -249,7 +283,9 @@ async function writeAppRelations(
       trx,
     );
   }
-  const newGroups = a.accessGroupIds.filter((groupId) => !storedGroups.has(groupId)).map((groupId) => ({ app_id: a.id, access_group_id: groupId }));
+  const newGroups = a.accessGroupIds
+    .filter((groupId) => !storedGroups.has(groupId))
+    .map((groupId) => ({ app_id: a.id, access_group_id: groupId }));
   await repo.insertMany('app_access_groups', newGroups, trx);
   // New links go in set-based; a link whose external id changed is rewritten alone.
   const newLinks: Row<'app_links'>[] = [];

@@ -19,7 +19,15 @@ import { VisitorAccessSource } from './visitor-access.js';
 import { visitorExpiryJob } from './jobs.js';
 import { opsVisitorRoutes } from './routes.js';
 
-export { VisitorService, type DeviceDirectory, type VisitorDevice, type VisitorEvent, type VisitorEvents, type VisitorSite, type VisitorUnits } from './visitor-service.js';
+export {
+  VisitorService,
+  type DeviceDirectory,
+  type VisitorDevice,
+  type VisitorEvent,
+  type VisitorEvents,
+  type VisitorSite,
+  type VisitorUnits,
+} from './visitor-service.js';
 export { VisitorAccessSource } from './visitor-access.js';
 export { VISITOR_EXPIRY_JOB } from './jobs.js';
 
@@ -52,7 +60,16 @@ export function createVisitors(deps: VisitorsDeps): VisitorsModule {
   const { db, engine, secretBox, clock } = deps;
   const repo = new VisitorRepository(db);
   const visitors = new VisitorService({
-    db, engine, repo, site: deps.site, units: deps.units, devices: deps.devices, accessLog: deps.accessLog, outbox: deps.outbox, secretBox, clock,
+    db,
+    engine,
+    repo,
+    site: deps.site,
+    units: deps.units,
+    devices: deps.devices,
+    accessLog: deps.accessLog,
+    outbox: deps.outbox,
+    secretBox,
+    clock,
   });
   deps.jobs.register(visitorExpiryJob(visitors));
   return {

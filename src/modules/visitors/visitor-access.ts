@@ -13,7 +13,6 @@ import type { SubjectState } from '../devices/rules/subject-state.js';
 import { isPlateCamera } from '../devices/rules/device-kinds.js';
 import type { VisitorRepository } from './visitor-repository.js';
 
-
 export class VisitorAccessSource implements AccessSource {
   readonly kind = 'visitor' as const;
 

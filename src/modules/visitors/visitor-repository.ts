@@ -13,7 +13,10 @@ export class VisitorRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   async insertInvite(invite: InviteRow, db: Db = this.db): Promise<void> {
-    await db.insertInto('visitor_invites').values({ ...invite, end_given: invite.end_given ? 1 : 0 }).execute();
+    await db
+      .insertInto('visitor_invites')
+      .values({ ...invite, end_given: invite.end_given ? 1 : 0 })
+      .execute();
   }
 
   async invite(id: string, db: Db = this.db): Promise<InviteRow | undefined> {
@@ -37,19 +40,38 @@ export class VisitorRepository {
 
   /** The project's invites with this code tag (normally one). */
   async byTag(projectId: string, qrTag: string, db: Db = this.db): Promise<InviteRow[]> {
-    return (await db.selectFrom('visitor_invites').selectAll().where('project_id', '=', projectId).where('qr_tag', '=', qrTag).orderBy('id').execute())
-      .map(inviteRecord);
+    return (
+      await db
+        .selectFrom('visitor_invites')
+        .selectAll()
+        .where('project_id', '=', projectId)
+        .where('qr_tag', '=', qrTag)
+        .orderBy('id')
+        .execute()
+    ).map(inviteRecord);
   }
 
   /** The project's invites for this normalized plate (a plate may come back on several visits). */
   async byPlate(projectId: string, plateKey: string, db: Db = this.db): Promise<InviteRow[]> {
-    return (await db.selectFrom('visitor_invites').selectAll().where('project_id', '=', projectId).where('plate_key', '=', plateKey).orderBy('id').execute())
-      .map(inviteRecord);
+    return (
+      await db
+        .selectFrom('visitor_invites')
+        .selectAll()
+        .where('project_id', '=', projectId)
+        .where('plate_key', '=', plateKey)
+        .orderBy('id')
+        .execute()
+    ).map(inviteRecord);
   }
 
   /** Marks the invite cancelled (and withdrawn, unless it already is); false when it was already cancelled. */
   async cancel(id: string, at: number, db: Db = this.db): Promise<boolean> {
-    const res = await db.updateTable('visitor_invites').set({ cancelled_at: at }).where('id', '=', id).where('cancelled_at', 'is', null).executeTakeFirst();
+    const res = await db
+      .updateTable('visitor_invites')
+      .set({ cancelled_at: at })
+      .where('id', '=', id)
+      .where('cancelled_at', 'is', null)
+      .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) return false;
     await db.updateTable('visitor_invites').set({ withdrawn_at: at }).where('id', '=', id).where('withdrawn_at', 'is', null).execute();
     return true;
@@ -57,7 +79,12 @@ export class VisitorRepository {
 
   /** Marks the invite's code withdrawn from the devices; false when it already was. */
   async withdraw(id: string, at: number, db: Db = this.db): Promise<boolean> {
-    const res = await db.updateTable('visitor_invites').set({ withdrawn_at: at }).where('id', '=', id).where('withdrawn_at', 'is', null).executeTakeFirst();
+    const res = await db
+      .updateTable('visitor_invites')
+      .set({ withdrawn_at: at })
+      .where('id', '=', id)
+      .where('withdrawn_at', 'is', null)
+      .executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   }
 
@@ -77,7 +104,13 @@ export class VisitorRepository {
 
   /** Ids of the project's invites whose code may still be on some device. */
   async unwithdrawn(projectId: string, db: Db = this.db): Promise<string[]> {
-    const rows = await db.selectFrom('visitor_invites').select('id').where('project_id', '=', projectId).where('withdrawn_at', 'is', null).orderBy('id').execute();
+    const rows = await db
+      .selectFrom('visitor_invites')
+      .select('id')
+      .where('project_id', '=', projectId)
+      .where('withdrawn_at', 'is', null)
+      .orderBy('id')
+      .execute();
     return rows.map((r) => r.id);
   }
 
@@ -87,8 +120,16 @@ export class VisitorRepository {
 
   /** A project's invites whose window overlaps [from, to), by start (the console's day list). */
   async invitesBetween(projectId: string, from: number, to: number, db: Db = this.db): Promise<InviteRow[]> {
-    const rows = await db.selectFrom('visitor_invites').selectAll().where('project_id', '=', projectId)
-      .where('start_at', '<', to).where('end_at', '>', from).orderBy('start_at').orderBy('id').limit(1000).execute();
+    const rows = await db
+      .selectFrom('visitor_invites')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('start_at', '<', to)
+      .where('end_at', '>', from)
+      .orderBy('start_at')
+      .orderBy('id')
+      .limit(1000)
+      .execute();
     return rows.map(inviteRecord);
   }
 
@@ -100,8 +141,12 @@ export class VisitorRepository {
 
   /** Invites created or cancelled after `after`, oldest change first: the console's change feed. */
   async changedSince(after: number, limit: number, db: Db = this.db): Promise<{ id: string; projectId: string; at: number }[]> {
-    const rows = await db.selectFrom('visitor_invites').select(['id', 'project_id', 'created_at', 'cancelled_at'])
-      .where((eb) => eb.or([eb('created_at', '>', after), eb('cancelled_at', '>', after)])).limit(limit).execute();
+    const rows = await db
+      .selectFrom('visitor_invites')
+      .select(['id', 'project_id', 'created_at', 'cancelled_at'])
+      .where((eb) => eb.or([eb('created_at', '>', after), eb('cancelled_at', '>', after)]))
+      .limit(limit)
+      .execute();
     return rows
       .map((r) => ({ id: r.id, projectId: r.project_id, at: Math.max(Number(r.created_at), Number(r.cancelled_at ?? 0)) }))
       .sort((a, b) => a.at - b.at);
@@ -109,8 +154,10 @@ export class VisitorRepository {
 
   /** The latest invite change time (0 when none). */
   async lastChangeAt(db: Db = this.db): Promise<number> {
-    const row = await db.selectFrom('visitor_invites')
-      .select((eb) => [eb.fn.max('created_at').as('c'), eb.fn.max('cancelled_at').as('x')]).executeTakeFirst();
+    const row = await db
+      .selectFrom('visitor_invites')
+      .select((eb) => [eb.fn.max('created_at').as('c'), eb.fn.max('cancelled_at').as('x')])
+      .executeTakeFirst();
     return Math.max(Number(row?.c ?? 0), Number(row?.x ?? 0));
   }
 

@@ -32,7 +32,15 @@ import type { CreateInviteBody, InviteView, ScanBody, ScanResult, VisitorEntry }
 import type { AccessChangeLog } from '../devices/index.js';
 import { CODE_BYTES, codeFromBytes, normalizeCode, plateKey } from './rules/plates.js';
 import { inviteStatus, pickInvite, scanDecision, validUntil } from './rules/window.js';
-import { checkedInData, hostCancelledData, inviteSentData, VMS_HOST_CANCELLED, VMS_INVITE_SENT, VMS_VISITOR_CHECKED_IN, type Host } from './visitor-events.js';
+import {
+  checkedInData,
+  hostCancelledData,
+  inviteSentData,
+  VMS_HOST_CANCELLED,
+  VMS_INVITE_SENT,
+  VMS_VISITOR_CHECKED_IN,
+  type Host,
+} from './visitor-events.js';
 import type { EntryRow, InviteRow, VisitorRepository } from './visitor-repository.js';
 import { parseInstant } from '../../platform/time/instant.js';
 
@@ -125,10 +133,22 @@ export class VisitorService {
     const now = clock.now();
     const id = newId(now);
     const row: InviteRow = {
-      id, project_id: project.id, host_user_id: host.id, visitor_name: body.visitorName, visitor_email: body.visitorEmail ?? null,
-      start_at: startAt, end_at: validUntil(startAt, endAt, project.timezone), end_given: endAt !== null,
-      license_plate: plate ?? null, plate_key: key, visit_purpose: body.visitPurpose ?? null,
-      qr_enc: '', qr_tag: '', cancelled_at: null, withdrawn_at: null, created_at: now,
+      id,
+      project_id: project.id,
+      host_user_id: host.id,
+      visitor_name: body.visitorName,
+      visitor_email: body.visitorEmail ?? null,
+      start_at: startAt,
+      end_at: validUntil(startAt, endAt, project.timezone),
+      end_given: endAt !== null,
+      license_plate: plate ?? null,
+      plate_key: key,
+      visit_purpose: body.visitPurpose ?? null,
+      qr_enc: '',
+      qr_tag: '',
+      cancelled_at: null,
+      withdrawn_at: null,
+      created_at: now,
     };
     const code = await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
       for (let attempt = 0; attempt < CODE_ATTEMPTS; attempt++) {
@@ -140,7 +160,11 @@ export class VisitorService {
         await repo.insertInvite(row, trx);
         await this.deps.accessLog.record(trx, { projectId: project.id, subject: { kind: 'visitor', id }, reason: 'invited', at: now });
         await this.deps.outbox.emitEvent(trx, {
-          projectId: project.id, type: VMS_INVITE_SENT, data: inviteSentData(row, host, candidate, project.timezone, now), at: now, meetingId: null,
+          projectId: project.id,
+          type: VMS_INVITE_SENT,
+          data: inviteSentData(row, host, candidate, project.timezone, now),
+          at: now,
+          meetingId: null,
         });
         return candidate;
       }
@@ -162,7 +186,12 @@ export class VisitorService {
       const changed = await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
         // The conditional update decides between concurrent cancels: only one sees it change.
         if (!(await repo.cancel(found.id, now, trx))) return false;
-        await this.deps.accessLog.record(trx, { projectId: found.project_id, subject: { kind: 'visitor', id: found.id }, reason: 'cancelled', at: now });
+        await this.deps.accessLog.record(trx, {
+          projectId: found.project_id,
+          subject: { kind: 'visitor', id: found.id },
+          reason: 'cancelled',
+          at: now,
+        });
         const data = hostCancelledData(found, host ?? { id: found.host_user_id, name: '', email: null }, project.timezone, now);
         await this.deps.outbox.emitEvent(trx, { projectId: found.project_id, type: VMS_HOST_CANCELLED, data, at: now, meetingId: null });
         return true;
@@ -204,7 +233,10 @@ export class VisitorService {
     const decision = scanDecision(facts(invite), now);
     if (!decision.granted) return { granted: false, reason: decision.reason, inviteId: invite.id };
 
-    const [project, unit] = await Promise.all([this.deps.site.project(invite.project_id), this.deps.units.unitName(invite.project_id, invite.host_user_id)]);
+    const [project, unit] = await Promise.all([
+      this.deps.site.project(invite.project_id),
+      this.deps.units.unitName(invite.project_id, invite.host_user_id),
+    ]);
     if (!project) return { granted: false, reason: 'unknown' };
     const location = device.location ?? { en: device.name, th: device.name };
     return writeTransaction(this.deps.db, this.deps.engine, async (trx): Promise<ScanResult> => {
@@ -215,7 +247,13 @@ export class VisitorService {
       if (!again.granted) return { granted: false, reason: again.reason, inviteId: current.id };
       await repo.insertEntry({ id: newId(now), invite_id: current.id, device_id: device.id, entry_type: entryType, at: now }, trx);
       const data = checkedInData(current, { entryType, hostAssetTitle: unit ?? project.name, location }, project.timezone, now);
-      await this.deps.outbox.emitEvent(trx, { projectId: current.project_id, type: VMS_VISITOR_CHECKED_IN, data, at: now, meetingId: null });
+      await this.deps.outbox.emitEvent(trx, {
+        projectId: current.project_id,
+        type: VMS_VISITOR_CHECKED_IN,
+        data,
+        at: now,
+        meetingId: null,
+      });
       return { granted: true, inviteId: current.id };
     });
   }
@@ -228,7 +266,12 @@ export class VisitorService {
     const at = invite.end_at;
     const changed = await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
       if (!(await this.deps.repo.withdraw(invite.id, at, trx))) return false;
-      await this.deps.accessLog.record(trx, { projectId: invite.project_id, subject: { kind: 'visitor', id: invite.id }, reason: 'expired', at });
+      await this.deps.accessLog.record(trx, {
+        projectId: invite.project_id,
+        subject: { kind: 'visitor', id: invite.id },
+        reason: 'expired',
+        at,
+      });
       return true;
     });
     if (changed) this.deps.devices.poke();
@@ -255,7 +298,12 @@ export class VisitorService {
     const rows = await this.deps.repo.invitesBetween(projectId, from.toMillis(), from.plus({ days: 1 }).startOf('day').toMillis());
     const entries = await this.deps.repo.entriesOf(rows.map((r) => r.id));
     return rows.map((r) => {
-      const { qrCardCode: _code, ...rest } = this.view(r, entries.filter((e) => e.invite_id === r.id), '', now);
+      const { qrCardCode: _code, ...rest } = this.view(
+        r,
+        entries.filter((e) => e.invite_id === r.id),
+        '',
+        now,
+      );
       return rest;
     });
   }

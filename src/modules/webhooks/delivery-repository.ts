@@ -52,7 +52,9 @@ const MAX_BATCH = 64;
 
 /** The listener's address and secrets, read with the rows a statement leases. */
 const LISTENER_COLUMNS = sql.raw(
-  ['project_id', 'url', 'secret_enc', 'auth_enc'].map((c) => `(select ${c} from webhooks where webhooks.id = deliveries.webhook_id) as ${c}`).join(', '),
+  ['project_id', 'url', 'secret_enc', 'auth_enc']
+    .map((c) => `(select ${c} from webhooks where webhooks.id = deliveries.webhook_id) as ${c}`)
+    .join(', '),
 );
 
 /** Stands for the i-th value of a statement while it is built (see `Statements`). */
@@ -114,7 +116,12 @@ export class DeliveryRepository {
     const values = [p.realNow + p.leaseMs, p.now, p.realNow, JSON.stringify(p.room)];
     let rows: (DueDelivery & ClaimedDelivery)[];
     if (this.postgres) {
-      rows = (await this.statements.run<DueDelivery & ClaimedDelivery>(db, `claimDue/${p.budget}`, (root) => sql<DueDelivery & ClaimedDelivery>`${LISTENERS_WITH_PENDING},
+      rows = (
+        await this.statements.run<DueDelivery & ClaimedDelivery>(
+          db,
+          `claimDue/${p.budget}`,
+          (root) =>
+            sql<DueDelivery & ClaimedDelivery>`${LISTENERS_WITH_PENDING},
         c as (
           select d.id from l
           join webhooks w on w.id = l.wid and w.enabled = 1
@@ -130,10 +137,18 @@ export class DeliveryRepository {
         where deliveries.id = c.id and deliveries.status = 'pending' and deliveries.next_attempt_at <= ${slot(1)}
           and (deliveries.claimed_until is null or deliveries.claimed_until < ${slot(2)})
         returning deliveries.id, deliveries.webhook_id, deliveries.attempts, deliveries.next_attempt_at, deliveries.created_at,
-          deliveries.type, deliveries.body, ${LISTENER_COLUMNS}`.compile(root), values)).rows;
+          deliveries.type, deliveries.body, ${LISTENER_COLUMNS}`.compile(root),
+          values,
+        )
+      ).rows;
     } else {
       // SQLite has no LATERAL: each listener's first entries come as a JSON array of ids, cut at its room.
-      rows = (await this.statements.run<DueDelivery & ClaimedDelivery>(db, `claimDue/${p.budget}`, (root) => sql<DueDelivery & ClaimedDelivery>`
+      rows = (
+        await this.statements.run<DueDelivery & ClaimedDelivery>(
+          db,
+          `claimDue/${p.budget}`,
+          (root) =>
+            sql<DueDelivery & ClaimedDelivery>`
         update deliveries set claimed_until = ${slot(0)}
         where id in (${LISTENERS_WITH_PENDING}
           select j.value from l cross join webhooks w cross join json_each((
@@ -143,11 +158,18 @@ export class DeliveryRepository {
               order by next_attempt_at, created_at limit ${budget}) x)) j
           where w.id = l.wid and w.enabled = 1 and j.key < coalesce(json_extract(${slot(3)}, '$."' || l.wid || '"'), ${budget}))
         and status = 'pending'
-        returning id, webhook_id, attempts, next_attempt_at, created_at, type, body, ${LISTENER_COLUMNS}`.compile(root), values)).rows;
+        returning id, webhook_id, attempts, next_attempt_at, created_at, type, body, ${LISTENER_COLUMNS}`.compile(root),
+          values,
+        )
+      ).rows;
     }
     rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
     return rows.map((r) => ({
-      id: r.id, webhook_id: r.webhook_id, attempts: r.attempts, next_attempt_at: r.next_attempt_at, created_at: r.created_at,
+      id: r.id,
+      webhook_id: r.webhook_id,
+      attempts: r.attempts,
+      next_attempt_at: r.next_attempt_at,
+      created_at: r.created_at,
       claimed: { type: r.type, body: r.body, project_id: r.project_id, url: r.url, secret_enc: r.secret_enc, auth_enc: r.auth_enc },
     }));
   }
@@ -155,7 +177,16 @@ export class DeliveryRepository {
   /** Gives back leases taken by `claimDue` for attempts that were not started (only while this worker still holds them). */
   async release(items: readonly Pick<DueDelivery, 'id'>[], leaseUntil: number, db: Db = this.db): Promise<void> {
     if (!items.length) return;
-    await db.updateTable('deliveries').set({ claimed_until: null }).where('id', 'in', items.map((d) => d.id)).where('claimed_until', '=', leaseUntil).execute();
+    await db
+      .updateTable('deliveries')
+      .set({ claimed_until: null })
+      .where(
+        'id',
+        'in',
+        items.map((d) => d.id),
+      )
+      .where('claimed_until', '=', leaseUntil)
+      .execute();
   }
 
   /**
@@ -167,21 +198,34 @@ export class DeliveryRepository {
    */
   async lease(d: DeliveryItem, realNow: number, leaseMs: number, db: Db = this.db): Promise<boolean> {
     if (d.claimed) return true; // leased (and read) by claimDue
-    const res = await this.statements.run<ClaimedDelivery>(db, 'lease', (root) => {
-      const listener = <C extends 'project_id' | 'url' | 'secret_enc' | 'auth_enc'>(column: C) =>
-        root.selectFrom('webhooks').select(column).whereRef('webhooks.id', '=', sql.ref('deliveries.webhook_id')).as(column);
-      return root
-        .updateTable('deliveries')
-        .set({ claimed_until: slot(0) })
-        .where('id', '=', slot(1))
-        .where('status', '=', PENDING)
-        .where('attempts', '=', slot(2))
-        .where('next_attempt_at', '=', slot(3))
-        .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', slot(4))]))
-        .where((eb) => eb.exists(eb.selectFrom('webhooks').select('id').whereRef('webhooks.id', '=', 'deliveries.webhook_id').where('webhooks.enabled', '=', 1)))
-        .returning(['type', 'body', listener('project_id'), listener('url'), listener('secret_enc'), listener('auth_enc')])
-        .compile();
-    }, [realNow + leaseMs, d.id, d.attempts, d.next_attempt_at, realNow]);
+    const res = await this.statements.run<ClaimedDelivery>(
+      db,
+      'lease',
+      (root) => {
+        const listener = <C extends 'project_id' | 'url' | 'secret_enc' | 'auth_enc'>(column: C) =>
+          root.selectFrom('webhooks').select(column).whereRef('webhooks.id', '=', sql.ref('deliveries.webhook_id')).as(column);
+        return root
+          .updateTable('deliveries')
+          .set({ claimed_until: slot(0) })
+          .where('id', '=', slot(1))
+          .where('status', '=', PENDING)
+          .where('attempts', '=', slot(2))
+          .where('next_attempt_at', '=', slot(3))
+          .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', slot(4))]))
+          .where((eb) =>
+            eb.exists(
+              eb
+                .selectFrom('webhooks')
+                .select('id')
+                .whereRef('webhooks.id', '=', 'deliveries.webhook_id')
+                .where('webhooks.enabled', '=', 1),
+            ),
+          )
+          .returning(['type', 'body', listener('project_id'), listener('url'), listener('secret_enc'), listener('auth_enc')])
+          .compile();
+      },
+      [realNow + leaseMs, d.id, d.attempts, d.next_attempt_at, realNow],
+    );
     const row = res.rows[0];
     if (!row) return false;
     d.claimed = row;
@@ -195,15 +239,23 @@ export class DeliveryRepository {
 
   /** Deliveries changed after `after` (updated_at), oldest change first, with their listener's project: the console's change feed. */
   async changedSince(after: number, limit: number, db: Db = this.db): Promise<{ id: string; projectId: string; at: number }[]> {
-    const rows = await db.selectFrom('deliveries as d').innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
-      .select(['d.id as id', 'w.project_id as projectId', 'd.updated_at as at']).where('d.updated_at', '>', after)
-      .orderBy('d.updated_at').limit(limit).execute();
+    const rows = await db
+      .selectFrom('deliveries as d')
+      .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+      .select(['d.id as id', 'w.project_id as projectId', 'd.updated_at as at'])
+      .where('d.updated_at', '>', after)
+      .orderBy('d.updated_at')
+      .limit(limit)
+      .execute();
     return rows.map((r) => ({ id: r.id, projectId: r.projectId, at: Number(r.at) }));
   }
 
   /** The latest delivery change time (0 when none). */
   async lastChangeAt(db: Db = this.db): Promise<number> {
-    const row = await db.selectFrom('deliveries').select((eb) => eb.fn.max('updated_at').as('at')).executeTakeFirst();
+    const row = await db
+      .selectFrom('deliveries')
+      .select((eb) => eb.fn.max('updated_at').as('at'))
+      .executeTakeFirst();
     return Number(row?.at ?? 0);
   }
 
@@ -222,29 +274,59 @@ export class DeliveryRepository {
    * listeners' failure counts, and only those not already 0 are reset, by one more
    * statement.
    */
-  async recordSuccesses(done: readonly { d: Pick<DueDelivery, 'id' | 'webhook_id'>; status: number }[], now: number, db: Db = this.db): Promise<void> {
+  async recordSuccesses(
+    done: readonly { d: Pick<DueDelivery, 'id' | 'webhook_id'>; status: number }[],
+    now: number,
+    db: Db = this.db,
+  ): Promise<void> {
     const byStatus = new Map<number, string[]>();
     for (const { d, status } of done) (byStatus.get(status) ?? byStatus.set(status, []).get(status)!).push(d.id);
     const reset = new Set<string>();
     for (const [status, all] of byStatus) {
       for (let i = 0; i < all.length; i += MAX_BATCH) {
         const ids = all.slice(i, i + MAX_BATCH);
-        const res = await this.statements.run<{ webhook_id: string; failures: number | null }>(db, `delivered/${ids.length}`, (root) =>
-          root
-            .updateTable('deliveries')
-            .set((eb) => ({
-              status: 'delivered', attempts: eb('attempts', '+', 1), last_status: slot(0), last_error: null, delivered_at: slot(1), next_attempt_at: null,
-              claimed_until: null, updated_at: slot(1),
-            }))
-            .where('id', 'in', ids.map((_, k) => slot(2 + k)))
-            .returning((eb) => ['webhook_id', eb.selectFrom('webhooks').select('consecutive_failures').whereRef('webhooks.id', '=', 'deliveries.webhook_id').as('failures')])
-            .compile(),
-        [status, now, ...ids]);
+        const res = await this.statements.run<{ webhook_id: string; failures: number | null }>(
+          db,
+          `delivered/${ids.length}`,
+          (root) =>
+            root
+              .updateTable('deliveries')
+              .set((eb) => ({
+                status: 'delivered',
+                attempts: eb('attempts', '+', 1),
+                last_status: slot(0),
+                last_error: null,
+                delivered_at: slot(1),
+                next_attempt_at: null,
+                claimed_until: null,
+                updated_at: slot(1),
+              }))
+              .where(
+                'id',
+                'in',
+                ids.map((_, k) => slot(2 + k)),
+              )
+              .returning((eb) => [
+                'webhook_id',
+                eb
+                  .selectFrom('webhooks')
+                  .select('consecutive_failures')
+                  .whereRef('webhooks.id', '=', 'deliveries.webhook_id')
+                  .as('failures'),
+              ])
+              .compile(),
+          [status, now, ...ids],
+        );
         for (const r of res.rows) if (Number(r.failures ?? 0) > 0) reset.add(r.webhook_id);
       }
     }
     if (reset.size) {
-      await db.updateTable('webhooks').set({ consecutive_failures: 0 }).where('id', 'in', [...reset]).where('consecutive_failures', '>', 0).execute();
+      await db
+        .updateTable('webhooks')
+        .set({ consecutive_failures: 0 })
+        .where('id', 'in', [...reset])
+        .where('consecutive_failures', '>', 0)
+        .execute();
     }
   }
 
@@ -263,13 +345,33 @@ export class DeliveryRepository {
     db: Db = this.db,
   ): Promise<void> {
     const update = (trx: Db) =>
-      this.statements.run(trx, 'failure', (root) =>
-        root
-          .updateTable('deliveries')
-          .set({ status: slot(0), attempts: slot(1), last_status: slot(2), last_error: slot(3), next_attempt_at: slot(4), claimed_until: null, updated_at: slot(5) })
-          .where('id', '=', slot(6))
-          .compile(),
-      [nextAttemptAt === null ? 'failed' : 'pending', d.attempts + 1, outcome.status, outcome.error.slice(0, 500), nextAttemptAt, now, d.id]);
+      this.statements.run(
+        trx,
+        'failure',
+        (root) =>
+          root
+            .updateTable('deliveries')
+            .set({
+              status: slot(0),
+              attempts: slot(1),
+              last_status: slot(2),
+              last_error: slot(3),
+              next_attempt_at: slot(4),
+              claimed_until: null,
+              updated_at: slot(5),
+            })
+            .where('id', '=', slot(6))
+            .compile(),
+        [
+          nextAttemptAt === null ? 'failed' : 'pending',
+          d.attempts + 1,
+          outcome.status,
+          outcome.error.slice(0, 500),
+          nextAttemptAt,
+          now,
+          d.id,
+        ],
+      );
     if (nextAttemptAt !== null) {
       await update(db);
       return;
@@ -280,7 +382,12 @@ export class DeliveryRepository {
         .updateTable('webhooks')
         .set((eb) => ({
           consecutive_failures: eb('consecutive_failures', '+', 1),
-          enabled: eb.case().when('consecutive_failures', '>=', disableAfter - 1).then(0).else(eb.ref('enabled')).end(),
+          enabled: eb
+            .case()
+            .when('consecutive_failures', '>=', disableAfter - 1)
+            .then(0)
+            .else(eb.ref('enabled'))
+            .end(),
         }))
         .where('id', '=', d.webhook_id)
         .execute();
@@ -288,11 +395,20 @@ export class DeliveryRepository {
   }
 
   async enable(webhookId: string, now: number, db: Db = this.db): Promise<boolean> {
-    const res = await db.updateTable('webhooks').set({ enabled: 1, consecutive_failures: 0, updated_at: now }).where('id', '=', webhookId).executeTakeFirst();
+    const res = await db
+      .updateTable('webhooks')
+      .set({ enabled: 1, consecutive_failures: 0, updated_at: now })
+      .where('id', '=', webhookId)
+      .executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;
   }
 
-  async listForWebhook(webhookId: string, limit: number, offset: number, db: Db = this.db): Promise<{ rows: DeliveryRow[]; total: number }> {
+  async listForWebhook(
+    webhookId: string,
+    limit: number,
+    offset: number,
+    db: Db = this.db,
+  ): Promise<{ rows: DeliveryRow[]; total: number }> {
     const rows = await db
       .selectFrom('deliveries')
       .selectAll()
@@ -302,7 +418,11 @@ export class DeliveryRepository {
       .limit(limit)
       .offset(offset)
       .execute();
-    const total = await db.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('webhook_id', '=', webhookId).executeTakeFirstOrThrow();
+    const total = await db
+      .selectFrom('deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('webhook_id', '=', webhookId)
+      .executeTakeFirstOrThrow();
     return { rows, total: Number(total.n) };
   }
 

@@ -4,7 +4,13 @@
  * `data` are property-local `HH:mm`; `data` never carries a PIN, a token or a payment URL.
  */
 import { DateTime } from 'luxon';
-import { EVENT_ENVELOPE_VERSION, type AssetKind, type BookingEventData, type BookingEventKind, type EventDelivery } from '../../contract/events.js';
+import {
+  EVENT_ENVELOPE_VERSION,
+  type AssetKind,
+  type BookingEventData,
+  type BookingEventKind,
+  type EventDelivery,
+} from '../../contract/events.js';
 
 export type { BookingEventKind };
 
@@ -63,28 +69,57 @@ export function bookingEventData(f: BookingFacts, detail: EventDetail, at: numbe
   switch (detail.kind) {
     case 'BOOK':
       return {
-        ...base, bookingDate: iso(f.start), startTime: hm(f.start, tz), endTime: hm(f.end, tz),
-        ...(f.attendeeNames.length ? { attendees: f.attendeeNames } : {}), ...userName, ...userEmail,
+        ...base,
+        bookingDate: iso(f.start),
+        startTime: hm(f.start, tz),
+        endTime: hm(f.end, tz),
+        ...(f.attendeeNames.length ? { attendees: f.attendeeNames } : {}),
+        ...userName,
+        ...userEmail,
       };
     case 'MODIFY':
       return {
-        ...base, oldStartTime: hm(detail.oldStart, tz), oldEndTime: hm(detail.oldEnd, tz),
-        newStartTime: hm(f.start, tz), newEndTime: hm(f.end, tz), ...userName,
+        ...base,
+        oldStartTime: hm(detail.oldStart, tz),
+        oldEndTime: hm(detail.oldEnd, tz),
+        newStartTime: hm(f.start, tz),
+        newEndTime: hm(f.end, tz),
+        ...userName,
       };
     case 'CANCEL':
       return { ...base, bookingDate: iso(f.start), ...(detail.cancelReason ? { cancelReason: detail.cancelReason } : {}), ...userName };
     case 'REMINDER':
-      return { ...base, startTime: hm(f.start, tz), endTime: hm(f.end, tz), minutesUntilStart: minutesBetween(at, f.start), ...userName, ...userEmail };
+      return {
+        ...base,
+        startTime: hm(f.start, tz),
+        endTime: hm(f.end, tz),
+        minutesUntilStart: minutesBetween(at, f.start),
+        ...userName,
+        ...userEmail,
+      };
     case 'NO_SHOW_WARNING':
-      return { ...base, startTime: hm(f.start, tz), endTime: hm(f.end, tz), minutesUntilAutoCancel: minutesBetween(at, detail.autoCancelAt), ...userName };
+      return {
+        ...base,
+        startTime: hm(f.start, tz),
+        endTime: hm(f.end, tz),
+        minutesUntilAutoCancel: minutesBetween(at, detail.autoCancelAt),
+        ...userName,
+      };
     case 'ENDING_SOON':
       return { ...base, endTime: hm(f.end, tz), minutesUntilEnd: minutesBetween(at, f.end), ...userName };
     case 'PAYMENT_DUE':
       return {
-        ...base, bookingDate: iso(f.start), startTime: hm(f.start, tz), endTime: hm(f.end, tz),
-        amount: detail.amount, currency: detail.currency, paymentDueAt: iso(detail.paymentDueAt),
+        ...base,
+        bookingDate: iso(f.start),
+        startTime: hm(f.start, tz),
+        endTime: hm(f.end, tz),
+        amount: detail.amount,
+        currency: detail.currency,
+        paymentDueAt: iso(detail.paymentDueAt),
         paymentDueTime: DateTime.fromMillis(detail.paymentDueAt, { zone: tz }).setLocale('en-US').toFormat('dd MMM yyyy HH:mm'),
-        minutesUntilDue: minutesBetween(at, detail.paymentDueAt), ...userName, ...userEmail,
+        minutesUntilDue: minutesBetween(at, detail.paymentDueAt),
+        ...userName,
+        ...userEmail,
       };
   }
 }

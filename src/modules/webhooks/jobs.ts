@@ -198,7 +198,15 @@ async function attempt(
   const c = d.claimed;
   if (!c) throw new Error(`delivery ${d.id} was not leased`);
   const { secret, auth } = credentials(c);
-  const headers = await deliveryHeaders({ deliveryId: d.id, type: c.type, projectId: c.project_id, body: c.body, secret, auth, nowMs: deps.realClock.now() });
+  const headers = await deliveryHeaders({
+    deliveryId: d.id,
+    type: c.type,
+    projectId: c.project_id,
+    body: c.body,
+    secret,
+    auth,
+    nowMs: deps.realClock.now(),
+  });
   let status: number;
   try {
     status = await client.post(c.url, headers, c.body);

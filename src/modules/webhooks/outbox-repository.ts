@@ -12,7 +12,12 @@ export class OutboxRepository {
 
   /** Enabled listeners of a project with the event types they subscribe to. */
   async enabledListeners(projectId: string, db: Db = this.db): Promise<{ id: string; events: string[] }[]> {
-    const rows = await db.selectFrom('webhooks').select(['id', 'events']).where('project_id', '=', projectId).where('enabled', '=', 1).execute();
+    const rows = await db
+      .selectFrom('webhooks')
+      .select(['id', 'events'])
+      .where('project_id', '=', projectId)
+      .where('enabled', '=', 1)
+      .execute();
     return rows.map((r) => ({ id: r.id, events: JSON.parse(r.events) as string[] }));
   }
 

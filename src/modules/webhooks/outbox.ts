@@ -41,7 +41,11 @@ export class Outbox {
   async emit(trx: Db, e: BookingEvent): Promise<void> {
     const { facts, detail, at } = e;
     await this.emitEvent(trx, {
-      projectId: facts.projectId, type: eventType(facts.assetKind, detail.kind), data: bookingEventData(facts, detail, at), at, meetingId: e.meetingId,
+      projectId: facts.projectId,
+      type: eventType(facts.assetKind, detail.kind),
+      data: bookingEventData(facts, detail, at),
+      at,
+      meetingId: e.meetingId,
     });
   }
 
@@ -49,17 +53,30 @@ export class Outbox {
   async emitEvent(trx: Db, e: OutboxEvent): Promise<void> {
     const { projectId, type, data, at } = e;
     const eventId = newId(at);
-    await this.repo.insertEvent({ id: eventId, project_id: projectId, meeting_id: e.meetingId ?? null, type, occurred_at: at, data: JSON.stringify(data) }, trx);
+    await this.repo.insertEvent(
+      { id: eventId, project_id: projectId, meeting_id: e.meetingId ?? null, type, occurred_at: at, data: JSON.stringify(data) },
+      trx,
+    );
     const listeners = await this.repo.enabledListeners(projectId, trx);
     const subscribed = listeners.filter((l) => l.events.includes(type));
     await this.repo.insertDeliveries(
       subscribed.map((l) => {
         const id = `whk_${randomUUID()}`;
         return {
-          id, event_id: eventId, webhook_id: l.id, type,
+          id,
+          event_id: eventId,
+          webhook_id: l.id,
+          type,
           body: deliveryBody({ deliveryId: id, type, occurredAt: at, projectId, data }),
-          status: 'pending', attempts: 0, next_attempt_at: at, claimed_until: null, last_status: null, last_error: null,
-          created_at: at, updated_at: at, delivered_at: null,
+          status: 'pending',
+          attempts: 0,
+          next_attempt_at: at,
+          claimed_until: null,
+          last_status: null,
+          last_error: null,
+          created_at: at,
+          updated_at: at,
+          delivered_at: null,
         };
       }),
       trx,

@@ -12,7 +12,8 @@ import { safeEqual } from '../../platform/crypto/secrets.js';
 
 export const TIMESTAMP_TOLERANCE_MS = 5 * 60_000;
 
-export type VerifyResult = { ok: true; duplicate: boolean } | { ok: false; reason: 'missing-headers' | 'stale-timestamp' | 'bad-signature' };
+export type VerifyResult =
+  { ok: true; duplicate: boolean } | { ok: false; reason: 'missing-headers' | 'stale-timestamp' | 'bad-signature' };
 
 export interface Verifier {
   verify(headers: Record<string, string | string[] | undefined>, rawBody: Buffer | string, nowMs?: number): VerifyResult;
@@ -27,8 +28,13 @@ function checkServiceHeaders(secret: string, h: Header, body: Buffer, nowMs: num
   const sig = h('x-service-signature');
   const id = h('x-service-delivery');
   if (!timestamp || !sig || !id) return { ok: false, reason: 'missing-headers' };
-  if (!/^\d+$/.test(timestamp) || Math.abs(nowMs - Number(timestamp)) > TIMESTAMP_TOLERANCE_MS) return { ok: false, reason: 'stale-timestamp' };
-  const expected = 'sha256=' + createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${timestamp}.`), body])).digest('hex');
+  if (!/^\d+$/.test(timestamp) || Math.abs(nowMs - Number(timestamp)) > TIMESTAMP_TOLERANCE_MS)
+    return { ok: false, reason: 'stale-timestamp' };
+  const expected =
+    'sha256=' +
+    createHmac('sha256', secret)
+      .update(Buffer.concat([Buffer.from(`${timestamp}.`), body]))
+      .digest('hex');
   return safeEqual(sig, expected) ? { ok: true, id } : { ok: false, reason: 'bad-signature' };
 }
 
@@ -38,8 +44,13 @@ function checkStandardHeaders(secret: string, h: Header, body: Buffer, nowMs: nu
   const timestamp = h('webhook-timestamp');
   const sigs = h('webhook-signature');
   if (!id || !timestamp || !sigs) return { ok: false, reason: 'missing-headers' };
-  if (!/^\d+$/.test(timestamp) || Math.abs(nowMs - Number(timestamp) * 1000) > TIMESTAMP_TOLERANCE_MS) return { ok: false, reason: 'stale-timestamp' };
-  const expected = 'v1,' + createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${id}.${timestamp}.`), body])).digest('base64');
+  if (!/^\d+$/.test(timestamp) || Math.abs(nowMs - Number(timestamp) * 1000) > TIMESTAMP_TOLERANCE_MS)
+    return { ok: false, reason: 'stale-timestamp' };
+  const expected =
+    'v1,' +
+    createHmac('sha256', secret)
+      .update(Buffer.concat([Buffer.from(`${id}.${timestamp}.`), body]))
+      .digest('base64');
   return sigs.split(' ').some((s) => safeEqual(s, expected)) ? { ok: true, id } : { ok: false, reason: 'bad-signature' };
 }
 
@@ -57,8 +68,10 @@ export function createVerifier(secret: string, seen: Set<string> = new Set()): V
       };
       const body = typeof rawBody === 'string' ? Buffer.from(rawBody) : rawBody;
       const checks: Check[] = [];
-      if (['x-service-timestamp', 'x-service-signature', 'x-service-delivery'].some((n) => h(n) !== undefined)) checks.push(checkServiceHeaders(secret, h, body, nowMs));
-      if (['webhook-id', 'webhook-timestamp', 'webhook-signature'].some((n) => h(n) !== undefined)) checks.push(checkStandardHeaders(secret, h, body, nowMs));
+      if (['x-service-timestamp', 'x-service-signature', 'x-service-delivery'].some((n) => h(n) !== undefined))
+        checks.push(checkServiceHeaders(secret, h, body, nowMs));
+      if (['webhook-id', 'webhook-timestamp', 'webhook-signature'].some((n) => h(n) !== undefined))
+        checks.push(checkStandardHeaders(secret, h, body, nowMs));
       if (checks.length === 0) return { ok: false, reason: 'missing-headers' };
       for (const c of checks) if (!c.ok) return c;
       const id = (checks[0] as { id: string }).id;

@@ -6,7 +6,21 @@
  */
 export class DatabaseUrlError extends Error {}
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EACCES', 'ENOENT', 'EPERM', 'EEXIST', 'ENOTDIR', 'EROFS']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EACCES',
+  'ENOENT',
+  'EPERM',
+  'EEXIST',
+  'ENOTDIR',
+  'EROFS',
+]);
 
 /** Whether `err` says the connection itself failed (not a statement): network, authentication, unknown database. */
 export function isConnectFailure(err: unknown): boolean {
@@ -39,9 +53,13 @@ export function databaseUrlError(url: string, cause: unknown, env: NodeJS.Proces
   const reason = cause instanceof Error ? cause.message : String(cause);
   const shown = redactDatabaseUrl(url);
   if (!/^postgres(ql)?:\/\//.test(url)) {
-    return new DatabaseUrlError(`cannot open the SQLite database DATABASE_URL names (${shown}): ${reason}. Set DATABASE_URL to a writable file path.`, { cause });
+    return new DatabaseUrlError(
+      `cannot open the SQLite database DATABASE_URL names (${shown}): ${reason}. Set DATABASE_URL to a writable file path.`,
+      { cause },
+    );
   }
-  let hint = 'A complete DATABASE_URL names user, host, port and database: postgres://USER[:PASSWORD]@HOST:5432/DATABASE (e.g. postgres://postgres@127.0.0.1:5432/booking).';
+  let hint =
+    'A complete DATABASE_URL names user, host, port and database: postgres://USER[:PASSWORD]@HOST:5432/DATABASE (e.g. postgres://postgres@127.0.0.1:5432/booking).';
   try {
     const u = new URL(url);
     if (!u.username && !env.PGUSER && !env.USER) hint = `DATABASE_URL names no user (and neither PGUSER nor USER is set). ${hint}`;

@@ -112,7 +112,10 @@ async function openPostgres(url: string, options: StorageOptions): Promise<Kysel
     client.on('error', () => {});
     nameStatements(client);
   });
-  return new Kysely<Database>({ dialect: new BatchingPostgresDialect(pool, driver.escapeLiteral, { onRoundTrip: options.onRoundTrip }), log: logOf(options) });
+  return new Kysely<Database>({
+    dialect: new BatchingPostgresDialect(pool, driver.escapeLiteral, { onRoundTrip: options.onRoundTrip }),
+    log: logOf(options),
+  });
 }
 
 export async function migrate(db: Kysely<Database>): Promise<void> {

@@ -29,14 +29,7 @@
  * Inserts outside a transaction, and any other statement, run as before.
  */
 import { createHash } from 'node:crypto';
-import {
-  CompiledQuery,
-  PostgresDialect,
-  type DatabaseConnection,
-  type Driver,
-  type QueryResult,
-  type TransactionSettings,
-} from 'kysely';
+import { CompiledQuery, PostgresDialect, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
 import type pg from 'pg';
 
 /** Distinct statement texts a pooled connection keeps prepared. */
@@ -52,7 +45,8 @@ const MAX_PARAMETERS = 65_535;
 export const WAIT_MAX_PARAMETERS = 2_000;
 
 /** A plain multi-row VALUES insert whose every value is a parameter. */
-const PLAIN_INSERT = /^insert into "[a-z_][a-z0-9_]*" \("[a-z_][a-z0-9_]*"(?:, "[a-z_][a-z0-9_]*")*\) values (\(\$\d+(?:, \$\d+)*\)(?:, \(\$\d+(?:, \$\d+)*\))*)$/;
+const PLAIN_INSERT =
+  /^insert into "[a-z_][a-z0-9_]*" \("[a-z_][a-z0-9_]*"(?:, "[a-z_][a-z0-9_]*")*\) values (\(\$\d+(?:, \$\d+)*\)(?:, \(\$\d+(?:, \$\d+)*\))*)$/;
 
 export interface PgDriverOptions {
   /** Sees the SQL of every round trip actually sent (tests count them). */
@@ -99,7 +93,10 @@ export function inlineParameters(sqlText: string, parameters: readonly unknown[]
   if (/'|--|\/\*|\$\$/.test(sqlText)) return null;
   let ok = true;
   const text = sqlText.replace(/\$(\d+)/g, (_, n: string, offset: number) => {
-    const before = sqlText.slice(Math.max(0, offset - 8), offset).trimEnd().toLowerCase();
+    const before = sqlText
+      .slice(Math.max(0, offset - 8), offset)
+      .trimEnd()
+      .toLowerCase();
     if (!/(=|<|>|\(|,|\blimit|\boffset)$/.test(before)) ok = false;
     const literal = literalOf(parameters[Number(n) - 1], escapeLiteral);
     if (literal === null) ok = false;
@@ -188,7 +185,10 @@ class PgConnection implements DatabaseConnection {
     const parts: string[] = this.beginPending ? ['begin'] : [];
     const inserts = this.waitingStatements();
     // A bulk statement keeps its parameters (see WAIT_MAX_PARAMETERS): what waits goes out before it, one by one.
-    const texts = query.parameters.length > WAIT_MAX_PARAMETERS ? [null] : [...inserts, query].map((q) => inlineParameters(q.sql, q.parameters, this.escapeLiteral));
+    const texts =
+      query.parameters.length > WAIT_MAX_PARAMETERS
+        ? [null]
+        : [...inserts, query].map((q) => inlineParameters(q.sql, q.parameters, this.escapeLiteral));
     this.beginPending = false;
     this.pending = [];
     if (texts.every((t) => t !== null)) {
@@ -237,7 +237,8 @@ class PgConnection implements DatabaseConnection {
 function resultOf<R>(result: pg.QueryResult): QueryResult<R> {
   const { command, rowCount, rows } = result;
   return {
-    numAffectedRows: command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE' ? BigInt(rowCount ?? 0) : undefined,
+    numAffectedRows:
+      command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE' ? BigInt(rowCount ?? 0) : undefined,
     rows: (rows ?? []) as R[],
   };
 }

@@ -19,7 +19,12 @@ export class RateLimitRepository {
 
   /** The count of the key's window so far (0 if none), without counting. */
   async count(key: string, windowStart: number, db: Db = this.db): Promise<number> {
-    const row = await db.selectFrom('rate_limits').select('count').where('key', '=', key).where('window_start', '=', windowStart).executeTakeFirst();
+    const row = await db
+      .selectFrom('rate_limits')
+      .select('count')
+      .where('key', '=', key)
+      .where('window_start', '=', windowStart)
+      .executeTakeFirst();
     return row ? Number(row.count) : 0;
   }
 

@@ -218,7 +218,6 @@ export interface SettingTable {
   value: string;
 }
 
-
 export interface Database {
   brands: BrandTable;
   projects: ProjectTable;

@@ -21,7 +21,11 @@ export class SettingsRepository {
 
   /** Stores `value` only if the setting is absent; returns whichever value is stored. */
   async getOrInit(name: string, value: string, db: Db = this.db): Promise<string> {
-    await db.insertInto('settings').values({ name, value }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    await db
+      .insertInto('settings')
+      .values({ name, value })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
     return (await this.get(name, db)) ?? value;
   }
 }

@@ -19,7 +19,15 @@
  * event loop does not).
  */
 import type SqliteDatabase from 'better-sqlite3';
-import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, type QueryResult, type SqliteDialectConfig, type TransactionSettings } from 'kysely';
+import {
+  CompiledQuery,
+  SqliteDialect,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+  type SqliteDialectConfig,
+  type TransactionSettings,
+} from 'kysely';
 import { isDatabaseBusy } from './unavailable.js';
 
 /** SQLite's own (synchronous) busy wait per attempt. */
@@ -99,7 +107,11 @@ class RetryingDriver implements Driver {
     return this.inner.savepoint!(connection, name, compile);
   }
 
-  rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: Parameters<NonNullable<Driver['savepoint']>>[2]): Promise<void> {
+  rollbackToSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compile: Parameters<NonNullable<Driver['savepoint']>>[2],
+  ): Promise<void> {
     return this.inner.rollbackToSavepoint!(connection, name, compile);
   }
 

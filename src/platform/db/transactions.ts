@@ -156,7 +156,11 @@ class GroupCommit {
     try {
       await sql`commit`.execute(conn);
     } catch (err) {
-      await this.abort(conn, done.map((d) => d.item), err);
+      await this.abort(
+        conn,
+        done.map((d) => d.item),
+        err,
+      );
       return;
     }
     for (const d of done) d.item.resolve(d.result);

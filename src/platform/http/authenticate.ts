@@ -38,7 +38,8 @@ export class OpsTokenFailures {
     const key = `ops-token-fail:${addressBucket(address)}`;
     // The right token costs one read; a wrong one one counting write (and is 429 once past the limit).
     const d = await store(() => (matched ? this.limiter.peek(key) : this.limiter.hit(key)));
-    if (!d.allowed) throw errors.tooManyRequests('Too many wrong ops tokens from this address; retry after the Retry-After seconds', d.retryAfterSeconds);
+    if (!d.allowed)
+      throw errors.tooManyRequests('Too many wrong ops tokens from this address; retry after the Retry-After seconds', d.retryAfterSeconds);
     if (!matched) throw errors.unauthorized(refusal);
   }
 }
@@ -49,7 +50,9 @@ async function store<T>(op: () => Promise<T>): Promise<T> {
     return await op();
   } catch (err) {
     if (err instanceof ServiceError) throw err;
-    throw errors.authUnavailable('The service is temporarily unavailable: the ops token could not be checked (it was not refused); retry after the Retry-After seconds');
+    throw errors.authUnavailable(
+      'The service is temporarily unavailable: the ops token could not be checked (it was not refused); retry after the Retry-After seconds',
+    );
   }
 }
 

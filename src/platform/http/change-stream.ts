@@ -25,48 +25,63 @@ export async function changeStreamRoute(app: App, feed: ChangeFeed, sessions?: C
     for (const end of [...open]) end();
   });
 
-  app.get('/ops/v1/stream', {
-    schema: {
-      tags: ['ops'],
-      summary: 'Live changes (text/event-stream): `event: change` with {kind, id, projectId} from any instance; `: ping` every 15 s',
-      security: [{ opsToken: [] }],
-      produces: ['text/event-stream'],
-      response: { 200: Type.String({ description: 'An event stream: `event: change` / `data: {"kind":"meeting"|"delivery"|"device"|"visitor"|"clock","id":…,"projectId":…}`' }) },
+  app.get(
+    '/ops/v1/stream',
+    {
+      schema: {
+        tags: ['ops'],
+        summary: 'Live changes (text/event-stream): `event: change` with {kind, id, projectId} from any instance; `: ping` every 15 s',
+        security: [{ opsToken: [] }],
+        produces: ['text/event-stream'],
+        response: {
+          200: Type.String({
+            description:
+              'An event stream: `event: change` / `data: {"kind":"meeting"|"delivery"|"device"|"visitor"|"clock","id":…,"projectId":…}`',
+          }),
+        },
+      },
     },
-  }, async (req, reply) => {
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
-      'x-accel-buffering': 'no',
-      connection: 'keep-alive',
-    });
-    res.flushHeaders();
-    res.write('retry: 3000\n: connected\n\n');
-    let ended = false;
-    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
-    const unsubscribe = feed.subscribe((c) => {
-      res.write(`event: change\ndata: ${JSON.stringify(c)}\n\n`);
-    });
-    // The guard let a cookie through only when no Authorization header was sent (authenticate.ts).
-    const cookie = sessions && req.headers.authorization === undefined ? cookieValue(req.headers.cookie, SESSION_COOKIE) : undefined;
-    const recheck = cookie === undefined ? undefined : setInterval(() => {
-      // A store that cannot be reached ends nothing; the next recheck decides.
-      sessions!.verify(cookie).then((valid) => valid === null && end(), () => {});
-    }, SESSION_RECHECK_MS);
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      clearInterval(ping);
-      if (recheck) clearInterval(recheck);
-      unsubscribe();
-      open.delete(end);
-      res.end();
-    };
-    open.add(end);
-    req.raw.on('close', end);
-    res.on('close', end);
-  });
+    async (req, reply) => {
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+        'x-accel-buffering': 'no',
+        connection: 'keep-alive',
+      });
+      res.flushHeaders();
+      res.write('retry: 3000\n: connected\n\n');
+      let ended = false;
+      const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+      const unsubscribe = feed.subscribe((c) => {
+        res.write(`event: change\ndata: ${JSON.stringify(c)}\n\n`);
+      });
+      // The guard let a cookie through only when no Authorization header was sent (authenticate.ts).
+      const cookie = sessions && req.headers.authorization === undefined ? cookieValue(req.headers.cookie, SESSION_COOKIE) : undefined;
+      const recheck =
+        cookie === undefined
+          ? undefined
+          : setInterval(() => {
+              // A store that cannot be reached ends nothing; the next recheck decides.
+              sessions!.verify(cookie).then(
+                (valid) => valid === null && end(),
+                () => {},
+              );
+            }, SESSION_RECHECK_MS);
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        clearInterval(ping);
+        if (recheck) clearInterval(recheck);
+        unsubscribe();
+        open.delete(end);
+        res.end();
+      };
+      open.add(end);
+      req.raw.on('close', end);
+      res.on('close', end);
+    },
+  );
 }

@@ -25,6 +25,7 @@ export async function registerCompression(app: App): Promise<void> {
     threshold: COMPRESS_THRESHOLD_BYTES,
     syncThreshold: 64 * 1024,
     encodings: ['br', 'gzip', 'deflate'],
-    customTypes: (type: string) => !/^text\/event-stream/i.test(type) && /^(application\/(json|[\w.+-]+\+json|javascript|xml)|text\/|image\/svg\+xml)/i.test(type),
+    customTypes: (type: string) =>
+      !/^text\/event-stream/i.test(type) && /^(application\/(json|[\w.+-]+\+json|javascript|xml)|text\/|image\/svg\+xml)/i.test(type),
   });
 }

@@ -37,7 +37,9 @@ async function store<T>(op: () => Promise<T>): Promise<T> {
     return await op();
   } catch (err) {
     if (err instanceof ServiceError) throw err;
-    throw errors.authUnavailable('The service is temporarily unavailable: the console session could not be checked or stored (nothing was decided); retry after the Retry-After seconds');
+    throw errors.authUnavailable(
+      'The service is temporarily unavailable: the console session could not be checked or stored (nothing was decided); retry after the Retry-After seconds',
+    );
   }
 }
 
@@ -45,7 +47,12 @@ export class ConsoleSessions {
   private readonly signKey: Buffer;
   private readonly csrfKey: Buffer;
 
-  constructor(opsToken: string, private readonly env: string, private readonly repo: ConsoleSessionRepository, private readonly clock: Clock) {
+  constructor(
+    opsToken: string,
+    private readonly env: string,
+    private readonly repo: ConsoleSessionRepository,
+    private readonly clock: Clock,
+  ) {
     this.signKey = createHmac('sha256', opsToken).update(`console-session-v2:${env}`).digest();
     this.csrfKey = createHmac('sha256', opsToken).update(`console-csrf-v2:${env}`).digest();
   }
@@ -120,49 +127,67 @@ export async function consoleSessionRoutes(app: App, o: SessionRouteOptions): Pr
     `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAge}${o.secure ? '; Secure' : ''}`;
   const security = [{ opsToken: [] }];
 
-  app.post('/ops/v1/session', {
-    bodyLimit: TOKEN_BODY_LIMIT_BYTES,
-    schema: {
-      tags: ['ops'], summary: 'Console sign-in: the ops token for an HttpOnly, SameSite=Strict session cookie and its CSRF token',
-      description: `Cookie ${SESSION_COOKIE}, 12 hours. With the cookie, every request other than GET/HEAD must carry ${CSRF_HEADER}. ` +
-        'A wrong token is 401 KS002. Wrong ops tokens (here or as a Bearer token) are limited per client address: past the limit that address ' +
-        'gets 429 KS036 with Retry-After, even with the right token, until the window ends; other addresses are not affected.',
-      security: [],
-      body: SessionBody,
-      response: { 200: Envelope(SessionStarted), 400: ErrorEnvelope, 401: ErrorEnvelope, 429: ErrorEnvelope, 503: ErrorEnvelope },
+  app.post(
+    '/ops/v1/session',
+    {
+      bodyLimit: TOKEN_BODY_LIMIT_BYTES,
+      schema: {
+        tags: ['ops'],
+        summary: 'Console sign-in: the ops token for an HttpOnly, SameSite=Strict session cookie and its CSRF token',
+        description:
+          `Cookie ${SESSION_COOKIE}, 12 hours. With the cookie, every request other than GET/HEAD must carry ${CSRF_HEADER}. ` +
+          'A wrong token is 401 KS002. Wrong ops tokens (here or as a Bearer token) are limited per client address: past the limit that address ' +
+          'gets 429 KS036 with Retry-After, even with the right token, until the window ends; other addresses are not affected.',
+        security: [],
+        body: SessionBody,
+        response: { 200: Envelope(SessionStarted), 400: ErrorEnvelope, 401: ErrorEnvelope, 429: ErrorEnvelope, 503: ErrorEnvelope },
+      },
     },
-  }, async (req, reply) => {
-    // The limit is per address: a limited address is refused even the right token (429); other addresses never are.
-    await o.failures.admit(req.ip, matches(req.body.token), 'Wrong ops token');
-    const s = await o.sessions.issue();
-    reply.header('set-cookie', cookie(s.value, SESSION_SECONDS));
-    return ok({ csrfToken: s.csrfToken, expiresAt: new Date(s.expiresAt).toISOString() });
-  });
+    async (req, reply) => {
+      // The limit is per address: a limited address is refused even the right token (429); other addresses never are.
+      await o.failures.admit(req.ip, matches(req.body.token), 'Wrong ops token');
+      const s = await o.sessions.issue();
+      reply.header('set-cookie', cookie(s.value, SESSION_SECONDS));
+      return ok({ csrfToken: s.csrfToken, expiresAt: new Date(s.expiresAt).toISOString() });
+    },
+  );
 
-  app.get('/ops/v1/session', {
-    schema: {
-      tags: ['ops'],
-      summary: 'The console session: when it ends and its CSRF token (401 without a valid one)',
-      description: 'Lets a reloaded console page carry on without signing in again. Only a same-origin page can read the answer (CORS is closed by default), and the cookie alone never authorizes a write.',
-      security,
-      response: { 200: Envelope(SessionStarted), 401: ErrorEnvelope, 503: ErrorEnvelope },
+  app.get(
+    '/ops/v1/session',
+    {
+      schema: {
+        tags: ['ops'],
+        summary: 'The console session: when it ends and its CSRF token (401 without a valid one)',
+        description:
+          'Lets a reloaded console page carry on without signing in again. Only a same-origin page can read the answer (CORS is closed by default), and the cookie alone never authorizes a write.',
+        security,
+        response: { 200: Envelope(SessionStarted), 401: ErrorEnvelope, 503: ErrorEnvelope },
+      },
     },
-  }, async (req) => {
-    const value = cookieValue(req.headers.cookie, SESSION_COOKIE);
-    const expiresAt = await o.sessions.verify(value);
-    if (expiresAt === null || value === undefined) throw errors.unauthorized('No console session; sign in with POST /ops/v1/session');
-    return ok({ csrfToken: o.sessions.csrfOf(value), expiresAt: new Date(expiresAt).toISOString() });
-  });
+    async (req) => {
+      const value = cookieValue(req.headers.cookie, SESSION_COOKIE);
+      const expiresAt = await o.sessions.verify(value);
+      if (expiresAt === null || value === undefined) throw errors.unauthorized('No console session; sign in with POST /ops/v1/session');
+      return ok({ csrfToken: o.sessions.csrfOf(value), expiresAt: new Date(expiresAt).toISOString() });
+    },
+  );
 
-  app.delete('/ops/v1/session', {
-    schema: {
-      tags: ['ops'], summary: 'Console sign-out: ends the session on every instance and clears the cookie',
-      description: 'The session is revoked in the store: its cookie is refused (401) from the next request on, by every instance, also after a restart.',
-      security, response: { 204: Type.Null({ description: 'Signed out, no body' }), 503: ErrorEnvelope },
+  app.delete(
+    '/ops/v1/session',
+    {
+      schema: {
+        tags: ['ops'],
+        summary: 'Console sign-out: ends the session on every instance and clears the cookie',
+        description:
+          'The session is revoked in the store: its cookie is refused (401) from the next request on, by every instance, also after a restart.',
+        security,
+        response: { 204: Type.Null({ description: 'Signed out, no body' }), 503: ErrorEnvelope },
+      },
     },
-  }, async (req, reply) => {
-    await o.sessions.revoke(cookieValue(req.headers.cookie, SESSION_COOKIE));
-    reply.header('set-cookie', cookie('', 0));
-    return reply.status(204).send(null);
-  });
+    async (req, reply) => {
+      await o.sessions.revoke(cookieValue(req.headers.cookie, SESSION_COOKIE));
+      reply.header('set-cookie', cookie('', 0));
+      return reply.status(204).send(null);
+    },
+  );
 }

@@ -34,7 +34,8 @@ export function isOpsPath(url: string): boolean {
 
 export function registerCors(app: App, origins: readonly string[]): void {
   const allowed = new Set(origins);
-  const isAllowed = (origin: string | undefined, url: string): origin is string => origin !== undefined && allowed.has(origin) && !isOpsPath(url);
+  const isAllowed = (origin: string | undefined, url: string): origin is string =>
+    origin !== undefined && allowed.has(origin) && !isOpsPath(url);
 
   app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     if (allowed.size === 0) return payload;
@@ -71,7 +72,10 @@ export function registerCors(app: App, origins: readonly string[]): void {
 
 function appendVary(current: unknown, name: string): string {
   const text = Array.isArray(current) ? current.join(', ') : current === undefined ? '' : String(current);
-  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (names.some((n) => n === '*' || n.toLowerCase() === name)) return text;
   return [...names, name].join(', ');
 }

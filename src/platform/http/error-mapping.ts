@@ -22,7 +22,8 @@ export function capMessages(messages: string[], more = false): string[] {
   if (messages.length <= MAX_LISTED_PROBLEMS && !more) return messages;
   const listed = messages.slice(0, MAX_LISTED_PROBLEMS);
   const rest = messages.length - listed.length;
-  if (more) listed.push(`… and possibly more problems: the request is too large to list them all${rest > 0 ? ` (${rest} more found)` : ''}`);
+  if (more)
+    listed.push(`… and possibly more problems: the request is too large to list them all${rest > 0 ? ` (${rest} more found)` : ''}`);
   else listed.push(`… and ${rest} more`);
   return listed;
 }
@@ -111,9 +112,7 @@ function validationMessages(errs: AjvLikeError[], context: string): string[] {
         return `${path} must be ${FORMAT_TEXT[String(params.format)] ?? `a valid ${String(params.format)}`}`;
       case 'pattern':
         if (params.pattern === HTTP_URL_PATTERN) return `${path} must be an http or https URL`;
-        return /0-9a-f\]\{24\}/.test(String(params.pattern))
-          ? `${path} must be a 24-character hexadecimal id`
-          : `${path} ${e.message}`;
+        return /0-9a-f\]\{24\}/.test(String(params.pattern)) ? `${path} must be a 24-character hexadecimal id` : `${path} ${e.message}`;
       default:
         return `${path} ${e.message ?? 'is invalid'}`;
     }
@@ -138,7 +137,8 @@ export function toErrorResponse(err: unknown): ErrorResponse {
   const res = mapError(err);
   if (res.status !== 503 && res.status !== 429) return res;
   const explicit = err instanceof ServiceError ? err.retryAfterSeconds : undefined;
-  const seconds = explicit ?? (isDatabaseFull(err) ? RETRY_AFTER_FULL_S : res.status === 429 ? DEFAULT_RETRY_AFTER_429_S : DEFAULT_RETRY_AFTER_503_S);
+  const seconds =
+    explicit ?? (isDatabaseFull(err) ? RETRY_AFTER_FULL_S : res.status === 429 ? DEFAULT_RETRY_AFTER_429_S : DEFAULT_RETRY_AFTER_503_S);
   return { ...res, headers: { ...res.headers, 'retry-after': String(Math.max(1, Math.ceil(seconds))) } };
 }
 
@@ -149,7 +149,11 @@ function mapError(err: unknown): ErrorResponse {
   }
   const fe = err as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
   if (fe && Array.isArray(fe.validation)) {
-    return { status: 400, body: errorBody('KS001', formatValidationErrors(fe.validation, fe.validationContext ?? 'body')), internal: false };
+    return {
+      status: 400,
+      body: errorBody('KS001', formatValidationErrors(fe.validation, fe.validationContext ?? 'body')),
+      internal: false,
+    };
   }
   switch (fe?.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -168,7 +172,11 @@ function mapError(err: unknown): ErrorResponse {
   }
   if (fe instanceof SyntaxError || fe?.statusCode === 400) {
     // JSON.parse failures surface as a SyntaxError with status 400.
-    return { status: 400, body: errorBody('KS001', [fe instanceof SyntaxError ? 'body is not valid JSON' : String(fe.message)]), internal: false };
+    return {
+      status: 400,
+      body: errorBody('KS001', [fe instanceof SyntaxError ? 'body is not valid JSON' : String(fe.message)]),
+      internal: false,
+    };
   }
   if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return { status: fe.statusCode, body: errorBody('KS001', [String(fe.message)]), internal: false };
@@ -186,8 +194,14 @@ function mapError(err: unknown): ErrorResponse {
  * a client too slow to send one. Answered with the envelope, then the connection closes.
  */
 export function clientErrorResponse(err: { code?: string }): { status: number; text: string; body: ReturnType<typeof errorBody> } {
-  if (err.code === 'HPE_HEADER_OVERFLOW') return { status: 431, text: 'Request Header Fields Too Large', body: errorBody('KS001', ['request headers (including the URL) are too large']) };
-  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, text: 'Request Timeout', body: errorBody('KS001', ['the request was not received in time']) };
+  if (err.code === 'HPE_HEADER_OVERFLOW')
+    return {
+      status: 431,
+      text: 'Request Header Fields Too Large',
+      body: errorBody('KS001', ['request headers (including the URL) are too large']),
+    };
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return { status: 408, text: 'Request Timeout', body: errorBody('KS001', ['the request was not received in time']) };
   return { status: 400, text: 'Bad Request', body: errorBody('KS001', ['the request is not valid HTTP']) };
 }
 
@@ -197,7 +211,9 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
   if (socket.writable) {
     const res = clientErrorResponse(err);
     const body = JSON.stringify(res.body);
-    socket.write(`HTTP/1.1 ${res.status} ${res.text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${res.status} ${res.text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy(err);
 }

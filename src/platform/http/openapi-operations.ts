@@ -25,61 +25,131 @@ const USER_ID = '665f1c2e8a0b4d3e9f6a0301';
 
 /** Keyed by `METHOD path` as Fastify routes them (path parameters in braces). */
 export const OPERATION_DOCS: Record<string, OperationDoc> = {
-  'GET /healthz': { operationId: 'health', description: 'Liveness: answers as long as the process runs, without touching the database. Use it for a restart probe.' },
-  'GET /readyz': { operationId: 'ready', description: 'Readiness: answers 200 only when the database responds and no migration is outstanding; 503 otherwise. Use it to take an instance in or out of a load balancer.' },
+  'GET /healthz': {
+    operationId: 'health',
+    description: 'Liveness: answers as long as the process runs, without touching the database. Use it for a restart probe.',
+  },
+  'GET /readyz': {
+    operationId: 'ready',
+    description:
+      'Readiness: answers 200 only when the database responds and no migration is outstanding; 503 otherwise. Use it to take an instance in or out of a load balancer.',
+  },
   'POST /auth/accessToken': {
     operationId: 'requestToken',
-    description: 'Issues an access token. `app_credentials` signs the app in, `refresh_token` renews a pair (the old refresh token stops working), and `act_as` gives a token that acts for one of the app\'s linked members (`subject` is their externalUserId). Not enveloped; answers 201.',
+    description:
+      "Issues an access token. `app_credentials` signs the app in, `refresh_token` renews a pair (the old refresh token stops working), and `act_as` gives a token that acts for one of the app's linked members (`subject` is their externalUserId). Not enveloped; answers 201.",
     request: { grant_type: 'app_credentials', app_id: 'portal-dev', app_secret: 'replace-with-the-app-secret-you-were-given' },
   },
-  'POST /auth/revoke': { operationId: 'revoke', description: 'Ends the calling token at once, together with every token of its refresh chain. Use it at sign-out.' },
-  'GET /auth/whoami': { operationId: 'whoami', description: 'Tells who the calling token is: the app, the member it acts for (if any), and the projects it may see.' },
-  'GET /meeting-rooms': { operationId: 'searchRooms', description: 'Lists the rooms of a project. With a start and end it also tells, per room, whether it is free for that window and, when not, why (`unavailableReason`). Not paginated.' },
+  'POST /auth/revoke': {
+    operationId: 'revoke',
+    description: 'Ends the calling token at once, together with every token of its refresh chain. Use it at sign-out.',
+  },
+  'GET /auth/whoami': {
+    operationId: 'whoami',
+    description: 'Tells who the calling token is: the app, the member it acts for (if any), and the projects it may see.',
+  },
+  'GET /meeting-rooms': {
+    operationId: 'searchRooms',
+    description:
+      'Lists the rooms of a project. With a start and end it also tells, per room, whether it is free for that window and, when not, why (`unavailableReason`). Not paginated.',
+  },
   'GET /meeting-rooms/{id}': { operationId: 'getRoom', description: 'Reads one room, its booking rules and the bookings in its calendar.' },
-  'GET /desks': { operationId: 'searchDesks', description: 'Lists the desks of a project page by page; with a window, only the desks free for all of it.' },
+  'GET /desks': {
+    operationId: 'searchDesks',
+    description: 'Lists the desks of a project page by page; with a window, only the desks free for all of it.',
+  },
   'GET /desks/{id}': { operationId: 'getDesk', description: 'Reads one desk, its booking rules and the bookings in its calendar.' },
   'POST /meetings': {
     operationId: 'createMeeting',
-    description: 'Books a room (`meetingRoomId`) or a desk (`deskId`) for a window, checking every rule of the asset. With `draft: true` nothing is booked: the answer says whether the booking would succeed and what it would cost. A paid booking answers with a `payment` holding the payment page address.',
+    description:
+      'Books a room (`meetingRoomId`) or a desk (`deskId`) for a window, checking every rule of the asset. With `draft: true` nothing is booked: the answer says whether the booking would succeed and what it would cost. A paid booking answers with a `payment` holding the payment page address.',
     request: {
-      meetingRoomId: ROOM_ID, title: 'Quarterly planning', startDateTime: '2030-01-07T10:00:00+07:00', endDateTime: '2030-01-07T11:30:00+07:00',
+      meetingRoomId: ROOM_ID,
+      title: 'Quarterly planning',
+      startDateTime: '2030-01-07T10:00:00+07:00',
+      endDateTime: '2030-01-07T11:30:00+07:00',
       attendees: [{ email: 'dana@example.com' }],
     },
   },
-  'GET /meetings': { operationId: 'listMeetings', description: 'Lists the caller\'s bookings that overlap a window, page by page. Each occurrence of a recurring series is its own row, carrying `occurrenceEventId`.' },
-  'GET /meetings/{id}': { operationId: 'getMeeting', description: 'Reads one booking with its history. This is the authoritative state; re-read it after any event or failed action.' },
+  'GET /meetings': {
+    operationId: 'listMeetings',
+    description:
+      "Lists the caller's bookings that overlap a window, page by page. Each occurrence of a recurring series is its own row, carrying `occurrenceEventId`.",
+  },
+  'GET /meetings/{id}': {
+    operationId: 'getMeeting',
+    description: 'Reads one booking with its history. This is the authoritative state; re-read it after any event or failed action.',
+  },
   'PATCH /meetings/{id}': {
     operationId: 'updateMeeting',
-    description: 'Changes a booking: new times (a move or an extension, checked like a new booking), title, body or attendees. Fields left out stay as they are.',
+    description:
+      'Changes a booking: new times (a move or an extension, checked like a new booking), title, body or attendees. Fields left out stay as they are.',
     request: { startDateTime: '2030-01-07T10:30:00+07:00', endDateTime: '2030-01-07T12:00:00+07:00', title: 'Quarterly planning (moved)' },
   },
-  'POST /meetings/{id}/cancel': { operationId: 'cancelMeeting', description: 'Cancels a booking that has not started being used. Allowed to the organizer, a project admin or whoever holds the PIN; an unpaid booking\'s payment is voided.', request: {} },
-  'POST /meetings/{id}/check-in': { operationId: 'checkIn', description: 'Marks the booking as in use. Accepted only inside the check-in window around the start; too early or too late answers with a code telling which.', request: {} },
-  'POST /meetings/{id}/check-out': { operationId: 'checkOut', description: 'Ends a checked-in booking now and frees the asset for others (after its cleaning time).', request: {} },
+  'POST /meetings/{id}/cancel': {
+    operationId: 'cancelMeeting',
+    description:
+      "Cancels a booking that has not started being used. Allowed to the organizer, a project admin or whoever holds the PIN; an unpaid booking's payment is voided.",
+    request: {},
+  },
+  'POST /meetings/{id}/check-in': {
+    operationId: 'checkIn',
+    description:
+      'Marks the booking as in use. Accepted only inside the check-in window around the start; too early or too late answers with a code telling which.',
+    request: {},
+  },
+  'POST /meetings/{id}/check-out': {
+    operationId: 'checkOut',
+    description: 'Ends a checked-in booking now and frees the asset for others (after its cleaning time).',
+    request: {},
+  },
   'PUT /partner/members/{externalUserId}': {
     operationId: 'putMember',
-    description: 'Creates the member the app knows as `externalUserId`, or updates them; sending the same body again changes nothing. Only fields that are sent are changed.',
+    description:
+      'Creates the member the app knows as `externalUserId`, or updates them; sending the same body again changes nothing. Only fields that are sent are changed.',
     request: { firstName: 'Dana', lastName: 'Reyes', email: 'dana.reyes@example.com', phone: '+66812345678', unit: { addressNo: '88/12' } },
   },
-  'GET /partner/members/{externalUserId}': { operationId: 'getMember', description: 'Reads the member the app manages under `externalUserId`, with their unit and credentials summary (never card numbers in full or face images).' },
-  'DELETE /partner/members/{externalUserId}': { operationId: 'deleteMember', description: 'Offboards the member: deactivated, their cards revoked and removed from the app\'s access groups, so devices drop them. Repeating it changes nothing.' },
+  'GET /partner/members/{externalUserId}': {
+    operationId: 'getMember',
+    description:
+      'Reads the member the app manages under `externalUserId`, with their unit and credentials summary (never card numbers in full or face images).',
+  },
+  'DELETE /partner/members/{externalUserId}': {
+    operationId: 'deleteMember',
+    description:
+      "Offboards the member: deactivated, their cards revoked and removed from the app's access groups, so devices drop them. Repeating it changes nothing.",
+  },
   'PUT /partner/members/{externalUserId}/credentials': {
     operationId: 'putCredentials',
-    description: 'Sets the member\'s access cards and face photo. `cards` replaces the whole set; `face` replaces or (null) erases the photo; a field left out is not touched. Devices of the member\'s access groups receive the change in the background.',
+    description:
+      "Sets the member's access cards and face photo. `cards` replaces the whole set; `face` replaces or (null) erases the photo; a field left out is not touched. Devices of the member's access groups receive the change in the background.",
     request: { cards: [{ cardNo: '0012345678' }] },
   },
-  'POST /ops/v1/session': { operationId: 'signInConsole', description: 'Exchanges the ops token for a console session: an HttpOnly cookie plus the CSRF token that cookie-authenticated writes must carry.', request: { token: 'the-ops-token-printed-at-start' } },
-  'GET /ops/v1/session': { operationId: 'getConsoleSession', description: 'Tells whether the session cookie is still valid, when it ends, and its CSRF token (so a reloaded page can carry on).' },
+  'POST /ops/v1/session': {
+    operationId: 'signInConsole',
+    description:
+      'Exchanges the ops token for a console session: an HttpOnly cookie plus the CSRF token that cookie-authenticated writes must carry.',
+    request: { token: 'the-ops-token-printed-at-start' },
+  },
+  'GET /ops/v1/session': {
+    operationId: 'getConsoleSession',
+    description: 'Tells whether the session cookie is still valid, when it ends, and its CSRF token (so a reloaded page can carry on).',
+  },
   'DELETE /ops/v1/session': { operationId: 'signOutConsole', description: 'Signs the console out and clears the session cookie.' },
-  'GET /ops/v1/clock': { operationId: 'getSandboxClock', description: 'Reads service time and how far it runs ahead of real time (development and uat).' },
+  'GET /ops/v1/clock': {
+    operationId: 'getSandboxClock',
+    description: 'Reads service time and how far it runs ahead of real time (development and uat).',
+  },
   'POST /ops/v1/clock': {
     operationId: 'moveSandboxClock',
-    description: 'Moves service time forward by minutes or to an instant, or resets it to real time (development and uat). Everything that falls due meanwhile — reminders, no-shows, endings, payment deadlines, webhook retries — has happened in order when it answers.',
+    description:
+      'Moves service time forward by minutes or to an instant, or resets it to real time (development and uat). Everything that falls due meanwhile — reminders, no-shows, endings, payment deadlines, webhook retries — has happened in order when it answers.',
     request: { advanceMinutes: 30 },
   },
   'POST /ops/v1/apply': {
     operationId: 'applySiteDocument',
-    description: 'Configures sites from one declarative document: every entity is created or updated by its key, nothing is deleted, and a document either applies fully or not at all. docs/operator-api.md has a complete example.',
+    description:
+      'Configures sites from one declarative document: every entity is created or updated by its key, nothing is deleted, and a document either applies fully or not at all. docs/operator-api.md has a complete example.',
     request: {
       brands: [{ key: 'acme', name: 'Acme Estates' }],
       projects: [{ key: 'tower', brand: 'acme', name: 'Acme Tower', timezone: 'Asia/Bangkok', currency: 'THB' }],
@@ -88,45 +158,146 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
       rooms: [{ key: 'orchid', floor: 'n12', name: 'Orchid', capacity: 8 }],
     },
   },
-  'GET /ops/v1/webhooks': { operationId: 'listWebhookListeners', description: 'Lists every webhook listener with whether it is enabled and how many deliveries in a row have failed. Secrets are never shown.' },
-  'GET /ops/v1/webhooks/{id}': { operationId: 'getWebhookListener', description: 'Reads one listener\'s state: enabled or not, and its run of consecutive failures.' },
-  'POST /ops/v1/webhooks/{id}/enable': { operationId: 'enableWebhookListener', description: 'Turns a disabled listener back on and clears its failure count; deliveries resume.' },
-  'GET /ops/v1/webhooks/{id}/deliveries': { operationId: 'listWebhookDeliveries', description: 'The listener\'s delivery log, newest first: event type, attempts, last answer and next try.' },
-  'POST /ops/v1/deliveries/{deliveryId}/redeliver': { operationId: 'redeliverDelivery', description: 'Queues a delivery to be sent again with its original id, so receivers that de-duplicate treat it as the same delivery.' },
-  'GET /ops/v1/payments': { operationId: 'listPayments', description: 'Lists payments, newest first (at most 500), optionally only those of one status.' },
-  'POST /ops/v1/payments/{paymentId}/settle': { operationId: 'settlePayment', description: 'Sandbox: reports the payment as paid, exactly as paying on the payment page would. An `eventId` makes a repeated notice a no-op.', request: { eventId: 'sandbox-notice-0001' } },
-  'POST /ops/v1/payments/{paymentId}/fail': { operationId: 'failPayment', description: 'Sandbox: reports a failed payment attempt; the booking stays unpaid and can still be paid until its deadline.', request: { eventId: 'sandbox-notice-0002' } },
-  'GET /ops/v1/devices': { operationId: 'listDevices', description: 'Lists every access device with whether it is reachable, how many changes wait for it and when it last acknowledged one.' },
-  'GET /ops/v1/devices/{deviceId}': { operationId: 'getDevice', description: 'Shows what a device holds as it acknowledged it (members, their card numbers, whether a face is enrolled) and its sync state. Face images are never returned.' },
-  'POST /ops/v1/devices/{deviceId}/offline': { operationId: 'setDeviceOffline', description: 'Sandbox transport: makes a simulated device unreachable, so changes queue up for it.' },
-  'POST /ops/v1/devices/{deviceId}/online': { operationId: 'setDeviceOnline', description: 'Sandbox transport: makes a simulated device reachable again; its queued changes are delivered at once.' },
+  'GET /ops/v1/webhooks': {
+    operationId: 'listWebhookListeners',
+    description:
+      'Lists every webhook listener with whether it is enabled and how many deliveries in a row have failed. Secrets are never shown.',
+  },
+  'GET /ops/v1/webhooks/{id}': {
+    operationId: 'getWebhookListener',
+    description: "Reads one listener's state: enabled or not, and its run of consecutive failures.",
+  },
+  'POST /ops/v1/webhooks/{id}/enable': {
+    operationId: 'enableWebhookListener',
+    description: 'Turns a disabled listener back on and clears its failure count; deliveries resume.',
+  },
+  'GET /ops/v1/webhooks/{id}/deliveries': {
+    operationId: 'listWebhookDeliveries',
+    description: "The listener's delivery log, newest first: event type, attempts, last answer and next try.",
+  },
+  'POST /ops/v1/deliveries/{deliveryId}/redeliver': {
+    operationId: 'redeliverDelivery',
+    description: 'Queues a delivery to be sent again with its original id, so receivers that de-duplicate treat it as the same delivery.',
+  },
+  'GET /ops/v1/payments': {
+    operationId: 'listPayments',
+    description: 'Lists payments, newest first (at most 500), optionally only those of one status.',
+  },
+  'POST /ops/v1/payments/{paymentId}/settle': {
+    operationId: 'settlePayment',
+    description:
+      'Sandbox: reports the payment as paid, exactly as paying on the payment page would. An `eventId` makes a repeated notice a no-op.',
+    request: { eventId: 'sandbox-notice-0001' },
+  },
+  'POST /ops/v1/payments/{paymentId}/fail': {
+    operationId: 'failPayment',
+    description: 'Sandbox: reports a failed payment attempt; the booking stays unpaid and can still be paid until its deadline.',
+    request: { eventId: 'sandbox-notice-0002' },
+  },
+  'GET /ops/v1/devices': {
+    operationId: 'listDevices',
+    description: 'Lists every access device with whether it is reachable, how many changes wait for it and when it last acknowledged one.',
+  },
+  'GET /ops/v1/devices/{deviceId}': {
+    operationId: 'getDevice',
+    description:
+      'Shows what a device holds as it acknowledged it (members, their card numbers, whether a face is enrolled) and its sync state. Face images are never returned.',
+  },
+  'POST /ops/v1/devices/{deviceId}/offline': {
+    operationId: 'setDeviceOffline',
+    description: 'Sandbox transport: makes a simulated device unreachable, so changes queue up for it.',
+  },
+  'POST /ops/v1/devices/{deviceId}/online': {
+    operationId: 'setDeviceOnline',
+    description: 'Sandbox transport: makes a simulated device reachable again; its queued changes are delivered at once.',
+  },
   'POST /ops/v1/calendar-sync/{provider}/messages': {
     operationId: 'receiveCalendarMessage',
-    description: 'Hands over one iTIP message a synced room\'s mailbox received (an invitation, change, cancellation or reply). The service books, moves or cancels accordingly and answers with the REPLY the room sends back.',
-    request: 'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Example//EN\r\nMETHOD:REQUEST\r\nBEGIN:VEVENT\r\nUID:planning-2030-01-07@example.com\r\nSEQUENCE:0\r\nDTSTAMP:20300101T000000Z\r\nDTSTART:20300107T030000Z\r\nDTEND:20300107T040000Z\r\nSUMMARY:Planning\r\nORGANIZER:mailto:dana@example.com\r\nATTENDEE;CUTYPE=ROOM:mailto:orchid@rooms.example.com\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n',
+    description:
+      "Hands over one iTIP message a synced room's mailbox received (an invitation, change, cancellation or reply). The service books, moves or cancels accordingly and answers with the REPLY the room sends back.",
+    request:
+      'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Example//EN\r\nMETHOD:REQUEST\r\nBEGIN:VEVENT\r\nUID:planning-2030-01-07@example.com\r\nSEQUENCE:0\r\nDTSTAMP:20300101T000000Z\r\nDTSTART:20300107T030000Z\r\nDTEND:20300107T040000Z\r\nSUMMARY:Planning\r\nORGANIZER:mailto:dana@example.com\r\nATTENDEE;CUTYPE=ROOM:mailto:orchid@rooms.example.com\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n',
   },
   'POST /ops/v1/visitors/invites': {
     operationId: 'createVisitorInvite',
-    description: 'Invites a visitor on behalf of a host. The answer holds the QR card code; the VMS_INVITE_SENT event is the only other place it appears.',
+    description:
+      'Invites a visitor on behalf of a host. The answer holds the QR card code; the VMS_INVITE_SENT event is the only other place it appears.',
     request: {
-      projectId: PROJECT_ID, hostUserId: USER_ID, visitorName: 'Sam Lee', visitorEmail: 'sam.lee@example.com',
-      startDateTime: '2030-01-07T09:00:00+07:00', endDateTime: null, licensePlate: 'กข 1234', visitPurpose: 'Contractor visit',
+      projectId: PROJECT_ID,
+      hostUserId: USER_ID,
+      visitorName: 'Sam Lee',
+      visitorEmail: 'sam.lee@example.com',
+      startDateTime: '2030-01-07T09:00:00+07:00',
+      endDateTime: null,
+      licensePlate: 'กข 1234',
+      visitPurpose: 'Contractor visit',
     },
   },
-  'GET /ops/v1/visitors/invites': { operationId: 'listVisitorInvites', description: 'Lists the invites of a project whose window touches one property-local day (today by default), without their QR card codes.' },
-  'POST /ops/v1/visitors/invites/{inviteId}/cancel': { operationId: 'cancelVisitorInvite', description: 'Withdraws an invite: its code stops opening doors and VMS_HOST_CANCELLED is sent once. Cancelling again does nothing.' },
-  'GET /ops/v1/visitors/invites/{inviteId}': { operationId: 'getVisitorInvite', description: 'Reads an invite with its status and the entries made with it.' },
-  'POST /ops/v1/devices/{deviceId}/scans': { operationId: 'recordDeviceScan', description: 'Reports a QR code or licence plate read at a device. Entry is granted when it belongs to an invite valid at that moment; the answer says so, or why not.', request: { licensePlate: 'กข 1234' } },
-  'GET /ops/v1/calendar-sync/rooms/{roomId}/feed': { operationId: 'getRoomFeed', description: 'Gives the secret address of a room\'s iCalendar feed, creating it the first time.' },
-  'DELETE /ops/v1/calendar-sync/rooms/{roomId}/feed': { operationId: 'revokeRoomFeed', description: 'Withdraws the room\'s feed: its address answers 404 from now on.' },
-  'POST /ops/v1/calendar-sync/rooms/{roomId}/feed/rotate': { operationId: 'rotateRoomFeed', description: 'Replaces the room\'s feed address with a new one; the old address stops working at once.' },
-  'GET /ops/v1/meetings': { operationId: 'listAllMeetings', description: 'Lists bookings across every project, with the public list\'s filters plus an asset and a free-text search. PINs are never shown.' },
-  'GET /ops/v1/meetings/{id}': { operationId: 'getMeetingDetail', description: 'Reads one booking with its full history and payment state, for staff. The PIN is never shown.' },
-  'POST /ops/v1/meetings/{id}/cancel': { operationId: 'staffCancelMeeting', description: 'Cancels a booking on behalf of staff, under a project admin\'s rules; the reason is kept in its history and the usual cancel event is sent.', request: { reason: 'Room closed for maintenance' } },
-  'GET /ops/v1/floors/{floorId}/now': { operationId: 'getFloorNow', description: 'Every room and desk of a floor with its state at the current service time (free, booked, checked in, cleaning, closed) and its current and next booking.' },
-  'GET /ops/v1/assets/{assetId}/day': { operationId: 'getAssetDay', description: 'One room\'s or desk\'s day in the property\'s time zone: opening hours, breaks, and bookings with the cleaning time after each.' },
-  'GET /ops/v1/site': { operationId: 'getSiteOverview', description: 'Every project with its floors, rooms and desks, and the members with their projects: what the console draws and offers.' },
-  'GET /ops/v1/stream': { operationId: 'streamChanges', description: 'A server-sent event stream naming each booking, delivery, device, invite or clock change as it happens on any instance, with a keep-alive comment every 15 seconds.' },
+  'GET /ops/v1/visitors/invites': {
+    operationId: 'listVisitorInvites',
+    description:
+      'Lists the invites of a project whose window touches one property-local day (today by default), without their QR card codes.',
+  },
+  'POST /ops/v1/visitors/invites/{inviteId}/cancel': {
+    operationId: 'cancelVisitorInvite',
+    description: 'Withdraws an invite: its code stops opening doors and VMS_HOST_CANCELLED is sent once. Cancelling again does nothing.',
+  },
+  'GET /ops/v1/visitors/invites/{inviteId}': {
+    operationId: 'getVisitorInvite',
+    description: 'Reads an invite with its status and the entries made with it.',
+  },
+  'POST /ops/v1/devices/{deviceId}/scans': {
+    operationId: 'recordDeviceScan',
+    description:
+      'Reports a QR code or licence plate read at a device. Entry is granted when it belongs to an invite valid at that moment; the answer says so, or why not.',
+    request: { licensePlate: 'กข 1234' },
+  },
+  'GET /ops/v1/calendar-sync/rooms/{roomId}/feed': {
+    operationId: 'getRoomFeed',
+    description: "Gives the secret address of a room's iCalendar feed, creating it the first time.",
+  },
+  'DELETE /ops/v1/calendar-sync/rooms/{roomId}/feed': {
+    operationId: 'revokeRoomFeed',
+    description: "Withdraws the room's feed: its address answers 404 from now on.",
+  },
+  'POST /ops/v1/calendar-sync/rooms/{roomId}/feed/rotate': {
+    operationId: 'rotateRoomFeed',
+    description: "Replaces the room's feed address with a new one; the old address stops working at once.",
+  },
+  'GET /ops/v1/meetings': {
+    operationId: 'listAllMeetings',
+    description:
+      "Lists bookings across every project, with the public list's filters plus an asset and a free-text search. PINs are never shown.",
+  },
+  'GET /ops/v1/meetings/{id}': {
+    operationId: 'getMeetingDetail',
+    description: 'Reads one booking with its full history and payment state, for staff. The PIN is never shown.',
+  },
+  'POST /ops/v1/meetings/{id}/cancel': {
+    operationId: 'staffCancelMeeting',
+    description:
+      "Cancels a booking on behalf of staff, under a project admin's rules; the reason is kept in its history and the usual cancel event is sent.",
+    request: { reason: 'Room closed for maintenance' },
+  },
+  'GET /ops/v1/floors/{floorId}/now': {
+    operationId: 'getFloorNow',
+    description:
+      'Every room and desk of a floor with its state at the current service time (free, booked, checked in, cleaning, closed) and its current and next booking.',
+  },
+  'GET /ops/v1/assets/{assetId}/day': {
+    operationId: 'getAssetDay',
+    description:
+      "One room's or desk's day in the property's time zone: opening hours, breaks, and bookings with the cleaning time after each.",
+  },
+  'GET /ops/v1/site': {
+    operationId: 'getSiteOverview',
+    description: 'Every project with its floors, rooms and desks, and the members with their projects: what the console draws and offers.',
+  },
+  'GET /ops/v1/stream': {
+    operationId: 'streamChanges',
+    description:
+      'A server-sent event stream naming each booking, delivery, device, invite or clock change as it happens on any instance, with a keep-alive comment every 15 seconds.',
+  },
 };
 
 // ---------------------------------------------------------------------------
@@ -176,15 +347,41 @@ const PATTERN_SAMPLES: Record<string, string> = {
 
 /** Friendlier strings by property name (used when the schema allows them). */
 const NAMED_SAMPLES: Record<string, string> = {
-  message: 'OK', name: 'Orchid', title: 'Quarterly planning', roomName: 'Orchid', floorName: '12F', zoneName: 'North Wing',
-  projectName: 'Acme Tower', timezone: 'Asia/Bangkok', timeZone: 'Asia/Bangkok', currency: 'THB', phone: '+66812345678',
-  firstName: 'Dana', lastName: 'Reyes', profileName: 'Dana Reyes', organizerName: 'Dana Reyes', visitorName: 'Sam Lee',
-  access_token: 'eyJhbGciOiJIUzI1NiJ9.example.signature', refresh_token: 'rt_2b7e151628aed2a6abf7158809cf4f3c', token_type: 'Bearer',
-  status: 'active', externalUserId: 'ext-dana', addressNo: '88/12', uid: 'planning-2030-01-07@example.com',
-  reply: 'BEGIN:VCALENDAR\r\nMETHOD:REPLY\r\nEND:VCALENDAR\r\n', csrfToken: 'c2FtcGxlLWNzcmYtdG9rZW4', key: 'orchid',
+  message: 'OK',
+  name: 'Orchid',
+  title: 'Quarterly planning',
+  roomName: 'Orchid',
+  floorName: '12F',
+  zoneName: 'North Wing',
+  projectName: 'Acme Tower',
+  timezone: 'Asia/Bangkok',
+  timeZone: 'Asia/Bangkok',
+  currency: 'THB',
+  phone: '+66812345678',
+  firstName: 'Dana',
+  lastName: 'Reyes',
+  profileName: 'Dana Reyes',
+  organizerName: 'Dana Reyes',
+  visitorName: 'Sam Lee',
+  access_token: 'eyJhbGciOiJIUzI1NiJ9.example.signature',
+  refresh_token: 'rt_2b7e151628aed2a6abf7158809cf4f3c',
+  token_type: 'Bearer',
+  status: 'active',
+  externalUserId: 'ext-dana',
+  addressNo: '88/12',
+  uid: 'planning-2030-01-07@example.com',
+  reply: 'BEGIN:VCALENDAR\r\nMETHOD:REPLY\r\nEND:VCALENDAR\r\n',
+  csrfToken: 'c2FtcGxlLWNzcmYtdG9rZW4',
+  key: 'orchid',
 };
 
-const ID_SAMPLES: Record<string, string> = { deskId: DESK_ID, projectId: PROJECT_ID, userId: USER_ID, hostUserId: USER_ID, organizerId: USER_ID };
+const ID_SAMPLES: Record<string, string> = {
+  deskId: DESK_ID,
+  projectId: PROJECT_ID,
+  userId: USER_ID,
+  hostUserId: USER_ID,
+  organizerId: USER_ID,
+};
 
 function sampleString(s: JsonSchema, name: string | undefined): string {
   if (s.pattern) {
@@ -215,11 +412,19 @@ function sampleString(s: JsonSchema, name: string | undefined): string {
 function byNameShape(name: string): string {
   if (name === 'appId') return 'portal-dev';
   if (name === 'deliveryId') return PATTERN_SAMPLES['^whk_[0-9a-f-]{36}$'];
-  if (name === '_id' || /Id$/.test(name)) return ID_SAMPLES[name] ?? (/desk/i.test(name) ? DESK_ID : /project/i.test(name) ? PROJECT_ID : /user/i.test(name) ? USER_ID : ROOM_ID);
+  if (name === '_id' || /Id$/.test(name))
+    return ID_SAMPLES[name] ?? (/desk/i.test(name) ? DESK_ID : /project/i.test(name) ? PROJECT_ID : /user/i.test(name) ? USER_ID : ROOM_ID);
   if (/email$/i.test(name)) return 'dana@example.com';
   if (/(DateTime|At|Time)$/.test(name)) return '2030-01-07T10:00:00+07:00';
   if (/(Url|url)$/.test(name)) return 'https://booking.example.com/pay/4f9c2a';
-  if (/Name$/.test(name)) return /desk/i.test(name) ? 'Desk 12' : /floor/i.test(name) ? '12F' : /display|organizer|host|visitor/i.test(name) ? 'Dana Reyes' : 'Orchid';
+  if (/Name$/.test(name))
+    return /desk/i.test(name)
+      ? 'Desk 12'
+      : /floor/i.test(name)
+        ? '12F'
+        : /display|organizer|host|visitor/i.test(name)
+          ? 'Dana Reyes'
+          : 'Orchid';
   if (name === 'pinCode') return '482913';
   if (name === 'invoiceNo') return 'INV-2030-000123';
   return `sample ${name}`;

@@ -61,6 +61,9 @@ export async function guardQuery(req: FastifyRequest): Promise<void> {
   if (problems.length) throw errors.validation(problems);
   for (const [key, prop] of Object.entries(props)) {
     if (prop.type !== 'array' || q[key] === undefined) continue;
-    q[key] = asList(q[key]).flatMap((v) => String(v).split(',')).map((v) => v.trim()).filter((v) => v !== '');
+    q[key] = asList(q[key])
+      .flatMap((v) => String(v).split(','))
+      .map((v) => v.trim())
+      .filter((v) => v !== '');
   }
 }

@@ -87,8 +87,16 @@ export class JobRunner {
   register<T>(handler: JobHandler<T>): void {
     if (this.slots.has(handler.name)) throw new Error(`job handler ${handler.name} is already registered`);
     const s: Slot = {
-      h: handler, current: null, again: false, inFlight: 0, byKey: new Map(), running: new Set(), pending: new Set(), backoff: new Map(),
-      stats: { polls: 0, failedPolls: 0, failing: 0 }, pausedUntil: 0,
+      h: handler,
+      current: null,
+      again: false,
+      inFlight: 0,
+      byKey: new Map(),
+      running: new Set(),
+      pending: new Set(),
+      backoff: new Map(),
+      stats: { polls: 0, failedPolls: 0, failing: 0 },
+      pausedUntil: 0,
     };
     this.slots.set(handler.name, s);
     if (this.started) this.arm(s);
@@ -245,7 +253,13 @@ export class JobRunner {
   }
 
   /** One read of due items, without those failed in this pass, backing off, or in flight here. */
-  private async read(s: Slot, failed: Set<string>, now: number, realNow: number, ignoreKeys = false): Promise<{ items: unknown[]; short: boolean }> {
+  private async read(
+    s: Slot,
+    failed: Set<string>,
+    now: number,
+    realNow: number,
+    ignoreKeys = false,
+  ): Promise<{ items: unknown[]; short: boolean }> {
     const h = s.h;
     const skip = new Set(failed);
     for (const [id, b] of s.backoff) if (b.retryAt > now) skip.add(id);

@@ -13,15 +13,7 @@ import { BlockList, isIP } from 'node:net';
 
 /** The class a refused address falls in (named in refusals). */
 export type AddressClass =
-  | 'loopback'
-  | 'private'
-  | 'link-local'
-  | 'unique-local'
-  | 'shared (CGNAT)'
-  | 'unspecified'
-  | 'multicast'
-  | 'broadcast'
-  | 'reserved';
+  'loopback' | 'private' | 'link-local' | 'unique-local' | 'shared (CGNAT)' | 'unspecified' | 'multicast' | 'broadcast' | 'reserved';
 
 const RANGES: [AddressClass, 'ipv4' | 'ipv6', string, number][] = [
   ['broadcast', 'ipv4', '255.255.255.255', 32],

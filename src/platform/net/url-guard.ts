@@ -67,10 +67,13 @@ export function normalizeHostname(host: string): string {
 /** Why a host name is refused without resolving it (a local or metadata name), or null. */
 export function localNameReason(hostname: string): { loopback: boolean; reason: string } | null {
   const host = normalizeHostname(hostname);
-  if (LOOPBACK_NAMES.has(host) || host.endsWith('.localhost')) return { loopback: true, reason: `must not be ${hostname}, a loopback name` };
+  if (LOOPBACK_NAMES.has(host) || host.endsWith('.localhost'))
+    return { loopback: true, reason: `must not be ${hostname}, a loopback name` };
   if (METADATA_NAMES.has(host)) return { loopback: false, reason: `must not be ${hostname}, a cloud metadata name` };
-  if (!host.includes('.')) return { loopback: false, reason: `must not be ${hostname}, a single-label (local) name; use a fully qualified public name` };
-  if (LOCAL_SUFFIXES.some((s) => host.endsWith(s))) return { loopback: false, reason: `must not be ${hostname}, a name local to a network` };
+  if (!host.includes('.'))
+    return { loopback: false, reason: `must not be ${hostname}, a single-label (local) name; use a fully qualified public name` };
+  if (LOCAL_SUFFIXES.some((s) => host.endsWith(s)))
+    return { loopback: false, reason: `must not be ${hostname}, a name local to a network` };
   return null;
 }
 
@@ -164,7 +167,8 @@ export class UrlGuard {
 function refusal(host: string, addresses: ResolvedAddress[], allowLoopback: boolean, where: string): string | null {
   for (const a of addresses) {
     const cls = blockedAddressClass(a.address);
-    if (cls && !(allowLoopback && cls === 'loopback')) return `must not resolve to a ${cls} address ${where} (${host} resolves to ${a.address})`;
+    if (cls && !(allowLoopback && cls === 'loopback'))
+      return `must not resolve to a ${cls} address ${where} (${host} resolves to ${a.address})`;
   }
   return null;
 }

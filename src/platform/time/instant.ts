@@ -26,7 +26,8 @@ export const MAX_INSTANT_YEAR = 9999;
 const LATEST_INSTANT_MS = Date.UTC(9999, 0, 1);
 
 /** What an instant must look like, for messages and the OpenAPI description. */
-export const INSTANT_TEXT = 'an ISO 8601 date-time with a timezone offset (YYYY-MM-DDTHH:MM[:SS[.sss]] then Z or ±HH:MM; a real date from 1970 to 9998, no leap second)';
+export const INSTANT_TEXT =
+  'an ISO 8601 date-time with a timezone offset (YYYY-MM-DDTHH:MM[:SS[.sss]] then Z or ±HH:MM; a real date from 1970 to 9998, no leap second)';
 
 const daysIn = (year: number, month: number) =>
   month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;

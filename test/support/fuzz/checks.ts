@@ -27,9 +27,29 @@ const CODE_RE = /\b(KS\d{3}|MEETING_\d{3})\b/g;
  * booking business codes), written out here so the test needs no copy of the spec.
  */
 export const SPEC_ERROR_CODES = [
-  'KS001', 'KS002', 'KS003', 'KS004', 'KS005', 'KS006', 'KS012', 'KS036', 'KS072', 'KS221', 'KS223', 'KS234',
-  'MEETING_003', 'MEETING_004', 'MEETING_005', 'MEETING_006', 'MEETING_011', 'MEETING_039', 'MEETING_040', 'MEETING_041',
-  'MEETING_042', 'MEETING_043', 'MEETING_049',
+  'KS001',
+  'KS002',
+  'KS003',
+  'KS004',
+  'KS005',
+  'KS006',
+  'KS012',
+  'KS036',
+  'KS072',
+  'KS221',
+  'KS223',
+  'KS234',
+  'MEETING_003',
+  'MEETING_004',
+  'MEETING_005',
+  'MEETING_006',
+  'MEETING_011',
+  'MEETING_039',
+  'MEETING_040',
+  'MEETING_041',
+  'MEETING_042',
+  'MEETING_043',
+  'MEETING_049',
 ];
 
 /** Documented codes: the spec's tables, the service's docs (docs/*.md), its error catalogue (src/platform/errors.ts) and its OpenAPI text. */
@@ -87,7 +107,9 @@ const maxId = (rows: { id: string }[]) => rows.reduce((m, r) => (r.id > m ? r.id
  * PIN lock works (spec: "PIN locked").
  */
 export async function stateSnapshot(db: Kysely<Database>): Promise<StateSnapshot> {
-  const meetings = (await db.selectFrom('meetings').selectAll().orderBy('id').execute()).map(({ pin_failures: _pinFailures, ...rest }) => rest);
+  const meetings = (await db.selectFrom('meetings').selectAll().orderBy('id').execute()).map(
+    ({ pin_failures: _pinFailures, ...rest }) => rest,
+  );
   const events = await db.selectFrom('events').selectAll().orderBy('id').execute();
   const deliveries = await db.selectFrom('deliveries').selectAll().orderBy('id').execute();
   const part = (rows: any[]) => ({ count: rows.length, maxId: maxId(rows), hash: hash(rows) });
@@ -110,30 +132,41 @@ export interface Verdict {
 const ENVELOPE_KEYS = new Set(['code', 'success', 'message', 'data']);
 
 /** The properties of one response that need no state: no 5xx, the error envelope, the 2xx schema. */
-export function checkResponse(op: Operation, req: FuzzRequest, res: HttpResult, codes: Set<string>, schemas: ResponseSchemas): Verdict | null {
+export function checkResponse(
+  op: Operation,
+  req: FuzzRequest,
+  res: HttpResult,
+  codes: Set<string>,
+  schemas: ResponseSchemas,
+): Verdict | null {
   const s = res.status;
   const text = res.text.slice(0, 400);
   if (s >= 500) return { kind: `${s}`, detail: `${s} ${text}` };
   if (s >= 400) {
     // The hosted payment page answers a human with HTML, also for a missing page.
     if (op.html && /text\/html/.test(res.headers.get('content-type') ?? '')) return null;
-    if (!/application\/json/.test(res.headers.get('content-type') ?? '')) return { kind: 'envelope', detail: `${s} content-type ${res.headers.get('content-type')} ${text}` };
+    if (!/application\/json/.test(res.headers.get('content-type') ?? ''))
+      return { kind: 'envelope', detail: `${s} content-type ${res.headers.get('content-type')} ${text}` };
     const b = res.body as any;
     if (!b || typeof b !== 'object' || Array.isArray(b)) return { kind: 'envelope', detail: `${s} not a JSON object: ${text}` };
     const extra = Object.keys(b).filter((k) => !ENVELOPE_KEYS.has(k));
     if (extra.length) return { kind: 'envelope', detail: `${s} extra keys ${extra.join(',')}: ${text}` };
     if (b.success !== false) return { kind: 'envelope', detail: `${s} success is ${JSON.stringify(b.success)}: ${text}` };
-    if (typeof b.code !== 'string' || !codes.has(b.code)) return { kind: 'code', detail: `${s} undocumented code ${JSON.stringify(b.code)}: ${text}` };
+    if (typeof b.code !== 'string' || !codes.has(b.code))
+      return { kind: 'code', detail: `${s} undocumented code ${JSON.stringify(b.code)}: ${text}` };
     if (b.code === 'KS001') {
-      if (!Array.isArray(b.message) || !b.message.length || b.message.some((m: unknown) => typeof m !== 'string' || !m)) return { kind: 'envelope', detail: `${s} KS001 message is not a non-empty array of strings: ${text}` };
-    } else if (typeof b.message !== 'string' && !Array.isArray(b.message)) return { kind: 'envelope', detail: `${s} message is ${typeof b.message}: ${text}` };
+      if (!Array.isArray(b.message) || !b.message.length || b.message.some((m: unknown) => typeof m !== 'string' || !m))
+        return { kind: 'envelope', detail: `${s} KS001 message is not a non-empty array of strings: ${text}` };
+    } else if (typeof b.message !== 'string' && !Array.isArray(b.message))
+      return { kind: 'envelope', detail: `${s} message is ${typeof b.message}: ${text}` };
     if ('data' in b && !(b.code === 'KS006')) return { kind: 'envelope', detail: `${s} ${b.code} carries data: ${text}` };
     return null;
   }
   if (s >= 200 && s < 300) {
     if (!op.hidden) {
       const documented = Object.keys(op.responses).filter((k) => /^2\d\d$/.test(k));
-      if (documented.length && !documented.includes(String(s))) return { kind: 'status', detail: `${s} is not a documented success status (${documented.join(',')}): ${text}` };
+      if (documented.length && !documented.includes(String(s)))
+        return { kind: 'status', detail: `${s} is not a documented success status (${documented.join(',')}): ${text}` };
     }
     const bad = schemas.check(op, s, res.body);
     if (bad) return { kind: 'schema', detail: `${s} does not match the response schema: ${bad} body: ${text}` };

@@ -21,30 +21,58 @@ export function examplesFor(w: World): Record<string, fc.Arbitrary<unknown>[]> {
   const k = w.known;
   const one = (xs: string[]) => fc.constantFrom(...(xs.length ? xs : ['ffffffffffffffffffffffff']));
   const day = fc.integer({ min: -1, max: 3 });
-  const slot = fc.tuple(day, fc.integer({ min: 6, max: 21 }), fc.constantFrom('00', '15', '30', '45'), fc.integer({ min: 1, max: 8 })).map(([d, h, m, quarters]) => {
-    const start = w.t(`${String(h).padStart(2, '0')}:${m}`, d);
-    const end = new Date(Date.parse(start) + quarters * 15 * 60_000).toISOString();
-    return { start, end };
-  });
+  const slot = fc
+    .tuple(day, fc.integer({ min: 6, max: 21 }), fc.constantFrom('00', '15', '30', '45'), fc.integer({ min: 1, max: 8 }))
+    .map(([d, h, m, quarters]) => {
+      const start = w.t(`${String(h).padStart(2, '0')}:${m}`, d);
+      const end = new Date(Date.parse(start) + quarters * 15 * 60_000).toISOString();
+      return { start, end };
+    });
   const pin = fc.constantFrom(...w.names.pin, '000000', '12345');
-  const attendees = fc.array(fc.record({ email: fc.constantFrom(...w.names.email, 'guest@partner.example'), type: fc.constantFrom('required', 'optional', 'resource') }), { maxLength: 3 });
-  const roomBooking = fc.record({
-    slot, room: one(k.room), title: fc.constantFrom('Fuzz', '', 'x'.repeat(300), '\u202Eevil'), attendees,
-    draft: fc.option(fc.boolean(), { nil: undefined }), organizerId: fc.option(one(k.user), { nil: undefined }),
-  }).map(({ slot: s, room, title, attendees: a, draft, organizerId }) => ({
-    meetingRoomId: room, title, startDateTime: s.start, endDateTime: s.end, attendees: a,
-    ...(draft !== undefined ? { draft } : {}), ...(organizerId ? { organizerId } : {}),
-  }));
-  const deskBooking = fc.record({ slot, desk: one(k.desk), period: fc.option(fc.constantFrom('morning', 'afternoon', 'allDay'), { nil: undefined }) })
-    .map(({ slot: s, desk, period }) => ({ deskId: desk, title: 'Fuzz desk', startDateTime: s.start, ...(period ? { timePeriod: period } : { endDateTime: s.end }) }));
+  const attendees = fc.array(
+    fc.record({
+      email: fc.constantFrom(...w.names.email, 'guest@partner.example'),
+      type: fc.constantFrom('required', 'optional', 'resource'),
+    }),
+    { maxLength: 3 },
+  );
+  const roomBooking = fc
+    .record({
+      slot,
+      room: one(k.room),
+      title: fc.constantFrom('Fuzz', '', 'x'.repeat(300), '\u202Eevil'),
+      attendees,
+      draft: fc.option(fc.boolean(), { nil: undefined }),
+      organizerId: fc.option(one(k.user), { nil: undefined }),
+    })
+    .map(({ slot: s, room, title, attendees: a, draft, organizerId }) => ({
+      meetingRoomId: room,
+      title,
+      startDateTime: s.start,
+      endDateTime: s.end,
+      attendees: a,
+      ...(draft !== undefined ? { draft } : {}),
+      ...(organizerId ? { organizerId } : {}),
+    }));
+  const deskBooking = fc
+    .record({ slot, desk: one(k.desk), period: fc.option(fc.constantFrom('morning', 'afternoon', 'allDay'), { nil: undefined }) })
+    .map(({ slot: s, desk, period }) => ({
+      deskId: desk,
+      title: 'Fuzz desk',
+      startDateTime: s.start,
+      ...(period ? { timePeriod: period } : { endDateTime: s.end }),
+    }));
   const action = fc.oneof(
     fc.constant({}),
     pin.map((pinCode) => ({ pinCode })),
     one(k.payment).map((paymentId) => ({ paymentId })),
   );
   const member = fc.record({
-    firstName: fc.constantFrom('Nina', 'N', '😀'), lastName: fc.constantFrom('Fuzz', ''), email: fc.option(fc.constantFrom(...w.names.email, 'new@example.com'), { nil: undefined }),
-    phone: fc.option(fc.constantFrom('02 555 0101', '+66812345600', 'abc'), { nil: undefined }), employeeId: fc.option(fc.constantFrom('E-200', 'E-900', ''), { nil: undefined }),
+    firstName: fc.constantFrom('Nina', 'N', '😀'),
+    lastName: fc.constantFrom('Fuzz', ''),
+    email: fc.option(fc.constantFrom(...w.names.email, 'new@example.com'), { nil: undefined }),
+    phone: fc.option(fc.constantFrom('02 555 0101', '+66812345600', 'abc'), { nil: undefined }),
+    employeeId: fc.option(fc.constantFrom('E-200', 'E-900', ''), { nil: undefined }),
     unitIds: fc.option(fc.subarray(['U-A-101', 'U-B-101', 'NOPE']), { nil: undefined }),
   });
   return {
@@ -64,8 +92,14 @@ export function examplesFor(w: World): Record<string, fc.Arbitrary<unknown>[]> {
     ],
     'POST /meetings': [roomBooking, deskBooking],
     'PATCH /meetings/{id}': [
-      fc.record({ slot, title: fc.option(fc.constantFrom('Renamed', ''), { nil: undefined }), pinCode: fc.option(pin, { nil: undefined }) })
-        .map(({ slot: s, title, pinCode }) => ({ startDateTime: s.start, endDateTime: s.end, ...(title !== undefined ? { title } : {}), ...(pinCode ? { pinCode } : {}) })),
+      fc
+        .record({ slot, title: fc.option(fc.constantFrom('Renamed', ''), { nil: undefined }), pinCode: fc.option(pin, { nil: undefined }) })
+        .map(({ slot: s, title, pinCode }) => ({
+          startDateTime: s.start,
+          endDateTime: s.end,
+          ...(title !== undefined ? { title } : {}),
+          ...(pinCode ? { pinCode } : {}),
+        })),
       fc.record({ title: fc.constantFrom('Renamed', 'x'), attendees }),
       slot.map((s) => ({ endDateTime: s.end })),
     ],
@@ -74,7 +108,13 @@ export function examplesFor(w: World): Record<string, fc.Arbitrary<unknown>[]> {
     'POST /meetings/{id}/check-out': [action],
     'PUT /partner/members/{externalUserId}': [member],
     'PUT /partner/members/{externalUserId}/credentials': [
-      fc.constantFrom({ cards: [{ cardNo: '1234567890' }] }, { cards: [] }, { face: null }, { cards: [{ cardNo: 'FFFFFFFF', cardCodeFormat: 'hex' }] }, { cards: Array.from({ length: 21 }, (_, i) => ({ cardNo: String(1000000000 + i) })) }),
+      fc.constantFrom(
+        { cards: [{ cardNo: '1234567890' }] },
+        { cards: [] },
+        { face: null },
+        { cards: [{ cardNo: 'FFFFFFFF', cardCodeFormat: 'hex' }] },
+        { cards: Array.from({ length: 21 }, (_, i) => ({ cardNo: String(1000000000 + i) })) },
+      ),
     ],
     'POST /ops/v1/clock': [
       fc.integer({ min: 1, max: 240 }).map((advanceMinutes) => ({ advanceMinutes })),
@@ -82,10 +122,19 @@ export function examplesFor(w: World): Record<string, fc.Arbitrary<unknown>[]> {
     ],
     'POST /ops/v1/apply': [fc.constant(null).map(() => fuzzSite()), fc.constant({ brands: [{ key: 'acme', name: 'Acme Estates' }] })],
     'POST /ops/v1/visitors/invites': [
-      fc.record({ slot, host: one(k.user), project: one(k.project), name: fc.constantFrom('Vera', '', '😀'), end: fc.boolean() })
-        .map(({ slot: s, host, project, name, end }) => ({ projectId: project, hostUserId: host, visitorName: name, startDateTime: s.start, endDateTime: end ? s.end : null })),
+      fc
+        .record({ slot, host: one(k.user), project: one(k.project), name: fc.constantFrom('Vera', '', '😀'), end: fc.boolean() })
+        .map(({ slot: s, host, project, name, end }) => ({
+          projectId: project,
+          hostUserId: host,
+          visitorName: name,
+          startDateTime: s.start,
+          endDateTime: end ? s.end : null,
+        })),
     ],
-    'POST /ops/v1/devices/{deviceId}/scans': [fc.constantFrom(...w.names.cardCode.map((cardCode) => ({ cardCode })), { licensePlate: '1กข 1234' }, { cardCode: '' })],
+    'POST /ops/v1/devices/{deviceId}/scans': [
+      fc.constantFrom(...w.names.cardCode.map((cardCode) => ({ cardCode })), { licensePlate: '1กข 1234' }, { cardCode: '' }),
+    ],
     'POST /ops/v1/payments/{paymentId}/settle': [fc.constantFrom({}, { eventId: 'evt-1' }, { eventId: 'evt-1', amount: 100 })],
     'POST /ops/v1/payments/{paymentId}/fail': [fc.constantFrom({}, { eventId: 'evt-2' })],
   };

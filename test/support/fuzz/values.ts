@@ -23,32 +23,123 @@ const ID_RE = /0-9a-f\]\{24\}/;
 
 const KB100 = 'x'.repeat(100 * 1024);
 export const hostileStrings: string[] = [
-  '', ' ', KB100, '\u0000', 'a\u0000b', '\u202Eevil\u202C', '😀'.repeat(50), '\uD800', '\uFFFF', 'null', 'undefined', 'true', '0', '-1',
-  "'; DROP TABLE meetings; --", '../../etc/passwd', '%00', '%', '<script>alert(1)</script>', '{{7*7}}', '${jndi:ldap://x}',
-  'Infinity', '-Infinity', 'NaN', '1e309', '-1e309', '9007199254740993', '0x10', '1_000', ' 1', '1 ', '+1', '1.5', '-0',
-  'a'.repeat(129), 'a'.repeat(513), 'ä'.repeat(1000), '\t\n\r', 'constructor', '__proto__', 'hasOwnProperty',
-  UNKNOWN_ID, 'FFFFFFFFFFFFFFFFFFFFFFFF', '000000000000000000000000', 'ffffffffffffffffffffffff0',
+  '',
+  ' ',
+  KB100,
+  '\u0000',
+  'a\u0000b',
+  '\u202Eevil\u202C',
+  '😀'.repeat(50),
+  '\uD800',
+  '\uFFFF',
+  'null',
+  'undefined',
+  'true',
+  '0',
+  '-1',
+  "'; DROP TABLE meetings; --",
+  '../../etc/passwd',
+  '%00',
+  '%',
+  '<script>alert(1)</script>',
+  '{{7*7}}',
+  '${jndi:ldap://x}',
+  'Infinity',
+  '-Infinity',
+  'NaN',
+  '1e309',
+  '-1e309',
+  '9007199254740993',
+  '0x10',
+  '1_000',
+  ' 1',
+  '1 ',
+  '+1',
+  '1.5',
+  '-0',
+  'a'.repeat(129),
+  'a'.repeat(513),
+  'ä'.repeat(1000),
+  '\t\n\r',
+  'constructor',
+  '__proto__',
+  'hasOwnProperty',
+  UNKNOWN_ID,
+  'FFFFFFFFFFFFFFFFFFFFFFFF',
+  '000000000000000000000000',
+  'ffffffffffffffffffffffff0',
 ];
 
 /** Impossible or edge-case instants (RFC 3339 grammar allows some of them). */
 export const impossibleDates: string[] = [
-  '2027-02-30T10:00:00Z', '2027-02-29T10:00:00+07:00', '2027-13-01T10:00:00Z', '2027-00-10T10:00:00Z', '2027-04-31T10:00:00Z',
-  '2027-01-01T24:00:00Z', '2027-01-01T24:00:00+07:00', '2030-12-31T23:59:60Z', '2027-06-30T23:59:60+07:00', '2027-01-01T23:60:00Z',
-  '0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '99999-01-01T00:00:00Z', '+275760-09-13T00:00:00Z', '9999-12-31T23:59:59Z',
-  '1969-12-31T23:59:59Z', '1900-01-01T00:00:00Z', '2027-01-01T10:00:00+24:00', '2027-01-01T10:00:00+14:01', '2027-01-01T10:00:00-12:59',
-  '2027-01-01T10:00:00', '2027-01-01', '2027-01-01T10:00Z', '2027-01-01T10:00+07:00', '2027-01-01T10:00:00.123456789Z',
-  '2027-01-01t10:00:00z', '2027-01-01 10:00:00Z', '20270101T100000Z', '2027-W01-1T10:00:00Z', 'tomorrow', 'now', '1700000000000',
+  '2027-02-30T10:00:00Z',
+  '2027-02-29T10:00:00+07:00',
+  '2027-13-01T10:00:00Z',
+  '2027-00-10T10:00:00Z',
+  '2027-04-31T10:00:00Z',
+  '2027-01-01T24:00:00Z',
+  '2027-01-01T24:00:00+07:00',
+  '2030-12-31T23:59:60Z',
+  '2027-06-30T23:59:60+07:00',
+  '2027-01-01T23:60:00Z',
+  '0000-01-01T00:00:00Z',
+  '0001-01-01T00:00:00Z',
+  '99999-01-01T00:00:00Z',
+  '+275760-09-13T00:00:00Z',
+  '9999-12-31T23:59:59Z',
+  '1969-12-31T23:59:59Z',
+  '1900-01-01T00:00:00Z',
+  '2027-01-01T10:00:00+24:00',
+  '2027-01-01T10:00:00+14:01',
+  '2027-01-01T10:00:00-12:59',
+  '2027-01-01T10:00:00',
+  '2027-01-01',
+  '2027-01-01T10:00Z',
+  '2027-01-01T10:00+07:00',
+  '2027-01-01T10:00:00.123456789Z',
+  '2027-01-01t10:00:00z',
+  '2027-01-01 10:00:00Z',
+  '20270101T100000Z',
+  '2027-W01-1T10:00:00Z',
+  'tomorrow',
+  'now',
+  '1700000000000',
 ];
 
 export const hugeNumbers: unknown[] = [
-  0, -1, -0, 1e308, -1e308, 9007199254740992, -9007199254740992, 2 ** 31, 2 ** 53 + 1, 1e21, 0.5, -0.0001, 3001, 1e-300, 100000000000,
+  0,
+  -1,
+  -0,
+  1e308,
+  -1e308,
+  9007199254740992,
+  -9007199254740992,
+  2 ** 31,
+  2 ** 53 + 1,
+  1e21,
+  0.5,
+  -0.0001,
+  3001,
+  1e-300,
+  100000000000,
 ];
 
 export const hostileAny: fc.Arbitrary<unknown> = fc.oneof(
   fc.constantFrom(...hostileStrings),
   fc.constantFrom(...impossibleDates),
   fc.constantFrom(...hugeNumbers),
-  fc.constantFrom(null, true, false, [], {}, [null], { '': 1 }, [[[[]]]], { __proto__: { polluted: 1 } }, { constructor: { prototype: { x: 1 } } }),
+  fc.constantFrom(
+    null,
+    true,
+    false,
+    [],
+    {},
+    [null],
+    { '': 1 },
+    [[[[]]]],
+    { __proto__: { polluted: 1 } },
+    { constructor: { prototype: { x: 1 } } },
+  ),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.double(),
   fc.integer(),
@@ -59,7 +150,22 @@ export const hostileAny: fc.Arbitrary<unknown> = fc.oneof(
 export const hostileQueryText: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(...hostileStrings),
   fc.constantFrom(...impossibleDates),
-  fc.constantFrom('Infinity', '-Infinity', 'NaN', '1e309', '-1e309', '1e308', '3001', '-1', '1.5', '9007199254740993', '', '[]', '{}', 'true'),
+  fc.constantFrom(
+    'Infinity',
+    '-Infinity',
+    'NaN',
+    '1e309',
+    '-1e309',
+    '1e308',
+    '3001',
+    '-1',
+    '1.5',
+    '9007199254740993',
+    '',
+    '[]',
+    '{}',
+    'true',
+  ),
   fc.string({ unit: 'binary', maxLength: 30 }),
 );
 
@@ -105,7 +211,9 @@ function dateTimeArb(pools: Pools): fc.Arbitrary<string> {
     { weight: 6, arbitrary: pools.instants.length ? fc.constantFrom(...pools.instants) : fc.constant(new Date().toISOString()) },
     {
       weight: 3,
-      arbitrary: fc.date({ min: new Date('1990-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString()),
+      arbitrary: fc
+        .date({ min: new Date('1990-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true })
+        .map((d) => d.toISOString()),
     },
     { weight: 1, arbitrary: fc.constantFrom(...impossibleDates) },
   );
@@ -114,7 +222,8 @@ function dateTimeArb(pools: Pools): fc.Arbitrary<string> {
 function stringArb(s: Schema, name: string, pools: Pools): fc.Arbitrary<string> {
   if (s.format === 'date-time') return dateTimeArb(pools);
   if (s.format === 'email') return fc.oneof(fc.constantFrom(...(pools.names.email ?? ['a@example.com'])), fc.emailAddress());
-  if (s.format === 'uri') return fc.oneof(fc.constantFrom('http://127.0.0.1:9/x', 'https://example.com/return', 'http://[::1]:9/'), fc.webUrl());
+  if (s.format === 'uri')
+    return fc.oneof(fc.constantFrom('http://127.0.0.1:9/x', 'https://example.com/return', 'http://[::1]:9/'), fc.webUrl());
   if (typeof s.pattern === 'string' && ID_RE.test(s.pattern)) return idArb(name, pools);
   const n = name.toLowerCase();
   const named: string[] = [];
@@ -141,8 +250,14 @@ function stringArb(s: Schema, name: string, pools: Pools): fc.Arbitrary<string> 
 }
 
 function numberArb(s: Schema, integer: boolean): fc.Arbitrary<number> {
-  let min = typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + (integer ? 1 : 1e-6) : -1000;
-  let max = typeof s.maximum === 'number' ? s.maximum : typeof s.exclusiveMaximum === 'number' ? s.exclusiveMaximum - (integer ? 1 : 1e-6) : min + 5000;
+  let min =
+    typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + (integer ? 1 : 1e-6) : -1000;
+  let max =
+    typeof s.maximum === 'number'
+      ? s.maximum
+      : typeof s.exclusiveMaximum === 'number'
+        ? s.exclusiveMaximum - (integer ? 1 : 1e-6)
+        : min + 5000;
   // Valid-ish values stay small (a valid clock advance should not run 100 years ahead).
   if (max - min > 100_000) max = min + 100_000;
   if (min > max) min = max;
@@ -221,7 +336,12 @@ export const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), at: fc.nat() }) },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant('add' as const), at: fc.nat(), key: fc.constantFrom('extra', '__proto__', 'constructor', '', 'x'.repeat(300)), value: hostileAny }),
+    arbitrary: fc.record({
+      kind: fc.constant('add' as const),
+      at: fc.nat(),
+      key: fc.constantFrom('extra', '__proto__', 'constructor', '', 'x'.repeat(300)),
+      value: hostileAny,
+    }),
   },
 );
 

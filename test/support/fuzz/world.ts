@@ -23,13 +23,26 @@ export const CLOSED_URL = 'http://127.0.0.1:9/hook';
 
 export function fuzzSite() {
   const doc = partnerSite() as any;
-  const cfg = (open: string, close: string) => everyDay(open, close, [], {
-    minimumLeadTime: { minutes: 0, hours: 0, days: 0 }, maxAdvanceBookingDays: 60, maxDurationMinutes: 900, bookMultipleDayRoom: false,
-  });
+  const cfg = (open: string, close: string) =>
+    everyDay(open, close, [], {
+      minimumLeadTime: { minutes: 0, hours: 0, days: 0 },
+      maxAdvanceBookingDays: 60,
+      maxDurationMinutes: 900,
+      bookMultipleDayRoom: false,
+    });
   doc.floors.push({ key: 'f12', zone: 'zA', name: '12F' });
   doc.rooms.push(
     { key: 'orchid', floor: 'f12', name: 'Orchid', capacity: 6, cleanupMinutes: 15, email: ROOM_MAIL, config: cfg('06:00:00', '23:00:00') },
-    { key: 'lotus', floor: 'f12', name: 'Lotus', capacity: 4, cleanupMinutes: 0, email: PAID_ROOM_MAIL, config: cfg('06:00:00', '23:00:00'), chargeRate: { perHour: 100, perDay: 0 } },
+    {
+      key: 'lotus',
+      floor: 'f12',
+      name: 'Lotus',
+      capacity: 4,
+      cleanupMinutes: 0,
+      email: PAID_ROOM_MAIL,
+      config: cfg('06:00:00', '23:00:00'),
+      chargeRate: { perHour: 100, perDay: 0 },
+    },
     { key: 'iris', floor: 'f12', name: 'Iris', capacity: 2, isPublic: false, config: cfg('06:00:00', '23:00:00') },
   );
   doc.desks = [
@@ -38,10 +51,15 @@ export function fuzzSite() {
   ];
   doc.accessGroups[0].devices.push({ key: 't2', name: 'Turnstile 2', kind: 'card-reader', cardFormat: 'hex' });
   doc.accessGroups[1].devices = [{ key: 'cam', name: 'Gate camera', kind: 'lpr-camera', location: { en: 'Gate', th: 'ประตู' } }];
-  doc.webhooks = [{
-    key: 'hook', project: 'tower', url: CLOSED_URL, secret: 'whsec-fuzz-0123456789abcdef0123456789abcdef',
-    events: ['ROOM_BOOK', 'ROOM_MODIFY', 'ROOM_CANCEL', 'DESK_BOOK', 'DESK_CANCEL', 'VMS_INVITE_SENT'],
-  }];
+  doc.webhooks = [
+    {
+      key: 'hook',
+      project: 'tower',
+      url: CLOSED_URL,
+      secret: 'whsec-fuzz-0123456789abcdef0123456789abcdef',
+      events: ['ROOM_BOOK', 'ROOM_MODIFY', 'ROOM_CANCEL', 'DESK_BOOK', 'DESK_CANCEL', 'VMS_INVITE_SENT'],
+    },
+  ];
   return doc;
 }
 
@@ -80,7 +98,10 @@ function ok(res: HttpResult, status = 200): any {
 
 export async function startWorld(): Promise<World> {
   // No background workers: the state a request leaves is the state the next snapshot sees.
-  const svc = await startTestService({ noWorkers: true, env: { PARTNER_RATE_LIMIT_PER_MINUTE: '1000000', TOKEN_FAILURES_PER_ADDRESS: '1000000' } });
+  const svc = await startTestService({
+    noWorkers: true,
+    env: { PARTNER_RATE_LIMIT_PER_MINUTE: '1000000', TOKEN_FAILURES_PER_ADDRESS: '1000000' },
+  });
   const ids = await applySite(svc, fuzzSite());
   const id = (key: string) => idOf(ids, key);
   const D = await dayAhead(svc, TZ, 2);
@@ -99,8 +120,15 @@ export async function startWorld(): Promise<World> {
   };
   await refreshTokens();
 
-  const book = async (body: Record<string, unknown>, token = tokens.alice) => ok(await svc.request('POST', '/meetings', { token, body }), 201);
-  const free = await book({ meetingRoomId: id('orchid'), title: 'Fuzz free', startDateTime: t('09:00'), endDateTime: t('10:00'), attendees: [{ email: 'bob@example.com', type: 'required' }] });
+  const book = async (body: Record<string, unknown>, token = tokens.alice) =>
+    ok(await svc.request('POST', '/meetings', { token, body }), 201);
+  const free = await book({
+    meetingRoomId: id('orchid'),
+    title: 'Fuzz free',
+    startDateTime: t('09:00'),
+    endDateTime: t('10:00'),
+    attendees: [{ email: 'bob@example.com', type: 'required' }],
+  });
   const paid = await book({ meetingRoomId: id('lotus'), title: 'Fuzz paid', startDateTime: t('10:00'), endDateTime: t('11:00') });
   const desk = await book({ deskId: id('d1'), title: 'Fuzz desk', startDateTime: t('07:00'), timePeriod: 'morning' });
   const later = await book({ meetingRoomId: id('orchid'), title: 'Fuzz later', startDateTime: t('12:00', 1), endDateTime: t('13:00', 1) });
@@ -113,24 +141,47 @@ export async function startWorld(): Promise<World> {
   await svc.services.jobs.drain();
   const deliveries = ok(await svc.ops('GET', `/ops/v1/webhooks/${id('hook')}/deliveries?limit=20`)) as any[];
 
-  const visitor = ok(await svc.ops('POST', '/ops/v1/visitors/invites', {
-    projectId: id('tower'), hostUserId: id('alice'), visitorName: 'Vera Visitor', startDateTime: t('09:00'), endDateTime: t('11:00'),
-  }), 201);
-  const member = ok(await svc.request('PUT', '/partner/members/crm-fuzz-1', {
-    token: tokens.partner, body: { firstName: 'Nina', lastName: 'Fuzz', email: 'nina@example.com', phone: '02 555 0101' },
-  }));
-  ok(await svc.request('PUT', '/partner/members/crm-fuzz-1/credentials', {
-    token: tokens.partner, body: { cards: [{ cardNo: '1234567890' }], face: face(3), faceConsentAt: t('06:00') },
-  }));
+  const visitor = ok(
+    await svc.ops('POST', '/ops/v1/visitors/invites', {
+      projectId: id('tower'),
+      hostUserId: id('alice'),
+      visitorName: 'Vera Visitor',
+      startDateTime: t('09:00'),
+      endDateTime: t('11:00'),
+    }),
+    201,
+  );
+  const member = ok(
+    await svc.request('PUT', '/partner/members/crm-fuzz-1', {
+      token: tokens.partner,
+      body: { firstName: 'Nina', lastName: 'Fuzz', email: 'nina@example.com', phone: '02 555 0101' },
+    }),
+  );
+  ok(
+    await svc.request('PUT', '/partner/members/crm-fuzz-1/credentials', {
+      token: tokens.partner,
+      body: { cards: [{ cardNo: '1234567890' }], face: face(3), faceConsentAt: t('06:00') },
+    }),
+  );
   const feed = ok(await svc.ops('POST', `/ops/v1/calendar-sync/rooms/${id('orchid')}/feed/rotate`));
   const feedUrl: string = feed.url ?? feed.feedUrl ?? '';
-  const calendar = ok(await svc.request('POST', '/ops/v1/calendar-sync/google/messages', {
-    raw: ical({ uid: 'fuzz-seed-1@google.com', start: t('17:00'), end: t('18:00'), rooms: [ROOM_MAIL] }),
-    token: OPS_TOKEN, headers: { 'content-type': 'text/calendar; charset=utf-8; method=REQUEST' },
-  }));
+  const calendar = ok(
+    await svc.request('POST', '/ops/v1/calendar-sync/google/messages', {
+      raw: ical({ uid: 'fuzz-seed-1@google.com', start: t('17:00'), end: t('18:00'), rooms: [ROOM_MAIL] }),
+      token: OPS_TOKEN,
+      headers: { 'content-type': 'text/calendar; charset=utf-8; method=REQUEST' },
+    }),
+  );
   await svc.services.jobs.drain();
 
-  const meetings = [free._id, paid._id, desk._id, later._id, gone._id, ...(calendar?.meetings ?? []).map((m: any) => m._id ?? m.meetingId).filter(Boolean)];
+  const meetings = [
+    free._id,
+    paid._id,
+    desk._id,
+    later._id,
+    gone._id,
+    ...(calendar?.meetings ?? []).map((m: any) => m._id ?? m.meetingId).filter(Boolean),
+  ];
   const known: Record<string, string[]> = {
     meeting: meetings,
     room: [id('orchid'), id('lotus'), id('iris'), id('uA101')],

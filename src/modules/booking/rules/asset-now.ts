@@ -58,7 +58,8 @@ export function assetNow<B extends AssetBooking>(input: AssetNowInput<B>): Asset
     if (current) return current.status === 'checked-in' ? 'checked-in' : 'booked';
     if (isClosedStatus(input.kind, input.status)) return 'closed';
     const cleaning = input.cleanupMinutes * 60_000;
-    if (cleaning > 0 && input.bookings.some((b) => CLEANED_AFTER.has(b.status) && b.end <= now && now < b.end + cleaning)) return 'cleaning';
+    if (cleaning > 0 && input.bookings.some((b) => CLEANED_AFTER.has(b.status) && b.end <= now && now < b.end + cleaning))
+      return 'cleaning';
     return isOpenAt(input.config, input.timeZone, now) ? 'free' : 'closed';
   })();
   return { state, current, next };
@@ -88,7 +89,9 @@ export function daySchedule(config: AssetConfig | null | undefined, timeZone: st
   const hours = dayHours(config, WEEKDAYS[day.weekday - 1]!);
   if (!hours) return { open: [], breaks: [] };
   const at = (minutes: number) =>
-    minutes >= 1440 ? nextLocalDayStart(day.toMillis(), timeZone) : day.set({ hour: Math.floor(minutes / 60), minute: minutes % 60 }).toMillis();
+    minutes >= 1440
+      ? nextLocalDayStart(day.toMillis(), timeZone)
+      : day.set({ hour: Math.floor(minutes / 60), minute: minutes % 60 }).toMillis();
   return {
     open: [{ start: at(hours.open), end: at(hours.close) }],
     breaks: hours.breaks.map((b) => ({ start: at(b.start), end: at(b.end) })),

@@ -23,14 +23,7 @@
  * from "free but not bookable".
  */
 import { IANAZone } from 'luxon';
-import {
-  dayHours,
-  WEEKDAYS,
-  type AssetConfig,
-  type DayHours,
-  type TimeRange,
-  type Weekday,
-} from './asset-config.js';
+import { dayHours, WEEKDAYS, type AssetConfig, type DayHours, type TimeRange, type Weekday } from './asset-config.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -45,14 +38,7 @@ export function truncateToMinute(ms: number): number {
 // Result types
 // ---------------------------------------------------------------------------
 
-export type RuleReason =
-  | 'INVALID_WINDOW'
-  | 'MULTI_DAY'
-  | 'OPERATING_HOURS'
-  | 'BREAK_TIME'
-  | 'MAX_DURATION'
-  | 'LEAD_TIME'
-  | 'ADVANCE_DAYS';
+export type RuleReason = 'INVALID_WINDOW' | 'MULTI_DAY' | 'OPERATING_HOURS' | 'BREAK_TIME' | 'MAX_DURATION' | 'LEAD_TIME' | 'ADVANCE_DAYS';
 export type RefusalReason = RuleReason | 'CONFLICT';
 
 /** The (minute-truncated) window that was accepted. */
@@ -216,7 +202,7 @@ function offsetChangeBefore(zone: IANAZone, a: number, limit: number, offset: nu
 /** Splits a minute-aligned window into local-date / constant-offset pieces. */
 function localParts(zone: IANAZone, start: number, end: number): LocalPart[] {
   const parts: LocalPart[] = [];
-  for (let a = start; a < end; ) {
+  for (let a = start; a < end;) {
     const offset = offsetAt(zone, a);
     const wall = a + offset;
     const day = Math.floor(wall / DAY);
@@ -234,9 +220,7 @@ function localParts(zone: IANAZone, start: number, end: number): LocalPart[] {
 // ---------------------------------------------------------------------------
 
 type WallClockViolation =
-  | { reason: 'MULTI_DAY' }
-  | { reason: 'OPERATING_HOURS'; date: string }
-  | { reason: 'BREAK_TIME'; date: string; breakTime: TimeRange };
+  { reason: 'MULTI_DAY' } | { reason: 'OPERATING_HOURS'; date: string } | { reason: 'BREAK_TIME'; date: string; breakTime: TimeRange };
 
 interface WallClockContext {
   zone: IANAZone;
@@ -310,12 +294,7 @@ function multiDayViolation(
   return firstBreakHit(ctx, head) ?? firstBreakHit(ctx, tail);
 }
 
-function wallClockViolation(
-  input: ConfigRulesInput,
-  start: number,
-  end: number,
-  zone: IANAZone,
-): WallClockViolation | null {
+function wallClockViolation(input: ConfigRulesInput, start: number, end: number, zone: IANAZone): WallClockViolation | null {
   const config = input.config ?? {};
   const ctx: WallClockContext = {
     zone,
@@ -358,9 +337,7 @@ function advanceDaysViolation(config: AssetConfig, zone: IANAZone, start: number
   const max = config.maxAdvanceBookingDays;
   if (typeof max !== 'number' || !Number.isFinite(max) || max < 0) return null;
   const lastDay = localDayOf(zone, now) + Math.floor(max);
-  return localDayOf(zone, start) > lastDay
-    ? { reason: 'ADVANCE_DAYS' as const, lastBookableDate: isoDate(lastDay) }
-    : null;
+  return localDayOf(zone, start) > lastDay ? { reason: 'ADVANCE_DAYS' as const, lastBookableDate: isoDate(lastDay) } : null;
 }
 
 // ---------------------------------------------------------------------------
@@ -446,7 +423,7 @@ export interface TimePeriodInput {
 /** The span of breaks around noon: every break that touches 12:00 or, transitively, another one. */
 function noonBreakBlock(h: DayHours): { start: number; end: number } {
   const block = { start: NOON, end: NOON };
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const b of h.breaks) {
       if (b.start <= block.end && b.end >= block.start && (b.start < block.start || b.end > block.end)) {

@@ -12,7 +12,11 @@ export interface KnownActor {
   app: boolean;
 }
 
-export function historyActor(by: string, source: string, known: ReadonlyMap<string, KnownActor>): { actorKind: HistoryActorKind; actorName: string | null } {
+export function historyActor(
+  by: string,
+  source: string,
+  known: ReadonlyMap<string, KnownActor>,
+): { actorKind: HistoryActorKind; actorName: string | null } {
   if (by === 'ops') return { actorKind: 'staff', actorName: null };
   if (by === 'system') return { actorKind: 'system', actorName: null };
   if (by === 'calendar') return { actorKind: 'calendar', actorName: null };

@@ -68,7 +68,8 @@ export function noPinMessage(action: Action, caller: Caller): string {
  */
 function pinRefusal(m: MeetingFacts, caller: Caller, action: Action): ServiceError | null {
   if (caller.pinMatches === undefined) return refuse(404, 'MEETING_003', noPinMessage(action, caller));
-  if (pinLocked(m)) return refuse(429, 'MEETING_039', 'The pinCode is locked after repeated wrong attempts until the organizer sets a new one');
+  if (pinLocked(m))
+    return refuse(429, 'MEETING_039', 'The pinCode is locked after repeated wrong attempts until the organizer sets a new one');
   if (!caller.pinMatches) return refuse(404, 'MEETING_042', 'Wrong pinCode');
   return null;
 }
@@ -91,7 +92,11 @@ export function checkInRefusal(
     const opensAt = m.start - ctx.preStartMinutes * 60_000;
     if (ctx.now < opensAt) {
       const minutes = Math.ceil((opensAt - ctx.now) / 60_000);
-      return refuse(409, 'MEETING_040', `Check-in opens in ${minutes} minute${minutes === 1 ? '' : 's'}, ${ctx.preStartMinutes} minutes before the start`);
+      return refuse(
+        409,
+        'MEETING_040',
+        `Check-in opens in ${minutes} minute${minutes === 1 ? '' : 's'}, ${ctx.preStartMinutes} minutes before the start`,
+      );
     }
   } else if (localDate(ctx.now, ctx.timeZone) !== localDate(m.start, ctx.timeZone)) {
     return refuse(409, 'MEETING_041', `Check-in is open only on the day of the booking (${localDate(m.start, ctx.timeZone)})`);
@@ -103,7 +108,11 @@ export function checkInRefusal(
 /** Refusals of POST /meetings/{id}/cancel: only unpaid or active bookings, by organizer, admin or PIN holder. */
 export function cancelRefusal(m: MeetingFacts, caller: Caller, now: number): ServiceError | null {
   if (m.status !== 'active' && m.status !== 'unpaid') {
-    return refuse(409, 'MEETING_011', `A ${m.status} booking cannot be cancelled${m.status === 'checked-in' ? '; check out to end it' : ''}`);
+    return refuse(
+      409,
+      'MEETING_011',
+      `A ${m.status} booking cannot be cancelled${m.status === 'checked-in' ? '; check out to end it' : ''}`,
+    );
   }
   if (now >= m.end) return refuse(409, 'MEETING_011', 'This booking has already ended');
   if (caller.isOrganizer || caller.isProjectAdmin) return null;

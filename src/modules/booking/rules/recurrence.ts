@@ -36,7 +36,8 @@ function parseUntil(value: string, timeZone: string): number | null {
   }
   const dateTime = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value);
   // The request instants' grammar decides (a real date, no leap second, no 25:00).
-  if (dateTime) return tryParseInstant(`${dateTime[1]}-${dateTime[2]}-${dateTime[3]}T${dateTime[4]}:${dateTime[5]}:${dateTime[6]}Z`) ?? null;
+  if (dateTime)
+    return tryParseInstant(`${dateTime[1]}-${dateTime[2]}-${dateTime[3]}T${dateTime[4]}:${dateTime[5]}:${dateTime[6]}Z`) ?? null;
   return null;
 }
 

@@ -44,8 +44,10 @@ export function conflictMessage(c: BusyInterval, timeZone: string, asset: string
   const end = truncateToMinute(window.end);
   if (start < c.end && c.start < end) return `The ${asset} is booked ${booked} (${timeZone})`;
   if (end <= c.start) {
-    return `This booking's own cleaning time (${cleanup / 60_000} minutes, until ${hm(end + cleanup, timeZone)}) runs into ` +
-      `the ${asset}'s booking ${booked} (${timeZone})`;
+    return (
+      `This booking's own cleaning time (${cleanup / 60_000} minutes, until ${hm(end + cleanup, timeZone)}) runs into ` +
+      `the ${asset}'s booking ${booked} (${timeZone})`
+    );
   }
   return heldForCleaning;
 }

@@ -82,8 +82,14 @@ export function decide(m: MessageFacts, booking: BookingFacts | null): Step {
     }
     default: {
       // REPLY: only the room declining its own copy changes anything.
-      if (m.roomPartstat === 'DECLINED' && booking && !isTerminal(booking.status)) return { kind: 'withdraw', reason: REASONS.roomDeclined };
-      return { kind: 'answer', outcome: 'ignored', accepted: booking !== null && !isTerminal(booking.status), reason: booking ? null : REASONS.deleted };
+      if (m.roomPartstat === 'DECLINED' && booking && !isTerminal(booking.status))
+        return { kind: 'withdraw', reason: REASONS.roomDeclined };
+      return {
+        kind: 'answer',
+        outcome: 'ignored',
+        accepted: booking !== null && !isTerminal(booking.status),
+        reason: booking ? null : REASONS.deleted,
+      };
     }
   }
 }
@@ -104,7 +110,8 @@ export function organizerRefusal(f: OrganizerFacts): string | null {
   if (f.invitedBy === null) return REASONS.noOrganizer;
   if (!o) return `${f.invitedBy} is not a user of ${f.projectName}`;
   if (!o.member && !o.brandStaff) return `${o.email ?? f.invitedBy} is not a member of ${f.projectName}`;
-  if (!mayBookPrivately({ assetIsPublic: f.roomIsPublic, membership: o.member, brandStaff: o.brandStaff })) return `${f.roomName} is private to the members of ${f.projectName}`;
+  if (!mayBookPrivately({ assetIsPublic: f.roomIsPublic, membership: o.member, brandStaff: o.brandStaff }))
+    return `${f.roomName} is private to the members of ${f.projectName}`;
   if (o.blocked) return 'The organizer has been blocked from booking by an administrator';
   return null;
 }
@@ -133,7 +140,10 @@ export function bookingRefusal(r: BookingRefusals): string | null {
  * A new invitation's verdict given its refusal (null: none): booked; or rejected and kept
  * as a `rejected` meeting for its organizer; or, with no organizer to hold it, only declined.
  */
-export function newInvitation(refusal: string | null, hasOrganizer: boolean): { kind: 'book' } | { kind: 'reject'; store: boolean; reason: string } {
+export function newInvitation(
+  refusal: string | null,
+  hasOrganizer: boolean,
+): { kind: 'book' } | { kind: 'reject'; store: boolean; reason: string } {
   if (refusal === null) return { kind: 'book' };
   return { kind: 'reject', store: hasOrganizer, reason: refusal };
 }
@@ -183,7 +193,11 @@ export function planMove(f: MoveFacts): MovePlan {
  */
 export function afterWindowCheck(plan: MovePlan, booked: Span, refusal: string | null, timeZone: string): MovePlan {
   if (refusal === null) return plan.kind === 'moveEnd' ? { ...plan, check: false } : plan;
-  if (plan.kind === 'moveEnd') return { kind: 'refuse', reason: `The end cannot move to ${describeWindow({ start: booked.start, end: plan.end }, timeZone)}: ${refusal}` };
+  if (plan.kind === 'moveEnd')
+    return {
+      kind: 'refuse',
+      reason: `The end cannot move to ${describeWindow({ start: booked.start, end: plan.end }, timeZone)}: ${refusal}`,
+    };
   if (plan.kind === 'move') return { kind: 'cancel', reason: refusal };
   return plan;
 }
@@ -213,7 +227,8 @@ export function planDropOccurrence(f: { occurrences: Occurrence[]; originalStart
   if (!occ) return { kind: 'answer', outcome: 'unchanged', accepted: true, reason: null };
   if (f.occurrences.every((o) => o.id === occ.id)) return { kind: 'withdraw' };
   const isCurrent = currentOccurrence(f.occurrences, f.now)?.id === occ.id;
-  if (isCurrent && f.status === 'checked-in') return { kind: 'answer', outcome: 'refused', accepted: false, reason: 'The occurrence is in progress; end it at the room' };
+  if (isCurrent && f.status === 'checked-in')
+    return { kind: 'answer', outcome: 'refused', accepted: false, reason: 'The occurrence is in progress; end it at the room' };
   return { kind: 'drop', occurrence: occ, isCurrent };
 }
 
@@ -228,15 +243,31 @@ export type OccurrenceMovePlan =
  * unchanged; the one in progress of a checked-in series → refused; overlapping another
  * occurrence of the series → refused.
  */
-export function planMoveOccurrence(f: { occurrences: Occurrence[]; originalStart: number; cancelled: boolean; to: Span; status: string; now: number }): OccurrenceMovePlan {
+export function planMoveOccurrence(f: {
+  occurrences: Occurrence[];
+  originalStart: number;
+  cancelled: boolean;
+  to: Span;
+  status: string;
+  now: number;
+}): OccurrenceMovePlan {
   const occ = f.occurrences.find((o) => o.start === f.originalStart);
   if (!occ) return { kind: 'answer', outcome: 'refused', accepted: false, reason: 'That occurrence is not part of the booked series' };
   if (f.cancelled) return { kind: 'drop' };
   const { to } = f;
-  if (to.start === occ.start && to.end === occ.end) return { kind: 'answer', outcome: 'unchanged', accepted: true, reason: null, window: occ };
+  if (to.start === occ.start && to.end === occ.end)
+    return { kind: 'answer', outcome: 'unchanged', accepted: true, reason: null, window: occ };
   const isCurrent = currentOccurrence(f.occurrences, f.now)?.id === occ.id;
-  if (isCurrent && f.status === 'checked-in') return { kind: 'answer', outcome: 'refused', accepted: false, reason: 'The occurrence is in progress; its start cannot move' };
+  if (isCurrent && f.status === 'checked-in')
+    return { kind: 'answer', outcome: 'refused', accepted: false, reason: 'The occurrence is in progress; its start cannot move' };
   const overlapsOwn = f.occurrences.some((o) => o.id !== occ.id && o.start < to.end && to.start < o.end);
-  if (overlapsOwn) return { kind: 'answer', outcome: 'refused', accepted: false, reason: 'The moved occurrence would overlap another occurrence of the series', window: to };
+  if (overlapsOwn)
+    return {
+      kind: 'answer',
+      outcome: 'refused',
+      accepted: false,
+      reason: 'The moved occurrence would overlap another occurrence of the series',
+      window: to,
+    };
   return { kind: 'move', occurrence: occ, to, isCurrent };
 }

@@ -65,7 +65,9 @@ export function describeWindow(w: { start: number; end: number }, timeZone: stri
   const s = DateTime.fromMillis(w.start, { zone: timeZone }).setLocale('en-US');
   const e = DateTime.fromMillis(w.end, { zone: timeZone }).setLocale('en-US');
   const sameDay = s.hasSame(e, 'day');
-  return sameDay ? `${s.toFormat('d MMM yyyy HH:mm')}–${e.toFormat('HH:mm')}` : `${s.toFormat('d MMM yyyy HH:mm')} – ${e.toFormat('d MMM yyyy HH:mm')}`;
+  return sameDay
+    ? `${s.toFormat('d MMM yyyy HH:mm')}–${e.toFormat('HH:mm')}`
+    : `${s.toFormat('d MMM yyyy HH:mm')} – ${e.toFormat('d MMM yyyy HH:mm')}`;
 }
 
 export const REASONS = {

@@ -28,14 +28,20 @@ export function checkCommand(cmd: WireCommand, deviceKind: string): CommandCheck
     const isJpeg = bytes.subarray(0, 3).equals(JPEG) && cmd.face.mime === 'image/jpeg';
     if (!isPng && !isJpeg) return { ok: false, message: 'face photo is not a JPEG or PNG image the device can read' };
     if (bytes.length > DEVICE_FACE_MAX_BYTES) {
-      return { ok: false, message: `face photo is ${Math.ceil(bytes.length / 1024)} KB; the device takes at most ${DEVICE_FACE_MAX_BYTES / 1024} KB` };
+      return {
+        ok: false,
+        message: `face photo is ${Math.ceil(bytes.length / 1024)} KB; the device takes at most ${DEVICE_FACE_MAX_BYTES / 1024} KB`,
+      };
     }
     const header = imageHeader(bytes);
     if (!header) return { ok: false, message: 'face photo header cannot be read' };
     if (header.progressive) return { ok: false, message: 'face photo is a progressive JPEG; the device takes baseline JPEG only' };
     const limits = faceLimitsFor(deviceKind);
     if (limits && (header.width > limits.width || header.height > limits.height)) {
-      return { ok: false, message: `face photo is ${header.width}x${header.height} pixels; the device takes at most ${limits.width}x${limits.height}` };
+      return {
+        ok: false,
+        message: `face photo is ${header.width}x${header.height} pixels; the device takes at most ${limits.width}x${limits.height}`,
+      };
     }
   }
   for (const c of cmd.cards ?? []) {

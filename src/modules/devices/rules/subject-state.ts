@@ -58,7 +58,6 @@ export function sameState(a: SubjectState | null | undefined, b: SubjectState | 
   return !!a && !!b && stateJson(a) === stateJson(b);
 }
 
-
 export function subjectKey(s: SubjectRef): string {
   return `${s.kind}:${s.id}`;
 }

@@ -114,8 +114,12 @@ export function decodeFace(input: string): FaceDecode {
   if (startsWithCi(input.trimStart(), 'data:')) {
     const s = input.trimStart();
     const comma = s.indexOf(',', 0);
-    if (comma < 0 || comma > MAX_HEADER) return fail('malformed data URI: expected data:image/jpeg;base64,... or data:image/png;base64,...');
-    const params = s.slice(5, comma).split(';').map((p) => p.trim().toLowerCase());
+    if (comma < 0 || comma > MAX_HEADER)
+      return fail('malformed data URI: expected data:image/jpeg;base64,... or data:image/png;base64,...');
+    const params = s
+      .slice(5, comma)
+      .split(';')
+      .map((p) => p.trim().toLowerCase());
     if (params[params.length - 1] !== 'base64') return fail('the data URI must be base64 (data:image/...;base64,...)');
     const media = DATA_URI_TYPES[params[0]];
     if (!media) return fail(`unsupported image type '${params[0]}'; use JPEG or PNG`);

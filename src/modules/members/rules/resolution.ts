@@ -53,7 +53,10 @@ export function resolveMember(c: Candidates): Resolution {
     const managedAs = c.linkOf.get(hit);
     return {
       kind: 'conflict',
-      conflict: managedAs !== undefined && managedAs !== c.externalUserId ? { conflictKey: key, linkedExternalUserId: managedAs } : { conflictKey: key },
+      conflict:
+        managedAs !== undefined && managedAs !== c.externalUserId
+          ? { conflictKey: key, linkedExternalUserId: managedAs }
+          : { conflictKey: key },
     };
   }
   if (target && matchedBy) return { kind: 'existing', userId: target, matchedBy };
@@ -73,4 +76,3 @@ export function pickUnit<R>(rooms: readonly R[]): UnitPick<R> {
 export function residentRole(othersInUnit: number): 'owner' | 'participant' {
   return othersInUnit === 0 ? 'owner' : 'participant';
 }
-

@@ -11,10 +11,7 @@
  *   never comes back (docs/decisions.md), so the money goes back.
  */
 export type Settlement =
-  | { action: 'already-settled' }
-  | { action: 'refuse'; status: string }
-  | { action: 'settle' }
-  | { action: 'refund'; lapseFirst: boolean };
+  { action: 'already-settled' } | { action: 'refuse'; status: string } | { action: 'settle' } | { action: 'refund'; lapseFirst: boolean };
 
 export function settlementDecision(p: { status: string; expiresAt: number }, meetingStatus: string, now: number): Settlement {
   if (p.status === 'settled') return { action: 'already-settled' };

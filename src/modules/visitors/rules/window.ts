@@ -46,7 +46,10 @@ export function scanDecision(i: Pick<InviteFacts, 'startAt' | 'endAt' | 'cancell
  * code) the scan is about: one valid now; else the next one to become valid;
  * else the most recent (latest start). Undefined when there are none.
  */
-export function pickInvite<T extends Pick<InviteFacts, 'startAt' | 'endAt' | 'cancelledAt'>>(candidates: readonly T[], now: number): T | undefined {
+export function pickInvite<T extends Pick<InviteFacts, 'startAt' | 'endAt' | 'cancelledAt'>>(
+  candidates: readonly T[],
+  now: number,
+): T | undefined {
   const valid = candidates.filter((c) => scanDecision(c, now).granted).sort((a, b) => a.endAt - b.endAt);
   if (valid[0]) return valid[0];
   const upcoming = candidates.filter((c) => c.cancelledAt === null && c.startAt > now).sort((a, b) => a.startAt - b.startAt);

@@ -242,9 +242,25 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   for (const table of [
-    'settings', 'tokens', 'token_families', 'promo_codes', 'webhooks', 'app_access_groups', 'devices',
-    'access_groups', 'app_links', 'app_projects', 'apps', 'memberships', 'users', 'desks', 'rooms',
-    'floors', 'zones', 'projects', 'brands',
+    'settings',
+    'tokens',
+    'token_families',
+    'promo_codes',
+    'webhooks',
+    'app_access_groups',
+    'devices',
+    'access_groups',
+    'app_links',
+    'app_projects',
+    'apps',
+    'memberships',
+    'users',
+    'desks',
+    'rooms',
+    'floors',
+    'zones',
+    'projects',
+    'brands',
   ]) {
     await db.schema.dropTable(table).ifExists().execute();
   }

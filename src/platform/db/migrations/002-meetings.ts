@@ -8,7 +8,10 @@
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable('projects').addColumn('max_hold_ms', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('projects')
+    .addColumn('max_hold_ms', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   // The user an app books as when it books with its own (non-delegated) token.
   await db.schema.alterTable('apps').addColumn('service_user_id', 'text').execute();
 

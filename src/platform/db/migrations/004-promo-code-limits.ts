@@ -10,7 +10,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('promo_codes').addColumn('valid_from', 'bigint').execute();
   await db.schema.alterTable('promo_codes').addColumn('valid_until', 'bigint').execute();
   await db.schema.alterTable('promo_codes').addColumn('max_uses', 'integer').execute();
-  await db.schema.alterTable('promo_codes').addColumn('used_count', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('promo_codes')
+    .addColumn('used_count', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

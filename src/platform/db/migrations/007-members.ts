@@ -87,5 +87,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['rate_limits', 'access_changes', 'faces', 'cards', 'unit_residents', 'member_groups']) await db.schema.dropTable(t).execute();
+  for (const t of ['rate_limits', 'access_changes', 'faces', 'cards', 'unit_residents', 'member_groups'])
+    await db.schema.dropTable(t).execute();
 }

@@ -18,7 +18,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('devices').addColumn('location_en', 'text').execute();
   await db.schema.alterTable('devices').addColumn('location_th', 'text').execute();
   await db.schema.alterTable('devices').addColumn('card_format', 'text').execute();
-  await db.schema.alterTable('access_changes').addColumn('subject_kind', 'text', (c) => c.notNull().defaultTo('member')).execute();
+  await db.schema
+    .alterTable('access_changes')
+    .addColumn('subject_kind', 'text', (c) => c.notNull().defaultTo('member'))
+    .execute();
 
   await db.schema
     .createTable('device_state')
@@ -62,7 +65,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('device_commands_seq_idx').on('device_commands').columns(['device_id', 'seq']).unique().execute();
   await db.schema.createIndex('device_commands_queue_idx').on('device_commands').columns(['device_id', 'status', 'seq']).execute();
-  await db.schema.createIndex('device_commands_subject_idx').on('device_commands').columns(['device_id', 'subject_kind', 'subject_id', 'status']).execute();
+  await db.schema
+    .createIndex('device_commands_subject_idx')
+    .on('device_commands')
+    .columns(['device_id', 'subject_kind', 'subject_id', 'status'])
+    .execute();
 
   await db.schema
     .createTable('device_enrollments')
@@ -116,7 +123,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['visitor_entries', 'visitor_invites', 'device_enrollments', 'device_commands', 'device_targets', 'device_state']) await db.schema.dropTable(t).execute();
+  for (const t of ['visitor_entries', 'visitor_invites', 'device_enrollments', 'device_commands', 'device_targets', 'device_state'])
+    await db.schema.dropTable(t).execute();
   await db.schema.alterTable('access_changes').dropColumn('subject_kind').execute();
   for (const c of ['card_format', 'location_th', 'location_en']) await db.schema.alterTable('devices').dropColumn(c).execute();
 }
