@@ -35,7 +35,7 @@ import { createVisitors, type VisitorAccessSource, type VisitorService } from '.
 import { UrlGuard } from './platform/net/url-guard.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
 import { OpsTokenFailures } from './platform/http/authenticate.js';
-import { ChangeFeed } from './platform/changes/change-feed.js';
+import { ChangeFeed, type ChangeSource } from './platform/changes/change-feed.js';
 
 export interface Services {
   config: Config;
@@ -259,6 +259,30 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
   return { devices, site, members, visitors };
 }
 
+/** Token grants and principals; its purge job on the runner. */
+function createAuthOn(p: Platform) {
+  const { config } = p;
+  const auth = createAuth({
+    db: p.storage.db,
+    env: config.env,
+    lifetimes: config.tokens,
+    realClock: p.realClock,
+    callerCacheMs: config.callerCacheMs,
+    tokenFailures: config.tokenFailures,
+  });
+  p.jobs.register(auth.purgeJob);
+  return auth;
+}
+
+/** The console's live changes: one poller per instance over every module's change source. */
+function createChangeFeed(p: Platform, sources: ChangeSource[]): ChangeFeed {
+  return new ChangeFeed({
+    sources,
+    clockMark: () => p.sandboxClock.state().offsetMs,
+    onError: (err) => p.onError(err, { job: 'change-feed' }),
+  });
+}
+
 export async function createServices(
   config: Config,
   storage: Storage,
@@ -267,15 +291,7 @@ export async function createServices(
 ): Promise<Services> {
   const p = await createPlatform(config, storage, realClock, options);
   const { clock, sandboxClock, secretBox, jobs, onError } = p;
-  const auth = createAuth({
-    db: storage.db,
-    env: config.env,
-    lifetimes: config.tokens,
-    realClock,
-    callerCacheMs: config.callerCacheMs,
-    tokenFailures: config.tokenFailures,
-  });
-  jobs.register(auth.purgeJob);
+  const auth = createAuthOn(p);
   const { catalogue, webhooks, lifecycle, booking, payments } = createBookingCore(p);
   const { devices, site, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
   const calendar = createCalendarSync({
@@ -287,16 +303,12 @@ export async function createServices(
     clock,
     publicBaseUrl: () => config.publicBaseUrl,
   });
-  const changeFeed = new ChangeFeed({
-    sources: [
-      { kind: 'meeting', ...booking.changeSource },
-      { kind: 'delivery', changedSince: (t, n) => webhooks.webhooks.changedSince(t, n), latest: () => webhooks.webhooks.lastChangeAt() },
-      devices.changes,
-      visitors.changes,
-    ],
-    clockMark: () => sandboxClock.state().offsetMs,
-    onError: (err) => onError(err, { job: 'change-feed' }),
-  });
+  const changeFeed = createChangeFeed(p, [
+    { kind: 'meeting', ...booking.changeSource },
+    { kind: 'delivery', changedSince: (t, n) => webhooks.webhooks.changedSince(t, n), latest: () => webhooks.webhooks.lastChangeAt() },
+    devices.changes,
+    visitors.changes,
+  ]);
   const { transport: deviceTransport, sync: deviceSync } = devices;
   return {
     config,

@@ -91,34 +91,7 @@ function InviteForm({ projectId, date, tz, onCreated }: { projectId: string; dat
           <span>{t('email')}</span>
           <input type="email" value={f.visitorEmail} onInput={(e) => set({ visitorEmail: (e.target as HTMLInputElement).value })} />
         </label>
-        {users.length > 0 ? (
-          <label>
-            <span id="invite-host-label">{t('host')}</span>
-            {/* Named by its caption alone (a wrapping label would add every option's text to the name). */}
-            <select
-              required
-              aria-labelledby="invite-host-label"
-              value={f.hostUserId}
-              onChange={(e) => set({ hostUserId: (e.target as HTMLSelectElement).value })}
-            >
-              {users.map((u) => (
-                <option key={u._id} value={u._id}>
-                  {u.name}
-                </option>
-              ))}
-            </select>
-          </label>
-        ) : (
-          <label>
-            <span>{t('hostId')}</span>
-            <input
-              required
-              pattern="[0-9a-f]{24}"
-              value={f.hostUserId}
-              onInput={(e) => set({ hostUserId: (e.target as HTMLInputElement).value })}
-            />
-          </label>
-        )}
+        <HostField users={users} value={f.hostUserId} onChange={(hostUserId) => set({ hostUserId })} />
         <label>
           <span>{t('start')}</span>
           <input type="time" required value={f.start} onInput={(e) => set({ start: (e.target as HTMLInputElement).value })} />
@@ -141,6 +114,29 @@ function InviteForm({ projectId, date, tz, onCreated }: { projectId: string; dat
       </button>
       <Notice text={action.done} error={action.error} />
     </form>
+  );
+}
+
+/** The invite's host: a member picked from the project's users, or an id typed in when the site lists none. */
+function HostField({ users, value, onChange }: { users: { _id: string; name: string }[]; value: string; onChange: (id: string) => void }) {
+  const { t } = useI18n();
+  return users.length > 0 ? (
+    <label>
+      <span id="invite-host-label">{t('host')}</span>
+      {/* Named by its caption alone (a wrapping label would add every option's text to the name). */}
+      <select required aria-labelledby="invite-host-label" value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
+        {users.map((u) => (
+          <option key={u._id} value={u._id}>
+            {u.name}
+          </option>
+        ))}
+      </select>
+    </label>
+  ) : (
+    <label>
+      <span>{t('hostId')}</span>
+      <input required pattern="[0-9a-f]{24}" value={value} onInput={(e) => onChange((e.target as HTMLInputElement).value)} />
+    </label>
   );
 }
 

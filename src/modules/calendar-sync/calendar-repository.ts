@@ -68,7 +68,8 @@ export class CalendarRepository {
       created_at: e.createdAt,
       updated_at: e.updatedAt,
     };
-    const { provider, room_id, uid, created_at: _created, ...set } = row;
+    // The conflict key and the creation time stay as first stored; everything else is updated.
+    const { provider: _provider, room_id: _room, uid: _uid, created_at: _created, ...set } = row;
     await db
       .insertInto('calendar_events')
       .values(row)

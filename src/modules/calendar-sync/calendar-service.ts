@@ -448,47 +448,36 @@ export class CalendarSync {
         return this.cancelFor(c, meeting, plan.reason);
       case 'moveEnd': {
         const end = plan.end;
-        const moved = await this.write(c, meeting, {
-          at: now,
-          set: { ...details, end_at: end, booked_end_at: end, span_end_at: end, updated_at: now },
-          ...(attendeesChanged ? { attendees } : {}),
-          slots: { replace: { start: meeting.start_at, end } },
-          history: {
-            action: 'update',
-            actor: c.actor,
-            oldStart: meeting.start_at,
-            oldEnd: meeting.end_at,
-            newStart: meeting.start_at,
-            newEnd: end,
-          },
-          event: {
-            window: { start: meeting.start_at, end },
-            detail: { kind: 'MODIFY', oldStart: meeting.start_at, oldEnd: meeting.end_at },
-          },
-          timers: { window: { start: meeting.start_at, end } },
-        });
+        const set = { ...details, end_at: end, booked_end_at: end, span_end_at: end, updated_at: now };
+        const moved = await this.writeMove(c, meeting, set, { start: meeting.start_at, end }, attendeesChanged ? attendees : null);
         return { outcome: 'moved', meeting: moved, accepted: true, reason: null };
       }
       case 'move': {
-        const moved = await this.write(c, meeting, {
-          at: now,
-          set: { ...details, start_at: to.start, end_at: to.end, booked_end_at: to.end, span_end_at: to.end, updated_at: now },
-          ...(attendeesChanged ? { attendees } : {}),
-          slots: { replace: to },
-          history: {
-            action: 'update',
-            actor: c.actor,
-            oldStart: meeting.start_at,
-            oldEnd: meeting.end_at,
-            newStart: to.start,
-            newEnd: to.end,
-          },
-          event: { window: to, detail: { kind: 'MODIFY', oldStart: meeting.start_at, oldEnd: meeting.end_at } },
-          timers: { window: to },
-        });
+        const set = { ...details, start_at: to.start, end_at: to.end, booked_end_at: to.end, span_end_at: to.end, updated_at: now };
+        const moved = await this.writeMove(c, meeting, set, to, attendeesChanged ? attendees : null);
         return { outcome: 'moved', meeting: moved, accepted: true, reason: null, window: to };
       }
     }
+  }
+
+  /** A booking moved to `window` (times in `set`): its slot, history, MODIFY event and re-planned steps. */
+  private writeMove(c: Ctx, meeting: MeetingRow, set: BookingChange['set'], window: Window, attendees: StoredAttendee[] | null) {
+    return this.write(c, meeting, {
+      at: c.now,
+      set,
+      ...(attendees ? { attendees } : {}),
+      slots: { replace: window },
+      history: {
+        action: 'update',
+        actor: c.actor,
+        oldStart: meeting.start_at,
+        oldEnd: meeting.end_at,
+        newStart: window.start,
+        newEnd: window.end,
+      },
+      event: { window, detail: { kind: 'MODIFY', oldStart: meeting.start_at, oldEnd: meeting.end_at } },
+      timers: { window },
+    });
   }
 
   /** A rule-breaking move: the booking is cancelled with the rule as its reason, and its PIN stops working. */

@@ -240,8 +240,8 @@ function toEpoch(w: Wall, zone: Zone): number {
 }
 
 function paramString(prop: ICAL.Property, name: string): string | null {
-  const v = prop.getParameter(name);
-  const s = Array.isArray(v) ? v[0] : v;
+  const v: unknown = prop.getParameter(name);
+  const s: unknown = Array.isArray(v) ? v[0] : v;
   return typeof s === 'string' && s.trim() !== '' ? s.trim() : null;
 }
 

@@ -16,7 +16,7 @@ import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { CredentialsBody, CredentialsResult, MemberCard } from '../../contract/member-credentials.js';
 import { cardNoOf, decodeCard, defaultCardLabel } from './rules/card-codec.js';
-import { decodeFace, needsVirtualCard, newVirtualUid, planCards } from './rules/credentials.js';
+import { decodeFace, needsVirtualCard, newVirtualUid, planCards, type SubmittedCard } from './rules/credentials.js';
 import type { CardRow, CredentialRepository } from './credential-repository.js';
 import type { MembersRepository } from './members-repository.js';
 import type { FaceVariants } from './face-variants.js';
@@ -59,21 +59,7 @@ export class CredentialService {
   }
 
   async set(member: ReachedMember, body: CredentialsBody): Promise<CredentialsResult> {
-    // Everything is checked before anything is written: one message per problem.
-    const problems: string[] = [];
-    const submitted = (body.cards ?? []).map((c, i) => {
-      const decoded = decodeCard(c.cardNo, c.cardCodeFormat);
-      if (!decoded.ok) problems.push(`body.cards[${i}].cardNo ${JSON.stringify(c.cardNo)}: ${decoded.reason}`);
-      return decoded.ok ? { uid: decoded.uid, ...(c.label?.trim() ? { label: c.label.trim() } : {}) } : null;
-    });
-    let face: { bytes: Buffer; mime: string } | null = null;
-    if (typeof body.face === 'string') {
-      if (body.faceConsentAt === undefined) problems.push('body.faceConsentAt is required when body.face is given');
-      const decoded = decodeFace(body.face);
-      if (!decoded.ok) problems.push(`body.face: ${decoded.reason}`);
-      else face = decoded;
-    }
-    if (problems.length) throw errors.validation(problems);
+    const { submitted, face } = checkCredentials(body);
     const offboarded = () => errors.conflict('This member is offboarded; PUT the member first to reactivate it', { conflictKey: 'status' });
     if (member.status !== 'active') throw offboarded();
 
@@ -83,92 +69,20 @@ export class CredentialService {
 
     const now = this.deps.clock.now();
     const { projectId, userId } = member;
-    const { repo } = this.deps;
     await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
       // Under the app's lock, so a concurrent credentials PUT or DELETE cannot interleave with this one.
       await this.deps.members.lockApp(member.appId, trx);
       if ((await this.deps.members.membership(userId, projectId, trx))?.status !== 'active') throw offboarded();
       const changed = new Set<string>();
-      const current = await repo.activeCards(projectId, userId, trx);
-      if (body.cards !== undefined) {
-        const plan = planCards(
-          current.map((c) => ({ id: c.id, uid: c.uid, type: c.type, generated: c.generated, status: c.status, label: c.label })),
-          submitted.filter((s): s is NonNullable<typeof s> => s !== null),
-        );
-        await repo.revokeCards(plan.revoke, now, trx);
-        await repo.insertCards(
-          plan.enroll.map((e) => ({
-            id: newId(now),
-            project_id: projectId,
-            user_id: userId,
-            uid: e.uid,
-            label: e.label || defaultCardLabel(e.uid),
-            type: 'real',
-            generated: false,
-            status: 'active',
-            created_at: now,
-            revoked_at: null,
-          })),
-          trx,
-        );
-        for (const r of plan.relabel) await repo.relabel(r.id, r.label, trx);
-        if (plan.revoke.length || plan.enroll.length) changed.add('cards');
-      }
+      if (body.cards !== undefined && (await this.replaceCards(member, submitted, now, trx))) changed.add('cards');
       if (body.face === null) {
-        if (await repo.deleteFace(projectId, userId, trx)) changed.add('face');
+        if (await this.deps.repo.deleteFace(projectId, userId, trx)) changed.add('face');
       } else if (face) {
-        await repo.putFace(
-          {
-            project_id: projectId,
-            user_id: userId,
-            image_enc: this.deps.secretBox.seal(face.bytes.toString('base64')),
-            mime: face.mime,
-            sha256: faceSha256!,
-            consent_at: parseInstant(body.faceConsentAt!, 'body.faceConsentAt'),
-            consent_text: body.faceConsentAt!,
-            updated_at: now,
-          },
-          trx,
-        );
+        await this.storeFace(member, face, faceSha256!, body.faceConsentAt!, now, trx);
         await this.deps.faces.store(trx, projectId, userId, variants, now);
         changed.add('face');
       }
-      // A member with a face and no physical card gets one virtual card, never a second.
-      const after = await repo.activeCards(projectId, userId, trx);
-      const mint = needsVirtualCard({
-        hasFace: await repo.hasFace(projectId, userId, trx),
-        activePhysicalCount: after.filter((c) => c.type === 'real').length,
-        hasActiveVirtual: after.some((c) => c.type === 'virtual'),
-      });
-      if (mint) {
-        // A random UID never used in the project (a handful of tries is plenty in a 32-bit space).
-        for (let attempt = 0; attempt < 8; attempt++) {
-          const uid = newVirtualUid(
-            (n) => randomBytes(n),
-            () => false,
-          );
-          if (!uid || (await repo.uidEverUsed(projectId, uid, trx))) continue;
-          await repo.insertCards(
-            [
-              {
-                id: newId(now),
-                project_id: projectId,
-                user_id: userId,
-                uid,
-                label: defaultCardLabel(uid, 'virtual'),
-                type: 'virtual',
-                generated: true,
-                status: 'active',
-                created_at: now,
-                revoked_at: null,
-              },
-            ],
-            trx,
-          );
-          changed.add('cards');
-          break;
-        }
-      }
+      if (await this.mintVirtualCardIfNeeded(member, now, trx)) changed.add('cards');
       for (const reason of changed)
         await this.deps.access.record(trx, { projectId, subject: { kind: 'member', id: userId }, reason, at: now });
     });
@@ -176,4 +90,109 @@ export class CredentialService {
     const result = await this.current(projectId, userId);
     return { memberId: userId, ...result };
   }
+
+  /** The submitted card set replaces the member's real cards: revoke, enroll, relabel. True when the set changed. */
+  private async replaceCards(member: ReachedMember, submitted: SubmittedCard[], now: number, trx: Trx): Promise<boolean> {
+    const { repo } = this.deps;
+    const { projectId, userId } = member;
+    const current = await repo.activeCards(projectId, userId, trx);
+    const plan = planCards(
+      current.map((c) => ({ id: c.id, uid: c.uid, type: c.type, generated: c.generated, status: c.status, label: c.label })),
+      submitted,
+    );
+    await repo.revokeCards(plan.revoke, now, trx);
+    await repo.insertCards(
+      plan.enroll.map((e) => newCard(member, e.uid, e.label || defaultCardLabel(e.uid), 'real', now)),
+      trx,
+    );
+    for (const r of plan.relabel) await repo.relabel(r.id, r.label, trx);
+    return plan.revoke.length > 0 || plan.enroll.length > 0;
+  }
+
+  /** The face photo, sealed, with the consent it was given under. */
+  private async storeFace(
+    member: ReachedMember,
+    face: DecodedFace,
+    sha256: string,
+    consentAt: string,
+    now: number,
+    trx: Trx,
+  ): Promise<void> {
+    await this.deps.repo.putFace(
+      {
+        project_id: member.projectId,
+        user_id: member.userId,
+        image_enc: this.deps.secretBox.seal(face.bytes.toString('base64')),
+        mime: face.mime,
+        sha256,
+        consent_at: parseInstant(consentAt, 'body.faceConsentAt'),
+        consent_text: consentAt,
+        updated_at: now,
+      },
+      trx,
+    );
+  }
+
+  /** A member with a face and no physical card gets one virtual card, never a second. True when one was minted. */
+  private async mintVirtualCardIfNeeded(member: ReachedMember, now: number, trx: Trx): Promise<boolean> {
+    const { repo } = this.deps;
+    const { projectId, userId } = member;
+    const after = await repo.activeCards(projectId, userId, trx);
+    const mint = needsVirtualCard({
+      hasFace: await repo.hasFace(projectId, userId, trx),
+      activePhysicalCount: after.filter((c) => c.type === 'real').length,
+      hasActiveVirtual: after.some((c) => c.type === 'virtual'),
+    });
+    if (!mint) return false;
+    // A random UID never used in the project (a handful of tries is plenty in a 32-bit space).
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const uid = newVirtualUid(
+        (n) => randomBytes(n),
+        () => false,
+      );
+      if (!uid || (await repo.uidEverUsed(projectId, uid, trx))) continue;
+      await repo.insertCards([newCard(member, uid, defaultCardLabel(uid, 'virtual'), 'virtual', now)], trx);
+      return true;
+    }
+    return false;
+  }
+}
+
+type Trx = Kysely<Database>;
+type DecodedFace = { bytes: Buffer; mime: string };
+
+/** Everything checked before anything is written: one message per problem (400 KS001). */
+function checkCredentials(body: CredentialsBody): { submitted: SubmittedCard[]; face: DecodedFace | null } {
+  const problems: string[] = [];
+  const submitted: SubmittedCard[] = [];
+  (body.cards ?? []).forEach((c, i) => {
+    const decoded = decodeCard(c.cardNo, c.cardCodeFormat);
+    if (!decoded.ok) problems.push(`body.cards[${i}].cardNo ${JSON.stringify(c.cardNo)}: ${decoded.reason}`);
+    else submitted.push({ uid: decoded.uid, ...(c.label?.trim() ? { label: c.label.trim() } : {}) });
+  });
+  let face: DecodedFace | null = null;
+  if (typeof body.face === 'string') {
+    if (body.faceConsentAt === undefined) problems.push('body.faceConsentAt is required when body.face is given');
+    const decoded = decodeFace(body.face);
+    if (!decoded.ok) problems.push(`body.face: ${decoded.reason}`);
+    else face = decoded;
+  }
+  if (problems.length) throw errors.validation(problems);
+  return { submitted, face };
+}
+
+/** A new active card row of the member. */
+function newCard(member: ReachedMember, uid: string, label: string, type: 'real' | 'virtual', now: number) {
+  return {
+    id: newId(now),
+    project_id: member.projectId,
+    user_id: member.userId,
+    uid,
+    label,
+    type,
+    generated: type === 'virtual',
+    status: 'active' as const,
+    created_at: now,
+    revoked_at: null,
+  };
 }

@@ -109,7 +109,7 @@ type Texts = (typeof TEXT)['en'];
 
 /** `?lang=th|en` wins; otherwise Thai when the browser prefers Thai over English; otherwise English. */
 export function pageLanguage(langParam: unknown, acceptLanguage: string | undefined): PageLang {
-  const param = Array.isArray(langParam) ? langParam[0] : langParam;
+  const param: unknown = Array.isArray(langParam) ? langParam[0] : langParam;
   if (param === 'th' || param === 'en') return param;
   if (!acceptLanguage) return 'en';
   const ranked = acceptLanguage

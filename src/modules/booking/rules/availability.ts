@@ -135,7 +135,7 @@ const OFFSET_MEMO_SIZE = 4096;
 
 function offsetAt(zone: IANAZone, t: number): number {
   let memo = offsetMemo.get(zone.name);
-  if (!memo) offsetMemo.set(zone.name, (memo = new Map()));
+  if (!memo) offsetMemo.set(zone.name, (memo = new Map<number, number>()));
   let offset = memo.get(t);
   if (offset === undefined) {
     offset = Math.round(zone.offset(t)) * MINUTE;
