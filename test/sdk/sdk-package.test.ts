@@ -5,7 +5,7 @@
  * site: as ESM (.mjs), as CommonJS (require) and as strict TypeScript (tsc, then node).
  * The project sees only the tarball, never the service's source tree.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectQuickStartBooks, quickStartCode } from '../support/quick-start.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -28,14 +29,6 @@ function plainEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     )
       env[k] = v;
   return { ...env, ...extra };
-}
-
-function quickStartCode(): string {
-  const readme = readFileSync(join(ROOT, 'sdk/README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Quick start'));
-  const block = /```ts\n([\s\S]*?)\n```/.exec(section);
-  expect(block, 'the quick start code block').not.toBeNull();
-  return block![1];
 }
 
 /** The quick start's statements inside an async function (CommonJS has no top-level await). */
@@ -99,18 +92,7 @@ async function installInto(project: string, tarball: string): Promise<string> {
 
 /** Runs one form of the quick start in the project with plain node; it books a room the service then holds. */
 async function runQuickStart(svc: TestService, appSecret: string, project: string, file: string): Promise<void> {
-  const env = plainEnv({ BOOKING_URL: svc.url, APP_SECRET: appSecret });
-  const child = spawn(process.execPath, [file], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  expect(code, output).toBe(0);
-  const booked = /booked (.+): meeting ([0-9a-f]{24}), (\S+)/.exec(output);
-  expect(booked, output).not.toBeNull();
-  const meeting = await svc.ops('GET', `/ops/v1/meetings/${booked![2]}`);
-  expect(meeting.status).toBe(200);
-  expect(meeting.body.data.title).toBe('Standup');
+  await expectQuickStartBooks(svc, [file], project, plainEnv({ BOOKING_URL: svc.url, APP_SECRET: appSecret }));
 }
 
 /** Strict tsc over the quick start as an ES module and as CommonJS, the package's declarations checked too. */
