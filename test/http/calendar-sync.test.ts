@@ -7,6 +7,7 @@ import ICAL from 'ical.js';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORCHID, IRIS, LILY, LOTUS, ROSE, newUid, startCalendarService, type CalendarCtx } from '../support/calendar.js';
+import { OPS_TOKEN } from '../support/test-service.js';
 
 let c: CalendarCtx;
 
@@ -422,5 +423,17 @@ describe('recurring invitations', () => {
     });
     expect(data).toMatchObject({ status: 'rejected', partstat: 'DECLINED' });
     expect(data.reason).toMatch(/repeat rule/);
+  });
+});
+
+describe('the iTIP body parser belongs to the calendar routes', () => {
+  it('another ops route refuses a text/calendar body with 415 (the parser is scoped to calendar sync)', async () => {
+    const res = await c.svc.request('POST', '/ops/v1/visitors/invites', {
+      token: OPS_TOKEN,
+      raw: 'BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n',
+      headers: { 'content-type': 'text/calendar' },
+    });
+    expect(res.status).toBe(415);
+    expect(res.body).toMatchObject({ success: false });
   });
 });

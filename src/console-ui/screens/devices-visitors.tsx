@@ -65,7 +65,7 @@ function InviteForm({ projectId, date, tz, onCreated }: { projectId: string; dat
       ...(f.licensePlate.trim() ? { licensePlate: f.licensePlate.trim() } : {}),
       ...(f.visitPurpose.trim() ? { visitPurpose: f.visitPurpose.trim() } : {}),
     };
-    void action.run(
+    action.run(
       () => post('/ops/v1/visitors/invites', body),
       t('created_ok', { name: body.visitorName }),
       () => {

@@ -4,6 +4,7 @@ import type { MeetingView } from './meeting-view.js';
 import type { App } from '../../platform/http/types.js';
 import type { MeetingService } from './meeting-service.js';
 import type { OpsBookings } from './ops-bookings.js';
+import { optionalBody } from '../../platform/http/json-body.js';
 import { ok, okPage } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope, PagedEnvelope } from '../../contract/envelope.js';
 import { IdParams } from '../../contract/common.js';
@@ -122,9 +123,7 @@ async function meetingActionRoutes(app: App, deps: { meetings: MeetingService })
       `/meetings/:id/${path}`,
       {
         // The body is optional: an absent one means {}.
-        preValidation: async (req) => {
-          if (req.body === undefined || req.body === null) req.body = {};
-        },
+        preValidation: optionalBody,
         schema: { tags: ['meetings'], summary, params: IdParams, body, response: { 202: Envelope(MeetingSchema), ...errorResponses } },
       },
       async (req, reply) => reply.status(202).send(ok(await run(req.principal, req.params.id, req.body ?? {}))),
@@ -186,9 +185,7 @@ export async function opsMeetingRoutes(app: App, deps: { opsBookings: OpsBooking
   app.post(
     '/ops/v1/meetings/:id/cancel',
     {
-      preValidation: async (req) => {
-        if (req.body === undefined || req.body === null) req.body = {};
-      },
+      preValidation: optionalBody,
       schema: {
         tags: ['ops'],
         summary: "Staff cancel (actor ops, source console): the spec's state rules and CANCEL event apply",

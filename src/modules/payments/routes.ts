@@ -11,6 +11,7 @@ import type { FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { App } from '../../platform/http/types.js';
 import type { RouteGuards } from '../../platform/http/module.js';
+import { optionalBody } from '../../platform/http/json-body.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { PaymentIdParams, PaymentNotice, PaymentState } from '../../contract/ops.js';
@@ -74,9 +75,6 @@ export async function opsPaymentRoutes(app: App, deps: PaymentsRouteDeps): Promi
       if (!payment) throw errors.notFound('Payment not found');
       return ok(await state(payment, result.outcome, result.replayed));
     };
-  const optionalBody = async (req: { body?: unknown }) => {
-    if (req.body === undefined || req.body === null) req.body = {};
-  };
 
   app.post(
     '/ops/v1/payments/:paymentId/settle',

@@ -20,3 +20,8 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     void standard(req, text, done);
   });
 }
+
+/** A preValidation hook for routes whose body is optional: no body (or JSON null) is read as `{}`. */
+export async function optionalBody(req: { body?: unknown }): Promise<void> {
+  if (req.body === undefined || req.body === null) req.body = {};
+}
