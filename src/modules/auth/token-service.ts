@@ -11,6 +11,7 @@
  * Any failure to reach the token store becomes 503 KS234: the token was not
  * checked, it was not rejected.
  */
+import { mayBookPrivately } from '../booking/rules/private-access.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { BookingEnv, TokenLifetimes } from '../../platform/config.js';
 import { ServiceError, errors } from '../../platform/errors.js';
@@ -301,7 +302,11 @@ export class TokenService {
     return new Map(
       rows.map((p) => [
         p.projectId,
-        { permissions: new Set(p.permissions ?? []), hasRole: p.permissions !== null, canBookPrivate: p.permissions !== null },
+        {
+          permissions: new Set(p.permissions ?? []),
+          hasRole: p.permissions !== null,
+          canBookPrivate: privateAccess({ appHasRole: p.permissions !== null }),
+        },
       ]),
     );
   }
@@ -321,13 +326,16 @@ export class TokenService {
       scope.set(m.projectId, {
         permissions: intersectPermissions(memberPermissions, appProject.permissions),
         hasRole: false,
-        canBookPrivate: m.userType !== 'visitor' || staffOf.has(m.projectId),
+        canBookPrivate: privateAccess({
+          membership: m.userType === 'visitor' ? 'visitor' : 'member',
+          brandStaff: staffOf.has(m.projectId),
+        }),
       });
     }
     for (const projectId of staffOf) {
       const appProject = app.get(projectId);
       if (!appProject || scope.has(projectId)) continue;
-      scope.set(projectId, { permissions: new Set(), hasRole: false, canBookPrivate: true });
+      scope.set(projectId, { permissions: new Set(), hasRole: false, canBookPrivate: privateAccess({ brandStaff: true }) });
     }
     return scope;
   }
@@ -349,3 +357,13 @@ export class TokenService {
 
 // A real scrypt hash of a random string: verifying against it costs the same as a real app.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
+/** Whether a caller may book (and see) a project's private assets: the one private-asset rule, asked for a non-public asset. */
+function privateAccess(f: { membership?: 'member' | 'visitor'; brandStaff?: boolean; appHasRole?: boolean }): boolean {
+  return mayBookPrivately({
+    assetIsPublic: false,
+    membership: f.membership ?? null,
+    brandStaff: f.brandStaff ?? false,
+    appHasRole: f.appHasRole,
+  });
+}
