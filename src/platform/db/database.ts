@@ -24,8 +24,22 @@ export interface Storage {
   ping(): Promise<void>;
   /** Names of the migrations this code knows that the database has not run (read from the database; throws when it is unreachable). */
   pendingMigrations(): Promise<string[]>;
+  /**
+   * Adds a listener told of every statement once it finished (metrics, traces). It runs in
+   * the async context of the caller of the statement, so the active request or job is known.
+   */
+  observeQueries(listener: QueryObserver): void;
   close(): Promise<void>;
 }
+
+/** One finished statement: its SQL text, how long it took and whether it failed. */
+export interface QueryEvent {
+  sql: string;
+  durationMs: number;
+  failed: boolean;
+}
+
+export type QueryObserver = (event: QueryEvent) => void;
 
 /** The PostgreSQL client library, loaded only when a PostgreSQL URL is opened (SQLite never holds it). */
 async function loadPg(): Promise<typeof pg> {
@@ -48,13 +62,24 @@ export interface StorageOptions {
   onRoundTrip?: (sql: string) => void;
 }
 
-function logOf(options: StorageOptions): KyselyConfig['log'] {
-  const onQuery = options.onQuery;
-  if (!onQuery) return undefined;
-  return (event: LogEvent) => onQuery(event.query.sql);
+/** The statement listeners of one database: the test hook of `StorageOptions.onQuery` and those added by `observeQueries`. */
+class QueryListeners {
+  readonly list: QueryObserver[] = [];
+
+  constructor(options: StorageOptions) {
+    const onQuery = options.onQuery;
+    if (onQuery) this.list.push((e) => onQuery(e.sql));
+  }
+
+  readonly log: KyselyConfig['log'] = (event: LogEvent) => {
+    const list = this.list;
+    if (list.length === 0) return;
+    const e: QueryEvent = { sql: event.query.sql, durationMs: event.queryDurationMillis, failed: event.level === 'error' };
+    for (const l of list) l(e);
+  };
 }
 
-function openSqlite(path: string, options: StorageOptions): Kysely<Database> {
+function openSqlite(path: string, listeners: QueryListeners): Kysely<Database> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const conn = new SqliteDatabase(path);
   conn.pragma('journal_mode = WAL');
@@ -62,7 +87,7 @@ function openSqlite(path: string, options: StorageOptions): Kysely<Database> {
   conn.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   conn.pragma('foreign_keys = ON');
   conn.pragma('synchronous = NORMAL');
-  return new Kysely<Database>({ dialect: new BusyRetrySqliteDialect({ database: withStatementCache(conn) }, conn), log: logOf(options) });
+  return new Kysely<Database>({ dialect: new BusyRetrySqliteDialect({ database: withStatementCache(conn) }, conn), log: listeners.log });
 }
 
 /** Prepared statements kept per connection, by SQL text (most recently used first out when full). */
@@ -96,7 +121,7 @@ export function withStatementCache(conn: SqliteDatabase.Database, max = STATEMEN
   };
 }
 
-async function openPostgres(url: string, options: StorageOptions): Promise<Kysely<Database>> {
+async function openPostgres(url: string, options: StorageOptions, listeners: QueryListeners): Promise<Kysely<Database>> {
   const driver = await loadPg();
   const pool = new driver.Pool({
     connectionString: url,
@@ -114,7 +139,7 @@ async function openPostgres(url: string, options: StorageOptions): Promise<Kysel
   });
   return new Kysely<Database>({
     dialect: new BatchingPostgresDialect(pool, driver.escapeLiteral, { onRoundTrip: options.onRoundTrip }),
-    log: logOf(options),
+    log: listeners.log,
   });
 }
 
@@ -130,8 +155,9 @@ export async function migrate(db: Kysely<Database>): Promise<void> {
 export async function openStorage(databaseUrl: string, options: StorageOptions = {}): Promise<Storage> {
   const engine: Engine = isPostgresUrl(databaseUrl) ? 'postgres' : 'sqlite';
   let db: Kysely<Database>;
+  const listeners = new QueryListeners(options);
   try {
-    db = engine === 'postgres' ? await openPostgres(databaseUrl, options) : openSqlite(databaseUrl, options);
+    db = engine === 'postgres' ? await openPostgres(databaseUrl, options, listeners) : openSqlite(databaseUrl, listeners);
   } catch (err) {
     throw isConnectFailure(err) ? databaseUrlError(databaseUrl, err) : err;
   }
@@ -154,6 +180,9 @@ export async function openStorage(databaseUrl: string, options: StorageOptions =
     pendingMigrations: async () => {
       const migrations = await new Migrator({ db, provider: migrationProvider }).getMigrations();
       return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
+    },
+    observeQueries: (listener) => {
+      listeners.list.push(listener);
     },
     close: async () => {
       if (closed) return;
