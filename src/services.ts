@@ -10,6 +10,7 @@ import type { Storage } from './platform/db/database.js';
 import { SettingsRepository } from './platform/db/settings-repository.js';
 import { createAuth, type TokenAttempts, type TokenService } from './modules/auth/index.js';
 import { SecretBox } from './platform/crypto/secrets.js';
+import { resealTables, type ResealReport, type SealedTable } from './platform/crypto/reseal.js';
 import { randomBytes } from 'node:crypto';
 import { createCatalogue, type CatalogueService } from './modules/catalogue/index.js';
 import {
@@ -95,18 +96,33 @@ export interface Services {
   opsTokenFailures: OpsTokenFailures;
   /** The SSRF guard of webhook addresses (at apply and at connect time); tests replace its `resolve`. */
   urlGuard: UrlGuard;
+  /** `table.column` of every sealed value and keyed tag the modules store (what a SECRETS_KEY rotation must move). */
+  sealedColumns(): string[];
+  /**
+   * Moves every sealed value and keyed tag under the current SECRETS_KEY (npm run reseal-secrets), while
+   * instances serve; afterwards SECRETS_KEY_PREVIOUS can be dropped (docs/operations.md).
+   */
+  resealSecrets(): Promise<ResealReport>;
   /** Starts the background work (the job runner). */
   startWorkers(): void;
   /** Stops background work (the clock poller and the job runner, letting in-flight work finish). */
   stop(): Promise<void>;
 }
 
-async function secretsKey(config: Config, settings: SettingsRepository): Promise<Buffer> {
-  if (config.secretsKey) return config.secretsKey;
+async function secretBoxOf(config: Config, settings: SettingsRepository): Promise<SecretBox> {
+  if (config.secretsKey) {
+    // A key an earlier development/uat start generated (before SECRETS_KEY was set) still opens what it sealed,
+    // until npm run reseal-secrets moves those values under SECRETS_KEY and forgets it.
+    const generated = await settings.get(GENERATED_KEY_SETTING);
+    return new SecretBox(config.secretsKey, [...config.secretsKeyPrevious, ...(generated ? [Buffer.from(generated, 'hex')] : [])]);
+  }
   // development/uat convenience: a key generated once and kept with the data.
-  const stored = await settings.getOrInit('dev_secrets_key', randomBytes(32).toString('hex'));
-  return Buffer.from(stored, 'hex');
+  const stored = await settings.getOrInit(GENERATED_KEY_SETTING, randomBytes(32).toString('hex'));
+  return new SecretBox(Buffer.from(stored, 'hex'), config.secretsKeyPrevious);
 }
+
+const GENERATED_KEY_SETTING = 'dev_secrets_key';
+const GENERATED_OPS_TOKEN_SETTING = 'dev_ops_token';
 
 /**
  * development/uat without OPS_TOKEN: the token generated at the first start is kept with the data,
@@ -115,13 +131,33 @@ async function secretsKey(config: Config, settings: SettingsRepository): Promise
  */
 async function keepGeneratedOpsToken(config: Config, settings: SettingsRepository, box: SecretBox): Promise<void> {
   if (!config.opsTokenGenerated) return;
-  const stored = await settings.getOrInit('dev_ops_token', box.seal(config.opsToken));
+  const stored = await settings.getOrInit(GENERATED_OPS_TOKEN_SETTING, box.seal(config.opsToken));
   try {
     config.opsToken = box.open(stored);
+    const again = box.reseal(stored);
+    if (again !== null) await settings.set(GENERATED_OPS_TOKEN_SETTING, again);
   } catch {
-    // Sealed under another secrets key (SECRETS_KEY changed): the new token replaces it.
-    await settings.set('dev_ops_token', box.seal(config.opsToken));
+    // Sealed under a key this start does not know (SECRETS_KEY changed): the new token replaces it.
+    await settings.set(GENERATED_OPS_TOKEN_SETTING, box.seal(config.opsToken));
   }
+}
+
+/**
+ * Every sealed column and keyed tag under the current key; then the generated development key is
+ * forgotten when SECRETS_KEY is set (nothing is sealed under it any more). Visitor code tags may have
+ * changed: devices are reconciled (on this process; running instances within DEVICE_RECONCILE_SECONDS).
+ */
+async function resealSecrets(p: Platform, sealed: SealedTable[], reconcile: () => void): Promise<ResealReport> {
+  const report = await resealTables(sealed, p.secretBox);
+  const token = await p.settings.get(GENERATED_OPS_TOKEN_SETTING);
+  const again = token === undefined ? null : p.secretBox.reseal(token);
+  if (again !== null) {
+    await p.settings.set(GENERATED_OPS_TOKEN_SETTING, again);
+    report.resealed[`settings.${GENERATED_OPS_TOKEN_SETTING}`] = 1;
+  }
+  if (p.config.secretsKey) await p.settings.delete(GENERATED_KEY_SETTING);
+  reconcile();
+  return report;
 }
 
 export interface ServiceOptions {
@@ -151,7 +187,7 @@ async function createPlatform(config: Config, storage: Storage, realClock: Clock
   const sandboxClock = new SandboxClock(clock, settings, isSandbox(config.env));
   await sandboxClock.refresh();
   sandboxClock.startPolling();
-  const secretBox = new SecretBox(await secretsKey(config, settings));
+  const secretBox = await secretBoxOf(config, settings);
   await keepGeneratedOpsToken(config, settings, secretBox);
   const onError = options.onError ?? (() => {});
   // The SSRF guard in production and uat (uat may allow loopback receivers: WEBHOOK_ALLOW_LOOPBACK=1).
@@ -225,7 +261,13 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
     logger,
     onError: p.onError,
   });
-  const { site } = createSite({ db: storage.db, env: config.env, secretBox, clock, checkUrl: (url) => p.urlGuard.checkUrl(url) });
+  const { site, sealed: siteSealed } = createSite({
+    db: storage.db,
+    env: config.env,
+    secretBox,
+    clock,
+    checkUrl: (url) => p.urlGuard.checkUrl(url),
+  });
   site.onApplied(() => {
     tokens.forgetCallers();
     devices.reconcileSoon();
@@ -256,7 +298,7 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
     jobs,
   });
   devices.sync.addSource(visitors.accessSource);
-  return { devices, site, members, visitors };
+  return { devices, site, siteSealed, members, visitors };
 }
 
 /** Token grants and principals; its purge job on the runner. */
@@ -293,7 +335,7 @@ export async function createServices(
   const { clock, sandboxClock, secretBox, jobs, onError } = p;
   const auth = createAuthOn(p);
   const { catalogue, webhooks, lifecycle, booking, payments } = createBookingCore(p);
-  const { devices, site, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
+  const { devices, site, siteSealed, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
   const calendar = createCalendarSync({
     db: storage.db,
     bookings: booking.bookings,
@@ -310,6 +352,7 @@ export async function createServices(
     visitors.changes,
   ]);
   const { transport: deviceTransport, sync: deviceSync } = devices;
+  const sealed = [...booking.sealed, ...siteSealed, ...members.sealed, ...visitors.sealed, ...calendar.sealed];
   return {
     config,
     storage,
@@ -346,6 +389,8 @@ export async function createServices(
     opsTokenFailures: new OpsTokenFailures(
       new RateLimiter(new RateLimitRepository(storage.db), realClock, config.tokenFailures.perAddress, config.tokenFailures.windowMs),
     ),
+    sealedColumns: () => sealed.flatMap((t) => t.columns),
+    resealSecrets: () => resealSecrets(p, sealed, () => devices.reconcileSoon()),
     startWorkers: () => {
       void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));
       jobs.start();

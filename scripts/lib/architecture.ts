@@ -8,7 +8,7 @@
  *   platform/<sub>           src/platform/<sub>/** or src/platform/<sub>.ts (db, http, clock, errors, ids, …)
  *   modules/<m>/rules        src/modules/<m>/rules/**
  *   modules/<m>              the rest of src/modules/<m>/**
- *   app                      src/app.ts, src/main.ts, src/services.ts
+ *   app                      src/app.ts, src/main.ts, src/services.ts, src/cli/*.ts (command-line entry points)
  *
  * Rules (the `rule` of a violation): layering/* (contract, platform, app, rules), module-boundary and
  * surface (what of a module others may import), composition-root (who may import src/services.ts),
@@ -154,10 +154,12 @@ export function importsOf(file: SourceFile, sf: ts.SourceFile = parse(file)): Im
 // ---------------------------------------------------------------------------
 
 const APP_FILES = new Set(['src/app.ts', 'src/main.ts', 'src/services.ts']);
+/** Command-line entry points (`npm run backup`, `npm run reseal-secrets`): they start from the composition root as main.ts does. */
+const isCliEntry = (path: string) => /^src\/cli\/[^/]+\.ts$/.test(path);
 
 /** The graph node a repository-relative path belongs to, or undefined outside `src/`. */
 export function nodeOf(path: string): string | undefined {
-  if (APP_FILES.has(path)) return 'app';
+  if (APP_FILES.has(path) || isCliEntry(path)) return 'app';
   const parts = path.split('/');
   if (parts[0] !== 'src' || parts.length < 2) return undefined;
   if (parts[1] === 'contract') return 'contract';
@@ -381,8 +383,11 @@ function importRules(file: SourceFile, imports: ImportRef[], known: Set<string>)
 
     // The composition root is imported by app.ts and main.ts only (type-only imports and routes included).
     const intoRoot = ref.target === COMPOSITION_ROOT;
-    if (intoRoot && !MAY_IMPORT_ROOT.has(file.path)) {
-      report('composition-root', `${describe(ref)}: only src/app.ts and src/main.ts import src/services.ts (take what you need as deps)`);
+    if (intoRoot && !MAY_IMPORT_ROOT.has(file.path) && !isCliEntry(file.path)) {
+      report(
+        'composition-root',
+        `${describe(ref)}: only src/app.ts, src/main.ts and src/cli/*.ts import src/services.ts (take what you need as deps)`,
+      );
     }
 
     // platform: never modules or the composition root.

@@ -26,6 +26,8 @@ export interface Config {
   demo: boolean;
   /** 32-byte key for secrets that must be recoverable (webhook secrets). */
   secretsKey: Buffer | null;
+  /** Earlier secrets keys (SECRETS_KEY_PREVIOUS, comma-separated): they still open what they sealed, never seal. */
+  secretsKeyPrevious: Buffer[];
   tokens: TokenLifetimes;
   logLevel: string;
   /** Largest accepted request body, in bytes. */
@@ -107,14 +109,22 @@ function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0)
   return n;
 }
 
-function parseSecretsKey(raw: string | undefined): Buffer | null {
+function parseSecretsKey(raw: string | undefined, name = 'SECRETS_KEY'): Buffer | null {
   if (!raw) return null;
   const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
   if (key.length !== 32) {
-    problem('SECRETS_KEY must be 32 bytes, as 64 hex characters or base64');
+    problem(`${name} must be 32 bytes, as 64 hex characters or base64`);
     return null;
   }
   return key;
+}
+
+function parsePreviousSecretsKeys(raw: string | undefined): Buffer[] {
+  const parts = (raw ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  return parts.map((p) => parseSecretsKey(p, 'each SECRETS_KEY_PREVIOUS key')).filter((k): k is Buffer => k !== null);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -165,6 +175,8 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
 
   const secretsKey = parseSecretsKey(env.SECRETS_KEY);
   if (!secretsKey && bookingEnv === 'production' && !env.SECRETS_KEY) problem('SECRETS_KEY is required in production');
+  const secretsKeyPrevious = parsePreviousSecretsKeys(env.SECRETS_KEY_PREVIOUS);
+  if (secretsKeyPrevious.length > 0 && !env.SECRETS_KEY) problem('SECRETS_KEY_PREVIOUS needs SECRETS_KEY (the key that seals)');
 
   const base = LIFETIMES[bookingEnv];
   const tokens: TokenLifetimes = {
@@ -202,6 +214,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/$/, ''),
     demo: (env.DEMO ?? demoDefault) === '1',
     secretsKey,
+    secretsKeyPrevious,
     tokens,
     logLevel: env.LOG_LEVEL || 'info',
     bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES', 15 * 1024 * 1024, 1024),

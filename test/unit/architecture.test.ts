@@ -233,11 +233,13 @@ describe('module surfaces and the composition root', () => {
     ).toEqual([]);
   });
 
-  it('lets only app.ts and main.ts import services.ts: no routes file, no module, no platform file', () => {
+  it('lets only app.ts, main.ts and the command-line entry points import services.ts: no routes file, no module, no platform file', () => {
     const tree = {
       'src/services.ts': 'export interface Services {}',
       'src/app.ts': "import type { Services } from './services.js';",
       'src/main.ts': "import { type Services } from './services.js';",
+      'src/cli/tool.ts': "import { createServices } from '../services.js';",
+      'src/cli/nested/deeper.ts': "import { createServices } from '../../services.js';",
       'src/modules/a/routes.ts': "import type { Services } from '../../services.js';",
       'src/modules/a/feed-routes.ts': "import type { Services } from '../../services.js';",
       'src/modules/a/index.ts': "import type { Services } from '../../services.js';",
@@ -245,13 +247,14 @@ describe('module surfaces and the composition root', () => {
     };
     const report = checkArchitecture(withIndexes(tree));
     expect(report.violations.map(formatViolation)).toEqual([
-      "src/modules/a/feed-routes.ts: composition-root: line 1: imports type-only '../../services.js': only src/app.ts and src/main.ts import src/services.ts (take what you need as deps)",
-      "src/modules/a/index.ts: composition-root: line 1: imports type-only '../../services.js': only src/app.ts and src/main.ts import src/services.ts (take what you need as deps)",
-      "src/modules/a/routes.ts: composition-root: line 1: imports type-only '../../services.js': only src/app.ts and src/main.ts import src/services.ts (take what you need as deps)",
-      "src/platform/http/kit.ts: composition-root: line 1: imports type-only '../../services.js': only src/app.ts and src/main.ts import src/services.ts (take what you need as deps)",
+      "src/cli/nested/deeper.ts: composition-root: line 1: imports '../../services.js': only src/app.ts, src/main.ts and src/cli/*.ts import src/services.ts (take what you need as deps)",
+      "src/modules/a/feed-routes.ts: composition-root: line 1: imports type-only '../../services.js': only src/app.ts, src/main.ts and src/cli/*.ts import src/services.ts (take what you need as deps)",
+      "src/modules/a/index.ts: composition-root: line 1: imports type-only '../../services.js': only src/app.ts, src/main.ts and src/cli/*.ts import src/services.ts (take what you need as deps)",
+      "src/modules/a/routes.ts: composition-root: line 1: imports type-only '../../services.js': only src/app.ts, src/main.ts and src/cli/*.ts import src/services.ts (take what you need as deps)",
+      "src/platform/http/kit.ts: composition-root: line 1: imports type-only '../../services.js': only src/app.ts, src/main.ts and src/cli/*.ts import src/services.ts (take what you need as deps)",
     ]);
     // `npm run graph` shows them too (with imports of internals), and fails on them.
-    expect(graphCrossings(report)).toHaveLength(4);
+    expect(graphCrossings(report)).toHaveLength(5);
 
     const corrected = {
       ...tree,

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import { SecretBox, hashPassword, safeEqual, sha256Hex, verifyPassword } from '../../src/platform/crypto/secrets.js';
 import { isObjectId, newId } from '../../src/platform/ids.js';
+import { resealRow } from '../../src/platform/crypto/reseal.js';
 
 describe('secret hashing', () => {
   it('verifies the right secret and rejects others', async () => {
@@ -51,6 +52,52 @@ describe('SecretBox', () => {
     const tampered = [...parts.slice(0, 3), body.toString('base64url')].join('.');
     expect(() => box.open(tampered)).toThrow();
     expect(() => new SecretBox(randomBytes(32)).open(sealed)).toThrow();
+  });
+});
+
+describe('SecretBox key rotation', () => {
+  const oldKey = randomBytes(32);
+  const newKey = randomBytes(32);
+  const before = new SecretBox(oldKey);
+  const during = new SecretBox(newKey, [oldKey]);
+  const after = new SecretBox(newKey);
+
+  it('an earlier key opens what it sealed; sealing always uses the current key', () => {
+    const sealed = before.seal('pin-1234');
+    expect(during.open(sealed)).toBe('pin-1234');
+    expect(() => after.open(sealed)).toThrow();
+    const fresh = during.seal('pin-5678');
+    expect(after.open(fresh)).toBe('pin-5678');
+    expect(() => before.open(fresh)).toThrow();
+  });
+
+  it('reseal moves a value under the current key once, and refuses what no key opens', () => {
+    const sealed = before.seal('face-bytes');
+    const moved = during.reseal(sealed);
+    expect(moved).not.toBeNull();
+    expect(after.open(moved!)).toBe('face-bytes');
+    expect(during.reseal(moved!)).toBeNull();
+    expect(() => after.reseal(sealed)).toThrow();
+  });
+
+  it('tags: the current key tags, every known key is accepted', () => {
+    const oldTag = before.tag('visitor-qr', 'CODE1');
+    expect(during.tag('visitor-qr', 'CODE1')).toBe(after.tag('visitor-qr', 'CODE1'));
+    expect(during.tags('visitor-qr', 'CODE1')).toEqual([after.tag('visitor-qr', 'CODE1'), oldTag]);
+    expect(during.tagMatches('visitor-qr', 'CODE1', oldTag)).toBe(true);
+    expect(after.tagMatches('visitor-qr', 'CODE1', oldTag)).toBe(false);
+    expect(during.tagMatches('visitor-qr', 'CODE2', oldTag)).toBe(false);
+    expect(during.tagMatches('room-feed', 'CODE1', oldTag)).toBe(false);
+  });
+
+  it('resealRow re-seals sealed columns and recomputes tags from the plain text, and leaves current rows alone', () => {
+    const table = { tags: [{ column: 'qr_tag', of: 'qr_enc', purpose: 'visitor-qr' }] };
+    const row = { key: ['i1'], values: { qr_enc: before.seal('CODE9'), qr_tag: before.tag('visitor-qr', 'CODE9'), note_enc: null } };
+    const next = resealRow(row, table, during)!;
+    expect(Object.keys(next).sort()).toEqual(['qr_enc', 'qr_tag']);
+    expect(after.open(next.qr_enc!)).toBe('CODE9');
+    expect(next.qr_tag).toBe(after.tag('visitor-qr', 'CODE9'));
+    expect(resealRow({ key: ['i1'], values: { ...row.values, ...next } }, table, during)).toBeNull();
   });
 });
 

@@ -23,6 +23,8 @@ import { latePaymentDesk, type PaymentDesk } from './payment-port.js';
 import { PeopleRepository } from './people-repository.js';
 import { SlotRepository } from './slot-repository.js';
 import { meetingRoutes, opsMeetingRoutes } from './routes.js';
+import type { SealedTable } from '../../platform/crypto/reseal.js';
+import { sealedBookingColumns } from './meeting-repository.js';
 
 export { MeetingService, DEFAULT_MEETING_PAGE_SIZE, PIN_PATTERN } from './meeting-service.js';
 export type { CreateMeetingInput, UpdateMeetingInput, ListMeetingsInput } from './meeting-service.js';
@@ -82,6 +84,8 @@ export interface BookingModule {
     changedSince(after: number, limit: number): Promise<{ id: string; projectId: string; at: number }[]>;
     latest(): Promise<number>;
   };
+  /** Booking's sealed columns, for a SECRETS_KEY rotation. */
+  sealed: SealedTable[];
 }
 
 export function createBooking(deps: BookingDeps): BookingModule {
@@ -113,6 +117,7 @@ export function createBooking(deps: BookingDeps): BookingModule {
     }),
     bookings,
     changeSource: { changedSince: (t, n) => meetingRepo.changedSince(t, n), latest: () => meetingRepo.lastChangeAt() },
+    sealed: sealedBookingColumns(deps.db),
   };
 }
 

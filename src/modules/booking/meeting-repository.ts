@@ -8,6 +8,8 @@ import type { Db } from '../../platform/db/db.js';
 import type { Database, MeetingHistoryTable, MeetingSlotTable, MeetingTable } from '../../platform/db/schema.js';
 import type { StoredAttendee, StoredOrganizer, StoredRecurrence } from './meeting-view.js';
 import type { BillingEntry, PaymentSnapshot } from './payment-port.js';
+import { sealedTable } from '../../platform/db/sealed-table-repository.js';
+import type { SealedTable } from '../../platform/crypto/reseal.js';
 
 /** The meeting columns stored as JSON text or 0/1, as the record carries them (parsed once, here). */
 interface TypedMeetingColumns {
@@ -353,4 +355,9 @@ export class MeetingRepository {
     await db.deleteFrom('meeting_attendees').where('meeting_id', '=', meetingId).execute();
     await this.insertAttendees(meetingId, attendees, db);
   }
+}
+
+/** Booking's sealed columns (SECRETS_KEY rotation: platform/crypto/reseal.ts): each booking's PIN. */
+export function sealedBookingColumns(db: Kysely<Database>): SealedTable[] {
+  return [sealedTable(db, { table: 'meetings', key: ['id'], sealed: ['pin_enc'] })];
 }

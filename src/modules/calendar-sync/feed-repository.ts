@@ -6,6 +6,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Database, RoomFeedTable } from '../../platform/db/schema.js';
+import { sealedTable } from '../../platform/db/sealed-table-repository.js';
+import type { SealedTable } from '../../platform/crypto/reseal.js';
 
 /** A room's feed as stored: its token sealed, and the token's keyed tag. */
 export interface StoredRoomFeed {
@@ -34,8 +36,9 @@ export class FeedRepository {
     return asFeed(await db.selectFrom('room_feeds').selectAll().where('room_id', '=', roomId).executeTakeFirst());
   }
 
-  async byTag(tag: string, db: Db = this.db): Promise<StoredRoomFeed | undefined> {
-    return asFeed(await db.selectFrom('room_feeds').selectAll().where('token_tag', '=', tag).executeTakeFirst());
+  /** The feed with one of these tags (one per secrets key, see SecretBox.tags). */
+  async byTag(tags: readonly string[], db: Db = this.db): Promise<StoredRoomFeed | undefined> {
+    return asFeed(await db.selectFrom('room_feeds').selectAll().where('token_tag', 'in', tags).executeTakeFirst());
   }
 
   /** Stores the room's first feed; a feed another request stored first is kept (read it back). */
@@ -64,4 +67,19 @@ export class FeedRepository {
     const res = await db.deleteFrom('room_feeds').where('room_id', '=', roomId).executeTakeFirst();
     return Number(res.numDeletedRows) > 0;
   }
+}
+
+/** The purpose of a feed token's keyed tag (`SecretBox.tag`), the lookup key of the public route. */
+export const ROOM_FEED_TAG_PURPOSE = 'room-feed';
+
+/** Calendar sync's sealed columns (SECRETS_KEY rotation): each feed's token and its keyed tag. */
+export function sealedCalendarColumns(db: Kysely<Database>): SealedTable[] {
+  return [
+    sealedTable(db, {
+      table: 'room_feeds',
+      key: ['room_id'],
+      sealed: ['token_enc'],
+      tags: [{ column: 'token_tag', of: 'token_enc', purpose: ROOM_FEED_TAG_PURPOSE }],
+    }),
+  ];
 }

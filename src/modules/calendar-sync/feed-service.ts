@@ -16,7 +16,7 @@ import type { RoomFeed } from '../../contract/calendar-sync.js';
 import type { AssetInContext } from '../catalogue/index.js';
 import type { BookingChanges, FeedBooking } from '../booking/index.js';
 import type { CalendarRooms } from './ports.js';
-import type { FeedRepository, StoredRoomFeed } from './feed-repository.js';
+import { ROOM_FEED_TAG_PURPOSE, type FeedRepository, type StoredRoomFeed } from './feed-repository.js';
 
 const DAY_MS = 86_400_000;
 /** Bookings that ended up to this long ago are still shown… */
@@ -29,7 +29,6 @@ export const FEED_CANCELLED_MS = 7 * DAY_MS;
 export const FEED_STATUSES = ['active', 'checked-in', 'done', 'unpaid'];
 
 export const FEED_UID_DOMAIN = 'rooms.booking-service';
-const TAG_PURPOSE = 'room-feed';
 /** A feed token: 32 random bytes in base64url. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -117,7 +116,7 @@ export class RoomFeedService {
     const notFound = () => errors.notFound('No such calendar feed');
     if (!TOKEN_SHAPE.test(token)) throw notFound();
     // Looked up by its keyed hash, then compared in constant time with the stored token.
-    const row = await this.deps.repo.byTag(this.deps.secretBox.tag(TAG_PURPOSE, token));
+    const row = await this.deps.repo.byTag(this.deps.secretBox.tags(ROOM_FEED_TAG_PURPOSE, token));
     if (!row || !safeEqual(this.deps.secretBox.open(row.tokenEnc), token)) throw notFound();
     const ctx = await this.deps.rooms.assetInContext('room', row.roomId);
     if (!ctx) throw notFound();
@@ -150,7 +149,7 @@ export class RoomFeedService {
     return {
       roomId,
       tokenEnc: this.deps.secretBox.seal(token),
-      tokenTag: this.deps.secretBox.tag(TAG_PURPOSE, token),
+      tokenTag: this.deps.secretBox.tag(ROOM_FEED_TAG_PURPOSE, token),
       createdAt: this.deps.clock.now(),
     };
   }

@@ -12,11 +12,12 @@ import { guarded, type RouteGuards } from '../../platform/http/module.js';
 import type { BookingChanges } from '../booking/index.js';
 import { CalendarRepository } from './calendar-repository.js';
 import { CalendarSync } from './calendar-service.js';
-import { FeedRepository } from './feed-repository.js';
+import { FeedRepository, sealedCalendarColumns } from './feed-repository.js';
 import { RoomFeedService } from './feed-service.js';
 import { opsFeedRoutes, publicFeedRoutes } from './feed-routes.js';
 import { opsCalendarRoutes } from './routes.js';
 import type { CalendarOrganizers, CalendarRooms } from './ports.js';
+import type { SealedTable } from '../../platform/crypto/reseal.js';
 
 export { CalendarSync } from './calendar-service.js';
 export type { RoomResult } from './calendar-service.js';
@@ -41,6 +42,8 @@ export interface CalendarSyncModule {
   calendarSync: CalendarSync;
   /** Each room's bookings as an iCalendar feed at a secret, revocable address. */
   roomFeeds: RoomFeedService;
+  /** Sealed columns (feed tokens and their tags), for a SECRETS_KEY rotation. */
+  sealed: SealedTable[];
 }
 
 export function createCalendarSync(deps: CalendarSyncDeps): CalendarSyncModule {
@@ -48,6 +51,7 @@ export function createCalendarSync(deps: CalendarSyncDeps): CalendarSyncModule {
   return {
     calendarSync: new CalendarSync({ changes: bookings, rooms, organizers, repo: new CalendarRepository(db), secretBox, clock }),
     roomFeeds: new RoomFeedService({ repo: new FeedRepository(db), rooms, bookings, secretBox, clock, publicBaseUrl }),
+    sealed: sealedCalendarColumns(db),
   };
 }
 

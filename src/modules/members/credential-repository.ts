@@ -2,6 +2,8 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { CardTable, Database, FaceTable, FaceVariantTable } from '../../platform/db/schema.js';
 import type { Db } from '../../platform/db/db.js';
+import { sealedTable } from '../../platform/db/sealed-table-repository.js';
+import type { SealedTable } from '../../platform/crypto/reseal.js';
 
 /** A card as the module uses it: `generated` (a virtual card the service minted) as a boolean. */
 export type CardRow = Omit<Selectable<CardTable>, 'generated'> & { generated: boolean };
@@ -159,4 +161,12 @@ export class CredentialRepository {
       .where('user_id', '=', userId)
       .executeTakeFirst();
   }
+}
+
+/** Members' sealed columns (SECRETS_KEY rotation): face photos and the pictures derived from them. */
+export function sealedMemberColumns(db: Kysely<Database>): SealedTable[] {
+  return [
+    sealedTable(db, { table: 'faces', key: ['project_id', 'user_id'], sealed: ['image_enc'] }),
+    sealedTable(db, { table: 'face_variants', key: ['project_id', 'user_id', 'profile'], sealed: ['image_enc'] }),
+  ];
 }

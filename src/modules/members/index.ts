@@ -14,12 +14,13 @@ import type { App } from '../../platform/http/types.js';
 import { guarded, type RouteGuards } from '../../platform/http/module.js';
 import type { AccessChangeLog } from '../devices/index.js';
 import { MembersRepository } from './members-repository.js';
-import { CredentialRepository } from './credential-repository.js';
+import { CredentialRepository, sealedMemberColumns } from './credential-repository.js';
 import { FaceVariants } from './face-variants.js';
 import { CredentialService } from './credential-service.js';
 import { MemberService } from './member-service.js';
 import { MemberAccessSource } from './member-access.js';
 import { memberRoutes, type PartnerRateLimit } from './routes.js';
+import type { SealedTable } from '../../platform/crypto/reseal.js';
 
 export { MemberService, partnerContext, type PartnerCaller, type PartnerContext } from './member-service.js';
 export { CredentialService, type ReachedMember } from './credential-service.js';
@@ -49,6 +50,8 @@ export interface MembersModule {
   accessSource: MemberAccessSource;
   /** 30 requests per 60 s per app across the partner member routes (real time). */
   partnerRateLimit: RateLimiter;
+  /** Sealed columns (face photos and derived pictures), for a SECRETS_KEY rotation. */
+  sealed: SealedTable[];
 }
 
 export function createMembers(deps: MembersDeps): MembersModule {
@@ -63,6 +66,7 @@ export function createMembers(deps: MembersDeps): MembersModule {
     credentials,
     accessSource: new MemberAccessSource(repo, credentialRepo, secretBox, faces),
     partnerRateLimit: new RateLimiter(new RateLimitRepository(db), deps.realClock, deps.partnerRateLimitPerMinute, 60_000),
+    sealed: sealedMemberColumns(db),
   };
 }
 

@@ -8,7 +8,7 @@
 import QRCode from 'qrcode';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/db.js';
-import { safeEqual, type SecretBox } from '../../platform/crypto/secrets.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
 import { ServiceError, errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { BookingChanges, LockedBooking, MeetingRow } from '../booking/index.js';
@@ -242,7 +242,7 @@ export class PaymentService implements PaymentDesk {
   async byPageToken(token: string): Promise<PaymentRecord | undefined> {
     const [id, tag] = token.split('.');
     if (!id || !tag || !/^[0-9a-f]{24}$/.test(id)) return undefined;
-    if (!safeEqual(tag, this.deps.secretBox.tag(TOKEN_PURPOSE, id))) return undefined;
+    if (!this.deps.secretBox.tagMatches(TOKEN_PURPOSE, id, tag)) return undefined;
     return this.deps.repo.byId(id);
   }
 

@@ -8,9 +8,10 @@ import type { App } from '../../platform/http/types.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Database } from '../../platform/db/schema.js';
-import { SiteRepository } from './site-repository.js';
+import { SiteRepository, sealedSiteColumns } from './site-repository.js';
 import { SiteService } from './site-service.js';
 import { opsApplyRoutes, opsSiteRoutes, type SiteRouteDeps } from './routes.js';
+import type { SealedTable } from '../../platform/crypto/reseal.js';
 
 export { SiteService } from './site-service.js';
 export type { CalendarOrganizer, ProjectMember, SiteProject } from './site-service.js';
@@ -30,11 +31,13 @@ export interface SiteDeps {
 
 export interface SiteModule {
   site: SiteService;
+  /** Sealed columns (webhook secrets and auth), for a SECRETS_KEY rotation. */
+  sealed: SealedTable[];
 }
 
 export function createSite(deps: SiteDeps): SiteModule {
   const { db, ...rest } = deps;
-  return { site: new SiteService({ repo: new SiteRepository(db), ...rest }) };
+  return { site: new SiteService({ repo: new SiteRepository(db), ...rest }), sealed: sealedSiteColumns(db) };
 }
 
 /** POST /ops/v1/apply and GET /ops/v1/site: register inside the ops guard's scope. */

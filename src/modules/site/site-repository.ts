@@ -3,6 +3,8 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Database } from '../../platform/db/schema.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { sealedTable } from '../../platform/db/sealed-table-repository.js';
+import type { SealedTable } from '../../platform/crypto/reseal.js';
 
 /** Tables whose rows carry a caller-chosen `key` unique across the table. */
 export type KeyedTable =
@@ -456,4 +458,9 @@ export class SiteRepository {
       }
     }
   }
+}
+
+/** The site's sealed columns (SECRETS_KEY rotation): webhook listeners' secrets and delivery auth. */
+export function sealedSiteColumns(db: Kysely<Database>): SealedTable[] {
+  return [sealedTable(db, { table: 'webhooks', key: ['id'], sealed: ['secret_enc', 'auth_enc'] })];
 }

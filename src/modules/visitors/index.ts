@@ -13,11 +13,12 @@ import type { JobRunner } from '../../platform/jobs/runner.js';
 import type { App } from '../../platform/http/types.js';
 import { guarded, type RouteGuards } from '../../platform/http/module.js';
 import type { AccessChangeLog } from '../devices/index.js';
-import { VisitorRepository } from './visitor-repository.js';
+import { VisitorRepository, sealedVisitorColumns } from './visitor-repository.js';
 import { VisitorService, type DeviceDirectory, type VisitorEvents, type VisitorSite, type VisitorUnits } from './visitor-service.js';
 import { VisitorAccessSource } from './visitor-access.js';
 import { visitorExpiryJob } from './jobs.js';
 import { opsVisitorRoutes } from './routes.js';
+import type { SealedTable } from '../../platform/crypto/reseal.js';
 
 export {
   VisitorService,
@@ -54,6 +55,8 @@ export interface VisitorsModule {
   accessSource: VisitorAccessSource;
   /** The console's change feed: invites and entries. */
   changes: ChangeSource;
+  /** Sealed columns (QR codes and their tags), for a SECRETS_KEY rotation. */
+  sealed: SealedTable[];
 }
 
 export function createVisitors(deps: VisitorsDeps): VisitorsModule {
@@ -76,6 +79,7 @@ export function createVisitors(deps: VisitorsDeps): VisitorsModule {
     visitors,
     accessSource: new VisitorAccessSource({ repo, clock, secretBox }),
     changes: { kind: 'visitor', changedSince: (t, n) => repo.changedSince(t, n), latest: () => repo.lastChangeAt() },
+    sealed: sealedVisitorColumns(db),
   };
 }
 

@@ -2,6 +2,8 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Database, VisitorEntryTable, VisitorInviteTable } from '../../platform/db/schema.js';
+import { sealedTable } from '../../platform/db/sealed-table-repository.js';
+import type { SealedTable } from '../../platform/crypto/reseal.js';
 
 /** An invite as the module uses it: `end_given` (the host gave an end time) as a boolean. */
 export type InviteRow = Omit<Selectable<VisitorInviteTable>, 'end_given'> & { end_given: boolean };
@@ -24,13 +26,13 @@ export class VisitorRepository {
     return row && inviteRecord(row);
   }
 
-  /** Whether an invite of the project holding this code tag is still in use: not cancelled and its window not over. */
-  async tagInUse(projectId: string, qrTag: string, now: number, db: Db = this.db): Promise<boolean> {
+  /** Whether an invite of the project holding one of these code tags (one per secrets key) is still in use: not cancelled and its window not over. */
+  async tagInUse(projectId: string, qrTags: readonly string[], now: number, db: Db = this.db): Promise<boolean> {
     const row = await db
       .selectFrom('visitor_invites')
       .select('id')
       .where('project_id', '=', projectId)
-      .where('qr_tag', '=', qrTag)
+      .where('qr_tag', 'in', qrTags)
       .where('cancelled_at', 'is', null)
       .where('end_at', '>', now)
       .limit(1)
@@ -38,14 +40,14 @@ export class VisitorRepository {
     return row !== undefined;
   }
 
-  /** The project's invites with this code tag (normally one). */
-  async byTag(projectId: string, qrTag: string, db: Db = this.db): Promise<InviteRow[]> {
+  /** The project's invites with one of these code tags (one per secrets key; normally one invite). */
+  async byTag(projectId: string, qrTags: readonly string[], db: Db = this.db): Promise<InviteRow[]> {
     return (
       await db
         .selectFrom('visitor_invites')
         .selectAll()
         .where('project_id', '=', projectId)
-        .where('qr_tag', '=', qrTag)
+        .where('qr_tag', 'in', qrTags)
         .orderBy('id')
         .execute()
     ).map(inviteRecord);
@@ -165,4 +167,19 @@ export class VisitorRepository {
   async entries(inviteId: string, db: Db = this.db): Promise<EntryRow[]> {
     return db.selectFrom('visitor_entries').selectAll().where('invite_id', '=', inviteId).orderBy('at').orderBy('id').execute();
   }
+}
+
+/** The purpose of a visitor code's keyed tag (`SecretBox.tag`): how a scanned code finds its invite. */
+export const VISITOR_QR_TAG_PURPOSE = 'visitor-qr';
+
+/** Visitors' sealed columns (SECRETS_KEY rotation): each invite's QR code and its keyed tag. */
+export function sealedVisitorColumns(db: Kysely<Database>): SealedTable[] {
+  return [
+    sealedTable(db, {
+      table: 'visitor_invites',
+      key: ['id'],
+      sealed: ['qr_enc'],
+      tags: [{ column: 'qr_tag', of: 'qr_enc', purpose: VISITOR_QR_TAG_PURPOSE }],
+    }),
+  ];
 }

@@ -41,11 +41,10 @@ import {
   VMS_VISITOR_CHECKED_IN,
   type Host,
 } from './visitor-events.js';
-import type { EntryRow, InviteRow, VisitorRepository } from './visitor-repository.js';
+import { VISITOR_QR_TAG_PURPOSE, type EntryRow, type InviteRow, type VisitorRepository } from './visitor-repository.js';
 import { parseInstant } from '../../platform/time/instant.js';
 
 /** The SecretBox tag purpose of QR card codes. */
-export const QR_TAG_PURPOSE = 'visitor-qr';
 
 /** A device as the visitors module needs it; the devices module provides it. */
 export interface VisitorDevice {
@@ -154,7 +153,7 @@ export class VisitorService {
       for (let attempt = 0; attempt < CODE_ATTEMPTS; attempt++) {
         const candidate = codeFromBytes(randomBytes(CODE_BYTES));
         const tag = this.tagOf(candidate);
-        if (await repo.tagInUse(project.id, tag, now, trx)) continue;
+        if (await repo.tagInUse(project.id, this.deps.secretBox.tags(VISITOR_QR_TAG_PURPOSE, candidate), now, trx)) continue;
         row.qr_enc = this.deps.secretBox.seal(candidate);
         row.qr_tag = tag;
         await repo.insertInvite(row, trx);
@@ -222,7 +221,7 @@ export class VisitorService {
     const find = async (db?: Db): Promise<InviteRow[]> => {
       if (body.cardCode !== undefined) {
         const code = normalizeCode(body.cardCode);
-        return code ? repo.byTag(device.projectId, this.tagOf(code), db) : [];
+        return code ? repo.byTag(device.projectId, this.deps.secretBox.tags(VISITOR_QR_TAG_PURPOSE, code), db) : [];
       }
       const key = plateKey(body.licensePlate!);
       return key ? repo.byPlate(device.projectId, key, db) : [];
@@ -284,7 +283,7 @@ export class VisitorService {
 
   /** The lookup tag of a code (keyed hash; the code itself is stored sealed). */
   tagOf(code: string): string {
-    return this.deps.secretBox.tag(QR_TAG_PURPOSE, code);
+    return this.deps.secretBox.tag(VISITOR_QR_TAG_PURPOSE, code);
   }
 
   /** The invites of a property-local day (`date` YYYY-MM-DD, default today) without their QR card codes (the console). */

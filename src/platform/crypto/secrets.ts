@@ -58,10 +58,23 @@ export function randomSecret(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
 }
 
-/** AES-256-GCM sealed box: `v1.iv.tag.ciphertext`, base64url parts. */
+/**
+ * AES-256-GCM sealed box: `v1.iv.tag.ciphertext`, base64url parts.
+ *
+ * One key seals and tags (SECRETS_KEY); earlier keys (SECRETS_KEY_PREVIOUS) still open
+ * what they sealed and still count for tags, so a key can be rotated while serving:
+ * `reseal` moves a value under the current key (npm run reseal-secrets does it for every
+ * sealed column), after which the earlier key can be dropped (docs/operations.md).
+ */
 export class SecretBox {
-  constructor(private readonly key: Buffer) {
-    if (key.length !== 32) throw new Error('SecretBox key must be 32 bytes');
+  private readonly keys: readonly Buffer[];
+
+  constructor(
+    private readonly key: Buffer,
+    previous: readonly Buffer[] = [],
+  ) {
+    for (const k of [key, ...previous]) if (k.length !== 32) throw new Error('SecretBox key must be 32 bytes');
+    this.keys = [key, ...previous.filter((p) => !p.equals(key))];
   }
 
   seal(plain: string): string {
@@ -73,18 +86,60 @@ export class SecretBox {
 
   /**
    * An unforgeable tag of `text` for one `purpose` (HMAC-SHA256 under a key derived
-   * from this box's key), base64url: capability tokens that need no storage.
+   * from this box's current key), base64url: capability tokens that need no storage.
    */
   tag(purpose: string, text: string): string {
-    const key = createHmac('sha256', this.key).update(`tag:${purpose}`).digest();
-    return createHmac('sha256', key).update(text).digest('base64url');
+    return tagUnder(this.key, purpose, text);
+  }
+
+  /** The tags of `text` under every key this box knows, the current key's first: what a lookup or a check must accept. */
+  tags(purpose: string, text: string): string[] {
+    return this.keys.map((k) => tagUnder(k, purpose, text));
+  }
+
+  /** Whether `tag` is the tag of `text` under one of this box's keys (constant time per key). */
+  tagMatches(purpose: string, text: string, tag: string): boolean {
+    let ok = false;
+    for (const t of this.tags(purpose, text)) ok = safeEqual(tag, t) || ok;
+    return ok;
   }
 
   open(sealed: string): string {
     const [v, iv, tag, body] = sealed.split('.');
     if (v !== 'v1' || !iv || !tag || body === undefined) throw new Error('not a sealed secret');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+    let failure: unknown;
+    for (const key of this.keys) {
+      try {
+        return openUnder(key, iv, tag, body);
+      } catch (err) {
+        failure = err;
+      }
+    }
+    throw failure instanceof Error ? failure : new Error('cannot open sealed secret');
   }
+
+  /** `sealed` sealed again under the current key, or null when it already is. Throws when no key opens it. */
+  reseal(sealed: string): string | null {
+    const [v, iv, tag, body] = sealed.split('.');
+    if (v === 'v1' && iv && tag && body !== undefined) {
+      try {
+        openUnder(this.key, iv, tag, body);
+        return null;
+      } catch {
+        // sealed under an earlier key (or not at all): open below
+      }
+    }
+    return this.seal(this.open(sealed));
+  }
+}
+
+function tagUnder(key: Buffer, purpose: string, text: string): string {
+  const derived = createHmac('sha256', key).update(`tag:${purpose}`).digest();
+  return createHmac('sha256', derived).update(text).digest('base64url');
+}
+
+function openUnder(key: Buffer, iv: string, tag: string, body: string): string {
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
 }

@@ -19,6 +19,10 @@ export class SettingsRepository {
       .execute();
   }
 
+  async delete(name: string, db: Db = this.db): Promise<void> {
+    await db.deleteFrom('settings').where('name', '=', name).execute();
+  }
+
   /** Stores `value` only if the setting is absent; returns whichever value is stored. */
   async getOrInit(name: string, value: string, db: Db = this.db): Promise<string> {
     await db
