@@ -263,6 +263,7 @@ describe('module surfaces and the composition root', () => {
       'src/modules/a/feed-routes.ts': "import type { ADeps } from './deps.js';",
       'src/modules/a/index.ts': "export type { ADeps } from './deps.js';",
       'src/platform/http/kit.ts': 'export const kit = 1;',
+      'src/cli/nested/deeper.ts': 'export const deeper = 1;',
     };
     const fixed = checkArchitecture(withIndexes(corrected));
     expect(fixed.violations).toEqual([]);
