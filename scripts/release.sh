@@ -39,6 +39,11 @@ printf 'version=%s\ncommit=%s\nbuilt=%s\n' "$version" "$commit" "$(date -u +%Y-%
 echo "release: installing production dependencies (npm ci --omit=dev)"
 (cd "$dir" && npm ci --omit=dev --no-audit --no-fund)
 
+# Native addons compiled from source (no prebuilt binary reachable) leave their object
+# files behind; the loaded .node file is all that runs.
+find "$dir/node_modules" -type d -path '*/build/Release' -prune \
+  -exec sh -c 'rm -rf "$1/obj" "$1/obj.target" "$1/.deps" "$1"/*.a' _ {} \;
+
 if [ -e "$dir/node_modules/typescript" ] || [ -e "$dir/src" ]; then
   echo "release: $dir holds TypeScript or sources; it must not" >&2
   exit 1
