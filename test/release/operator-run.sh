@@ -33,8 +33,13 @@ fail() {
   for f in "$logs"/*.log; do [ -f "$f" ] && { echo "----- $f" >&2; tail -n 60 "$f" >&2; }; done
   exit 1
 }
+kill_tree() { # pid: the process and every descendant (an npm start that failed to exec node)
+  local c
+  for c in $(pgrep -P "$1" || true); do kill_tree "$c"; done
+  kill -KILL "$1" 2>/dev/null || true
+}
 cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do kill_tree "$p"; done
   rm -rf "$work"
 }
 trap cleanup EXIT
