@@ -154,7 +154,7 @@ echo "  stopped in $((($(date +%s%N) - started) / 1000000)) ms, exit 0"
 echo "=== nothing written outside the data dir"
 changed=$(find "$RELEASE_DIR" -newer "$work/marker" -print | head -n 20)
 [ -z "$changed" ] || fail "the tree changed: $changed"
-stray=$(find /tmp /var/tmp /dev/shm "$RELEASE_DIR" -xdev -user "$RUN_USER" -not -path "$data" -not -path "$data/*" -print 2>/dev/null | head -n 20)
+stray=$(find /tmp /var/tmp /dev/shm "$RELEASE_DIR" -xdev -user "$RUN_USER" -newer "$work/marker" -not -path "$data" -not -path "$data/*" -print 2>/dev/null | head -n 20)
 [ -z "$stray" ] || fail "$RUN_USER wrote outside its data dir: $stray"
 echo "  data dir holds: $(cd "$data" && find . -mindepth 1 -maxdepth 2 | sort | tr '\n' ' ')"
 echo "operator-run: OK"
