@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'sdk/dist/**', 'node_modules/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'sdk/dist/**', 'node_modules/**', 'coverage/**', 'release/**'] },
   {
     files: ['**/*.ts', '**/*.tsx'],
     extends: [js.configs.recommended, ...tseslint.configs.recommended],
