@@ -101,6 +101,8 @@ export interface Nginx {
   port: number;
   dir: string;
   logs(): string;
+  /** Requests nginx sent to more than one instance, by their upstream statuses (e.g. `503, 201`), from the access log. */
+  retried(): Map<string, number>;
   stop(): Promise<void>;
 }
 
@@ -121,7 +123,8 @@ pid ${dir}/nginx.pid;
 error_log ${dir}/error.log info;
 events { worker_connections 1024; }
 http {
-  access_log ${dir}/access.log;
+  log_format upstreams '$remote_addr "$request" $status up=[$upstream_addr] us=[$upstream_status] rt=$request_time';
+  access_log ${dir}/access.log upstreams;
   client_body_temp_path ${dir}/tmp/body;
   proxy_temp_path ${dir}/tmp/proxy;
   fastcgi_temp_path ${dir}/tmp/fastcgi;
@@ -154,6 +157,11 @@ ${o.upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5s;
     dir,
     logs: () =>
       `--- nginx error.log\n${read('error.log')}\n--- nginx access.log (last 40 lines)\n${read('access.log').split('\n').slice(-40).join('\n')}`,
+    retried: () => {
+      const counts = new Map<string, number>();
+      for (const m of read('access.log').matchAll(/ us=\[([^\]]*,[^\]]*)\]/g)) counts.set(m[1], (counts.get(m[1]) ?? 0) + 1);
+      return counts;
+    },
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGQUIT');
       await Promise.race([exited, sleep(5000)]);
@@ -180,6 +188,16 @@ export function ensureServiceUser(): void {
     execFileSync('id', ['-u', SERVICE_USER], { stdio: 'ignore' });
   } catch {
     execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', SERVICE_USER], { stdio: 'inherit' });
+  }
+}
+
+/** Fails clearly when the service user cannot read the release tree (a `mktemp -d` directory is 0700). */
+export function checkReadableByServiceUser(releaseDir: string): void {
+  const main = join(releaseDir, 'dist/main.js');
+  try {
+    execFileSync('setpriv', ['--reuid', SERVICE_USER, '--regid', SERVICE_USER, '--init-groups', 'test', '-r', main], { stdio: 'ignore' });
+  } catch {
+    throw new CheckFailed(`user ${SERVICE_USER} cannot read ${main}: make the release tree (and its parent directories) readable`);
   }
 }
 

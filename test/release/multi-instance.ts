@@ -24,6 +24,7 @@ import { slotBodies } from '../../bench/lib/slots.js';
 import {
   CheckFailed,
   check,
+  checkReadableByServiceUser,
   client,
   createDatabase,
   ensureServiceUser,
@@ -330,6 +331,8 @@ async function sigtermMidLoad(w: World): Promise<void> {
   console.log(
     `     proxy throughput: ${Math.round(r.requests / r.seconds)} requests/s (${Math.round(r.created.length / r.seconds)} bookings/s)`,
   );
+  const retried = [...w.nginx.retried().entries()].map(([k, n]) => `[${k}]: ${n}`);
+  console.log(`     nginx sent ${retried.length ? retried.join(', ') : 'no request'} to the other instance (upstream statuses per try)`);
   const failed = [...r.statuses.entries()].filter(([k]) => !/^(POST 201|GET 200)$/.test(k));
   check(
     failed.length === 0,
@@ -382,6 +385,7 @@ async function restartA(w: World): Promise<void> {
 async function setUp(w: World): Promise<number[]> {
   console.log(`release: ${RELEASE_DIR}\nwork dir: ${w.dir}`);
   ensureServiceUser();
+  checkReadableByServiceUser(RELEASE_DIR);
   w.db = await createDatabase(ADMIN_URL);
   const cert = makeCertificate(w.dir);
   w.ca = cert.pem;
