@@ -349,7 +349,7 @@ async function sigtermMidLoad(w: World): Promise<void> {
   for (const d of w.receiver.deliveries) if (d.meetingId) byMeeting.set(d.meetingId, [...(byMeeting.get(d.meetingId) ?? []), d]);
   const t0 = performance.now();
   const missing = () => r.created.filter((id) => !byMeeting.has(id) && !w.receiver.deliveries.some((d) => d.meetingId === id));
-  await waitUntil(`the webhooks of ${r.created.length} bookings`, 60_000, () => {
+  await waitUntil(`the webhooks of ${r.created.length} bookings`, 60_000 + 100 * r.created.length, () => {
     for (const d of w.receiver.deliveries) if (d.meetingId && !byMeeting.has(d.meetingId)) byMeeting.set(d.meetingId, [d]);
     return missing().length === 0;
   }).catch((err: Error) => {
@@ -378,6 +378,14 @@ async function restartA(w: World): Promise<void> {
   const id = await book(direct, w);
   direct.close();
   check(true, 'instance A started again and serves', `booked ${id} on it directly`);
+  // nginx tries it again once its fail_timeout (5 s) has passed: requests through the proxy reach it.
+  const t0 = performance.now();
+  await waitUntil('a request through nginx on the restarted instance A', 30_000, async () => {
+    const res = await w.proxy.request('GET', `/meetings/${id}`, { token: w.token });
+    if (res.status !== 200) throw new CheckFailed(`GET /meetings/${id} through the proxy answered ${res.status}`);
+    return a.log().includes('"host":"localhost"');
+  });
+  check(true, 'nginx sends requests to the restarted instance A again', `after ${Math.round(performance.now() - t0)} ms`);
   const errors = w.instances.flatMap((i) => errorLines(i.log()).map((l) => `${i.name}: ${l}`));
   check(errors.length === 0, 'no error lines in any instance log', errors.join('\n'));
 }
