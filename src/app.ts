@@ -122,6 +122,12 @@ function mapErrors(app: App): void {
   app.addHook('onRequest', async () => {
     if (closing) throw errors.upstreamUnavailable('The service is shutting down; retry after the Retry-After seconds');
   });
+  // Every answer sent while closing ends its connection: a kept-alive connection (a proxy's) that was busy when the
+  // close began would otherwise stay open, idle, until KEEP_ALIVE_TIMEOUT_MS, and the close would wait for it.
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send(errorBody('KS005', `No route ${req.method} ${req.url.split('?')[0]}`));
   });

@@ -57,19 +57,19 @@ function refused(url: string): Promise<boolean> {
 }
 
 /** A POST whose body is sent in two parts: the request is in flight until `finish()`. */
-function slowPost(url: string, path: string, token: string, body: unknown) {
+function slowPost(url: string, path: string, token: string, body: unknown, agent: http.Agent | false = false) {
   const data = Buffer.from(JSON.stringify(body));
   const cut = Math.floor(data.length / 2);
   const req = http.request(url + path, {
     method: 'POST',
-    agent: false,
+    agent,
     headers: { 'content-type': 'application/json', 'content-length': String(data.length), authorization: `Bearer ${token}` },
   });
-  const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+  const answer = new Promise<{ status: number; body: any; connection: string | undefined }>((resolve, reject) => {
     req.on('response', (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), connection: res.headers.connection }));
     });
     req.on('error', reject);
   });
@@ -164,6 +164,29 @@ describe(`graceful shutdown (${TEST_ENGINE})`, () => {
     } finally {
       await storage.close();
     }
+  }, 90_000);
+
+  it('a kept-alive connection busy when SIGTERM arrives is closed after its answer: the exit does not wait for it to idle out', async () => {
+    const database = await createTestDatabase();
+    cleanup.push(() => database.drop());
+    const receiver = await holdingReceiver();
+    cleanup.push(() => receiver.close());
+    // A proxy's kept-alive connection would stay open until KEEP_ALIVE_TIMEOUT_MS (72 s), far past this bound.
+    const { svc, token, body } = await startSite(database, receiver.url, { SHUTDOWN_TIMEOUT_MS: '8000' });
+    cleanup.push(() => svc.kill('SIGKILL'));
+    const releasing = setInterval(() => receiver.release(), 50);
+    cleanup.push(async () => clearInterval(releasing));
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    cleanup.push(async () => agent.destroy());
+    const slow = slowPost(svc.url, '/meetings', token, body(13), agent);
+    await new Promise((r) => setTimeout(r, 500));
+
+    const exited = svc.kill('SIGTERM');
+    await until('new connections refused', () => refused(svc.url), 10_000, 50);
+    const answer = await slow.finish();
+    expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+    expect(answer.connection).toBe('close');
+    expect(await exited).toEqual({ code: 0, signal: null });
   }, 90_000);
 
   it('a shutdown that cannot finish within SHUTDOWN_TIMEOUT_MS exits 1 at that bound', async () => {
