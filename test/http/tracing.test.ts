@@ -192,6 +192,8 @@ describe('tracing on: one booking, one linked trace', () => {
       expect(typeof s.attributes['db.query.text']).toBe('string');
     }
     expect(sql.some((s) => s.attributes['db.operation.name'] === 'INSERT' && s.attributes['db.collection.name'] === 'meetings')).toBe(true);
+    // Statements outside any span (the jobs' polls) make none: every SQL span has a parent.
+    expect(otlp.spans.filter((s) => s.kind === CLIENT && !s.parentSpanId)).toEqual([]);
     // Parameterised text only: the booking's values never reach a span.
     expect(JSON.stringify(otlp.spans)).not.toContain('secret plan');
 
