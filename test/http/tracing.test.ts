@@ -170,6 +170,8 @@ describe('tracing on: one booking, one linked trace', () => {
     const incoming = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     const read = await ctx.svc.request('GET', `/meetings/${meetingId}`, { token: ctx.alice, headers: { traceparent: incoming } });
     expect(read.status, read.text).toBe(200);
+    // A capability token in the path is masked as the logger masks it.
+    await ctx.svc.request('GET', '/pay/capability-token-5e1f9a?token=query-secret-77');
     await tracing.shutdown(); // flushes every batch
 
     const book = otlp.spans.filter((s) => s.name === 'POST /meetings');
@@ -207,6 +209,10 @@ describe('tracing on: one booking, one linked trace', () => {
     expect(otlp.spans.some((s) => s.parentSpanId === job.spanId && s.kind === CLIENT)).toBe(true);
     // The delivery's POST carries the job span's context.
     expect(hooks.requests[0]!.headers.traceparent).toBe(`00-${req.traceId}-${job.spanId}-01`);
+
+    const pay = otlp.spans.find((s) => s.kind === SERVER && String(s.attributes['url.path']).startsWith('/pay/'));
+    expect(pay?.attributes['url.path']).toBe('/pay/[redacted]');
+    expect(JSON.stringify(otlp.spans)).not.toMatch(/capability-token-5e1f9a|query-secret-77/);
 
     // An incoming traceparent is honoured: the GET joins that trace under that parent.
     const get = otlp.spans.find((s) => s.name === 'GET /meetings/:id');
