@@ -43,6 +43,9 @@ import * as payments from './modules/payments/index.js';
 import * as visitors from './modules/visitors/index.js';
 import * as operatorConsole from './modules/console/index.js';
 import type { Config } from './platform/config.js';
+import { requestChildLogger } from './platform/logging.js';
+import { traceRequests } from './platform/observability/tracing.js';
+import { registerRequestContext } from './platform/http/request-context.js';
 
 export const API_VERSION = '1.15.0';
 
@@ -53,6 +56,11 @@ export interface BuildAppOptions {
 
 export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<App> {
   const app = createFastify(services.config, options);
+  // Each request in its log context (request id on every line) and, tracing on, its span (platform/observability).
+  traceRequests(app.server);
+  registerRequestContext(app);
+  // Request loggers marked as binding reqId themselves: the logger's mixin leaves it out of their lines (no duplicate key).
+  if (options.loggerInstance) app.setChildLoggerFactory(requestChildLogger as never);
   mapErrors(app);
   await registerRequestHandling(app, services.config);
   await registerApiReference(app, services.config);

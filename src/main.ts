@@ -12,8 +12,9 @@ import { createLogger } from './platform/logging.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { openStorage } from './platform/db/database.js';
 import { createServices } from './services.js';
-import { buildApp } from './app.js';
+import { API_VERSION, buildApp } from './app.js';
 import { applyDemoSiteIfEmpty } from './modules/sandbox/index.js';
+import { startTracing } from './platform/observability/tracing.js';
 
 async function main(): Promise<void> {
   let config;
@@ -29,6 +30,8 @@ async function main(): Promise<void> {
   const held = new HeldOutput(process.stdout);
   process.once('exit', () => held.release());
   const logger = createLogger({ level: config.logLevel }, held);
+  // OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT asks for them (platform/observability/tracing.ts).
+  const tracing = await startTracing({ env: process.env, serviceVersion: API_VERSION });
   const storage = await openStorage(config.databaseUrl);
   const services = await createServices(config, storage, undefined, {
     onError: (err) => logger.error({ err }, 'background worker failed'),
@@ -61,6 +64,8 @@ async function main(): Promise<void> {
       await app.close();
       await services.stop();
       await storage.close();
+      // The last spans out, within what is left of SHUTDOWN_TIMEOUT_MS.
+      await tracing.shutdown(Math.max(100, config.shutdownTimeoutMs / 4));
       logger.info('stopped');
       process.exit(0);
     } catch (err) {

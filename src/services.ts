@@ -37,6 +37,7 @@ import { UrlGuard } from './platform/net/url-guard.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
 import { OpsTokenFailures } from './platform/http/authenticate.js';
 import { ChangeFeed, type ChangeSource } from './platform/changes/change-feed.js';
+import { traceQueries } from './platform/observability/tracing.js';
 
 export interface Services {
   config: Config;
@@ -331,6 +332,8 @@ export async function createServices(
   realClock: Clock = systemClock,
   options: ServiceOptions = {},
 ): Promise<Services> {
+  // Tracing on: a span per SQL statement run inside a request or job span (nothing otherwise).
+  storage.observeQueries(traceQueries(config.engine));
   const p = await createPlatform(config, storage, realClock, options);
   const { clock, sandboxClock, secretBox, jobs, onError } = p;
   const auth = createAuthOn(p);

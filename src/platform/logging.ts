@@ -10,8 +10,14 @@
  *   values of secret-looking parameters masked; never headers or bodies.
  * - The error serializer is pino's, minus database error fields that quote the
  *   offending values (PostgreSQL's `detail`, `where`, driver `parameters`).
+ * - A mixin adds where the line came from (`logContext`):
+ *   `reqId` on every line written while serving a request (through `request.log`
+ *   or the root logger alike), `job` on a background job's lines, and, tracing on,
+ *   `traceId`/`spanId` of the active span.
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { context, trace, type Span } from '@opentelemetry/api';
 
 export const CENSOR = '[redacted]';
 
@@ -118,6 +124,49 @@ export const serializers = {
   },
 };
 
+/**
+ * Where a line comes from: one store per request, set by the server's request
+ * wrapper (observability/tracing.ts `traceRequests`) before Fastify sees the
+ * request, and one per job item (`runJobItem`). Read by the mixin, so lines logged
+ * through the root logger by services and modules carry the request id too.
+ */
+export interface LogContext {
+  /** Fastify's request id, set by its onRequest hook (http/request-context.ts). */
+  reqId?: string;
+  /** The background job's name. */
+  job?: string;
+  /** The request's SERVER span (tracing on). */
+  span?: Span;
+}
+
+export const logContext = new AsyncLocalStorage<LogContext>();
+
+/** Marks Fastify's per-request child loggers, whose bindings already hold `reqId` (the mixin then leaves it out). */
+const BINDS_REQ_ID = Symbol('binds reqId');
+
+/** Fastify's `childLoggerFactory`: its usual child logger, marked as binding the request id. */
+export function requestChildLogger(logger: Logger, bindings: pino.Bindings, options: pino.ChildLoggerOptions): Logger {
+  const child = logger.child(bindings, options);
+  (child as unknown as Record<symbol, boolean>)[BINDS_REQ_ID] = true;
+  return child;
+}
+
+/** The fields a line gets from its request or job context and the active span (a fresh object: pino merges into it). */
+export function logFields(_obj: object, _level: number, logger?: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const store = logContext.getStore();
+  if (store) {
+    if (store.reqId !== undefined && !(logger as Record<symbol, boolean> | undefined)?.[BINDS_REQ_ID]) out.reqId = store.reqId;
+    if (store.job !== undefined) out.job = store.job;
+  }
+  const sc = trace.getSpanContext(context.active());
+  if (sc && trace.isSpanContextValid(sc)) {
+    out.traceId = sc.traceId;
+    out.spanId = sc.spanId;
+  }
+  return out;
+}
+
 export interface LoggerOptions {
   level: string;
 }
@@ -129,6 +178,7 @@ export function createLogger(config: LoggerOptions, stream?: DestinationStream):
       level: config.level,
       redact: { paths: REDACT_PATHS, censor: CENSOR },
       serializers,
+      mixin: logFields,
     },
     stream,
   );

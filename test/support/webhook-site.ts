@@ -6,6 +6,7 @@
  */
 import { expect } from 'vitest';
 import { DateTime } from 'luxon';
+import type { FastifyBaseLogger } from 'fastify';
 import { startTestService, type HttpResult, type TestService } from './test-service.js';
 import { actAsToken, appToken, applySite, idOf, siteDocument, type SiteIds } from './fixtures.js';
 import { at, dayAhead, everyDay, setClock } from './catalogue.js';
@@ -186,10 +187,12 @@ export interface StartWebhookOptions extends SiteSpec {
   /** Local time on D the clock is parked at (default 06:00). */
   clockAt?: string;
   env?: Record<string, string>;
+  /** Request and error logs go here (none by default), as `npm start` logs them. */
+  logger?: FastifyBaseLogger;
 }
 
 export async function startWebhookService(o: StartWebhookOptions): Promise<WebhookCtx> {
-  const svc = await startTestService({ env: o.env });
+  const svc = await startTestService({ env: o.env, logger: o.logger });
   const ids = await applySite(svc, webhookSite(o));
   const D = await dayAhead(svc, TZ, 2);
   await setClock(svc, at(D, o.clockAt ?? '06:00'));

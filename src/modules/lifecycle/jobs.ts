@@ -33,6 +33,7 @@ export class Lifecycle {
       dueAt: (t) => t.due_at,
       due: (now, limit) => this.deps.timers.due(now, limit),
       run: (t) => this.fire(t),
+      traceParent: (t) => t.trace_parent ?? null,
       pageSize: 200,
     });
   }

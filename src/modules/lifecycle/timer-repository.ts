@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Database, TimerTable } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
+import { currentTraceParent } from '../../platform/observability/tracing.js';
 import { TIMER_KINDS, type PlannedTimer } from './rules/timer-plan.js';
 
 export type TimerRow = TimerTable;
@@ -25,6 +26,8 @@ export class TimerRepository {
     db: Db = this.db,
   ): Promise<void> {
     if (!timers.length) return;
+    // The scheduling request's trace context: the steps' job spans join its trace.
+    const traceParent = currentTraceParent();
     await db
       .insertInto('timers')
       .values(
@@ -38,6 +41,7 @@ export class TimerRepository {
           status: 'pending',
           created_at: now,
           fired_at: null,
+          trace_parent: traceParent,
         })),
       )
       .execute();

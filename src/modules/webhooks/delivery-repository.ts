@@ -19,6 +19,8 @@ export interface DueDelivery {
   attempts: number;
   next_attempt_at: number;
   created_at: number;
+  /** The trace context of the request that queued it (migration 014; null without). */
+  trace_parent: string | null;
 }
 
 /** What an attempt needs, read by the statement that leases it: the body and its listener's address and secrets. */
@@ -137,7 +139,7 @@ export class DeliveryRepository {
         where deliveries.id = c.id and deliveries.status = 'pending' and deliveries.next_attempt_at <= ${slot(1)}
           and (deliveries.claimed_until is null or deliveries.claimed_until < ${slot(2)})
         returning deliveries.id, deliveries.webhook_id, deliveries.attempts, deliveries.next_attempt_at, deliveries.created_at,
-          deliveries.type, deliveries.body, ${LISTENER_COLUMNS}`.compile(root),
+          deliveries.trace_parent, deliveries.type, deliveries.body, ${LISTENER_COLUMNS}`.compile(root),
           values,
         )
       ).rows;
@@ -158,7 +160,7 @@ export class DeliveryRepository {
               order by next_attempt_at, created_at limit ${budget}) x)) j
           where w.id = l.wid and w.enabled = 1 and j.key < coalesce(json_extract(${slot(3)}, '$."' || l.wid || '"'), ${budget}))
         and status = 'pending'
-        returning id, webhook_id, attempts, next_attempt_at, created_at, type, body, ${LISTENER_COLUMNS}`.compile(root),
+        returning id, webhook_id, attempts, next_attempt_at, created_at, trace_parent, type, body, ${LISTENER_COLUMNS}`.compile(root),
           values,
         )
       ).rows;
@@ -170,6 +172,7 @@ export class DeliveryRepository {
       attempts: r.attempts,
       next_attempt_at: r.next_attempt_at,
       created_at: r.created_at,
+      trace_parent: r.trace_parent ?? null,
       claimed: { type: r.type, body: r.body, project_id: r.project_id, url: r.url, secret_enc: r.secret_enc, auth_enc: r.auth_enc },
     }));
   }

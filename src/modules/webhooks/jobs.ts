@@ -23,6 +23,7 @@ import type { ClaimedDelivery, DeliveryItem, DeliveryRepository } from './delive
 import type { UrlGuard } from '../../platform/net/url-guard.js';
 import { DeliveryClient, TransportError } from './delivery-client.js';
 import { deliveryHeaders, openDeliveryAuth, type DeliveryAuth } from './signing.js';
+import { currentTraceParent } from '../../platform/observability/tracing.js';
 
 export const DELIVERY_JOB = 'webhook-delivery';
 export const MAX_ATTEMPTS = 5;
@@ -91,6 +92,7 @@ export function deliveryJob(deps: DeliveryJobDeps): JobHandler<DeliveryItem> {
     perKey: { key: (d) => d.webhook_id, limit: PER_LISTENER_CONCURRENCY },
     id: (d) => d.id,
     dueAt: (d) => d.next_attempt_at,
+    traceParent: (d) => d.trace_parent,
     // The due read leases what it returns, at most the room each listener's budget has left; the
     // runner starts all of it. What it leaves unstarted (it was stopping, or an item failed to be
     // recorded this pass) is given back at the next read.
@@ -207,6 +209,9 @@ async function attempt(
     auth,
     nowMs: deps.realClock.now(),
   });
+  // Tracing on: the receiver may continue the trace (the attempt's job span as parent).
+  const traceParent = currentTraceParent();
+  if (traceParent) headers.traceparent = traceParent;
   let status: number;
   try {
     status = await client.post(c.url, headers, c.body);

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../platform/db/db.js';
 import { newId } from '../../platform/ids.js';
+import { currentTraceParent } from '../../platform/observability/tracing.js';
 import { bookingEventData, deliveryBody, eventType, type BookingFacts, type EventDetail } from './event-payloads.js';
 import type { OutboxRepository } from './outbox-repository.js';
 
@@ -59,6 +60,8 @@ export class Outbox {
     );
     const listeners = await this.repo.enabledListeners(projectId, trx);
     const subscribed = listeners.filter((l) => l.events.includes(type));
+    // The request's trace context goes with the deliveries: their job spans join its trace.
+    const traceParent = subscribed.length ? currentTraceParent() : null;
     await this.repo.insertDeliveries(
       subscribed.map((l) => {
         const id = `whk_${randomUUID()}`;
@@ -77,6 +80,7 @@ export class Outbox {
           created_at: at,
           updated_at: at,
           delivered_at: null,
+          trace_parent: traceParent,
         };
       }),
       trx,

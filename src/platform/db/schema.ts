@@ -276,6 +276,8 @@ export interface TimerTable {
   status: string; // pending | fired | skipped | cancelled
   created_at: Millis;
   fired_at: Millis | null;
+  /** W3C traceparent of the request that scheduled it (tracing on); null otherwise (migration 014). */
+  trace_parent: string | null;
 }
 
 export interface PaymentTable {
@@ -431,6 +433,8 @@ export interface DeliveryTable {
   created_at: Millis;
   updated_at: Millis;
   delivered_at: Millis | null;
+  /** W3C traceparent of the request that queued it (tracing on); null otherwise (migration 014). */
+  trace_parent: string | null;
 }
 
 export interface MeetingAttendeeTable {

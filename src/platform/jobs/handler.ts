@@ -70,6 +70,11 @@ export interface JobHandler<T> {
   claim?(item: T, ctx: ClaimContext): Promise<boolean>;
   /** Lease length passed to `claim` (real milliseconds); default 60 s. */
   leaseMs?: number;
+  /**
+   * The trace context (a W3C `traceparent`) stored with the item by the request that
+   * caused it, if any: the item's span joins that trace and links to it.
+   */
+  traceParent?(item: T): string | null;
   /** Does the work. Throwing counts as a failed attempt (see `retry`). */
   run(item: T, ctx: JobContext): Promise<unknown>;
   /** Default: report the error and try again on the next pass, without limit. */

@@ -21,6 +21,7 @@
  */
 import type { Clock } from '../clock/clock.js';
 import type { ClaimContext, JobHandler } from './handler.js';
+import { recordJobFailure, runJobItem } from '../observability/tracing.js';
 
 export type { ClaimContext, DueQuery, JobContext, JobHandler, RetryPolicy } from './handler.js';
 
@@ -339,13 +340,17 @@ export class JobRunner {
     return p;
   }
 
-  private async execute(s: Slot, item: unknown, id: string, failed: Set<string>): Promise<void> {
-    try {
-      await s.h.run(item, { now: this.deps.clock.now(), realNow: this.deps.realClock.now() });
-      s.backoff.delete(id);
-    } catch (err) {
-      await this.failed(s, item, id, err, failed);
-    }
+  /** Runs one item in its job context: its log lines carry the job's name, and tracing on, it is a span `job <name>`. */
+  private execute(s: Slot, item: unknown, id: string, failed: Set<string>): Promise<void> {
+    return runJobItem(s.h.name, s.h.traceParent?.(item), async () => {
+      try {
+        await s.h.run(item, { now: this.deps.clock.now(), realNow: this.deps.realClock.now() });
+        s.backoff.delete(id);
+      } catch (err) {
+        recordJobFailure(err);
+        await this.failed(s, item, id, err, failed);
+      }
+    });
   }
 
   private async failed(s: Slot, item: unknown, id: string, err: unknown, failed: Set<string>): Promise<void> {

@@ -15,6 +15,8 @@ export function timedJob<T>(p: {
   due(now: number, limit: number): Promise<T[]>;
   run(item: T): Promise<unknown>;
   pageSize?: number;
+  /** The trace context stored with the item (see JobHandler.traceParent). */
+  traceParent?(item: T): string | null;
 }): JobHandler<T> {
   return {
     name: p.name,
@@ -22,6 +24,7 @@ export function timedJob<T>(p: {
     concurrency: 1,
     id: p.id,
     dueAt: p.dueAt,
+    ...(p.traceParent ? { traceParent: p.traceParent } : {}),
     due: ({ now, limit }) => p.due(now, limit),
     page: { size: p.pageSize ?? 100 },
     cascades: true,

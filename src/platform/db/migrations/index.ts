@@ -13,6 +13,7 @@ import * as m010 from './010-delivery-due-index.js';
 import * as m011 from './011-catalogue-indexes.js';
 import * as m012 from './012-console-sessions.js';
 import * as m013 from './013-face-variants.js';
+import * as m014 from './014-trace-context.js';
 
 const migrations: Record<string, Migration> = {
   '001-initial-schema': m001,
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '011-catalogue-indexes': m011,
   '012-console-sessions': m012,
   '013-face-variants': m013,
+  '014-trace-context': m014,
 };
 
 export const migrationProvider: MigrationProvider = {
