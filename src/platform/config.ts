@@ -117,6 +117,12 @@ function parseSecretsKey(raw: string | undefined): Buffer | null {
   return key;
 }
 
+/** DATABASE_URL (default ./data/booking.sqlite) and the engine it names: the one rule, shared with the backup command. */
+export function readDatabaseUrl(env: NodeJS.ProcessEnv = process.env): Pick<Config, 'databaseUrl' | 'engine'> {
+  const databaseUrl = env.DATABASE_URL || './data/booking.sqlite';
+  return { databaseUrl, engine: /^postgres(ql)?:\/\//.test(databaseUrl) ? 'postgres' : 'sqlite' };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const outer = collecting;
   collecting = [];
@@ -150,8 +156,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
   }
   const port = intVar(env, 'PORT', 3000);
   const host = env.HOST || '127.0.0.1';
-  const databaseUrl = env.DATABASE_URL || './data/booking.sqlite';
-  const engine = /^postgres(ql)?:\/\//.test(databaseUrl) ? 'postgres' : 'sqlite';
+  const { databaseUrl, engine } = readDatabaseUrl(env);
 
   let opsToken = env.OPS_TOKEN || '';
   let opsTokenGenerated = false;
