@@ -57,7 +57,7 @@ async function copy(source: string, temp: string): Promise<{ totalPages: number 
     db.pragma('busy_timeout = 5000');
     let restarts = 0;
     let lastRemaining = Number.POSITIVE_INFINITY;
-    let lastReport = 0;
+    let lastReport = Date.now();
     const progress = await db.backup(temp, {
       progress: ({ totalPages, remainingPages }) => {
         if (remainingPages > lastRemaining) restarts++;
