@@ -6,15 +6,21 @@
  *
  * The start-up banner is the first thing on stdout: log lines written while
  * starting are held and follow it.
+ *
+ * `node dist/main.js --migrate-only` (a release job): applies the pending migrations
+ * (under the migration lock), logs them, and exits 0 (1 when they fail, 2 on a
+ * configuration error) without serving, starting workers or applying the demo site.
  */
 import { Writable } from 'node:stream';
 import { createLogger } from './platform/logging.js';
 import { ConfigError, loadConfig } from './platform/config.js';
-import { openStorage } from './platform/db/database.js';
+import { openStorage, type MigrationReport } from './platform/db/database.js';
 import { createServices } from './services.js';
 import { API_VERSION, buildApp } from './app.js';
 import { applyDemoSiteIfEmpty } from './modules/sandbox/index.js';
 import { startTracing } from './platform/observability/tracing.js';
+
+const migrateOnly = process.argv.slice(2).includes('--migrate-only');
 
 async function main(): Promise<void> {
   let config;
@@ -33,6 +39,12 @@ async function main(): Promise<void> {
   // OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT asks for them (platform/observability/tracing.ts).
   const tracing = await startTracing({ env: process.env, serviceVersion: API_VERSION });
   const storage = await openStorage(config.databaseUrl);
+  logMigrations(logger, storage.migrations);
+  if (migrateOnly) {
+    await storage.close();
+    held.release();
+    process.exit(0);
+  }
   const services = await createServices(config, storage, undefined, {
     onError: (err) => logger.error({ err }, 'background worker failed'),
     logger,
@@ -75,6 +87,16 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+function logMigrations(logger: ReturnType<typeof createLogger>, report: MigrationReport): void {
+  if (report.applied.length > 0) logger.info({ migrations: report.applied }, 'migrations applied');
+  if (report.unknown.length > 0) {
+    logger.warn(
+      { migrations: report.unknown },
+      'the database was migrated by a newer release (migrations unknown here); serving on it (rolling upgrade)',
+    );
+  }
 }
 
 function printBanner(p: { url: string; config: ReturnType<typeof loadConfig>; demo: { appId: string; appSecret: string } | null }): void {
@@ -127,6 +149,6 @@ class HeldOutput extends Writable {
 }
 
 main().catch((err) => {
-  console.error('failed to start:', err instanceof Error ? err.message : err);
+  console.error(migrateOnly ? 'migration failed:' : 'failed to start:', err instanceof Error ? err.message : err);
   process.exit(1);
 });

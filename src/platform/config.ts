@@ -127,6 +127,12 @@ function parsePreviousSecretsKeys(raw: string | undefined): Buffer[] {
   return parts.map((p) => parseSecretsKey(p, 'each SECRETS_KEY_PREVIOUS key')).filter((k): k is Buffer => k !== null);
 }
 
+/** DATABASE_URL (default ./data/booking.sqlite) and the engine it names: the one rule, shared with the backup command. */
+export function readDatabaseUrl(env: NodeJS.ProcessEnv = process.env): Pick<Config, 'databaseUrl' | 'engine'> {
+  const databaseUrl = env.DATABASE_URL || './data/booking.sqlite';
+  return { databaseUrl, engine: /^postgres(ql)?:\/\//.test(databaseUrl) ? 'postgres' : 'sqlite' };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const outer = collecting;
   collecting = [];
@@ -160,8 +166,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
   }
   const port = intVar(env, 'PORT', 3000);
   const host = env.HOST || '127.0.0.1';
-  const databaseUrl = env.DATABASE_URL || './data/booking.sqlite';
-  const engine = /^postgres(ql)?:\/\//.test(databaseUrl) ? 'postgres' : 'sqlite';
+  const { databaseUrl, engine } = readDatabaseUrl(env);
 
   let opsToken = env.OPS_TOKEN || '';
   let opsTokenGenerated = false;

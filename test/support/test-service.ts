@@ -3,7 +3,7 @@
  * port over a throwaway database, and talks to it over HTTP like a third party.
  */
 import { loadConfig } from '../../src/platform/config.js';
-import { openStorage } from '../../src/platform/db/database.js';
+import { openStorage, type StorageOptions } from '../../src/platform/db/database.js';
 import { createServices, type Services } from '../../src/services.js';
 import { buildApp } from '../../src/app.js';
 import type { App } from '../../src/platform/http/types.js';
@@ -51,6 +51,8 @@ export interface StartOptions {
   onRoundTrip?: (sql: string) => void;
   /** Request and error logs go here (none by default), as `npm start` logs them. */
   logger?: FastifyBaseLogger;
+  /** The migrations the service knows (default: all; an older release's subset in upgrade tests). */
+  migrations?: StorageOptions['migrations'];
 }
 
 export async function httpRequest<T = any>(
@@ -89,7 +91,11 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     PORT: '0',
     ...options.env,
   });
-  const storage = await openStorage(config.databaseUrl, { onQuery: options.onQuery, onRoundTrip: options.onRoundTrip });
+  const storage = await openStorage(config.databaseUrl, {
+    onQuery: options.onQuery,
+    onRoundTrip: options.onRoundTrip,
+    migrations: options.migrations,
+  });
   const services = await createServices(
     config,
     storage,

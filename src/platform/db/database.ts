@@ -6,12 +6,13 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import type pg from 'pg';
-import { Kysely, Migrator, sql, type KyselyConfig, type LogEvent } from 'kysely';
+import { Kysely, Migrator, sql, type KyselyConfig, type LogEvent, type Migration } from 'kysely';
 import { BatchingPostgresDialect, nameStatements } from './pg-driver.js';
 import type { Database } from './schema.js';
-import { migrationProvider } from './migrations/index.js';
+import { migrations as knownMigrations, providerOf } from './migrations/index.js';
 import { databaseUrlError, isConnectFailure } from './connect-error.js';
 import { BusyRetrySqliteDialect, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy.js';
+import { isDatabaseBusy } from './unavailable.js';
 
 export { SQLITE_BUSY_WAIT_MS } from './sqlite-busy.js';
 
@@ -29,7 +30,20 @@ export interface Storage {
    * the async context of the caller of the statement, so the active request or job is known.
    */
   observeQueries(listener: QueryObserver): void;
+  /** What opening the database did to its schema (main.ts logs it). */
+  migrations: MigrationReport;
   close(): Promise<void>;
+}
+
+/** What `migrate` did: the migrations it applied, and those the database ran that this code does not know. */
+export interface MigrationReport {
+  /** Applied by this call, in order (empty when the schema was already current). */
+  applied: string[];
+  /**
+   * Run on the database by a newer release (a rolling upgrade: this release serves beside it, since
+   * migrations are written expand-then-contract). Non-empty only when every migration this code knows has run.
+   */
+  unknown: string[];
 }
 
 /** One finished statement: its SQL text, how long it took and whether it failed. */
@@ -60,6 +74,8 @@ export interface StorageOptions {
   onQuery?: (sql: string) => void;
   /** PostgreSQL: called with the SQL of every round trip sent (waiting inserts go out together). */
   onRoundTrip?: (sql: string) => void;
+  /** The migrations this code knows (default: all of migrations/index.ts; tests pass an older release's subset). */
+  migrations?: Readonly<Record<string, Migration>>;
 }
 
 /** The statement listeners of one database: the test hook of `StorageOptions.onQuery` and those added by `observeQueries`. */
@@ -143,31 +159,85 @@ async function openPostgres(url: string, options: StorageOptions, listeners: Que
   });
 }
 
-export async function migrate(db: Kysely<Database>): Promise<void> {
-  const migrator = new Migrator({ db, provider: migrationProvider });
-  const { error, results } = await migrator.migrateToLatest();
-  const failed = results?.find((r) => r.status === 'Error');
-  if (error || failed) {
+/** How long a start waits for another instance's migrations (the lock) before it gives up. */
+const MIGRATION_LOCK_WAIT_MS = 120_000;
+
+/**
+ * Applies the pending migrations, forward only, under a lock so that one instance runs them:
+ * PostgreSQL's advisory lock (Kysely's Migrator) and, on SQLite, the write lock of the one
+ * BEGIN IMMEDIATE transaction they run in (sqlite-busy.ts), waited for up to MIGRATION_LOCK_WAIT_MS.
+ *
+ * A database migrated by a newer release (it ran migrations this code does not know) is served
+ * as it is when every migration this code knows has run (reported in `unknown`), and refused
+ * when one of them is missing: that database was not migrated through this release's schema.
+ */
+export async function migrate(db: Kysely<Database>, set: Readonly<Record<string, Migration>> = knownMigrations): Promise<MigrationReport> {
+  const known = Object.keys(set).sort();
+  const newer = await newerDatabase(db, known);
+  if (newer) return newer;
+  const started = performance.now();
+  for (let attempt = 0; ; attempt++) {
+    const { error, results } = await new Migrator({ db, provider: providerOf(set) }).migrateToLatest();
+    const failed = results?.find((r) => r.status === 'Error');
+    if (!error && !failed) {
+      return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName), unknown: [] };
+    }
+    // A newer release may have migrated the database while this start waited for the lock.
+    const after = await newerDatabase(db, known).catch(() => null);
+    if (after) return after;
+    if (isDatabaseBusy(error) && performance.now() - started < MIGRATION_LOCK_WAIT_MS) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
+      continue;
+    }
     throw new Error(`migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`, { cause: error });
   }
+}
+
+/** The migrations the database has run (none when it has no migration table yet). */
+async function executedMigrations(db: Kysely<Database>): Promise<string[]> {
+  try {
+    const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+    return rows.map((r) => r.name);
+  } catch (err) {
+    const e = err as { code?: unknown; message?: unknown };
+    if (e.code === '42P01' || /no such table/i.test(String(e.message))) return [];
+    throw err;
+  }
+}
+
+/** The report of a database a newer release migrated, null when it ran no migration unknown here; throws when it is not servable. */
+async function newerDatabase(db: Kysely<Database>, known: string[]): Promise<MigrationReport | null> {
+  const executed = await executedMigrations(db);
+  const unknown = executed.filter((name) => !known.includes(name)).sort();
+  if (unknown.length === 0) return null;
+  const missing = known.filter((name) => !executed.includes(name));
+  if (missing.length > 0) {
+    throw new Error(
+      `refusing to start: the database ran migrations this release does not know (${unknown.join(', ')}) ` +
+        `but not all those it knows (missing: ${missing.join(', ')}); start the release that migrated it`,
+    );
+  }
+  return { applied: [], unknown };
 }
 
 export async function openStorage(databaseUrl: string, options: StorageOptions = {}): Promise<Storage> {
   const engine: Engine = isPostgresUrl(databaseUrl) ? 'postgres' : 'sqlite';
   let db: Kysely<Database>;
   const listeners = new QueryListeners(options);
+  const set = options.migrations ?? knownMigrations;
   try {
     db = engine === 'postgres' ? await openPostgres(databaseUrl, options, listeners) : openSqlite(databaseUrl, listeners);
   } catch (err) {
     throw isConnectFailure(err) ? databaseUrlError(databaseUrl, err) : err;
   }
+  let report: MigrationReport;
   try {
-    await migrate(db);
+    report = await migrate(db, set);
   } catch (err) {
+    await db.destroy().catch(() => {});
     // The first statement is the first connection: a refused one is DATABASE_URL's fault, and says so.
     const cause = err instanceof Error && err.cause !== undefined ? err.cause : err;
     if (!isConnectFailure(cause)) throw err;
-    await db.destroy().catch(() => {});
     throw databaseUrlError(databaseUrl, cause);
   }
   let closed = false;
@@ -178,12 +248,13 @@ export async function openStorage(databaseUrl: string, options: StorageOptions =
       await sql`select 1`.execute(db);
     },
     pendingMigrations: async () => {
-      const migrations = await new Migrator({ db, provider: migrationProvider }).getMigrations();
+      const migrations = await new Migrator({ db, provider: providerOf(set) }).getMigrations();
       return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
     },
     observeQueries: (listener) => {
       listeners.list.push(listener);
     },
+    migrations: report,
     close: async () => {
       if (closed) return;
       closed = true;

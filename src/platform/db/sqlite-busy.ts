@@ -21,7 +21,9 @@
 import type SqliteDatabase from 'better-sqlite3';
 import {
   CompiledQuery,
+  SqliteAdapter,
   SqliteDialect,
+  type DialectAdapter,
   type DatabaseConnection,
   type Driver,
   type QueryResult,
@@ -144,5 +146,21 @@ export class BusyRetrySqliteDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     return new RetryingDriver(super.createDriver(), this.raw, this.waitMs);
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new MigrationLockingSqliteAdapter();
+  }
+}
+
+/**
+ * SQLite's DDL is transactional: saying so makes Kysely's Migrator run the pending migrations,
+ * and its reading of which have run, in one transaction, which begins with BEGIN IMMEDIATE here.
+ * The write lock is then the migration lock across processes: a second instance starting at
+ * once waits for it, then finds the migrations done (Kysely's own SQLite lock is a no-op).
+ */
+class MigrationLockingSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
   }
 }

@@ -15,7 +15,8 @@ import * as m012 from './012-console-sessions.js';
 import * as m013 from './013-face-variants.js';
 import * as m014 from './014-trace-context.js';
 
-const migrations: Record<string, Migration> = {
+/** Every migration this code knows, by name (applied in name order). */
+export const migrations: Readonly<Record<string, Migration>> = {
   '001-initial-schema': m001,
   '002-meetings': m002,
   '003-timers-and-webhooks': m003,
@@ -32,6 +33,9 @@ const migrations: Record<string, Migration> = {
   '014-trace-context': m014,
 };
 
-export const migrationProvider: MigrationProvider = {
-  getMigrations: async () => migrations,
-};
+export const migrationProvider: MigrationProvider = providerOf(migrations);
+
+/** A provider of the given migrations (tests hand one a subset: an older release's set). */
+export function providerOf(set: Readonly<Record<string, Migration>>): MigrationProvider {
+  return { getMigrations: async () => ({ ...set }) };
+}
