@@ -15,6 +15,8 @@ try {
   process.stdout.write(JSON.stringify(storage.migrations) + '\n');
   await storage.close();
 } catch (err) {
-  process.stdout.write(JSON.stringify({ error: err instanceof Error ? err.message : String(err) }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ error: err instanceof Error ? err.message : String(err), stack: err instanceof Error ? err.stack : undefined }) + '\n',
+  );
   process.exitCode = 1;
 }

@@ -95,9 +95,15 @@ class QueryListeners {
   };
 }
 
+/** How long opening a SQLite file waits for another process's write lock (its migrations) before giving up. */
+const OPEN_BUSY_TIMEOUT_MS = 120_000;
+
 function openSqlite(path: string, listeners: QueryListeners): Kysely<Database> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const conn = new SqliteDatabase(path);
+  // Switching to WAL needs the database to itself for a moment: another process starting at once may hold its
+  // write lock for a while (migrating, under load). Nothing is served yet, so waiting here blocks no request.
+  conn.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
   conn.pragma('journal_mode = WAL');
   // A few milliseconds: SQLite's busy wait blocks the event loop. Longer waits are retried asynchronously (sqlite-busy.ts).
   conn.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
