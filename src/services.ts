@@ -36,6 +36,8 @@ import { UrlGuard } from './platform/net/url-guard.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
 import { OpsTokenFailures } from './platform/http/authenticate.js';
 import { ChangeFeed, type ChangeSource } from './platform/changes/change-feed.js';
+import { Metrics } from './platform/observability/metrics.js';
+import { DELIVERY_JOB } from './modules/webhooks/index.js';
 
 export interface Services {
   config: Config;
@@ -95,6 +97,8 @@ export interface Services {
   opsTokenFailures: OpsTokenFailures;
   /** The SSRF guard of webhook addresses (at apply and at connect time); tests replace its `resolve`. */
   urlGuard: UrlGuard;
+  /** Prometheus metrics of this service (GET /metrics; docs/operations.md "Metrics"). */
+  metrics: Metrics;
   /** Starts the background work (the job runner). */
   startWorkers(): void;
   /** Stops background work (the clock poller and the job runner, letting in-flight work finish). */
@@ -310,7 +314,21 @@ export async function createServices(
     visitors.changes,
   ]);
   const { transport: deviceTransport, sync: deviceSync } = devices;
+  // Metrics: statements and job runs as they happen; the gauges read each module's counts at scrape time.
+  const metrics = new Metrics({
+    observeQueries: (listener) => storage.observeQueries(listener),
+    observeRuns: (listener) => jobs.observeRuns(listener),
+    deliveryJob: DELIVERY_JOB,
+    serviceNow: () => clock.now(),
+    reads: {
+      jobBacklog: (onError) => jobs.backlog(onError),
+      undeliveredWebhooks: () => webhooks.deliveryRepo.undelivered(),
+      deviceQueue: () => devices.service.queueStats(),
+      paymentsByState: () => payments.countByStatus(),
+    },
+  });
   return {
+    metrics,
     config,
     storage,
     clock,
