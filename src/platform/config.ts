@@ -243,7 +243,11 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     shutdownTimeoutMs: intVar(env, 'SHUTDOWN_TIMEOUT_MS', 15_000, 100),
     timeouts,
     metrics: readMetrics(env, bookingEnv, port),
-    loadShedding: { maxEventLoopDelayMs: intVar(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 0), sampleIntervalMs: 1000 },
+    // Off by default in development: a debugger's pause or a laptop's test run is not an overload.
+    loadShedding: {
+      maxEventLoopDelayMs: intVar(env, 'MAX_EVENT_LOOP_DELAY_MS', bookingEnv === 'development' ? 0 : 1000, 0),
+      sampleIntervalMs: 1000,
+    },
     devices: {
       transport,
       mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',
