@@ -123,6 +123,8 @@ export class Metrics {
 
   /** The Prometheus text exposition. */
   async render(): Promise<{ contentType: string; body: string }> {
+    // Read first: then a read failing now is in this exposition's failure counter.
+    await this.readDatabase();
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 
@@ -183,12 +185,11 @@ export class Metrics {
     });
   }
 
-  /** The gauges read from the database at scrape time (through one cached read). */
+  /** The gauges read from the database at scrape time (`render` reads them first, through one cached read). */
   private dbGauges() {
     const registers = [this.registry];
-    const collect = () => this.readDatabase();
     const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
-      new Gauge<L>({ name, help: `${help} ${DB_NOTE}`, labelNames, registers, collect });
+      new Gauge<L>({ name, help: `${help} ${DB_NOTE}`, labelNames, registers });
     return {
       backlog: gauge('booking_job_backlog', 'Items due now and not done, per job.', ['job']),
       oldestDue: gauge('booking_job_oldest_due_age_seconds', 'How long the earliest due item of each job has been due (0: none due).', [
