@@ -287,6 +287,22 @@ function createChangeFeed(p: Platform, sources: ChangeSource[]): ChangeFeed {
   });
 }
 
+/** Metrics: statements and job runs as they happen; the gauges read each module's counts at scrape time. */
+function createMetrics(p: Platform, m: { deliveryRepo: DeliveryRepository; devices: DeviceService; payments: PaymentService }): Metrics {
+  return new Metrics({
+    observeQueries: (listener) => p.storage.observeQueries(listener),
+    observeRuns: (listener) => p.jobs.observeRuns(listener),
+    deliveryJob: DELIVERY_JOB,
+    serviceNow: () => p.clock.now(),
+    reads: {
+      jobBacklog: (onError) => p.jobs.backlog(onError),
+      undeliveredWebhooks: () => m.deliveryRepo.undelivered(),
+      deviceQueue: () => m.devices.queueStats(),
+      paymentsByState: () => m.payments.countByStatus(),
+    },
+  });
+}
+
 export async function createServices(
   config: Config,
   storage: Storage,
@@ -314,19 +330,7 @@ export async function createServices(
     visitors.changes,
   ]);
   const { transport: deviceTransport, sync: deviceSync } = devices;
-  // Metrics: statements and job runs as they happen; the gauges read each module's counts at scrape time.
-  const metrics = new Metrics({
-    observeQueries: (listener) => storage.observeQueries(listener),
-    observeRuns: (listener) => jobs.observeRuns(listener),
-    deliveryJob: DELIVERY_JOB,
-    serviceNow: () => clock.now(),
-    reads: {
-      jobBacklog: (onError) => jobs.backlog(onError),
-      undeliveredWebhooks: () => webhooks.deliveryRepo.undelivered(),
-      deviceQueue: () => devices.service.queueStats(),
-      paymentsByState: () => payments.countByStatus(),
-    },
-  });
+  const metrics = createMetrics(p, { deliveryRepo: webhooks.deliveryRepo, devices: devices.service, payments });
   return {
     metrics,
     config,

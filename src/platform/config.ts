@@ -154,7 +154,8 @@ function readTimeouts(env: NodeJS.ProcessEnv): Config['timeouts'] {
 /** METRICS_TOKEN (production: at least 32 characters, like OPS_TOKEN), METRICS_PORT and METRICS_HOST. */
 function readMetrics(env: NodeJS.ProcessEnv, bookingEnv: BookingEnv, servicePort: number): Config['metrics'] {
   const token = env.METRICS_TOKEN || null;
-  if (token !== null && bookingEnv === 'production' && token.length < 32) problem('METRICS_TOKEN must be at least 32 characters in production');
+  if (token !== null && bookingEnv === 'production' && token.length < 32)
+    problem('METRICS_TOKEN must be at least 32 characters in production');
   let port: number | null = null;
   if (env.METRICS_PORT !== undefined && env.METRICS_PORT !== '') {
     port = intVar(env, 'METRICS_PORT', 0, 0);
@@ -162,6 +163,14 @@ function readMetrics(env: NodeJS.ProcessEnv, bookingEnv: BookingEnv, servicePort
     if (port !== 0 && port === servicePort) problem('METRICS_PORT must differ from PORT (the metrics listener has no credential)');
   }
   return { token, port, host: env.METRICS_HOST || '127.0.0.1' };
+}
+
+/** MAX_EVENT_LOOP_DELAY_MS: off by default in development (a debugger's pause or a laptop's test run is not an overload). */
+function readLoadShedding(env: NodeJS.ProcessEnv, bookingEnv: BookingEnv): Config['loadShedding'] {
+  return {
+    maxEventLoopDelayMs: intVar(env, 'MAX_EVENT_LOOP_DELAY_MS', bookingEnv === 'development' ? 0 : 1000, 0),
+    sampleIntervalMs: 1000,
+  };
 }
 
 function readConfig(env: NodeJS.ProcessEnv): Config {
@@ -243,11 +252,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     shutdownTimeoutMs: intVar(env, 'SHUTDOWN_TIMEOUT_MS', 15_000, 100),
     timeouts,
     metrics: readMetrics(env, bookingEnv, port),
-    // Off by default in development: a debugger's pause or a laptop's test run is not an overload.
-    loadShedding: {
-      maxEventLoopDelayMs: intVar(env, 'MAX_EVENT_LOOP_DELAY_MS', bookingEnv === 'development' ? 0 : 1000, 0),
-      sampleIntervalMs: 1000,
-    },
+    loadShedding: readLoadShedding(env, bookingEnv),
     devices: {
       transport,
       mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',

@@ -183,7 +183,8 @@ describe(`every metric moves with its cause (${TEST_ENGINE})`, () => {
     const route = { route: '/meetings/:id', method: 'GET', status: '200' };
     expect(value(after, 'booking_http_requests_total', route) - value(before, 'booking_http_requests_total', route)).toBe(1);
     expect(
-      value(after, 'booking_http_request_duration_seconds_count', route) - value(before, 'booking_http_request_duration_seconds_count', route),
+      value(after, 'booking_http_request_duration_seconds_count', route) -
+        value(before, 'booking_http_request_duration_seconds_count', route),
     ).toBe(1);
     expect(value(after, 'booking_http_request_duration_seconds_sum', route)).toBeGreaterThan(0);
     const created = { route: '/meetings', method: 'POST', status: '201' };
@@ -193,10 +194,9 @@ describe(`every metric moves with its cause (${TEST_ENGINE})`, () => {
     expect(after).not.toContain(meeting._id);
     // The statements of that work, by kind.
     for (const kind of ['select', 'insert']) {
-      expect(
-        value(after, 'booking_db_statement_duration_seconds_count', { kind }),
-        kind,
-      ).toBeGreaterThan(value(before, 'booking_db_statement_duration_seconds_count', { kind }));
+      expect(value(after, 'booking_db_statement_duration_seconds_count', { kind }), kind).toBeGreaterThan(
+        value(before, 'booking_db_statement_duration_seconds_count', { kind }),
+      );
     }
   });
 
@@ -214,7 +214,12 @@ describe(`every metric moves with its cause (${TEST_ENGINE})`, () => {
       15_000,
       25,
     );
-    await until('the hanging deliveries are in flight', async () => rx.requests.filter((r) => r.path === '/hangs').length === 2, 15_000, 25);
+    await until(
+      'the hanging deliveries are in flight',
+      async () => rx.requests.filter((r) => r.path === '/hangs').length === 2,
+      15_000,
+      25,
+    );
     await new Promise((r) => setTimeout(r, 50));
     const after = await scrape(svc);
     const delta = (name: string, labels: Record<string, string>) => value(after, name, labels) - value(before, name, labels);

@@ -27,13 +27,7 @@ export async function registerLoadShedding(app: App, config: Config['loadSheddin
     // Resolving lets the request through; rejecting sends the error through the error mapping (the envelope).
     pressureHandler: async (req: FastifyRequest) => {
       if (SHEDDING_EXEMPT.has(req.routeOptions.url ?? '')) return;
-      throw new ServiceError(
-        503,
-        'KS004',
-        'The service is overloaded; retry after the Retry-After seconds',
-        undefined,
-        SHED_RETRY_AFTER_S,
-      );
+      throw new ServiceError(503, 'KS004', 'The service is overloaded; retry after the Retry-After seconds', undefined, SHED_RETRY_AFTER_S);
     },
   });
 }

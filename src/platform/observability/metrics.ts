@@ -108,9 +108,9 @@ export class Metrics {
   observeRequest(route: string | undefined, method: string, status: number, seconds: number): void {
     const r = route ?? UNMATCHED_ROUTE;
     let byMethod = this.requestChildren.get(r);
-    if (!byMethod) this.requestChildren.set(r, (byMethod = new Map()));
+    if (!byMethod) this.requestChildren.set(r, (byMethod = new Map<string, Map<number, RequestChildren>>()));
     let byStatus = byMethod.get(method);
-    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+    if (!byStatus) byMethod.set(method, (byStatus = new Map<number, RequestChildren>()));
     let children = byStatus.get(status);
     if (!children) {
       const labels = { route: r, method, status: String(status) };
@@ -195,7 +195,10 @@ export class Metrics {
       oldestDue: gauge('booking_job_oldest_due_age_seconds', 'How long the earliest due item of each job has been due (0: none due).', [
         'job',
       ]),
-      undelivered: gauge('booking_webhook_undelivered', 'Webhook deliveries to enabled listeners not delivered yet (due or waiting to retry).'),
+      undelivered: gauge(
+        'booking_webhook_undelivered',
+        'Webhook deliveries to enabled listeners not delivered yet (due or waiting to retry).',
+      ),
       oldestUndelivered: gauge(
         'booking_webhook_oldest_undelivered_age_seconds',
         'Age of the oldest event not yet delivered to an enabled listener (0: none).',
