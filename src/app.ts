@@ -29,6 +29,8 @@ import { webhookDocs } from './contract/webhook-docs.js';
 import { rejectNulCharacters } from './platform/http/nul-guard.js';
 import { rejectNonFiniteNumbers } from './platform/http/finite-numbers.js';
 import { describeOperation } from './platform/http/openapi-operations.js';
+import { registerMetrics } from './platform/http/metrics-route.js';
+import { registerLoadShedding } from './platform/http/load-shedding.js';
 import * as health from './modules/health/index.js';
 import * as auth from './modules/auth/index.js';
 import * as sandbox from './modules/sandbox/index.js';
@@ -62,6 +64,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // Request loggers marked as binding reqId themselves: the logger's mixin leaves it out of their lines (no duplicate key).
   if (options.loggerInstance) app.setChildLoggerFactory(requestChildLogger as never);
   mapErrors(app);
+  // Load shedding first (it refuses before any other work), then request metrics and /metrics (platform/http).
+  await registerLoadShedding(app, services.config.loadShedding);
+  registerMetrics(app, services.metrics, services.config.metrics);
   await registerRequestHandling(app, services.config);
   await registerApiReference(app, services.config);
   await registerModules(app, services);

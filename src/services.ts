@@ -38,6 +38,8 @@ import { ConsoleSessions } from './platform/http/console-session.js';
 import { OpsTokenFailures } from './platform/http/authenticate.js';
 import { ChangeFeed, type ChangeSource } from './platform/changes/change-feed.js';
 import { traceQueries } from './platform/observability/tracing.js';
+import { Metrics } from './platform/observability/metrics.js';
+import { DELIVERY_JOB } from './modules/webhooks/index.js';
 
 export interface Services {
   config: Config;
@@ -104,6 +106,8 @@ export interface Services {
    * instances serve; afterwards SECRETS_KEY_PREVIOUS can be dropped (docs/operations.md).
    */
   resealSecrets(): Promise<ResealReport>;
+  /** Prometheus metrics of this service (GET /metrics; docs/operations.md "Metrics"). */
+  metrics: Metrics;
   /** Starts the background work (the job runner). */
   startWorkers(): void;
   /** Stops background work (the clock poller and the job runner, letting in-flight work finish). */
@@ -326,6 +330,22 @@ function createChangeFeed(p: Platform, sources: ChangeSource[]): ChangeFeed {
   });
 }
 
+/** Metrics: statements and job runs as they happen; the gauges read each module's counts at scrape time. */
+function createMetrics(p: Platform, m: { deliveryRepo: DeliveryRepository; devices: DeviceService; payments: PaymentService }): Metrics {
+  return new Metrics({
+    observeQueries: (listener) => p.storage.observeQueries(listener),
+    observeRuns: (listener) => p.jobs.observeRuns(listener),
+    deliveryJob: DELIVERY_JOB,
+    serviceNow: () => p.clock.now(),
+    reads: {
+      jobBacklog: (onError) => p.jobs.backlog(onError),
+      undeliveredWebhooks: () => m.deliveryRepo.undelivered(),
+      deviceQueue: () => m.devices.queueStats(),
+      paymentsByState: () => m.payments.countByStatus(),
+    },
+  });
+}
+
 export async function createServices(
   config: Config,
   storage: Storage,
@@ -356,7 +376,9 @@ export async function createServices(
   ]);
   const { transport: deviceTransport, sync: deviceSync } = devices;
   const sealed = [...booking.sealed, ...siteSealed, ...members.sealed, ...visitors.sealed, ...calendar.sealed];
+  const metrics = createMetrics(p, { deliveryRepo: webhooks.deliveryRepo, devices: devices.service, payments });
   return {
+    metrics,
     config,
     storage,
     clock,

@@ -58,6 +58,16 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** HTTP connection timeouts (Node's server: keep-alive idle, headers, whole request, socket inactivity). */
   timeouts: { keepAliveMs: number; headersMs: number; requestMs: number; connectionMs: number };
+  /**
+   * /metrics (docs/operations.md "Metrics"): behind `token` (METRICS_TOKEN, Bearer) on the service's listener, and/or
+   * alone on its own listener `port`/`host` (METRICS_PORT, METRICS_HOST) without a credential; neither: no /metrics.
+   */
+  metrics: { token: string | null; port: number | null; host: string };
+  /**
+   * Load shedding: new requests get 503 KS004 with Retry-After while the event loop's delay (mean over a sample
+   * interval) is above `maxEventLoopDelayMs` (MAX_EVENT_LOOP_DELAY_MS; 0: off).
+   */
+  loadShedding: { maxEventLoopDelayMs: number; sampleIntervalMs: number };
   /** How device changes reach devices (operator-api.md "Access devices"). */
   devices: {
     transport: 'sandbox' | 'mqtt';
@@ -157,6 +167,28 @@ function readTimeouts(env: NodeJS.ProcessEnv): Config['timeouts'] {
   return timeouts;
 }
 
+/** METRICS_TOKEN (production: at least 32 characters, like OPS_TOKEN), METRICS_PORT and METRICS_HOST. */
+function readMetrics(env: NodeJS.ProcessEnv, bookingEnv: BookingEnv, servicePort: number): Config['metrics'] {
+  const token = env.METRICS_TOKEN || null;
+  if (token !== null && bookingEnv === 'production' && token.length < 32)
+    problem('METRICS_TOKEN must be at least 32 characters in production');
+  let port: number | null = null;
+  if (env.METRICS_PORT !== undefined && env.METRICS_PORT !== '') {
+    port = intVar(env, 'METRICS_PORT', 0, 0);
+    if (port > 65535) problem(`METRICS_PORT must be a port number, got "${env.METRICS_PORT}"`);
+    if (port !== 0 && port === servicePort) problem('METRICS_PORT must differ from PORT (the metrics listener has no credential)');
+  }
+  return { token, port, host: env.METRICS_HOST || '127.0.0.1' };
+}
+
+/** MAX_EVENT_LOOP_DELAY_MS: off by default in development (a debugger's pause or a laptop's test run is not an overload). */
+function readLoadShedding(env: NodeJS.ProcessEnv, bookingEnv: BookingEnv): Config['loadShedding'] {
+  return {
+    maxEventLoopDelayMs: intVar(env, 'MAX_EVENT_LOOP_DELAY_MS', bookingEnv === 'development' ? 0 : 1000, 0),
+    sampleIntervalMs: 1000,
+  };
+}
+
 function readConfig(env: NodeJS.ProcessEnv): Config {
   let bookingEnv = (env.BOOKING_ENV || 'development') as BookingEnv;
   if (!['development', 'uat', 'production'].includes(bookingEnv)) {
@@ -237,6 +269,8 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     },
     shutdownTimeoutMs: intVar(env, 'SHUTDOWN_TIMEOUT_MS', 15_000, 100),
     timeouts,
+    metrics: readMetrics(env, bookingEnv, port),
+    loadShedding: readLoadShedding(env, bookingEnv),
     devices: {
       transport,
       mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',

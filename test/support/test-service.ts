@@ -89,6 +89,8 @@ export async function startTestService(options: StartOptions = {}): Promise<Test
     DATABASE_URL: database.url,
     HOST: '127.0.0.1',
     PORT: '0',
+    // Many services share one test process: one's synchronous start-up (migrations) delays the others' event loop.
+    MAX_EVENT_LOOP_DELAY_MS: '0',
     ...options.env,
   });
   const storage = await openStorage(config.databaseUrl, {

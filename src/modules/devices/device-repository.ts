@@ -5,6 +5,7 @@
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
+import type { Backlog } from '../../platform/jobs/handler.js';
 import type { Engine } from '../../platform/db/database.js';
 import type { Database, DeviceCommandTable, DeviceStateTable } from '../../platform/db/schema.js';
 import { parseState, stateJson, type SubjectKind, type SubjectState } from './rules/subject-state.js';
@@ -322,6 +323,40 @@ export class DeviceRepository {
       );
     if (skip.length) q = q.where('device_id', 'not in', [...skip]);
     return (await q.orderBy('next_attempt_at').orderBy('device_id').limit(limit).execute()).map(stateRecord);
+  }
+
+  /** Devices with pending commands due by `now` (leased ones too: not done yet): how many, and the earliest (metrics). */
+  async dueBacklog(now: number, db: Db = this.db): Promise<Backlog> {
+    const row = await db
+      .selectFrom('device_state')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('next_attempt_at').as('oldest')])
+      .where('next_attempt_at', '<=', now)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('device_commands')
+            .select('device_commands.id')
+            .whereRef('device_commands.device_id', '=', 'device_state.device_id')
+            .where('device_commands.status', '=', 'pending'),
+        ),
+      )
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.n), oldestDueAt: row.oldest === null ? null : Number(row.oldest) };
+  }
+
+  /** Commands not yet applied on any device, and devices marked offline (metrics; the whole database). */
+  async queueStats(db: Db = this.db): Promise<{ pendingCommands: number; offlineDevices: number }> {
+    const commands = await db
+      .selectFrom('device_commands')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    const offline = await db
+      .selectFrom('device_state')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('online', '=', 0)
+      .executeTakeFirstOrThrow();
+    return { pendingCommands: Number(commands.n), offlineDevices: Number(offline.n) };
   }
 
   async lease(deviceId: string, realNow: number, leaseMs: number, db: Db = this.db): Promise<boolean> {

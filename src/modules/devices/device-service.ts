@@ -145,6 +145,11 @@ export class DeviceService implements AccessChangeLog {
   }
 
   /** The sandbox switch: make a device unreachable, or reachable again (it then catches up at once). */
+  /** Commands not yet applied on devices, and devices offline (metrics; every project of the database). */
+  queueStats(): Promise<{ pendingCommands: number; offlineDevices: number }> {
+    return this.deps.repo.queueStats();
+  }
+
   async setOnline(id: string, online: boolean): Promise<DeviceView> {
     if (!this.deps.sandbox) throw errors.notFound('Not found');
     if (!(await this.deps.repo.device(id))) throw errors.notFound('Device not found');

@@ -18,6 +18,7 @@
  *    targets, for subjects with nothing pending, is queued. A gateway coming online
  *    or restarting (maybe without its memory) is asked the same.
  */
+import type { Backlog } from '../../platform/jobs/handler.js';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/db.js';
@@ -143,6 +144,11 @@ export class DeviceSync implements TransportEvents {
 
   async dueDevices(now: number, realNow: number, limit: number, skip: readonly string[]): Promise<DeviceStateRow[]> {
     return this.deps.repo.dueDevices(now, realNow, limit, skip);
+  }
+
+  /** What the sync job has due by `now` (metrics). */
+  dueBacklog(now: number): Promise<Backlog> {
+    return this.deps.repo.dueBacklog(now);
   }
 
   async lease(deviceId: string, realNow: number, leaseMs: number): Promise<boolean> {

@@ -24,6 +24,7 @@ export function deviceSyncJob(sync: DeviceSync, opts: { leaseMs: number; interva
     id: (d) => d.device_id,
     dueAt: (d) => d.next_attempt_at,
     due: ({ now, realNow, limit, fullKeys }) => sync.dueDevices(now, realNow, limit, fullKeys),
+    backlog: ({ now }) => sync.dueBacklog(now),
     page: { size: 50, max: 4 },
     cascades: true,
     claim: (d, { realNow, leaseMs }) => sync.lease(d.device_id, realNow, leaseMs),
@@ -54,6 +55,8 @@ export class ReconcileSchedule {
       id: (t) => `${DEVICE_RECONCILE_JOB}@${t.at}`,
       dueAt: (t) => t.at,
       due: async () => (this.realNow() >= this.next ? [{ at: this.next }] : []),
+      dueClock: 'real',
+      backlog: async () => (this.realNow() >= this.next ? { count: 1, oldestDueAt: this.next } : { count: 0, oldestDueAt: null }),
       run: async () => {
         this.next = this.realNow() + this.everyMs;
         await sync.reconcileAll();

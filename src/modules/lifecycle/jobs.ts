@@ -32,6 +32,7 @@ export class Lifecycle {
       id: (t) => t.id,
       dueAt: (t) => t.due_at,
       due: (now, limit) => this.deps.timers.due(now, limit),
+      backlog: (now) => this.deps.timers.backlog(now),
       run: (t) => this.fire(t),
       traceParent: (t) => t.trace_parent ?? null,
       pageSize: 200,

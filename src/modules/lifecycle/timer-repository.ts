@@ -4,6 +4,7 @@ import type { Db } from '../../platform/db/db.js';
 import type { Database, TimerTable } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
 import { currentTraceParent } from '../../platform/observability/tracing.js';
+import type { Backlog } from '../../platform/jobs/handler.js';
 import { TIMER_KINDS, type PlannedTimer } from './rules/timer-plan.js';
 
 export type TimerRow = TimerTable;
@@ -101,5 +102,16 @@ export class TimerRepository {
       .orderBy('id')
       .limit(limit)
       .execute();
+  }
+
+  /** Pending timers due by `until`: how many, and the earliest due time (metrics; the pending-due index). */
+  async backlog(until: number, db: Db = this.db): Promise<Backlog> {
+    const row = await db
+      .selectFrom('timers')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('due_at').as('oldest')])
+      .where('status', '=', 'pending')
+      .where('due_at', '<=', until)
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.n), oldestDueAt: row.oldest === null ? null : Number(row.oldest) };
   }
 }

@@ -36,6 +36,7 @@ export function paymentLapseJob(payments: PaymentService, intervalMs = 1000): Jo
     id: (p) => p.id,
     dueAt: (p) => p.expires_at,
     due: (now, limit) => payments.lapsed(now, limit),
+    backlog: (now) => payments.dueBacklog('expires_at', now),
     run: (p) => payments.lapse(p),
   });
 }
@@ -48,6 +49,7 @@ export function paymentNudgeJob(payments: PaymentService, intervalMs = 1000): Jo
     id: (p) => p.id,
     dueAt: (p) => p.nudge_at!,
     due: (now, limit) => payments.nudgesDue(now, limit),
+    backlog: (now) => payments.dueBacklog('nudge_at', now),
     run: (p) => payments.nudge(p),
   });
 }
@@ -62,6 +64,8 @@ export function paymentInboxJob(payments: PaymentService, intervalMs = 5000): Jo
     dueAt: (n) => n.received_at,
     // Left to the request that received it for a few seconds.
     due: ({ realNow, limit }) => payments.unprocessed(realNow - 10_000, limit),
+    dueClock: 'real',
+    backlog: ({ realNow }) => payments.inboxBacklog(realNow - 10_000),
     page: { size: 50 },
     run: async (n) => {
       await payments.apply(n).catch((err) => {

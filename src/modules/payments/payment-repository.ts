@@ -2,6 +2,7 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, PaymentInboxTable, PaymentTable, PromoCodeTable } from '../../platform/db/schema.js';
 import type { Db } from '../../platform/db/db.js';
+import type { Backlog } from '../../platform/jobs/handler.js';
 
 /** A payment's breakdown in major units (the `summary` column). */
 export interface PaymentSummary {
@@ -110,6 +111,27 @@ export class PaymentRepository {
         .limit(limit)
         .execute(),
     );
+  }
+
+  /** Pending payments due by `now` on `column` (deadline or reminder): how many, and the earliest (metrics). */
+  async dueBacklog(column: 'expires_at' | 'nudge_at', now: number, db: Db = this.db): Promise<Backlog> {
+    const row = await db
+      .selectFrom('payments')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min(column).as('oldest')])
+      .where('status', '=', 'pending')
+      .where(column, '<=', now)
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.n), oldestDueAt: row.oldest === null ? null : Number(row.oldest) };
+  }
+
+  /** Payments per status (metrics). */
+  async countByStatus(db: Db = this.db): Promise<Record<string, number>> {
+    const rows = await db
+      .selectFrom('payments')
+      .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
   }
 
   /** Takes a due reminder (exactly once across workers); false when another took it. */
@@ -226,5 +248,16 @@ export class PaymentRepository {
       .orderBy('id')
       .limit(limit)
       .execute();
+  }
+
+  /** Notifications not applied yet, received before `before`: how many, and the earliest (metrics). */
+  async inboxBacklog(before: number, db: Db = this.db): Promise<Backlog> {
+    const row = await db
+      .selectFrom('payment_inbox')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('received_at').as('oldest')])
+      .where('processed_at', 'is', null)
+      .where('received_at', '<=', before)
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.n), oldestDueAt: row.oldest === null ? null : Number(row.oldest) };
   }
 }

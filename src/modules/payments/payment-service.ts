@@ -5,6 +5,7 @@
  * `*_BOOK`), a lapsed deadline cancels it (history `payment-timeout`, `*_CANCEL`
  * with the exact reason). Lapses, reminders and the inbox are jobs of the runner (jobs.ts).
  */
+import type { Backlog } from '../../platform/jobs/handler.js';
 import QRCode from 'qrcode';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/db.js';
@@ -435,6 +436,21 @@ export class PaymentService implements PaymentDesk {
   /** Pending back-office holds whose reminder is due by `now`, earliest first (the reminder job's due read). */
   nudgesDue(now: number, limit: number): Promise<PaymentRecord[]> {
     return this.deps.repo.nudgesDue(now, limit);
+  }
+
+  /** What the lapse (`expires_at`) or reminder (`nudge_at`) job has due by `now` (metrics). */
+  dueBacklog(column: 'expires_at' | 'nudge_at', now: number): Promise<Backlog> {
+    return this.deps.repo.dueBacklog(column, now);
+  }
+
+  /** What the inbox job has due: notifications received before `before` and not applied (metrics). */
+  inboxBacklog(before: number): Promise<Backlog> {
+    return this.deps.repo.inboxBacklog(before);
+  }
+
+  /** Payments per status (metrics; every project of the database). */
+  countByStatus(): Promise<Record<string, number>> {
+    return this.deps.repo.countByStatus();
   }
 
   /** Pending payments whose deadline has passed by `now`, earliest first (the lapse job's due read). */

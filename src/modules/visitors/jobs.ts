@@ -18,6 +18,7 @@ export function visitorExpiryJob(visitors: VisitorService, intervalMs = 1000): J
     id: (i) => i.id,
     dueAt: (i) => i.end_at,
     due: (now, limit) => visitors.withdrawalsDue(now, limit),
+    backlog: (now) => visitors.withdrawalsBacklog(now),
     run: (i) => visitors.withdraw(i),
   });
 }

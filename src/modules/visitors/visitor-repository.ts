@@ -1,6 +1,7 @@
 /** The visitors module's tables: visitor_invites and visitor_entries. */
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
+import type { Backlog } from '../../platform/jobs/handler.js';
 import type { Database, VisitorEntryTable, VisitorInviteTable } from '../../platform/db/schema.js';
 import { sealedTable } from '../../platform/db/sealed-table-repository.js';
 import type { SealedTable } from '../../platform/crypto/reseal.js';
@@ -102,6 +103,17 @@ export class VisitorRepository {
       .limit(limit)
       .execute();
     return rows.map(inviteRecord);
+  }
+
+  /** Invites whose code is due to be withdrawn by `now`: how many, and the earliest end (metrics). */
+  async withdrawalsBacklog(now: number, db: Db = this.db): Promise<Backlog> {
+    const row = await db
+      .selectFrom('visitor_invites')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('end_at').as('oldest')])
+      .where('withdrawn_at', 'is', null)
+      .where('end_at', '<=', now)
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.n), oldestDueAt: row.oldest === null ? null : Number(row.oldest) };
   }
 
   /** Ids of the project's invites whose code may still be on some device. */

@@ -17,6 +17,7 @@
  * - A refusal names the invite (`inviteId`) when the scan matched one of the
  *   device's project; an unknown code or plate names none.
  */
+import type { Backlog } from '../../platform/jobs/handler.js';
 import { randomBytes } from 'node:crypto';
 import { DateTime } from 'luxon';
 import type { Kysely } from 'kysely';
@@ -277,6 +278,11 @@ export class VisitorService {
   }
 
   /** Invites whose window is over by `now` and whose code is not yet withdrawn, earliest first (the visitor-expiry job). */
+  /** What the expiry job has due by `now` (metrics). */
+  withdrawalsBacklog(now: number): Promise<Backlog> {
+    return this.deps.repo.withdrawalsBacklog(now);
+  }
+
   withdrawalsDue(now: number, limit: number): Promise<InviteRow[]> {
     return this.deps.repo.withdrawalsDue(now, limit);
   }

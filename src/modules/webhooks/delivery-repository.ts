@@ -2,6 +2,7 @@
 import { PostgresAdapter, sql, type CompiledQuery, type Kysely, type QueryResult } from 'kysely';
 import { inTransaction, type Db } from '../../platform/db/db.js';
 import type { Database, DeliveryTable, WebhookTable } from '../../platform/db/schema.js';
+import type { Backlog } from '../../platform/jobs/handler.js';
 
 export type DeliveryRow = DeliveryTable;
 /** A webhook listener as the ops views read it: its event types parsed, `enabled` a boolean. */
@@ -175,6 +176,34 @@ export class DeliveryRepository {
       trace_parent: r.trace_parent ?? null,
       claimed: { type: r.type, body: r.body, project_id: r.project_id, url: r.url, secret_enc: r.secret_enc, auth_enc: r.auth_enc },
     }));
+  }
+
+  /**
+   * Pending deliveries to enabled listeners due by `now` (service time), leased ones included (not done yet): how
+   * many, and the earliest due time (metrics).
+   */
+  async backlog(now: number, db: Db = this.db): Promise<Backlog> {
+    const row = await db
+      .selectFrom('deliveries')
+      .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('deliveries.next_attempt_at').as('oldest')])
+      .where('deliveries.status', '=', 'pending')
+      .where('webhooks.enabled', '=', 1)
+      .where('deliveries.next_attempt_at', '<=', now)
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.n), oldestDueAt: row.oldest === null ? null : Number(row.oldest) };
+  }
+
+  /** Deliveries to enabled listeners not delivered yet (due or waiting for a retry), and the earliest event's creation (metrics). */
+  async undelivered(db: Db = this.db): Promise<{ count: number; oldestCreatedAt: number | null }> {
+    const row = await db
+      .selectFrom('deliveries')
+      .innerJoin('webhooks', 'webhooks.id', 'deliveries.webhook_id')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('deliveries.created_at').as('oldest')])
+      .where('deliveries.status', '=', 'pending')
+      .where('webhooks.enabled', '=', 1)
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.n), oldestCreatedAt: row.oldest === null ? null : Number(row.oldest) };
   }
 
   /** Gives back leases taken by `claimDue` for attempts that were not started (only while this worker still holds them). */

@@ -121,6 +121,7 @@ export function deliveryJob(deps: DeliveryJobDeps): JobHandler<DeliveryItem> {
       return items;
     },
     page: { size: 50, max: 8 },
+    backlog: ({ now }) => repo.backlog(now),
     claim: (d, { realNow, leaseMs: ms }) => {
       unstarted.delete(d.id);
       return repo.lease(d, realNow, ms);

@@ -15,6 +15,12 @@ export interface DueQuery {
   fullKeys: readonly string[];
 }
 
+/** Due work waiting now (exact, one COUNT-style read): how many items, and when the earliest fell due (in the clock `due` compares with). */
+export interface Backlog {
+  count: number;
+  oldestDueAt: number | null;
+}
+
 export interface JobContext {
   now: number;
   realNow: number;
@@ -79,6 +85,13 @@ export interface JobHandler<T> {
   run(item: T, ctx: JobContext): Promise<unknown>;
   /** Default: report the error and try again on the next pass, without limit. */
   retry?: RetryPolicy<T>;
+  /**
+   * Everything due now and not done (metrics): exact, not estimated from a page. `now` and `realNow` as in `due`;
+   * `oldestDueAt` in the clock this handler's due times use (`clock: 'real'` when that is real time).
+   */
+  backlog?(q: { now: number; realNow: number }): Promise<Backlog>;
+  /** Which clock `backlog().oldestDueAt` is on (default the service clock). */
+  dueClock?: 'service' | 'real';
   /** Included in `JobRunner.replay` (moving the sandbox clock runs its due items before answering). */
   replay?: boolean;
 }

@@ -20,6 +20,11 @@ export function periodicJob(job: PeriodicJob): JobHandler<{ at: number }> {
     id: (t) => `${job.name}@${t.at}`,
     dueAt: (t) => t.at,
     due: async () => (job.clock.now() >= next ? [{ at: next }] : []),
+    // One run at most is ever due; its due time told on the service clock the runner measures with.
+    backlog: async ({ now }) => {
+      const late = job.clock.now() - next;
+      return late >= 0 ? { count: 1, oldestDueAt: now - late } : { count: 0, oldestDueAt: null };
+    },
     run: async (t) => {
       // The next run keeps the cadence (or counts from now when runs were missed); a failed run is
       // reported by the runner and waits for it too.

@@ -23,7 +23,25 @@ import type { Clock } from '../clock/clock.js';
 import type { ClaimContext, JobHandler } from './handler.js';
 import { recordJobFailure, runJobItem } from '../observability/tracing.js';
 
-export type { ClaimContext, DueQuery, JobContext, JobHandler, RetryPolicy } from './handler.js';
+export type { Backlog, ClaimContext, DueQuery, JobContext, JobHandler, RetryPolicy } from './handler.js';
+
+/** One item run of a handler: it succeeded, failed (tried again later) or failed for the last time. */
+export interface JobRunEvent {
+  job: string;
+  outcome: 'succeeded' | 'failed' | 'gave_up';
+  /** Real milliseconds the run took. */
+  durationMs: number;
+}
+
+export type JobRunObserver = (event: JobRunEvent) => void;
+
+/** A handler's due work now (metrics). */
+export interface JobBacklog {
+  job: string;
+  count: number;
+  /** How long the earliest due item has been due (0 when none). */
+  oldestAgeMs: number;
+}
 
 export interface JobRunnerDeps {
   /** Service time: due times and retry schedules. */
@@ -82,6 +100,7 @@ export class JobRunner {
   private started = false;
   private stopping = false;
   private replays: Promise<unknown> = Promise.resolve();
+  private readonly runObservers: JobRunObserver[] = [];
 
   constructor(private readonly deps: JobRunnerDeps) {}
 
@@ -134,6 +153,32 @@ export class JobRunner {
     const s = this.slot(name);
     if (s.current) s.again = true;
     return this.tick(s, true);
+  }
+
+  /** Adds a listener told of every item run and its outcome (metrics); a throwing listener is ignored. */
+  observeRuns(listener: JobRunObserver): void {
+    this.runObservers.push(listener);
+  }
+
+  /**
+   * Due work per handler that can tell it (`JobHandler.backlog`), read now; a handler whose read fails is left out
+   * and `onError` is told (the caller counts it).
+   */
+  async backlog(onError?: (err: unknown, job: string) => void): Promise<JobBacklog[]> {
+    const now = this.deps.clock.now();
+    const realNow = this.deps.realClock.now();
+    const out: JobBacklog[] = [];
+    for (const s of this.slots.values()) {
+      if (!s.h.backlog) continue;
+      try {
+        const b = await s.h.backlog({ now, realNow });
+        const clockNow = s.h.dueClock === 'real' ? realNow : now;
+        out.push({ job: s.h.name, count: b.count, oldestAgeMs: b.oldestDueAt === null ? 0 : Math.max(0, clockNow - b.oldestDueAt) });
+      } catch (err) {
+        onError?.(err, s.h.name);
+      }
+    }
+    return out;
   }
 
   /** Poll counts per handler name. */
@@ -343,17 +388,31 @@ export class JobRunner {
   /** Runs one item in its job context: its log lines carry the job's name, and tracing on, it is a span `job <name>`. */
   private execute(s: Slot, item: unknown, id: string, failed: Set<string>): Promise<void> {
     return runJobItem(s.h.name, s.h.traceParent?.(item), async () => {
+      const started = this.deps.realClock.now();
+      let outcome: JobRunEvent['outcome'] = 'succeeded';
       try {
-        await s.h.run(item, { now: this.deps.clock.now(), realNow: this.deps.realClock.now() });
+        await s.h.run(item, { now: this.deps.clock.now(), realNow: started });
         s.backoff.delete(id);
       } catch (err) {
         recordJobFailure(err);
-        await this.failed(s, item, id, err, failed);
+        outcome = await this.failed(s, item, id, err, failed);
       }
+      if (this.runObservers.length) this.told({ job: s.h.name, outcome, durationMs: this.deps.realClock.now() - started });
     });
   }
 
-  private async failed(s: Slot, item: unknown, id: string, err: unknown, failed: Set<string>): Promise<void> {
+  private told(event: JobRunEvent): void {
+    for (const listener of this.runObservers) {
+      try {
+        listener(event);
+      } catch {
+        // An observer (metrics) never disturbs the work.
+      }
+    }
+  }
+
+  /** Applies the retry policy to a failed run; says whether the item will be tried again. */
+  private async failed(s: Slot, item: unknown, id: string, err: unknown, failed: Set<string>): Promise<'failed' | 'gave_up'> {
     const policy = s.h.retry;
     const attemptsMade = (policy?.attempts ? policy.attempts(item) : (s.backoff.get(id)?.attempts ?? 0)) + 1;
     const now = this.deps.clock.now();
@@ -361,17 +420,18 @@ export class JobRunner {
     if (policy?.record) {
       try {
         await policy.record(item, err, { attemptsMade, retryAt, now });
-        return;
+        return retryAt === null ? 'gave_up' : 'failed';
       } catch (recordErr) {
         // Not recorded: left as it is (a claim keeps it until its lease expires).
         this.report(recordErr, s);
         failed.add(id);
-        return;
+        return 'failed';
       }
     }
     this.report(err, s);
     failed.add(id);
     s.backoff.set(id, { attempts: attemptsMade, retryAt: retryAt ?? Infinity });
+    return retryAt === null ? 'gave_up' : 'failed';
   }
 
   /** An item ended: a concurrent handler looks for more work now instead of at its next tick. */

@@ -4,7 +4,7 @@
  * claiming itself inside its own transaction, and a sandbox-clock move replays
  * them in time order with the other timed handlers.
  */
-import type { JobHandler } from './handler.js';
+import type { Backlog, JobHandler } from './handler.js';
 
 export function timedJob<T>(p: {
   name: string;
@@ -17,6 +17,8 @@ export function timedJob<T>(p: {
   pageSize?: number;
   /** The trace context stored with the item (see JobHandler.traceParent). */
   traceParent?(item: T): string | null;
+  /** Everything due by `now` (service time): count and earliest due time (metrics). */
+  backlog?(now: number): Promise<Backlog>;
 }): JobHandler<T> {
   return {
     name: p.name,
@@ -32,5 +34,6 @@ export function timedJob<T>(p: {
       await p.run(item);
     },
     replay: true,
+    ...(p.backlog ? { backlog: ({ now }: { now: number }) => p.backlog!(now) } : {}),
   };
 }

@@ -1,0 +1,256 @@
+/**
+ * The service's Prometheus metrics (docs/operations.md "Metrics"), on a registry of
+ * its own (several services may live in one process: tests).
+ *
+ * - Requests: a counter and a latency histogram by templated route, method and status
+ *   (`observeRequest`, called once per answer; the label children are cached, so the
+ *   hot path is a few map look-ups and two increments).
+ * - Statements: a histogram per statement kind and a counter of failed statements, fed
+ *   by `Storage.observeQueries`.
+ * - Jobs: runs per job and outcome, failures per job (the runner's run observer); the
+ *   webhook delivery job's runs are also counted as deliveries by outcome.
+ * - Gauges read from the database (job backlog and oldest due item, undelivered webhook
+ *   events, device command queue, devices offline, payments by state) are read at scrape
+ *   time, at most once per `readCacheMs`; a failing read keeps the last values and is
+ *   counted (`booking_metrics_read_failures_total`), it never fails the scrape.
+ * - prom-client's default metrics (process, heap, GC, event-loop delay), unprefixed.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { QueryObserver } from '../db/database.js';
+import type { JobBacklog, JobRunObserver } from '../jobs/runner.js';
+import { statementKind, STATEMENT_KINDS, type StatementKind } from './statement-kind.js';
+
+/** What the metrics read from the database at scrape time (each module's COUNT reads, wired in services.ts). */
+export interface MetricReads {
+  /** Due work per job (JobRunner.backlog); a job whose read fails is reported through `onError` and left out. */
+  jobBacklog(onError: (err: unknown, job: string) => void): Promise<JobBacklog[]>;
+  /** Deliveries to enabled listeners not delivered yet, and the creation time (service clock) of the oldest. */
+  undeliveredWebhooks(): Promise<{ count: number; oldestCreatedAt: number | null }>;
+  /** Device commands not yet applied, and devices offline. */
+  deviceQueue(): Promise<{ pendingCommands: number; offlineDevices: number }>;
+  /** Payments per state. */
+  paymentsByState(): Promise<Record<string, number>>;
+}
+
+export interface MetricsDeps {
+  observeQueries(listener: QueryObserver): void;
+  observeRuns(listener: JobRunObserver): void;
+  reads: MetricReads;
+  /** The job whose runs are webhook delivery attempts. */
+  deliveryJob: string;
+  /** Service time (the sandbox offset included): the clock due times and event creation times are on. */
+  serviceNow(): number;
+  /** Real milliseconds (monotonic): the read cache. */
+  realNow?: () => number;
+  /** Default 5000. */
+  readCacheMs?: number;
+}
+
+/** Payment states always exported (0 when none), so a dashboard sees every series. */
+const PAYMENT_STATES = ['pending', 'settled', 'voided', 'expired', 'refunded'];
+/** The route label of a request no route matched (404s): one value, never the raw URL. */
+export const UNMATCHED_ROUTE = 'unmatched';
+const DB_NOTE = 'On PostgreSQL this is global to the database (every instance reports the same value).';
+
+interface RequestChildren {
+  count: { inc(): void };
+  duration: { observe(value: number): void };
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  /** How long values read from the database are reused (ms); tests set 0. */
+  readCacheMs: number;
+  /** The separate metrics listener's address once it listens (METRICS_PORT). */
+  listener: { host: string; port: number } | null = null;
+
+  private readonly requests: Counter<'route' | 'method' | 'status'>;
+  private readonly requestDuration: Histogram<'route' | 'method' | 'status'>;
+  /** route → method → status → label children: no label object or key string per request. */
+  private readonly requestChildren = new Map<string, Map<string, Map<number, RequestChildren>>>();
+  private readonly readFailures: Counter<'read'>;
+  private readonly realNow: () => number;
+  private readAt = -Infinity;
+  private reading: Promise<void> | null = null;
+  private readonly gauges: ReturnType<Metrics['dbGauges']>;
+
+  constructor(private readonly deps: MetricsDeps) {
+    this.readCacheMs = deps.readCacheMs ?? 5000;
+    this.realNow = deps.realNow ?? (() => performance.now());
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'booking_http_requests_total',
+      help: 'HTTP requests answered, by route template (unmatched: no route), method and status.',
+      labelNames: ['route', 'method', 'status'],
+      registers,
+    });
+    this.requestDuration = new Histogram({
+      name: 'booking_http_request_duration_seconds',
+      help: 'Time from a request arriving to its answer being sent, by route template, method and status.',
+      labelNames: ['route', 'method', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.readFailures = new Counter({
+      name: 'booking_metrics_read_failures_total',
+      help: 'Reads of database gauges at scrape time that failed (the gauges keep their last values).',
+      labelNames: ['read'],
+      registers,
+    });
+    for (const read of ['job_backlog', 'webhooks', 'devices', 'payments']) this.readFailures.labels({ read }).inc(0);
+    this.observeStatements();
+    this.observeJobs();
+    this.gauges = this.dbGauges();
+  }
+
+  /** One answered request; `route` is the route's template (`request.routeOptions.url`), undefined when none matched. */
+  observeRequest(route: string | undefined, method: string, status: number, seconds: number): void {
+    const r = route ?? UNMATCHED_ROUTE;
+    let byMethod = this.requestChildren.get(r);
+    if (!byMethod) this.requestChildren.set(r, (byMethod = new Map<string, Map<number, RequestChildren>>()));
+    let byStatus = byMethod.get(method);
+    if (!byStatus) byMethod.set(method, (byStatus = new Map<number, RequestChildren>()));
+    let children = byStatus.get(status);
+    if (!children) {
+      const labels = { route: r, method, status: String(status) };
+      children = { count: this.requests.labels(labels), duration: this.requestDuration.labels(labels) };
+      byStatus.set(status, children);
+    }
+    children.count.inc();
+    children.duration.observe(seconds);
+  }
+
+  /** The Prometheus text exposition. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    // Read first: then a read failing now is in this exposition's failure counter.
+    await this.readDatabase();
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  private observeStatements(): void {
+    const duration = new Histogram({
+      name: 'booking_db_statement_duration_seconds',
+      help: 'Database statements by kind (select, insert, update, delete, other; a WITH statement by its main verb): time from sending to its result.',
+      labelNames: ['kind'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [this.registry],
+    });
+    const failures = new Counter({
+      name: 'booking_db_statement_errors_total',
+      help: 'Database statements that failed, by kind.',
+      labelNames: ['kind'],
+      registers: [this.registry],
+    });
+    const children = new Map<StatementKind, { observe(v: number): void; fail(): void }>();
+    for (const kind of STATEMENT_KINDS) {
+      const h = duration.labels({ kind });
+      const c = failures.labels({ kind });
+      c.inc(0);
+      children.set(kind, { observe: (v) => h.observe(v), fail: () => c.inc() });
+    }
+    this.deps.observeQueries((event) => {
+      const child = children.get(statementKind(event.sql))!;
+      child.observe(event.durationMs / 1000);
+      if (event.failed) child.fail();
+    });
+  }
+
+  private observeJobs(): void {
+    const registers = [this.registry];
+    const runs = new Counter({
+      name: 'booking_job_runs_total',
+      help: 'Background job item runs, by job and outcome (succeeded; failed: tried again later; gave_up: failed for the last time).',
+      labelNames: ['job', 'outcome'],
+      registers,
+    });
+    const failures = new Counter({
+      name: 'booking_job_failures_total',
+      help: 'Background job item runs that failed (failed or gave_up), by job.',
+      labelNames: ['job'],
+      registers,
+    });
+    const deliveries = new Counter({
+      name: 'booking_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome: delivered, failed_attempt (tried again later), gave_up (attempts used up).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    for (const outcome of ['delivered', 'failed_attempt', 'gave_up']) deliveries.labels({ outcome }).inc(0);
+    const deliveryOutcome = { succeeded: 'delivered', failed: 'failed_attempt', gave_up: 'gave_up' } as const;
+    this.deps.observeRuns((e) => {
+      runs.labels({ job: e.job, outcome: e.outcome }).inc();
+      if (e.outcome !== 'succeeded') failures.labels({ job: e.job }).inc();
+      if (e.job === this.deps.deliveryJob) deliveries.labels({ outcome: deliveryOutcome[e.outcome] }).inc();
+    });
+  }
+
+  /** The gauges read from the database at scrape time (`render` reads them first, through one cached read). */
+  private dbGauges() {
+    const registers = [this.registry];
+    const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
+      new Gauge<L>({ name, help: `${help} ${DB_NOTE}`, labelNames, registers });
+    return {
+      backlog: gauge('booking_job_backlog', 'Items due now and not done, per job.', ['job']),
+      oldestDue: gauge('booking_job_oldest_due_age_seconds', 'How long the earliest due item of each job has been due (0: none due).', [
+        'job',
+      ]),
+      undelivered: gauge(
+        'booking_webhook_undelivered',
+        'Webhook deliveries to enabled listeners not delivered yet (due or waiting to retry).',
+      ),
+      oldestUndelivered: gauge(
+        'booking_webhook_oldest_undelivered_age_seconds',
+        'Age of the oldest event not yet delivered to an enabled listener (0: none).',
+      ),
+      deviceQueue: gauge('booking_device_commands_pending', 'Device commands queued and not yet applied by their device.'),
+      devicesOffline: gauge('booking_devices_offline', 'Devices marked offline.'),
+      payments: gauge('booking_payments', 'Payments by state.', ['state']),
+    };
+  }
+
+  /** Reads every database gauge, at most once per readCacheMs; concurrent scrapes share one read. */
+  private readDatabase(): Promise<void> {
+    if (this.reading) return this.reading;
+    if (this.realNow() - this.readAt < this.readCacheMs) return Promise.resolve();
+    this.reading = this.readAll().finally(() => {
+      this.readAt = this.realNow();
+      this.reading = null;
+    });
+    return this.reading;
+  }
+
+  private async readAll(): Promise<void> {
+    const g = this.gauges;
+    const { reads } = this.deps;
+    await this.guarded('job_backlog', async () => {
+      const rows = await reads.jobBacklog(() => this.readFailures.labels({ read: 'job_backlog' }).inc());
+      for (const b of rows) {
+        g.backlog.labels({ job: b.job }).set(b.count);
+        g.oldestDue.labels({ job: b.job }).set(b.oldestAgeMs / 1000);
+      }
+    });
+    await this.guarded('webhooks', async () => {
+      const u = await reads.undeliveredWebhooks();
+      g.undelivered.set(u.count);
+      g.oldestUndelivered.set(u.oldestCreatedAt === null ? 0 : Math.max(0, this.deps.serviceNow() - u.oldestCreatedAt) / 1000);
+    });
+    await this.guarded('devices', async () => {
+      const d = await reads.deviceQueue();
+      g.deviceQueue.set(d.pendingCommands);
+      g.devicesOffline.set(d.offlineDevices);
+    });
+    await this.guarded('payments', async () => {
+      const byState = await reads.paymentsByState();
+      for (const state of new Set([...PAYMENT_STATES, ...Object.keys(byState)])) g.payments.labels({ state }).set(byState[state] ?? 0);
+    });
+  }
+
+  private async guarded(read: string, fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch {
+      this.readFailures.labels({ read }).inc();
+    }
+  }
+}
