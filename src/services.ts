@@ -37,7 +37,7 @@ import { UrlGuard } from './platform/net/url-guard.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
 import { OpsTokenFailures } from './platform/http/authenticate.js';
 import { ChangeFeed, type ChangeSource } from './platform/changes/change-feed.js';
-import { traceQueries } from './platform/observability/tracing.js';
+import { recordJobFailure, runJobItem, traceQueries } from './platform/observability/tracing.js';
 import { Metrics } from './platform/observability/metrics.js';
 import { DELIVERY_JOB } from './modules/webhooks/index.js';
 
@@ -201,7 +201,7 @@ async function createPlatform(config: Config, storage: Storage, realClock: Clock
     allowLoopback: config.webhookAllowLoopback,
     environment: config.env,
   });
-  const jobs = new JobRunner({ clock, realClock, onError });
+  const jobs = new JobRunner({ clock, realClock, onError, itemContext: { around: runJobItem, failed: recordJobFailure } });
   // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
   sandboxClock.onAdvance((_from, to) => jobs.replay(to));
   return { config, storage, realClock, clock, sandboxClock, settings, secretBox, urlGuard, jobs, onError };
@@ -360,12 +360,7 @@ export async function createServices(
   const { catalogue, webhooks, lifecycle, booking, payments } = createBookingCore(p);
   const { devices, site, siteSealed, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
   const calendar = createCalendarSync({
-    db: storage.db,
-    bookings: booking.bookings,
-    rooms: catalogue,
-    organizers: site,
-    secretBox,
-    clock,
+    ...{ db: storage.db, bookings: booking.bookings, rooms: catalogue, organizers: site, secretBox, clock },
     publicBaseUrl: () => config.publicBaseUrl,
   });
   const changeFeed = createChangeFeed(p, [

@@ -189,6 +189,15 @@ function readLoadShedding(env: NodeJS.ProcessEnv, bookingEnv: BookingEnv): Confi
   };
 }
 
+/** SECRETS_KEY (required in production) and SECRETS_KEY_PREVIOUS (only beside SECRETS_KEY). */
+function readSecretsKeys(env: NodeJS.ProcessEnv, bookingEnv: BookingEnv): Pick<Config, 'secretsKey' | 'secretsKeyPrevious'> {
+  const secretsKey = parseSecretsKey(env.SECRETS_KEY);
+  if (!secretsKey && bookingEnv === 'production' && !env.SECRETS_KEY) problem('SECRETS_KEY is required in production');
+  const secretsKeyPrevious = parsePreviousSecretsKeys(env.SECRETS_KEY_PREVIOUS);
+  if (secretsKeyPrevious.length > 0 && !env.SECRETS_KEY) problem('SECRETS_KEY_PREVIOUS needs SECRETS_KEY (the key that seals)');
+  return { secretsKey, secretsKeyPrevious };
+}
+
 function readConfig(env: NodeJS.ProcessEnv): Config {
   let bookingEnv = (env.BOOKING_ENV || 'development') as BookingEnv;
   if (!['development', 'uat', 'production'].includes(bookingEnv)) {
@@ -210,10 +219,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     problem('OPS_TOKEN must be at least 32 characters in production');
   }
 
-  const secretsKey = parseSecretsKey(env.SECRETS_KEY);
-  if (!secretsKey && bookingEnv === 'production' && !env.SECRETS_KEY) problem('SECRETS_KEY is required in production');
-  const secretsKeyPrevious = parsePreviousSecretsKeys(env.SECRETS_KEY_PREVIOUS);
-  if (secretsKeyPrevious.length > 0 && !env.SECRETS_KEY) problem('SECRETS_KEY_PREVIOUS needs SECRETS_KEY (the key that seals)');
+  const { secretsKey, secretsKeyPrevious } = readSecretsKeys(env, bookingEnv);
 
   const base = LIFETIMES[bookingEnv];
   const tokens: TokenLifetimes = {

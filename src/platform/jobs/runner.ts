@@ -21,7 +21,6 @@
  */
 import type { Clock } from '../clock/clock.js';
 import type { ClaimContext, JobHandler } from './handler.js';
-import { recordJobFailure, runJobItem } from '../observability/tracing.js';
 
 export type { Backlog, ClaimContext, DueQuery, JobContext, JobHandler, RetryPolicy } from './handler.js';
 
@@ -49,7 +48,17 @@ export interface JobRunnerDeps {
   /** Real time: leases and drain deadlines. */
   realClock: Clock;
   onError?: (err: unknown, context: { job: string }) => void;
+  /** Where each item runs (its log context, and tracing on its span: platform/observability/tracing.ts); default: as is. */
+  itemContext?: JobItemContext;
 }
+
+/** Runs a job item inside its context, and hears of a failed run within it. */
+export interface JobItemContext {
+  around<R>(job: string, traceParent: string | null | undefined, run: () => Promise<R>): Promise<R>;
+  failed(err: unknown): void;
+}
+
+const NO_CONTEXT: JobItemContext = { around: (_job, _traceParent, run) => run(), failed: () => {} };
 
 /** What one pass did: items started, and due ones held back by a full key budget. */
 interface PassResult {
@@ -387,14 +396,15 @@ export class JobRunner {
 
   /** Runs one item in its job context: its log lines carry the job's name, and tracing on, it is a span `job <name>`. */
   private execute(s: Slot, item: unknown, id: string, failed: Set<string>): Promise<void> {
-    return runJobItem(s.h.name, s.h.traceParent?.(item), async () => {
+    const context = this.deps.itemContext ?? NO_CONTEXT;
+    return context.around(s.h.name, s.h.traceParent?.(item), async () => {
       const started = this.deps.realClock.now();
       let outcome: JobRunEvent['outcome'] = 'succeeded';
       try {
         await s.h.run(item, { now: this.deps.clock.now(), realNow: started });
         s.backoff.delete(id);
       } catch (err) {
-        recordJobFailure(err);
+        context.failed(err);
         outcome = await this.failed(s, item, id, err, failed);
       }
       if (this.runObservers.length) this.told({ job: s.h.name, outcome, durationMs: this.deps.realClock.now() - started });
