@@ -148,8 +148,17 @@ wait "$npm_pid" || rc=$?
 grep -q '"msg":"stopped"' "$logs/npm-start.log" || fail "node did not shut down gracefully"
 echo "  stopped in $((($(date +%s%N) - started) / 1000000)) ms, exit 0"
 
-# TODO(integrator): once --migrate-only is merged, check it here as the user, e.g.
-#   user_cmd /; "${U[@]}" node "$RELEASE_DIR/dist/main.js" --migrate-only >"$logs/migrate.log" 2>&1 || fail "--migrate-only failed"
+echo "=== node dist/main.js --migrate-only (a release job): migrates a fresh database and exits, serves nothing"
+user_cmd /
+"${U[@]}" DATABASE_URL="$data/fresh.sqlite" node "$RELEASE_DIR/dist/main.js" --migrate-only >"$logs/migrate.log" 2>&1 ||
+  fail "--migrate-only exited $? on a fresh database: $(cat "$logs/migrate.log")"
+grep -q '"msg":"migrations applied"' "$logs/migrate.log" || fail "--migrate-only applied nothing: $(cat "$logs/migrate.log")"
+grep -q 'listening on' "$logs/migrate.log" && fail "--migrate-only started serving"
+"${U[@]}" DATABASE_URL="$data/fresh.sqlite" node "$RELEASE_DIR/dist/main.js" --migrate-only >"$logs/migrate-again.log" 2>&1 ||
+  fail "--migrate-only exited $? on a migrated database"
+grep -q '"msg":"migrations applied"' "$logs/migrate-again.log" && fail "--migrate-only applied migrations twice"
+rm -f "$data"/fresh.sqlite*
+echo "  migrated a fresh database, then found nothing to do"
 
 echo "=== nothing written outside the data dir"
 changed=$(find "$RELEASE_DIR" -newer "$work/marker" -print | head -n 20)
