@@ -3,9 +3,10 @@
  * sync state, planned targets, the command queue and what devices acknowledged.
  * Devices themselves are written by the site module; this reads them.
  */
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Backlog } from '../../platform/jobs/handler.js';
+import { backlogOf } from '../../platform/db/backlog-row.js';
 import type { Engine } from '../../platform/db/database.js';
 import type { Database, DeviceCommandTable, DeviceStateTable } from '../../platform/db/schema.js';
 import { parseState, stateJson, type SubjectKind, type SubjectState } from './rules/subject-state.js';
@@ -312,15 +313,7 @@ export class DeviceRepository {
       .selectAll()
       .where('next_attempt_at', '<=', now)
       .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', realNow)]))
-      .where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom('device_commands')
-            .select('device_commands.id')
-            .whereRef('device_commands.device_id', '=', 'device_state.device_id')
-            .where('device_commands.status', '=', 'pending'),
-        ),
-      );
+      .where(hasPendingCommand);
     if (skip.length) q = q.where('device_id', 'not in', [...skip]);
     return (await q.orderBy('next_attempt_at').orderBy('device_id').limit(limit).execute()).map(stateRecord);
   }
@@ -331,17 +324,9 @@ export class DeviceRepository {
       .selectFrom('device_state')
       .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('next_attempt_at').as('oldest')])
       .where('next_attempt_at', '<=', now)
-      .where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom('device_commands')
-            .select('device_commands.id')
-            .whereRef('device_commands.device_id', '=', 'device_state.device_id')
-            .where('device_commands.status', '=', 'pending'),
-        ),
-      )
+      .where(hasPendingCommand)
       .executeTakeFirstOrThrow();
-    return { count: Number(row.n), oldestDueAt: row.oldest === null ? null : Number(row.oldest) };
+    return backlogOf(row);
   }
 
   /** Commands not yet applied on any device, and devices marked offline (metrics; the whole database). */
@@ -528,4 +513,15 @@ export class DeviceRepository {
       .where('subject_id', '=', subjectId)
       .execute();
   }
+}
+
+/** A device_state row's device has a pending command. */
+function hasPendingCommand(eb: ExpressionBuilder<Database, 'device_state'>) {
+  return eb.exists(
+    eb
+      .selectFrom('device_commands')
+      .select('device_commands.id')
+      .whereRef('device_commands.device_id', '=', 'device_state.device_id')
+      .where('device_commands.status', '=', 'pending'),
+  );
 }

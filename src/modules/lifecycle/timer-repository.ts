@@ -5,6 +5,7 @@ import type { Database, TimerTable } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
 import { currentTraceParent } from '../../platform/observability/tracing.js';
 import type { Backlog } from '../../platform/jobs/handler.js';
+import { backlogOf } from '../../platform/db/backlog-row.js';
 import { TIMER_KINDS, type PlannedTimer } from './rules/timer-plan.js';
 
 export type TimerRow = TimerTable;
@@ -112,6 +113,6 @@ export class TimerRepository {
       .where('status', '=', 'pending')
       .where('due_at', '<=', until)
       .executeTakeFirstOrThrow();
-    return { count: Number(row.n), oldestDueAt: row.oldest === null ? null : Number(row.oldest) };
+    return backlogOf(row);
   }
 }

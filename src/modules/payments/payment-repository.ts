@@ -3,6 +3,7 @@ import { sql, type Insertable, type Kysely, type Selectable, type Updateable } f
 import type { Database, PaymentInboxTable, PaymentTable, PromoCodeTable } from '../../platform/db/schema.js';
 import type { Db } from '../../platform/db/db.js';
 import type { Backlog } from '../../platform/jobs/handler.js';
+import { backlogOf } from '../../platform/db/backlog-row.js';
 
 /** A payment's breakdown in major units (the `summary` column). */
 export interface PaymentSummary {
@@ -121,7 +122,7 @@ export class PaymentRepository {
       .where('status', '=', 'pending')
       .where(column, '<=', now)
       .executeTakeFirstOrThrow();
-    return { count: Number(row.n), oldestDueAt: row.oldest === null ? null : Number(row.oldest) };
+    return backlogOf(row);
   }
 
   /** Payments per status (metrics). */
@@ -258,6 +259,6 @@ export class PaymentRepository {
       .where('processed_at', 'is', null)
       .where('received_at', '<=', before)
       .executeTakeFirstOrThrow();
-    return { count: Number(row.n), oldestDueAt: row.oldest === null ? null : Number(row.oldest) };
+    return backlogOf(row);
   }
 }

@@ -2,6 +2,7 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Backlog } from '../../platform/jobs/handler.js';
+import { backlogOf } from '../../platform/db/backlog-row.js';
 import type { Database, VisitorEntryTable, VisitorInviteTable } from '../../platform/db/schema.js';
 import { sealedTable } from '../../platform/db/sealed-table-repository.js';
 import type { SealedTable } from '../../platform/crypto/reseal.js';
@@ -113,7 +114,7 @@ export class VisitorRepository {
       .where('withdrawn_at', 'is', null)
       .where('end_at', '<=', now)
       .executeTakeFirstOrThrow();
-    return { count: Number(row.n), oldestDueAt: row.oldest === null ? null : Number(row.oldest) };
+    return backlogOf(row);
   }
 
   /** Ids of the project's invites whose code may still be on some device. */

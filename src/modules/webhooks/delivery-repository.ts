@@ -3,6 +3,7 @@ import { PostgresAdapter, sql, type CompiledQuery, type Kysely, type QueryResult
 import { inTransaction, type Db } from '../../platform/db/db.js';
 import type { Database, DeliveryTable, WebhookTable } from '../../platform/db/schema.js';
 import type { Backlog } from '../../platform/jobs/handler.js';
+import { backlogOf } from '../../platform/db/backlog-row.js';
 
 export type DeliveryRow = DeliveryTable;
 /** A webhook listener as the ops views read it: its event types parsed, `enabled` a boolean. */
@@ -191,7 +192,7 @@ export class DeliveryRepository {
       .where('webhooks.enabled', '=', 1)
       .where('deliveries.next_attempt_at', '<=', now)
       .executeTakeFirstOrThrow();
-    return { count: Number(row.n), oldestDueAt: row.oldest === null ? null : Number(row.oldest) };
+    return backlogOf(row);
   }
 
   /** Deliveries to enabled listeners not delivered yet (due or waiting for a retry), and the earliest event's creation (metrics). */
