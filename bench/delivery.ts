@@ -32,6 +32,7 @@
  *   BENCH_PROFILE_DIR=/tmp/prof npm run bench:delivery  (CPU profiles of the last A1 round of the service and of the bare loop, and their top self time)
  *   BENCH_DATABASE_URL=postgres://…/empty_db npm run bench:delivery   (an empty database)
  */
+import { plainBookingColumns } from '../src/modules/booking/index.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -383,14 +384,7 @@ function meetingRow(p: {
     organizer_user_id: p.organizerId,
     organizer: { email: 'bench@example.com', name: 'Bench Organizer', checkInAt: null, checkOutAt: null } as NewMeeting['organizer'],
     attendees: [],
-    app_id: null,
-    booked_via: null,
-    booked_by_user_id: null,
-    payment: null,
-    payment_due_at: null,
-    billing_summaries: [],
-    recurrence: null,
-    cancel_reason: null,
+    ...plainBookingColumns(),
     created_at: p.now,
     updated_at: p.now,
   };

@@ -3,6 +3,7 @@
  * Asia/Bangkok, rooms and desks applied through POST /ops/v1/apply, and bookings
  * inserted through MeetingRepository.insertHeld in a few big transactions.
  */
+import { plainBookingColumns } from '../src/modules/booking/index.js';
 import { sql } from 'kysely';
 import { BENCH_OPS_TOKEN } from './support.js';
 import { MeetingRepository, type NewMeeting, type NewSlot } from '../src/modules/booking/meeting-repository.js';
@@ -314,14 +315,9 @@ export async function seedSearchSite(svc: SeedTarget, log: (line: string) => voi
           organizer_user_id: organizerId,
           organizer: {} as NewMeeting['organizer'],
           attendees: [],
+          ...plainBookingColumns(),
           app_id: appDbId,
           booked_via: 'api',
-          booked_by_user_id: null,
-          payment: null,
-          payment_due_at: null,
-          billing_summaries: [],
-          recurrence: null,
-          cancel_reason: null,
           created_at: now,
           updated_at: now,
         },

@@ -13,7 +13,7 @@
  */
 import { Writable } from 'node:stream';
 import { createLogger } from './platform/logging.js';
-import { ConfigError, loadConfig } from './platform/config.js';
+import { loadConfigOrReport, type Config } from './platform/config.js';
 import { openStorage, type MigrationReport } from './platform/db/database.js';
 import { createServices } from './services.js';
 import { API_VERSION, buildApp } from './app.js';
@@ -23,16 +23,8 @@ import { startTracing } from './platform/observability/tracing.js';
 const migrateOnly = process.argv.slice(2).includes('--migrate-only');
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`configuration error: ${err.message}`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrReport();
+  if (!config) process.exit(2);
   const held = new HeldOutput(process.stdout);
   process.once('exit', () => held.release());
   const logger = createLogger({ level: config.logLevel }, held);
@@ -99,7 +91,7 @@ function logMigrations(logger: ReturnType<typeof createLogger>, report: Migratio
   }
 }
 
-function printBanner(p: { url: string; config: ReturnType<typeof loadConfig>; demo: { appId: string; appSecret: string } | null }): void {
+function printBanner(p: { url: string; config: Config; demo: { appId: string; appSecret: string } | null }): void {
   const { url, config, demo } = p;
   const lines = [
     `Room and Desk Booking Service listening on ${url}`,

@@ -6,19 +6,13 @@
  * it moved as JSON; exit 0, 1 on failure, 2 on a configuration error, 3 when some values open
  * under none of the keys given (left as they are, counted under `unreadable`). docs/operations.md.
  */
-import { ConfigError, loadConfig } from '../platform/config.js';
+import { loadConfigOrReport } from '../platform/config.js';
 import { openStorage } from '../platform/db/database.js';
 import { createServices } from '../services.js';
 
 async function main(): Promise<number> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    console.error(`configuration error: ${err.message}`);
-    return 2;
-  }
+  const config = loadConfigOrReport();
+  if (!config) return 2;
   if (!config.secretsKey) {
     console.error('configuration error: SECRETS_KEY must name the key to seal under (the old one goes in SECRETS_KEY_PREVIOUS)');
     return 2;

@@ -137,10 +137,26 @@ function parsePreviousSecretsKeys(raw: string | undefined): Buffer[] {
   return parts.map((p) => parseSecretsKey(p, 'each SECRETS_KEY_PREVIOUS key')).filter((k): k is Buffer => k !== null);
 }
 
+/** Whether a DATABASE_URL names PostgreSQL (`postgres://` or `postgresql://`); anything else is a SQLite file path. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url);
+}
+
 /** DATABASE_URL (default ./data/booking.sqlite) and the engine it names: the one rule, shared with the backup command. */
 export function readDatabaseUrl(env: NodeJS.ProcessEnv = process.env): Pick<Config, 'databaseUrl' | 'engine'> {
   const databaseUrl = env.DATABASE_URL || './data/booking.sqlite';
-  return { databaseUrl, engine: /^postgres(ql)?:\/\//.test(databaseUrl) ? 'postgres' : 'sqlite' };
+  return { databaseUrl, engine: isPostgresUrl(databaseUrl) ? 'postgres' : 'sqlite' };
+}
+
+/** loadConfig for an entry point (main.ts, src/cli): configuration problems are printed as `configuration error: …`; null then (the caller exits 2). */
+export function loadConfigOrReport(env: NodeJS.ProcessEnv = process.env): Config | null {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`configuration error: ${err.message}`);
+    return null;
+  }
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

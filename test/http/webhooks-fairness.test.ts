@@ -6,6 +6,7 @@
  * - a listener that answers at once is not throttled to its concurrency budget
  *   per poll interval (it used to get at most 4 attempts every 250 ms).
  */
+import { plainBookingColumns } from '../../src/modules/booking/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { siteDocument } from '../support/fixtures.js';
@@ -79,14 +80,7 @@ describe('delivery scheduling across listeners', () => {
         organizer_user_id: ids.users.alice,
         organizer: { email: 'alice@example.com', name: 'Alice Example' } as MeetingRow['organizer'],
         attendees: [],
-        app_id: null,
-        booked_via: null,
-        booked_by_user_id: null,
-        payment: null,
-        payment_due_at: null,
-        billing_summaries: [],
-        recurrence: null,
-        cancel_reason: null,
+        ...plainBookingColumns(),
         created_at: now,
         updated_at: now,
       };

@@ -5,6 +5,7 @@
  * one transaction through MeetingRepository.insertHeld (which also keeps
  * projects.max_hold_ms up to date).
  */
+import { plainBookingColumns } from '../../src/modules/booking/index.js';
 import { MeetingRepository, type NewMeeting } from '../../src/modules/booking/meeting-repository.js';
 import { newId } from '../../src/platform/ids.js';
 import type { TestService } from './test-service.js';
@@ -77,14 +78,8 @@ export async function seedBooking(svc: TestService, b: SeedBookingInput): Promis
         organizer_user_id: b.organizerUserId,
         organizer: {} as NewMeeting['organizer'],
         attendees: (b.attendees ?? []) as NewMeeting['attendees'],
+        ...plainBookingColumns(),
         app_id: b.appId ?? null,
-        booked_via: null,
-        booked_by_user_id: null,
-        payment: null,
-        payment_due_at: null,
-        billing_summaries: [],
-        recurrence: null,
-        cancel_reason: null,
         created_at: now,
         updated_at: now,
       },

@@ -25,6 +25,7 @@ import { SlotRepository } from './slot-repository.js';
 import { meetingRoutes, opsMeetingRoutes } from './routes.js';
 import type { SealedTable } from '../../platform/crypto/reseal.js';
 import { sealedBookingColumns } from './meeting-repository.js';
+export { plainBookingColumns } from './meeting-repository.js';
 
 export { MeetingService, DEFAULT_MEETING_PAGE_SIZE, PIN_PATTERN } from './meeting-service.js';
 export type { CreateMeetingInput, UpdateMeetingInput, ListMeetingsInput } from './meeting-service.js';

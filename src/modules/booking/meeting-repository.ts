@@ -24,6 +24,23 @@ type TypedColumn = keyof TypedMeetingColumns;
 
 export type NewMeeting = Omit<Insertable<MeetingTable>, TypedColumn> & TypedMeetingColumns;
 export type NewSlot = Insertable<MeetingSlotTable>;
+
+/** The columns of a new booking made outside the API's create (no app, no payment, no series, not cancelled): a fresh object each call. */
+export function plainBookingColumns(): Pick<
+  NewMeeting,
+  'app_id' | 'booked_via' | 'booked_by_user_id' | 'payment' | 'payment_due_at' | 'billing_summaries' | 'recurrence' | 'cancel_reason'
+> {
+  return {
+    app_id: null,
+    booked_via: null,
+    booked_by_user_id: null,
+    payment: null,
+    payment_due_at: null,
+    billing_summaries: [],
+    recurrence: null,
+    cancel_reason: null,
+  };
+}
 export type NewHistory = Omit<Insertable<MeetingHistoryTable>, 'seq'>;
 export type MeetingChanges = Omit<Updateable<MeetingTable>, TypedColumn> & Partial<TypedMeetingColumns>;
 

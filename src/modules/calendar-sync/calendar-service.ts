@@ -35,6 +35,7 @@ import {
   type NewBooking,
   type StoredAttendee,
   type Window,
+  plainBookingColumns,
 } from '../booking/index.js';
 import { truncateToMinute } from '../booking/rules/availability.js';
 import { checkedInAtCreate, isClosedStatus } from '../booking/rules/asset-config.js';
@@ -362,12 +363,7 @@ export class CalendarSync {
         organizer_user_id: o.userId,
         organizer: { email: o.email, name: o.name, displayName: o.displayName, checkInAt: startsCheckedIn ? now : null, checkOutAt: null },
         attendees,
-        app_id: null,
-        booked_via: null,
-        booked_by_user_id: null,
-        payment: null,
-        payment_due_at: null,
-        billing_summaries: [],
+        ...plainBookingColumns(),
         recurrence: series,
         cancel_reason: reason,
         created_at: now,

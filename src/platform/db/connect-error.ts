@@ -4,6 +4,8 @@
  * listening). The message names the variable and shows the URL without its
  * password, so a newcomer knows what to change.
  */
+import { isPostgresUrl } from '../config.js';
+
 export class DatabaseUrlError extends Error {}
 
 const NETWORK_CODES = new Set([
@@ -39,7 +41,7 @@ export function isConnectFailure(err: unknown): boolean {
 
 /** DATABASE_URL as it may be printed: any password replaced by `***`. */
 export function redactDatabaseUrl(url: string): string {
-  if (!/^postgres(ql)?:\/\//.test(url)) return url;
+  if (!isPostgresUrl(url)) return url;
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
@@ -52,7 +54,7 @@ export function redactDatabaseUrl(url: string): string {
 export function databaseUrlError(url: string, cause: unknown, env: NodeJS.ProcessEnv = process.env): DatabaseUrlError {
   const reason = cause instanceof Error ? cause.message : String(cause);
   const shown = redactDatabaseUrl(url);
-  if (!/^postgres(ql)?:\/\//.test(url)) {
+  if (!isPostgresUrl(url)) {
     return new DatabaseUrlError(
       `cannot open the SQLite database DATABASE_URL names (${shown}): ${reason}. Set DATABASE_URL to a writable file path.`,
       { cause },

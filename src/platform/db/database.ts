@@ -13,6 +13,7 @@ import { migrations as knownMigrations, providerOf } from './migrations/index.js
 import { databaseUrlError, isConnectFailure } from './connect-error.js';
 import { BusyRetrySqliteDialect, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy.js';
 import { isDatabaseBusy } from './unavailable.js';
+import { isPostgresUrl } from '../config.js';
 
 export { SQLITE_BUSY_WAIT_MS } from './sqlite-busy.js';
 
@@ -65,9 +66,7 @@ async function loadPg(): Promise<typeof pg> {
   return driver;
 }
 
-export function isPostgresUrl(url: string): boolean {
-  return /^postgres(ql)?:\/\//.test(url);
-}
+export { isPostgresUrl };
 
 export interface StorageOptions {
   /** Called with the SQL text of every statement executed (a statement counter in tests). */
