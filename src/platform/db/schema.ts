@@ -247,6 +247,9 @@ export interface Database {
   payments: PaymentTable;
   invoice_counters: InvoiceCounterTable;
   payment_inbox: PaymentInboxTable;
+  payment_providers: PaymentProviderTable;
+  payment_provider_events: PaymentProviderEventTable;
+  payment_provider_actions: PaymentProviderActionTable;
   member_groups: MemberGroupTable;
   unit_residents: UnitResidentTable;
   cards: CardTable;
@@ -300,6 +303,60 @@ export interface PaymentTable {
   restore: Json | null;
   failed_attempts: Generated<number>;
   settled_at: Millis | null;
+  created_at: Millis;
+  updated_at: Millis;
+  /** The `payment_providers` account it was opened with; null for the sandbox. */
+  provider_id: string | null;
+  /** JSON: what the page shows from the provider's answer (CheckoutDisplay). */
+  provider_display: Json | null;
+  /** Real time the provider was last asked about it (reconciliation). */
+  reconciled_at: Millis | null;
+}
+
+/** A project's payment provider account (site document `paymentProviders`). */
+export interface PaymentProviderTable {
+  id: string;
+  key: string | null;
+  project_id: string;
+  provider: string; // stripe | opn
+  secret_key_enc: string;
+  webhook_secret_enc: string;
+  /** JSON array: promptpay, card. */
+  methods: Json;
+  api_base_url: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** An event a provider posted to /payments/webhooks/{providerId}. */
+export interface PaymentProviderEventTable {
+  id: string;
+  provider_id: string;
+  event_id: string;
+  type: string;
+  verified: Bool;
+  payment_id: string | null;
+  provider_ref: string | null;
+  outcome: string | null;
+  /** Real time. */
+  received_at: Millis;
+}
+
+/** A void or refund owed to a provider (outbox, carried out by a job). */
+export interface PaymentProviderActionTable {
+  id: string;
+  payment_id: string;
+  provider_id: string | null;
+  provider: string;
+  action: string; // void | refund
+  amount_minor: number;
+  status: string; // queued | pending | succeeded | failed
+  reason: string | null;
+  provider_ref: string | null;
+  attempts: Generated<number>;
+  /** Real time. */
+  next_attempt_at: Millis | null;
+  last_error: string | null;
   created_at: Millis;
   updated_at: Millis;
 }

@@ -14,6 +14,7 @@ import * as m011 from './011-catalogue-indexes.js';
 import * as m012 from './012-console-sessions.js';
 import * as m013 from './013-face-variants.js';
 import * as m014 from './014-trace-context.js';
+import * as m015 from './015-payment-providers.js';
 
 /** Every migration this code knows, by name (applied in name order). */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -31,6 +32,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '012-console-sessions': m012,
   '013-face-variants': m013,
   '014-trace-context': m014,
+  '015-payment-providers': m015,
 };
 
 export const migrationProvider: MigrationProvider = providerOf(migrations);
