@@ -31,6 +31,7 @@ export const TABLES: TableDeclaration = {
     devices: 'site',
     webhooks: 'site',
     promo_codes: 'site',
+    payment_providers: 'site',
     tokens: 'auth',
     token_families: 'auth',
     meetings: 'booking',
@@ -43,6 +44,8 @@ export const TABLES: TableDeclaration = {
     payments: 'payments',
     invoice_counters: 'payments',
     payment_inbox: 'payments',
+    payment_provider_events: 'payments',
+    payment_provider_actions: 'payments',
     member_groups: 'members',
     unit_residents: 'members',
     cards: 'members',
@@ -68,6 +71,7 @@ export const TABLES: TableDeclaration = {
     catalogue: ['projects', 'floors', 'rooms', 'desks'],
     devices: ['devices', 'access_groups'],
     members: ['apps', 'app_access_groups', 'access_groups', 'rooms'],
+    payments: ['payment_providers'],
   },
   writes: {
     auth: [
