@@ -122,9 +122,13 @@ export class PaymentService implements PaymentDesk {
     const invoiceNo = `INV-${String(await this.deps.repo.nextInvoiceNo(p.projectId, trx)).padStart(6, '0')}`;
     const { ref } = await this.deps.provider.createCheckout({
       paymentId: id,
+      meetingId: p.meetingId,
       amountMinor: p.amountMinor,
       currency: p.currency,
       description: invoiceNo,
+      methods: ['promptpay'],
+      idempotencyKey: `payment-${id}`,
+      expiresAt: p.expiresAt,
     });
     await this.deps.repo.insert(
       {
@@ -189,7 +193,7 @@ export class PaymentService implements PaymentDesk {
     const refunded: string[] = [];
     for (const p of settled) {
       if (!(await this.deps.repo.transition(p.id, 'settled', { status: 'refunded', updated_at: now }, trx))) continue;
-      if (p.provider_ref) await this.deps.provider.refund(p.provider_ref, p.amount_minor);
+      if (p.provider_ref) await this.deps.provider.refund(p.provider_ref, p.amount_minor, `refund-${p.id}`);
       refunded.push(p.id);
     }
     return refunded;
@@ -385,7 +389,7 @@ export class PaymentService implements PaymentDesk {
             from = 'expired';
           }
           await this.deps.repo.transition(cur.id, from, { status: 'refunded', updated_at: now }, trx);
-          if (cur.provider_ref) await this.deps.provider.refund(cur.provider_ref, cur.amount_minor);
+          if (cur.provider_ref) await this.deps.provider.refund(cur.provider_ref, cur.amount_minor, `refund-${cur.id}`);
           return 'refunded';
         }
       }

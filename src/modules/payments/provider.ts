@@ -6,8 +6,32 @@
  * sandbox's settle.
  */
 
+import type { Clock } from '../../platform/clock/clock.js';
+
 /** Payment methods a provider account may offer (site document `paymentProviders[].methods`). */
 export type PaymentMethod = 'promptpay' | 'card';
+
+/** A project's provider account as the site document set it, secrets opened (never logged). */
+export interface ProviderAccount {
+  /** The `payment_providers` row id (`providerId` of /payments/webhooks/{providerId}). */
+  id: string;
+  provider: 'stripe' | 'opn';
+  secretKey: string;
+  webhookSecret: string;
+  methods: PaymentMethod[];
+  /** Another host for the provider's API (a stand-in or mock server); null: the provider's own. */
+  apiBaseUrl: string | null;
+}
+
+export interface ProviderDeps {
+  /** Real time (signature tolerances; never the sandbox clock). */
+  realClock: Clock;
+  /** How long one call to the provider may take before it counts as unavailable. */
+  timeoutMs: number;
+}
+
+/** Builds the adapter of an account (providers/stripe.ts, providers/opn.ts). */
+export type ProviderFactory = (account: ProviderAccount, deps: ProviderDeps) => PaymentProvider;
 
 export interface CheckoutRequest {
   paymentId: string;
