@@ -24,7 +24,7 @@ import {
 import { createLifecycle, type Lifecycle } from './modules/lifecycle/index.js';
 import { createWebhooks, type DeliveryRepository, type Outbox, type WebhookService } from './modules/webhooks/index.js';
 import { createSite, type SiteService } from './modules/site/index.js';
-import { createPayments, type PaymentService } from './modules/payments/index.js';
+import { createPayments, type PaymentService, type ProviderSync } from './modules/payments/index.js';
 import { JobRunner } from './platform/jobs/runner.js';
 import { createMembers, type CredentialService, type MemberService, type PartnerRateLimit } from './modules/members/index.js';
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
@@ -60,6 +60,8 @@ export interface Services {
   opsBookings: OpsBookings;
   /** Payments of paid bookings: open, settle, fail, lapse (a job), the page's token. */
   payments: PaymentService;
+  /** Provider events (the webhook route), reconciliation, voids and refunds at the provider. */
+  paymentSync: ProviderSync;
   /** Locks a booking and applies actors' changes through the one booking-change writer. */
   bookings: BookingChanges;
   /** The lifecycle job: applies due steps (tests replace its `fire`). */
@@ -241,6 +243,7 @@ function createBookingCore(p: Platform) {
     clock,
     realClock,
     publicBaseUrl: () => config.publicBaseUrl,
+    policy: config.payments,
   });
   const payments = paymentsModule.payments;
   jobs.register(lifecycle.job());
@@ -248,7 +251,9 @@ function createBookingCore(p: Platform) {
   jobs.register(paymentsModule.jobs.lapse);
   jobs.register(paymentsModule.jobs.nudge);
   jobs.register(paymentsModule.jobs.inbox);
-  return { catalogue, webhooks, lifecycle, booking, payments };
+  jobs.register(paymentsModule.jobs.reconcile);
+  jobs.register(paymentsModule.jobs.providerActions);
+  return { catalogue, webhooks, lifecycle, booking, payments, paymentSync: paymentsModule.sync };
 }
 
 /** Devices, and the site, members and visitors whose changes they enroll. */
@@ -357,7 +362,7 @@ export async function createServices(
   const p = await createPlatform(config, storage, realClock, options);
   const { clock, sandboxClock, secretBox, jobs, onError } = p;
   const auth = createAuthOn(p);
-  const { catalogue, webhooks, lifecycle, booking, payments } = createBookingCore(p);
+  const { catalogue, webhooks, lifecycle, booking, payments, paymentSync } = createBookingCore(p);
   const { devices, site, siteSealed, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
   const calendar = createCalendarSync({
     ...{ db: storage.db, bookings: booking.bookings, rooms: catalogue, organizers: site, secretBox, clock },
@@ -387,6 +392,7 @@ export async function createServices(
     catalogue,
     site,
     payments,
+    paymentSync,
     lifecycle,
     outbox: webhooks.outbox,
     meetings: booking.meetings,

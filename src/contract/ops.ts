@@ -91,6 +91,26 @@ export const PaymentIdParams = Type.Object({
   paymentId: Type.String({ pattern: '^[0-9a-f]{24}$', description: 'payment.paymentId of a booking' }),
 });
 
+export const ProviderIdParams = Type.Object({
+  providerId: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: "The payment provider account's _id (data.ids of its key in the site document's paymentProviders)",
+  }),
+});
+
+/** What POST /payments/webhooks/{providerId} answers a provider. */
+export const ProviderEventReceipt = Type.Object({
+  received: Type.Literal(true),
+  duplicate: Type.Boolean({ description: 'The event id was received before; nothing was done again' }),
+  outcome: Type.String({
+    description:
+      'What the event did: settled, refunded (paid too late: the money goes back), already-settled, failed (an attempt was counted), ' +
+      'ignored (a type the service does not act on), unknown-object (not a payment of this service), duplicate, or refused: <why>',
+  }),
+});
+export type ProviderEventReceipt = Static<typeof ProviderEventReceipt>;
+
 /** Optional body of the sandbox payment routes. */
 export const PaymentNotice = Type.Object(
   {

@@ -68,6 +68,15 @@ export interface Config {
    * interval) is above `maxEventLoopDelayMs` (MAX_EVENT_LOOP_DELAY_MS; 0: off).
    */
   loadShedding: { maxEventLoopDelayMs: number; sampleIntervalMs: number };
+  /** Real payment providers (docs/payments.md "Connecting a provider"). */
+  payments: {
+    /** How long one call to a provider may take (PAYMENT_PROVIDER_TIMEOUT_MS). */
+    providerTimeoutMs: number;
+    /** A pending payment is asked about at its provider once it is this old, and again this often (PAYMENT_RECONCILE_AFTER_SECONDS). */
+    reconcileAfterMs: number;
+    /** How long past a deadline a lapse waits for a provider that cannot be asked (PAYMENT_LAPSE_GRACE_SECONDS). */
+    lapseGraceMs: number;
+  };
   /** How device changes reach devices (operator-api.md "Access devices"). */
   devices: {
     transport: 'sandbox' | 'mqtt';
@@ -293,6 +302,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     timeouts,
     metrics: readMetrics(env, bookingEnv, port),
     loadShedding: readLoadShedding(env, bookingEnv),
+    payments: readPayments(env),
     devices: {
       transport,
       mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',
@@ -300,6 +310,15 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
       ackTimeoutMs: intVar(env, 'DEVICE_ACK_TIMEOUT_MS', 5_000, 100),
       reconcileMs: intVar(env, 'DEVICE_RECONCILE_SECONDS', 300, 1) * 1000,
     },
+  };
+}
+
+/** PAYMENT_PROVIDER_TIMEOUT_MS, PAYMENT_RECONCILE_AFTER_SECONDS, PAYMENT_LAPSE_GRACE_SECONDS. */
+function readPayments(env: NodeJS.ProcessEnv): Config['payments'] {
+  return {
+    providerTimeoutMs: intVar(env, 'PAYMENT_PROVIDER_TIMEOUT_MS', 10_000, 100),
+    reconcileAfterMs: intVar(env, 'PAYMENT_RECONCILE_AFTER_SECONDS', 120, 1) * 1000,
+    lapseGraceMs: intVar(env, 'PAYMENT_LAPSE_GRACE_SECONDS', 600, 0) * 1000,
   };
 }
 

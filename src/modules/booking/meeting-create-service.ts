@@ -238,7 +238,7 @@ export class MeetingCreateService {
       if (quote?.promoCodeId && !(await this.s.deps.payments.claimPromo(trx, quote.promoCodeId))) {
         throw errors.validation([`body.promoCode: the promo code ${input.promoCode} has been used up`]);
       }
-      const opened = priced ? await this.openPayment(trx, input, plan, priced, project, now) : null;
+      const opened = priced ? await this.openPayment(trx, input, plan, priced, project, organizer, now) : null;
       const booking: NewBooking = {
         meeting: newMeetingRow(p, input, plan, asset, project, organizer, opened, now),
         slots: plan.slots,
@@ -266,6 +266,7 @@ export class MeetingCreateService {
     plan: NewBookingPlan,
     priced: Priced,
     project: ProjectRow,
+    organizer: Organizer,
     now: number,
   ): Promise<Opened> {
     const { paymentDueAt } = plan;
@@ -280,6 +281,7 @@ export class MeetingCreateService {
       nudgeAt: paymentDueAt === null ? null : holdReminderAt(now, paymentDueAt),
       redirectUrl: input.frontendRedirectUrl ?? null,
       promoCodeId: priced.promoCodeId,
+      payerEmail: organizer.snapshot.email,
       now,
     });
   }

@@ -105,6 +105,7 @@ export class MeetingUpdateService {
       redirectUrl: null,
       promoCodeId: null,
       restore: { status: m.status, start: m.start_at, end: m.end_at },
+      payerEmail: m.organizer.email,
       now,
     });
     const billing = [...m.billing_summaries, opened.billing];

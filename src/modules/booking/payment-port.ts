@@ -54,6 +54,8 @@ export interface OpenPayment {
   promoCodeId: string | null;
   /** What a lapse restores (an extension's previous window and status). */
   restore?: unknown;
+  /** The payer's email where known (a provider may want one with the payment). */
+  payerEmail?: string | null;
   now: number;
 }
 

@@ -9,10 +9,14 @@ import { timedJob } from '../../platform/jobs/timed.js';
 import { ServiceError } from '../../platform/errors.js';
 import type { InboxRow, PaymentRecord } from './payment-repository.js';
 import type { PaymentService } from './payment-service.js';
+import type { ProviderSync } from './provider-sync.js';
+import type { ProviderActionRow } from './provider-records-repository.js';
 
 export const PAYMENTS_JOB = 'payments';
 export const PAYMENT_NUDGES_JOB = 'payment-nudges';
 export const PAYMENT_INBOX_JOB = 'payment-inbox';
+export const PAYMENT_RECONCILE_JOB = 'payment-reconcile';
+export const PAYMENT_PROVIDER_ACTIONS_JOB = 'payment-provider-actions';
 
 /** The payments module's handlers, for the runner. */
 export interface PaymentJobs {
@@ -22,10 +26,51 @@ export interface PaymentJobs {
   nudge: JobHandler<PaymentRecord>;
   /** Notifications that could not be applied when they came in. */
   inbox: JobHandler<InboxRow>;
+  /** Pending payments of real providers asked about (a lost event is not a lost payment). */
+  reconcile: JobHandler<PaymentRecord>;
+  /** Voids and refunds sent to providers, and pending refunds re-read. */
+  providerActions: JobHandler<ProviderActionRow>;
 }
 
-export function paymentJobs(payments: PaymentService): PaymentJobs {
-  return { lapse: paymentLapseJob(payments), nudge: paymentNudgeJob(payments), inbox: paymentInboxJob(payments) };
+export function paymentJobs(payments: PaymentService, sync: ProviderSync): PaymentJobs {
+  return {
+    lapse: paymentLapseJob(payments),
+    nudge: paymentNudgeJob(payments),
+    inbox: paymentInboxJob(payments),
+    reconcile: paymentReconcileJob(sync),
+    providerActions: providerActionsJob(sync),
+  };
+}
+
+/** The runner's handler asking providers about payments they were not heard about. */
+export function paymentReconcileJob(sync: ProviderSync, intervalMs = 10_000): JobHandler<PaymentRecord> {
+  return {
+    name: PAYMENT_RECONCILE_JOB,
+    intervalMs,
+    concurrency: 2,
+    id: (p) => p.id,
+    dueAt: (p) => p.created_at,
+    due: ({ now, limit }) => sync.reconcileDue(now, limit),
+    page: { size: 50, max: 1 },
+    run: (p) => sync.reconcile(p),
+  };
+}
+
+/** The runner's handler for voids and refunds owed to providers (real time; retried with backoff). */
+export function providerActionsJob(sync: ProviderSync, intervalMs = 1000): JobHandler<ProviderActionRow> {
+  return {
+    name: PAYMENT_PROVIDER_ACTIONS_JOB,
+    intervalMs,
+    concurrency: 2,
+    id: (a) => a.id,
+    dueAt: (a) => a.next_attempt_at!,
+    due: ({ realNow, limit }) => sync.dueActions(realNow, limit),
+    dueClock: 'real',
+    backlog: ({ realNow }) => sync.actionBacklog(realNow),
+    page: { size: 50 },
+    claim: (a) => sync.claimAction(a),
+    run: (a) => sync.runAction(a),
+  };
 }
 
 /** The runner's handler for lapsed payments; replayed in time order when the sandbox clock moves. */

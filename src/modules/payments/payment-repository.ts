@@ -125,6 +125,42 @@ export class PaymentRepository {
     return backlogOf(row);
   }
 
+  /** The payment a provider's object belongs to (events name the object, not our id). */
+  async byProviderRef(providerId: string, ref: string, db: Db = this.db): Promise<PaymentRecord | undefined> {
+    const row = await db
+      .selectFrom('payments')
+      .selectAll()
+      .where('provider_id', '=', providerId)
+      .where('provider_ref', '=', ref)
+      .executeTakeFirst();
+    return row && toPayment(row);
+  }
+
+  /**
+   * Pending payments with a real provider, opened before `openedBefore` and not asked about
+   * since `checkedBefore` (service time), oldest first: the reconciliation job's due read.
+   */
+  async reconcileDue(openedBefore: number, checkedBefore: number, limit: number, db: Db = this.db): Promise<PaymentRecord[]> {
+    return toPayments(
+      await db
+        .selectFrom('payments')
+        .selectAll()
+        .where('status', '=', 'pending')
+        .where('provider_id', 'is not', null)
+        .where('created_at', '<=', openedBefore)
+        .where((eb) => eb.or([eb('reconciled_at', 'is', null), eb('reconciled_at', '<=', checkedBefore)]))
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute(),
+    );
+  }
+
+  /** Records that the provider was asked about a payment (service time). */
+  async markReconciled(id: string, at: number, db: Db = this.db): Promise<void> {
+    await db.updateTable('payments').set({ reconciled_at: at }).where('id', '=', id).execute();
+  }
+
   /** Payments per status (metrics). */
   async countByStatus(db: Db = this.db): Promise<Record<string, number>> {
     const rows = await db

@@ -22,7 +22,9 @@ import {
   type PaymentSnapshot,
   type PromoCode,
 } from '../booking/index.js';
-import type { PaymentProvider } from './provider.js';
+import { ProviderRefusedError, ProviderUnavailableError, type Checkout, type ProviderPaymentState } from './provider.js';
+import type { ProviderRegistry, ResolvedProvider } from './provider-registry.js';
+import type { ProviderRecordsRepository } from './provider-records-repository.js';
 import { fromMinor } from './rules/pricing.js';
 import { settlementDecision } from './rules/settlement.js';
 import type { InboxRow, PaymentRecord, PaymentRepository } from './payment-repository.js';
@@ -33,7 +35,11 @@ export const EXTENSION_LAPSED_REASON = 'Payment window lapsed — the change was
 
 export interface PaymentServiceDeps {
   repo: PaymentRepository;
-  provider: PaymentProvider;
+  /** Which provider takes a project's money (its account, the sandbox, or none). */
+  providers: ProviderRegistry;
+  records: ProviderRecordsRepository;
+  /** How long after its deadline a lapse waits for a provider that cannot be asked (then lapses; a late payment is refunded). */
+  lapseGraceMs: number;
   bookings: BookingChanges;
   secretBox: SecretBox;
   /** Service time (sandbox offset included): deadlines. */
@@ -120,14 +126,16 @@ export class PaymentService implements PaymentDesk {
   async open(trx: Db, p: OpenPayment): Promise<{ snapshot: PaymentSnapshot; billing: BillingEntry }> {
     const id = newId(p.now);
     const invoiceNo = `INV-${String(await this.deps.repo.nextInvoiceNo(p.projectId, trx)).padStart(6, '0')}`;
-    const { ref } = await this.deps.provider.createCheckout({
+    const resolved = await this.deps.providers.forProject(p.projectId, trx);
+    const { ref, display } = await this.createCheckout(resolved, {
       paymentId: id,
       meetingId: p.meetingId,
       amountMinor: p.amountMinor,
       currency: p.currency,
       description: invoiceNo,
-      methods: ['promptpay'],
+      methods: resolved.methods,
       idempotencyKey: `payment-${id}`,
+      ...(p.payerEmail ? { payerEmail: p.payerEmail } : {}),
       expiresAt: p.expiresAt,
     });
     await this.deps.repo.insert(
@@ -141,8 +149,10 @@ export class PaymentService implements PaymentDesk {
         amount_minor: p.amountMinor,
         summary: p.summary,
         status: 'pending',
-        provider: this.deps.provider.name,
+        provider: resolved.provider.name,
+        provider_id: resolved.accountId,
         provider_ref: ref,
+        provider_display: Object.keys(display).length ? JSON.stringify(display) : null,
         expires_at: p.expiresAt,
         nudge_at: p.nudgeAt ?? null,
         redirect_url: p.redirectUrl,
@@ -182,7 +192,7 @@ export class PaymentService implements PaymentDesk {
     for (const p of pending) {
       if (!(await this.deps.repo.transition(p.id, 'pending', { status: 'voided', updated_at: now }, trx))) continue;
       if (p.promo_code_id) await this.deps.repo.releasePromoUse(p.promo_code_id, trx);
-      if (p.provider_ref) await this.deps.provider.void(p.provider_ref);
+      await this.queueProviderAction(trx, p, 'void', 'The booking was cancelled before it was paid');
       voided.push(p.id);
     }
     return voided;
@@ -193,7 +203,7 @@ export class PaymentService implements PaymentDesk {
     const refunded: string[] = [];
     for (const p of settled) {
       if (!(await this.deps.repo.transition(p.id, 'settled', { status: 'refunded', updated_at: now }, trx))) continue;
-      if (p.provider_ref) await this.deps.provider.refund(p.provider_ref, p.amount_minor, `refund-${p.id}`);
+      await this.queueProviderAction(trx, p, 'refund', 'The paid booking was cancelled before its start');
       refunded.push(p.id);
     }
     return refunded;
@@ -334,7 +344,9 @@ export class PaymentService implements PaymentDesk {
   async apply(n: InboxRow): Promise<NotifyResult> {
     if (n.processed_at !== null) return { outcome: n.outcome!, replayed: true };
     try {
-      const outcome = n.kind === 'settle' ? await this.settle(n.payment_id, n.via) : (await this.fail(n.payment_id), 'failed');
+      // A real provider's notification (a verified event, or its answer before a lapse) is its word that the money arrived.
+      const confirmed = n.provider !== 'sandbox';
+      const outcome = n.kind === 'settle' ? await this.settle(n.payment_id, n.via, confirmed) : (await this.fail(n.payment_id), 'failed');
       await this.deps.repo.markProcessed(n.id, outcome, this.deps.realClock.now());
       return { outcome, replayed: false };
     } catch (err) {
@@ -365,13 +377,13 @@ export class PaymentService implements PaymentDesk {
    * has not reached it yet) and a cancelled booking never comes back
    * (`rules/settlement.ts`, docs/decisions.md).
    */
-  async settle(paymentId: string, via: string): Promise<SettleOutcome> {
+  async settle(paymentId: string, via: string, confirmedByProvider = false): Promise<SettleOutcome> {
     const p = await this.deps.repo.byId(paymentId);
     if (!p) throw errors.notFound('Payment not found');
     const now = this.deps.clock.now();
     const outcome = await this.deps.bookings.change(p.meeting_id, async ({ trx, meeting, write }): Promise<SettleOutcome> => {
       const cur = (await this.deps.repo.byId(paymentId, trx))!;
-      const decision = settlementDecision({ status: cur.status, expiresAt: cur.expires_at }, meeting.status, now);
+      const decision = settlementDecision({ status: cur.status, expiresAt: cur.expires_at }, meeting.status, now, confirmedByProvider);
       switch (decision.action) {
         case 'already-settled':
           return 'already-settled';
@@ -389,7 +401,7 @@ export class PaymentService implements PaymentDesk {
             from = 'expired';
           }
           await this.deps.repo.transition(cur.id, from, { status: 'refunded', updated_at: now }, trx);
-          if (cur.provider_ref) await this.deps.provider.refund(cur.provider_ref, cur.amount_minor, `refund-${cur.id}`);
+          await this.queueProviderAction(trx, cur, 'refund', 'Paid after the booking lapsed or ended');
           return 'refunded';
         }
       }
@@ -407,8 +419,29 @@ export class PaymentService implements PaymentDesk {
     return (await this.deps.repo.byId(paymentId))!;
   }
 
-  /** The deadline of a pending payment passed: the unpaid booking is cancelled with the exact reason. */
+  /**
+   * The deadline of a pending payment passed: the unpaid booking is cancelled with the exact reason.
+   * A real provider is asked first: paid there means settled, not lapsed. A provider that cannot be
+   * asked holds the lapse back (the job tries again) for `lapseGraceMs`; after that the booking lapses
+   * and a payment that still arrives is refunded.
+   */
   async lapse(p: PaymentRecord): Promise<void> {
+    if (p.provider_id !== null) {
+      const state = await this.askProvider(p);
+      if (state === 'succeeded') {
+        await this.notify({
+          provider: p.provider_id,
+          eventId: `reconcile-${p.id}`,
+          paymentId: p.id,
+          kind: 'settle',
+          via: 'reconciliation',
+        });
+        return;
+      }
+      if (state === 'unknown' && this.deps.clock.now() < p.expires_at + this.deps.lapseGraceMs) {
+        throw new ServiceError(503, 'KS234', 'The payment provider could not be asked before the lapse; trying again');
+      }
+    }
     const done = await this.deps.bookings.change(p.meeting_id, async (locked) => {
       await this.lapseLocked(locked, p);
     });
@@ -424,6 +457,8 @@ export class PaymentService implements PaymentDesk {
   private async lapseLocked({ trx, meeting, write }: Pick<LockedBooking, 'trx' | 'meeting' | 'write'>, p: PaymentRecord): Promise<void> {
     if (!(await this.deps.repo.transition(p.id, 'pending', { status: 'expired', updated_at: p.expires_at }, trx))) return;
     if (p.promo_code_id) await this.deps.repo.releasePromoUse(p.promo_code_id, trx);
+    // The provider's object is cancelled too, so the payer cannot pay for a booking that is gone.
+    if (p.provider_id !== null) await this.queueProviderAction(trx, p, 'void', 'The payment window lapsed');
     if (meeting.status === 'unpaid') await write(this.lapsedChange(meeting, p));
   }
 
@@ -460,6 +495,74 @@ export class PaymentService implements PaymentDesk {
   /** Pending payments whose deadline has passed by `now`, earliest first (the lapse job's due read). */
   lapsed(now: number, limit: number): Promise<PaymentRecord[]> {
     return this.deps.repo.lapsed(now, limit);
+  }
+
+  // ---------------------------------------------------------------------------
+  // The provider's side
+  // ---------------------------------------------------------------------------
+
+  /** Creates the provider's payment object; a provider that is down or refuses is 503 KS234 (the booking is not made). */
+  private async createCheckout(
+    resolved: ResolvedProvider,
+    req: Parameters<ResolvedProvider['provider']['createCheckout']>[0],
+  ): Promise<Checkout> {
+    try {
+      return await resolved.provider.createCheckout(req);
+    } catch (err) {
+      if (err instanceof ProviderUnavailableError) {
+        throw new ServiceError(
+          503,
+          'KS234',
+          'The payment provider is not available right now; nothing was booked. Retry after the Retry-After seconds',
+          undefined,
+          err.retryAfterSeconds,
+        );
+      }
+      if (err instanceof ProviderRefusedError) {
+        throw new ServiceError(503, 'KS234', 'The payment provider refused to open the payment; nothing was booked', undefined, 60);
+      }
+      throw err;
+    }
+  }
+
+  /** Queues a void or refund of a payment's provider object in the caller's transaction (the provider-actions job sends it). */
+  private async queueProviderAction(trx: Db, p: PaymentRecord, action: 'void' | 'refund', reason: string): Promise<void> {
+    const realNow = this.deps.realClock.now();
+    await this.deps.records.enqueueAction(
+      {
+        id: newId(realNow),
+        payment_id: p.id,
+        provider_id: p.provider_id,
+        provider: p.provider,
+        action,
+        amount_minor: Number(p.amount_minor),
+        status: 'queued',
+        reason,
+        provider_ref: null,
+        next_attempt_at: realNow,
+        last_error: null,
+        created_at: realNow,
+        updated_at: realNow,
+      },
+      trx,
+    );
+  }
+
+  /**
+   * What the provider says of a payment now (reconciliation): its state, or `unknown` when it
+   * cannot be asked. Records when it was asked.
+   */
+  async askProvider(p: PaymentRecord): Promise<ProviderPaymentState | 'unknown'> {
+    const provider = await this.deps.providers.byAccountId(p.provider_id);
+    if (!provider || !p.provider_ref) return 'unknown';
+    try {
+      const found = await provider.retrieve(p.provider_ref);
+      await this.deps.repo.markReconciled(p.id, this.deps.clock.now());
+      return found.state;
+    } catch (err) {
+      if (err instanceof ProviderUnavailableError || err instanceof ProviderRefusedError) return 'unknown';
+      throw err;
+    }
   }
 
   private settledChange(m: MeetingRow, p: PaymentRecord, now: number, actor: Actor): BookingChange {

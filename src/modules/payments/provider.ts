@@ -104,7 +104,10 @@ export interface VerifiedEvent {
 
 /** The provider could not be reached or answered 5xx/429/timeout: try again later (503 KS234 at create). */
 export class ProviderUnavailableError extends Error {
-  constructor(message: string, readonly retryAfterSeconds = 30) {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 30,
+  ) {
     super(message);
     this.name = 'ProviderUnavailableError';
   }
@@ -112,7 +115,10 @@ export class ProviderUnavailableError extends Error {
 
 /** The provider refused the request (4xx other than 429): retrying the same request will not help. */
 export class ProviderRefusedError extends Error {
-  constructor(message: string, readonly code?: string) {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
     super(message);
     this.name = 'ProviderRefusedError';
   }

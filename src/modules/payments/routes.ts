@@ -14,12 +14,13 @@ import type { RouteGuards } from '../../platform/http/module.js';
 import { optionalBody } from '../../platform/http/json-body.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
-import { PaymentIdParams, PaymentNotice, PaymentState } from '../../contract/ops.js';
+import { PaymentIdParams, PaymentNotice, PaymentState, ProviderEventReceipt, ProviderIdParams } from '../../contract/ops.js';
 import { ConsolePayment, PaymentsQuery } from '../../contract/ops-console.js';
 import { Type } from 'typebox';
 import { ServiceError, errors } from '../../platform/errors.js';
 import type { PaymentRecord } from './payment-repository.js';
 import type { PaymentPageView, PaymentService } from './payment-service.js';
+import type { ProviderSync } from './provider-sync.js';
 import {
   newNonce,
   pageHeaders,
@@ -35,6 +36,8 @@ import {
 /** What the payment routes use. */
 export interface PaymentsRouteDeps {
   payments: PaymentService;
+  /** Provider events (POST /payments/webhooks/{providerId}). */
+  sync: ProviderSync;
   /** The sandbox is on (development and uat): sandbox settle/fail routes and the page's Pay button exist. */
   sandbox: boolean;
   guards: RouteGuards;
@@ -224,4 +227,38 @@ export async function paymentPageRoutes(app: App, deps: Pick<PaymentsRouteDeps, 
     schema: { hide: true },
     handler: async (req, reply) => notFound(reply, input(req).lang),
   });
+}
+
+/** Largest provider event accepted (Stripe and Opn events are a few kilobytes). */
+const PROVIDER_EVENT_LIMIT_BYTES = 512 * 1024;
+
+/**
+ * POST /payments/webhooks/{providerId}: events of a real provider. Public; only the
+ * provider's signature authenticates it, checked over the raw bytes before anything
+ * reads them (this scope keeps every body as bytes).
+ */
+export async function providerWebhookRoutes(app: App, deps: Pick<PaymentsRouteDeps, 'sync'>): Promise<void> {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: PROVIDER_EVENT_LIMIT_BYTES }, (_req, body, done) => done(null, body));
+  app.post(
+    '/payments/webhooks/:providerId',
+    {
+      bodyLimit: PROVIDER_EVENT_LIMIT_BYTES,
+      schema: {
+        tags: ['payments'],
+        summary: "A payment provider's event (Stripe or Opn Payments), authenticated by the provider's signature",
+        description:
+          'Give this URL (GET /ops/v1/site shows it as paymentProviders[].webhookUrl) to the provider. The signature is checked ' +
+          'over the raw body first: a missing or wrong one is 400 and changes nothing. An event about an object the service ' +
+          'did not make, or of a type it does not act on, is acknowledged with 200 and changes nothing; an event id seen ' +
+          'before changes nothing again.',
+        params: ProviderIdParams,
+        response: { 200: Envelope(ProviderEventReceipt), 400: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope },
+      },
+    },
+    async (req) => {
+      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      return ok(await deps.sync.receive(req.params.providerId, raw, req.headers));
+    },
+  );
 }

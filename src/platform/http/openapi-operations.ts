@@ -194,6 +194,11 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     description: 'Sandbox: reports a failed payment attempt; the booking stays unpaid and can still be paid until its deadline.',
     request: { eventId: 'sandbox-notice-0002' },
   },
+  'POST /payments/webhooks/{providerId}': {
+    operationId: 'receiveProviderEvent',
+    description:
+      "Where Stripe or Opn Payments sends its events for one provider account. Authenticated only by the provider's signature over the raw body (Stripe-Signature; Opn's Omise-Signature); a missing or wrong one is 400 and changes nothing. A paid event settles the booking's payment exactly as the sandbox settle does; an event id seen before, or an object this service did not create, is acknowledged with 200 and changes nothing.",
+  },
   'GET /ops/v1/devices': {
     operationId: 'listDevices',
     description: 'Lists every access device with whether it is reachable, how many changes wait for it and when it last acknowledged one.',

@@ -76,11 +76,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema
-    .createIndex('payment_provider_actions_due_idx')
-    .on('payment_provider_actions')
-    .columns(['next_attempt_at'])
-    .execute();
+  await db.schema.createIndex('payment_provider_actions_due_idx').on('payment_provider_actions').columns(['next_attempt_at']).execute();
   await db.schema.createIndex('payment_provider_actions_payment_idx').on('payment_provider_actions').column('payment_id').execute();
 }
 
