@@ -56,6 +56,12 @@ export const SECRET_KEYS = [
   'SECRETS_KEY',
   'feedUrl',
   'paymentUrl',
+  'secretKey',
+  'webhookSecret',
+  'secret_key',
+  'webhook_secret',
+  'stripe-signature',
+  'omise-signature',
   'headers',
 ] as const;
 
@@ -66,7 +72,14 @@ const paths = (key: string) => {
 };
 
 /** Every redaction path: each secret key at the top level and one or two levels down, plus request and response headers. */
-export const REDACT_PATHS = [...SECRET_KEYS.flatMap(paths), 'req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'];
+export const REDACT_PATHS = [
+  ...SECRET_KEYS.flatMap(paths),
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["stripe-signature"]',
+  'req.headers["omise-signature"]',
+  'res.headers["set-cookie"]',
+];
 
 /** Path segments that follow a capability-token segment (the next segment is masked). */
 const TOKEN_PATH = /^\/(pay|calendar-feeds)\/[^/?#]+/;

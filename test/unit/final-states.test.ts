@@ -79,7 +79,29 @@ describe('what a settlement does', () => {
         fc.constantFrom('pending', 'expired', 'settled', 'voided', 'refunded'),
         fc.constantFrom(...TERMINAL_STATUSES),
         fc.integer({ min: 0, max: 2 * due }),
-        (status, meetingStatus, now) => settlementDecision({ status, expiresAt: due }, meetingStatus, now).action !== 'settle',
+        fc.boolean(),
+        (status, meetingStatus, now, confirmed) =>
+          settlementDecision({ status, expiresAt: due }, meetingStatus, now, confirmed).action !== 'settle',
+      ),
+    );
+  });
+  it('settles after the deadline when a real provider confirms the money and the booking has not lapsed yet', () => {
+    expect(settlementDecision({ status: 'pending', expiresAt: due }, 'unpaid', due + 60_000, true)).toEqual({ action: 'settle' });
+    // Once lapsed (payment expired, booking cancelled), the provider's word changes nothing: the money goes back.
+    expect(settlementDecision({ status: 'expired', expiresAt: due }, 'cancelled', due + 60_000, true)).toEqual({
+      action: 'refund',
+      lapseFirst: false,
+    });
+  });
+  it('a confirmed settlement decides as an unconfirmed one inside the deadline', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('pending', 'expired', 'settled', 'voided', 'refunded'),
+        fc.constantFrom('unpaid', 'active', 'cancelled', 'done'),
+        fc.integer({ min: 0, max: due - 1 }),
+        (status, meetingStatus, now) =>
+          JSON.stringify(settlementDecision({ status, expiresAt: due }, meetingStatus, now, true)) ===
+          JSON.stringify(settlementDecision({ status, expiresAt: due }, meetingStatus, now, false)),
       ),
     );
   });
