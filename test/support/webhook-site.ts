@@ -84,6 +84,8 @@ export interface SiteSpec {
   projects?: Record<string, Record<string, unknown>>;
   /** Access groups with their devices (site document `accessGroups[]`), e.g. a reader to scan visitors in. */
   accessGroups?: unknown[];
+  /** Payment provider accounts (site document `paymentProviders[]`). */
+  paymentProviders?: unknown[];
 }
 
 function assetConfig(open: string, close: string, mc: MeetingConfigSpec | undefined) {
@@ -135,6 +137,7 @@ export function webhookSite(o: SiteSpec) {
     ...(d.chargeRate ? { chargeRate: d.chargeRate } : {}),
   }));
   if (o.accessGroups) doc.accessGroups = o.accessGroups;
+  if (o.paymentProviders) doc.paymentProviders = o.paymentProviders;
   if (o.promoCodes) doc.promoCodes = o.promoCodes.map((p) => ({ ...p, project: p.project ?? 'tower' }));
   doc.webhooks = (o.hooks ?? []).map((h) => ({
     key: h.key,
