@@ -322,6 +322,13 @@ export class PaymentService implements PaymentDesk {
    * down) stays in the inbox and the inbox job applies it later.
    */
   async notify(n: PaymentNotification): Promise<NotifyResult> {
+    if (n.provider === 'sandbox') {
+      // The sandbox's settle and the page's Pay button move no money: a real provider's payment settles only on its word.
+      const p = await this.deps.repo.byId(n.paymentId);
+      if (p && p.provider !== 'sandbox') {
+        throw new ServiceError(409, 'KS012', `This payment is taken by ${p.provider}; only the provider's events settle or fail it`);
+      }
+    }
     const stored = await this.deps.repo.receive({
       id: newId(this.deps.realClock.now()),
       provider: n.provider,
