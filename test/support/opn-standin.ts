@@ -92,6 +92,8 @@ export interface OpnStandin {
   failNext(status: number, error?: { code?: string; message?: string }, pathPart?: string): void;
   /** Runs `action` just before the next request whose path contains `pathPart` is handled (races: paid while being expired). */
   beforeNext(pathPart: string, action: () => void): void;
+  /** While on, a document download answers 302 to the stored file (`/files/…`, served without auth, as a signed storage URL would be). */
+  redirectDownloads(on: boolean): void;
   /** The payer paid: the charge becomes successful. */
   succeed(id: string): void;
   /** The payment failed: the charge becomes failed. */
@@ -131,6 +133,7 @@ interface State {
   nextFailure: { status: number; code?: string; message?: string; pathPart?: string } | null;
   refundsPending: boolean;
   hooks: Array<{ pathPart: string; action: () => void }>;
+  redirectDownloads: boolean;
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -342,8 +345,19 @@ async function handle(s: State, requests: OpnRecordedRequest[], req: IncomingMes
       s.nextFailure = null;
       throw new OpnError(failure.status, failure.code ?? 'internal_error', failure.message ?? 'failure');
     }
+    const file = url.pathname.startsWith('/files/') ? s.documents.get(url.pathname.slice('/files'.length)) : undefined;
+    if (file !== undefined && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'image/svg+xml' });
+      res.end(file);
+      return;
+    }
     if (!authorized) throw new OpnError(401, 'authentication_failure', 'authentication failed');
     const doc = s.documents.get(url.pathname);
+    if (doc !== undefined && req.method === 'GET' && s.redirectDownloads) {
+      res.writeHead(302, { location: `/files${url.pathname}` });
+      res.end();
+      return;
+    }
     if (doc !== undefined && req.method === 'GET') {
       res.writeHead(200, { 'content-type': 'image/svg+xml' });
       res.end(doc);
@@ -417,6 +431,7 @@ export async function startOpnStandin(o: { secretKey: string; webhookSecret: str
     nextFailure: null,
     refundsPending: false,
     hooks: [],
+    redirectDownloads: false,
   };
   const server = createServer((req, res) => void handle(s, requests, req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -428,6 +443,7 @@ export async function startOpnStandin(o: { secretKey: string; webhookSecret: str
     charges: () => [...s.charges.values()],
     setDown: (on) => void (s.down = on),
     failNext: (status, error, pathPart) => void (s.nextFailure = { status, ...error, pathPart }),
+    redirectDownloads: (on) => void (s.redirectDownloads = on),
     beforeNext: (pathPart, action) => void s.hooks.push({ pathPart, action }),
     succeed: (chargeId) => setStatus(s, chargeId, 'successful'),
     fail: (chargeId) => setStatus(s, chargeId, 'failed'),

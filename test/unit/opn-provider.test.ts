@@ -101,6 +101,14 @@ describe('opn adapter: checkout', () => {
     expect(result.display.card).toBeUndefined();
   });
 
+  it('follows a download that redirects to the stored file', async () => {
+    standin.redirectDownloads(true);
+    const result = await provider.createCheckout(checkout());
+    expect(result.display.promptpay?.image?.base64).toBe(Buffer.from(OPN_STANDIN_QR_SVG).toString('base64'));
+    const file = standin.requests.find((r) => r.path.startsWith('/files/'));
+    expect(file).toBeDefined();
+  });
+
   it('offers the Omise.js origin only when card is among the methods', async () => {
     const result = await provider.createCheckout(checkout({ methods: ['promptpay', 'card'] }));
     expect(result.display.card).toEqual({ scriptOrigin: OPN_SCRIPT_ORIGIN });

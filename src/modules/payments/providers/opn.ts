@@ -38,6 +38,9 @@ export const OPN_SCRIPT_ORIGIN = 'https://cdn.omise.co';
 export const OPN_SIGNATURE_TOLERANCE_SECONDS = 300;
 /** How far back a retried create looks for the charge of its payment. */
 const LOOKBACK_MS = 48 * 3600_000;
+/** Redirects a document download may take, and the largest QR document kept with a payment. */
+const MAX_REDIRECTS = 3;
+const MAX_DOCUMENT_BYTES = 512 * 1024;
 
 interface OpnDocument {
   object: 'document';
@@ -110,15 +113,29 @@ export class OpnClient {
     }
   }
 
-  /** Downloads a document (the PromptPay QR). The key is sent only to the API's own origin. */
+  /**
+   * Downloads a document (the PromptPay QR), following up to three redirects (a
+   * download may answer with the address of the stored file). The key is sent
+   * only to the API's own origin, never to another host.
+   */
   async download(uri: string): Promise<{ contentType: string; base64: string }> {
-    const url = new URL(uri, this.base);
-    const sameOrigin = url.origin === new URL(this.base).origin;
-    const res = await this.send('GET', url.toString(), undefined, '*/*', sameOrigin);
-    const bytes = Buffer.from(await res.arrayBuffer());
-    if (!res.ok) throw mapHttpError(res, bytes.toString('utf8'), 'GET document');
-    const contentType = (res.headers.get('content-type') ?? 'application/octet-stream').split(';')[0]!.trim();
-    return { contentType, base64: bytes.toString('base64') };
+    const apiOrigin = new URL(this.base).origin;
+    let url = new URL(uri, this.base);
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+      const res = await this.send('GET', url.toString(), undefined, '*/*', url.origin === apiOrigin, 'manual');
+      const location = res.headers.get('location');
+      if (res.status >= 300 && res.status < 400 && location) {
+        await res.body?.cancel();
+        url = new URL(location, url);
+        continue;
+      }
+      const bytes = Buffer.from(await res.arrayBuffer());
+      if (!res.ok) throw mapHttpError(res, bytes.toString('utf8'), 'GET document');
+      if (bytes.length > MAX_DOCUMENT_BYTES) throw new ProviderRefusedError('The Opn QR document is too large', 'document_too_large');
+      const contentType = (res.headers.get('content-type') ?? 'application/octet-stream').split(';')[0]!.trim();
+      return { contentType, base64: bytes.toString('base64') };
+    }
+    throw new ProviderUnavailableError('Opn Payments redirected the QR document too often');
   }
 
   private async send(
@@ -127,6 +144,7 @@ export class OpnClient {
     body: Record<string, unknown> | undefined,
     accept: string,
     withAuth = true,
+    redirect: 'error' | 'manual' = 'error',
   ): Promise<Response> {
     const headers: Record<string, string> = { Accept: accept, 'Omise-Version': OPN_API_VERSION };
     if (withAuth) headers.Authorization = this.auth;
@@ -137,7 +155,7 @@ export class OpnClient {
         headers,
         body: body ? JSON.stringify(body) : undefined,
         signal: AbortSignal.timeout(this.timeoutMs),
-        redirect: 'error',
+        redirect,
       });
     } catch (err) {
       const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
