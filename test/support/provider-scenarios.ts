@@ -41,8 +41,8 @@ export interface ProviderDriver {
   failedEvent(ref: string): PostedEvent;
   /** The paid event signed with another secret. */
   forgedEvent(ref: string): PostedEvent;
-  /** A signed paid event about an object the service never made. */
-  foreignEvent(): PostedEvent;
+  /** A signed paid event about an object of the same account that the service never made. */
+  foreignEvent(): Promise<PostedEvent>;
   /** The stand-in answers every call as a provider that is down. */
   setDown(on: boolean): void;
   /** Refunds the stand-in creates start pending (a PromptPay refund waiting for bank details). */
@@ -189,10 +189,10 @@ export function describeProviderScenarios(name: string, makeDriver: () => Provid
     });
 
     it('acknowledges an event about an object it never made (2xx) and changes nothing; an unknown provider id is 404', async () => {
-      const res = await s.post(s.driver.foreignEvent());
+      const res = await s.post(await s.driver.foreignEvent());
       expect(res.status, res.text).toBe(200);
       expect(res.body.data).toMatchObject({ received: true, outcome: 'unknown-object' });
-      const unknown = await s.post(s.driver.foreignEvent(), '0123456789abcdef01234567');
+      const unknown = await s.post(await s.driver.foreignEvent(), '0123456789abcdef01234567');
       expectError(unknown, 404, 'KS005');
     });
 

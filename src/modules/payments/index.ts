@@ -17,6 +17,7 @@ import type { PaymentProvider, ProviderFactory } from './provider.js';
 import { ProviderRecordsRepository } from './provider-records-repository.js';
 import { ProviderRegistry } from './provider-registry.js';
 import { ProviderSync } from './provider-sync.js';
+import { opnProvider } from './providers/opn.js';
 import { opsPaymentRoutes, paymentPageRoutes, providerWebhookRoutes, type PaymentsRouteDeps } from './routes.js';
 
 export { PaymentService, paymentDue, PAYMENT_LAPSED_REASON, HOLD_LAPSED_REASON, EXTENSION_LAPSED_REASON } from './payment-service.js';
@@ -56,8 +57,8 @@ export interface PaymentsModule {
   jobs: PaymentJobs;
 }
 
-/** Filled in when the adapters land (providers/stripe.ts, providers/opn.ts). */
-const DEFAULT_FACTORIES: Partial<Record<'stripe' | 'opn', ProviderFactory>> = {};
+/** The adapters of real providers. */
+const DEFAULT_FACTORIES: Partial<Record<'stripe' | 'opn', ProviderFactory>> = { opn: opnProvider };
 
 export function createPayments(deps: PaymentsDeps): PaymentsModule {
   const repo = new PaymentRepository(deps.db);
