@@ -519,7 +519,7 @@ export function stripeDriver(keys = { secretKey: 'sk_test_51ScenarioSecretKey000
     if (!s) throw new Error('stripeDriver: start() first');
     return s;
   };
-  const refundState = (st: StandinRefund['status']) =>
+  const refundState = (st: StandinRefund['status']): 'pending' | 'succeeded' | 'failed' =>
     st === 'succeeded' ? 'succeeded' : st === 'failed' || st === 'canceled' ? 'failed' : 'pending';
   return {
     provider: 'stripe' as const,

@@ -18,6 +18,7 @@ import { ProviderRecordsRepository } from './provider-records-repository.js';
 import { ProviderRegistry } from './provider-registry.js';
 import { ProviderSync } from './provider-sync.js';
 import { opnProvider } from './providers/opn.js';
+import { stripeProvider } from './providers/stripe.js';
 import { opsPaymentRoutes, paymentPageRoutes, providerWebhookRoutes, type PaymentsRouteDeps } from './routes.js';
 
 export { PaymentService, paymentDue, PAYMENT_LAPSED_REASON, HOLD_LAPSED_REASON, EXTENSION_LAPSED_REASON } from './payment-service.js';
@@ -58,7 +59,7 @@ export interface PaymentsModule {
 }
 
 /** The adapters of real providers. */
-const DEFAULT_FACTORIES: Partial<Record<'stripe' | 'opn', ProviderFactory>> = { opn: opnProvider };
+const DEFAULT_FACTORIES: Partial<Record<'stripe' | 'opn', ProviderFactory>> = { stripe: stripeProvider, opn: opnProvider };
 
 export function createPayments(deps: PaymentsDeps): PaymentsModule {
   const repo = new PaymentRepository(deps.db);
