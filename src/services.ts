@@ -277,6 +277,7 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
     secretBox,
     clock,
     checkUrl: (url) => p.urlGuard.checkUrl(url),
+    publicBaseUrl: () => config.publicBaseUrl,
   });
   site.onApplied(() => {
     tokens.forgetCallers();

@@ -95,6 +95,20 @@ export const ConsoleSite = Type.Object({
     }),
     { description: 'Users with an active membership (visitor hosts, booking organizers), by name' },
   ),
+  paymentProviders: Type.Array(
+    Type.Object({
+      _id: Type.String({ description: 'The account id; the last part of its webhookUrl' }),
+      key: Nullable(Type.String()),
+      projectId: Type.String(),
+      provider: Type.Union([Type.Literal('stripe'), Type.Literal('opn')]),
+      methods: Type.Array(Type.Union([Type.Literal('promptpay'), Type.Literal('card')])),
+      apiBaseUrl: Nullable(Type.String({ description: "Another host for the provider's API; null: the provider's own" })),
+      hasSecretKey: Type.Boolean({ description: 'Whether a secret key is stored (the key itself is never returned)' }),
+      hasWebhookSecret: Type.Boolean({ description: 'Whether a webhook signing secret is stored (never returned)' }),
+      webhookUrl: Type.String({ description: "Where the provider must send its events: enter it in the provider's dashboard" }),
+    }),
+    { description: 'Payment provider accounts of the site document (at most one per project), by key' },
+  ),
 });
 export type ConsoleSite = Static<typeof ConsoleSite>;
 

@@ -337,6 +337,42 @@ export const PromoCodeDoc = Type.Object(
   { additionalProperties: false, description: 'A discount code of a project' },
 );
 
+/** Ways a payer may pay through a provider: a PromptPay QR, or a card. */
+export const PAYMENT_METHODS = ['promptpay', 'card'] as const;
+
+const ProviderSecret = (what: string) =>
+  Type.String({ minLength: 1, maxLength: 512, description: `${what}; kept encrypted at rest and never shown back` });
+
+export const PaymentProviderDoc = Type.Object(
+  {
+    key: Key('payment provider'),
+    project: Ref('project'),
+    provider: Type.Enum(['stripe', 'opn'], {
+      description: 'Which payment company takes the money: stripe or opn (Opn Payments, ex-Omise)',
+    }),
+    secretKey: ProviderSecret("The account's secret API key"),
+    webhookSecret: ProviderSecret('The secret the provider signs its events with'),
+    methods: Type.Optional(
+      Type.Array(Type.Enum([...PAYMENT_METHODS]), {
+        minItems: 1,
+        maxItems: PAYMENT_METHODS.length,
+        uniqueItems: true,
+        default: ['promptpay'],
+        description: 'How payers may pay: promptpay, card; default ["promptpay"]',
+      }),
+    ),
+    apiBaseUrl: Type.Optional(
+      Type.String({
+        format: 'uri',
+        pattern: '^https?://\\S+$',
+        maxLength: 2048,
+        description: "Another http(s) host for the provider's API (a mock server, for tests); refused in production",
+      }),
+    ),
+  },
+  { additionalProperties: false, description: "A project's online payment account (at most one per project)" },
+);
+
 /** The kinds of keyed entity in a site document (devices are nested in access groups), in planning order. */
 export const SECTIONS = [
   'brands',
@@ -351,6 +387,7 @@ export const SECTIONS = [
   'devices',
   'webhooks',
   'promoCodes',
+  'paymentProviders',
 ] as const;
 export type Section = (typeof SECTIONS)[number];
 
@@ -370,6 +407,7 @@ export const SiteDocument = Type.Object(
     accessGroups: Section(AccessGroupDoc, 'Access groups with their devices'),
     webhooks: Section(WebhookDoc, 'Webhook listeners'),
     promoCodes: Section(PromoCodeDoc, 'Promo codes'),
+    paymentProviders: Section(PaymentProviderDoc, 'Online payment accounts (Stripe or Opn Payments), at most one per project'),
   },
   {
     additionalProperties: false,
@@ -392,3 +430,4 @@ export type DeviceDoc = Static<typeof DeviceDoc>;
 export type WebhookDoc = Static<typeof WebhookDoc>;
 export type WebhookAuthDoc = Static<typeof WebhookAuthDoc>;
 export type PromoCodeDoc = Static<typeof PromoCodeDoc>;
+export type PaymentProviderDoc = Static<typeof PaymentProviderDoc>;

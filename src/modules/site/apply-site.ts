@@ -37,7 +37,7 @@ export function applySite(repo: SiteRepository, doc: SiteDocument, opts: ApplyOp
   if (tooLarge.length > 0) return Promise.reject(errors.validation(tooLarge));
   return oneAtATime(async () => {
     const stored = await loadStoredSite(repo, doc, opts.env);
-    const { plan, problems } = await planSite(doc, stored, opts.now);
+    const { plan, problems } = await planSite(doc, stored, opts.now, opts.env);
     problems.push(...(await webhookUrlProblems(doc, opts.checkUrl)));
     if (problems.length > 0) throw errors.validation(problems);
     const secrets = await prepareSecrets(plan, opts.secretBox);
@@ -84,6 +84,7 @@ function oversizedSections(doc: SiteDocument): string[] {
     ['apps', doc.apps?.length ?? 0, MAX_APPS],
     ['webhooks', doc.webhooks?.length ?? 0, MAX_ENTRIES_PER_SECTION],
     ['promoCodes', doc.promoCodes?.length ?? 0, MAX_ENTRIES_PER_SECTION],
+    ['paymentProviders', doc.paymentProviders?.length ?? 0, MAX_ENTRIES_PER_SECTION],
   ];
   return counts
     .filter(([, n, max]) => n > max)
@@ -92,7 +93,13 @@ function oversizedSections(doc: SiteDocument): string[] {
 
 /** The stored secret column when it already holds this value, else a fresh hash or sealed box. */
 async function prepareSecrets(plan: SitePlan, box: SecretBox): Promise<PreparedSecrets> {
-  const out: PreparedSecrets = { appSecretHash: new Map(), webhookSecretEnc: new Map(), webhookAuthEnc: new Map() };
+  const out: PreparedSecrets = {
+    appSecretHash: new Map(),
+    webhookSecretEnc: new Map(),
+    webhookAuthEnc: new Map(),
+    providerSecretKeyEnc: new Map(),
+    providerWebhookSecretEnc: new Map(),
+  };
   const pace = pacer();
   for (const a of plan.apps) {
     await pace();
@@ -106,6 +113,11 @@ async function prepareSecrets(plan: SitePlan, box: SecretBox): Promise<PreparedS
     const auth = w.doc.auth ?? { scheme: 'signature-only' };
     out.webhookSecretEnc.set(w.id, sealUnlessSame(w.doc.secret, w.stored?.secret_enc));
     out.webhookAuthEnc.set(w.id, sealUnlessSame(canonicalJson(auth), w.stored?.auth_enc));
+  }
+  for (const p of plan.paymentProviders) {
+    await pace();
+    out.providerSecretKeyEnc.set(p.id, sealUnlessSame(p.doc.secretKey, p.stored?.secret_key_enc));
+    out.providerWebhookSecretEnc.set(p.id, sealUnlessSame(p.doc.webhookSecret, p.stored?.webhook_secret_enc));
   }
   return out;
 }

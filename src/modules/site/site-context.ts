@@ -14,6 +14,9 @@ export interface StoredSite {
   devices: Map<string, Row<'devices'>>;
   webhooks: Map<string, Row<'webhooks'>>;
   promoCodes: Map<string, Row<'promo_codes'>>;
+  paymentProviders: Map<string, Row<'payment_providers'>>;
+  /** Payment providers already stored for the stored projects the document's providers name (one per project). */
+  paymentProvidersOfProjects: Row<'payment_providers'>[];
   /** Apps of this environment by key and by client id. */
   apps: Map<string, Row<'apps'>>;
   appsByClientId: Map<string, Row<'apps'>>;
@@ -43,6 +46,7 @@ export async function loadStoredSite(repo: SiteRepository, doc: SiteDocument, en
     ...groups.map((g) => g.project),
     ...(doc.webhooks ?? []).map((w) => w.project),
     ...(doc.promoCodes ?? []).map((p) => p.project),
+    ...(doc.paymentProviders ?? []).map((p) => p.project),
   ];
   const floorRefs = [...(doc.rooms ?? []), ...(doc.desks ?? [])].map((a) => a.floor);
 
@@ -65,7 +69,9 @@ export async function loadStoredSite(repo: SiteRepository, doc: SiteDocument, en
     ),
     webhooks: await repo.rowsByKey('webhooks', keysOf(doc.webhooks)),
     promoCodes: await repo.rowsByKey('promo_codes', keysOf(doc.promoCodes)),
+    paymentProviders: await repo.rowsByKey('payment_providers', keysOf(doc.paymentProviders)),
   };
+  const providerProjectIds = (doc.paymentProviders ?? []).flatMap((p) => stored.projects.get(p.project)?.id ?? []);
 
   const identities = await repo.usersByIdentity({
     emailsLower: users.flatMap((u) => (u.email ? [u.email.toLowerCase()] : [])),
@@ -94,6 +100,7 @@ export async function loadStoredSite(repo: SiteRepository, doc: SiteDocument, en
     employeeIds: await repo.membershipsByEmployeeId(
       users.flatMap((u) => (u.memberships ?? []).flatMap((m) => (m.employeeId ? [m.employeeId] : []))),
     ),
+    paymentProvidersOfProjects: await repo.paymentProvidersOfProjects(providerProjectIds),
     promoCodesByCode: await repo.promoCodesByCode((doc.promoCodes ?? []).map((p) => p.code)),
     projectsById: await repo.rowsById('projects', parentProjectIds),
     appRelations: await repo.appRelations([...appRows.byKey.values()].map((a) => a.id)),

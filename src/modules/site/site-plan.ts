@@ -16,6 +16,7 @@ import {
   type DeskDoc,
   type DeviceDoc,
   type FloorDoc,
+  type PaymentProviderDoc,
   type ProjectDoc,
   type PromoCodeDoc,
   type RoomDoc,
@@ -66,6 +67,7 @@ export interface SitePlan {
   webhooks: (Entry<WebhookDoc, Row<'webhooks'>> & { projectId: string })[];
   /** Validity instants in epoch ms (null = open). */
   promoCodes: (Entry<PromoCodeDoc, Row<'promo_codes'>> & { projectId: string; validFrom: number | null; validUntil: number | null })[];
+  paymentProviders: (Entry<PaymentProviderDoc, Row<'payment_providers'>> & { projectId: string })[];
   /** Every key of the document to its id (the first section wins when kinds share a key). */
   ids: Record<string, string>;
   idsByKind: Record<Section, Record<string, string>>;
@@ -85,7 +87,12 @@ type UserPlan = SitePlan['users'][number];
  * Asynchronous only to let other requests run between chunks of a large document.
  * Each section has its planner below; the order they run in is the order problems are reported in.
  */
-export async function planSite(doc: SiteDocument, stored: StoredSite, now: number): Promise<{ plan: SitePlan; problems: string[] }> {
+export async function planSite(
+  doc: SiteDocument,
+  stored: StoredSite,
+  now: number,
+  env: string,
+): Promise<{ plan: SitePlan; problems: string[] }> {
   const ctx = new PlanContext(stored, now);
   const keyed = await assignIds(ctx, doc);
   const projects = await planProjects(ctx, keyed.projects);
@@ -102,6 +109,7 @@ export async function planSite(doc: SiteDocument, stored: StoredSite, now: numbe
   const accessGroups = await planAccessGroups(ctx, keyed.accessGroups, keyed.devices);
   const webhooks = await ctx.each(keyed.webhooks, (e) => planWebhook(ctx, e));
   const promoCodes = await planPromoCodes(ctx, keyed.promoCodes);
+  const paymentProviders = await planPaymentProviders(ctx, keyed.paymentProviders, env);
   const users = await ctx.each(keyed.users, (u) => planUser(ctx, u));
   const apps = await ctx.each(keyed.apps, (a) => planApp(ctx, a, users));
   return {
@@ -118,6 +126,7 @@ export async function planSite(doc: SiteDocument, stored: StoredSite, now: numbe
       apps,
       webhooks,
       promoCodes,
+      paymentProviders,
       ids: firstIdPerKey(ctx.idsByKind),
       idsByKind: ctx.idsByKind,
       storedAppRelations: stored.appRelations,
@@ -237,8 +246,9 @@ async function assignIds(ctx: PlanContext, doc: SiteDocument) {
   }
   const webhooks = await ctx.assign('webhooks', doc.webhooks ?? [], stored.webhooks);
   const promoCodes = await ctx.assign('promoCodes', doc.promoCodes ?? [], stored.promoCodes);
+  const paymentProviders = await ctx.assign('paymentProviders', doc.paymentProviders ?? [], stored.paymentProviders);
   const apps = await assignApps(ctx, doc.apps ?? []);
-  return { brands, projects, zones, floors, rooms, desks, users, accessGroups, devices, webhooks, promoCodes, apps };
+  return { brands, projects, zones, floors, rooms, desks, users, accessGroups, devices, webhooks, promoCodes, paymentProviders, apps };
 }
 
 /** Users: id by key, else adopt an unkeyed stored user with the same email; identities unique. */
@@ -396,6 +406,45 @@ async function planPromoCodes(ctx: PlanContext, entries: Entry<PromoCodeDoc, Row
     const clash = (ctx.storedPromoCodes.get(`${projectId}|${e.doc.code}`) ?? []).find((p) => p.id !== e.id);
     if (clash) problems.push(`${where}.code "${e.doc.code}" is already used by another promo code of the project`);
     return [{ ...e, projectId, validFrom, validUntil }];
+  });
+}
+
+/**
+ * Payment providers: the project resolved, at most one provider per project (in this document and
+ * with what is stored: the table holds one row per project), no other API host in production.
+ * Like a webhook, a stored provider may be moved to another project that has none.
+ */
+async function planPaymentProviders(
+  ctx: PlanContext,
+  entries: Entry<PaymentProviderDoc, Row<'payment_providers'>>[],
+  env: string,
+): Promise<SitePlan['paymentProviders']> {
+  const { problems } = ctx;
+  const storedHolder = new Map(ctx.stored.paymentProvidersOfProjects.map((r) => [r.project_id, r]));
+  const planned = new Map<string, string>();
+  return ctx.each(entries, (e) => {
+    const where = `paymentProviders[${e.doc.key}]`;
+    if (e.doc.apiBaseUrl !== undefined && env === 'production') {
+      problems.push(`${where}.apiBaseUrl is not allowed in production (the provider's own API is always used there)`);
+    }
+    const projectId = ctx.ref('projects', 'project', ctx.stored.projects, e.doc.project, `${where}.project`);
+    if (projectId === undefined) return [];
+    const other = planned.get(projectId);
+    if (other !== undefined) {
+      problems.push(
+        `${where}.project "${e.doc.project}" already has paymentProviders[${other}] in this document; a project has at most one`,
+      );
+      return [];
+    }
+    planned.set(projectId, e.doc.key);
+    const holder = storedHolder.get(projectId);
+    if (holder && holder.id !== e.id) {
+      problems.push(
+        `${where}.project "${e.doc.project}" already has payment provider "${holder.key ?? holder.id}"; a project has at most one (change that entry instead)`,
+      );
+      return [];
+    }
+    return [{ ...e, projectId }];
   });
 }
 

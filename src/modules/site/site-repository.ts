@@ -8,7 +8,18 @@ import type { SealedTable } from '../../platform/crypto/reseal.js';
 
 /** Tables whose rows carry a caller-chosen `key` unique across the table. */
 export type KeyedTable =
-  'brands' | 'projects' | 'zones' | 'floors' | 'rooms' | 'desks' | 'users' | 'access_groups' | 'devices' | 'webhooks' | 'promo_codes';
+  | 'brands'
+  | 'projects'
+  | 'zones'
+  | 'floors'
+  | 'rooms'
+  | 'desks'
+  | 'users'
+  | 'access_groups'
+  | 'devices'
+  | 'webhooks'
+  | 'promo_codes'
+  | 'payment_providers';
 
 export type Row<T extends keyof Database> = Database[T];
 // Dynamic table names: Kysely cannot type a table chosen at run time; the typed wrappers below restore the row types.
@@ -52,6 +63,12 @@ export interface SiteOverviewRecord {
   })[];
   desks: Pick<Row<'desks'>, 'id' | 'key' | 'name' | 'floor_id' | 'project_id' | 'desk_index' | 'status'>[];
   members: { id: string; name: string; email: string | null; project_id: string }[];
+  /** Payment provider accounts, methods parsed; whether each secret is stored, never the secret. */
+  paymentProviders: (Pick<Row<'payment_providers'>, 'id' | 'key' | 'project_id' | 'provider' | 'api_base_url'> & {
+    methods: string[];
+    has_secret_key: boolean;
+    has_webhook_secret: boolean;
+  })[];
 }
 
 /** A user as an organizer: the booking block as a boolean, the brand-staff list parsed; their membership of one project. */
@@ -159,6 +176,11 @@ export class SiteRepository {
     return selectIn(db, 'memberships', 'employee_id', employeeIds);
   }
 
+  /** Payment provider accounts of these projects (at most one each). */
+  async paymentProvidersOfProjects(projectIds: Iterable<string>, db: Db = this.db): Promise<Row<'payment_providers'>[]> {
+    return selectIn(db, 'payment_providers', 'project_id', projectIds);
+  }
+
   async promoCodesByCode(codes: Iterable<string>, db: Db = this.db): Promise<Row<'promo_codes'>[]> {
     return selectIn(db, 'promo_codes', 'code', codes);
   }
@@ -238,7 +260,26 @@ export class SiteRepository {
       .orderBy('u.id')
       .orderBy('m.project_id')
       .execute();
-    return { projects, floors, rooms, desks, members };
+    return { projects, floors, rooms, desks, members, paymentProviders: await this.paymentProviderOverview(db) };
+  }
+
+  private async paymentProviderOverview(db: Db): Promise<SiteOverviewRecord['paymentProviders']> {
+    const rows = await db
+      .selectFrom('payment_providers')
+      .select(['id', 'key', 'project_id', 'provider', 'api_base_url', 'methods'])
+      .select((eb) => [
+        eb.case().when('secret_key_enc', '<>', '').then(1).else(0).end().as('has_secret_key'),
+        eb.case().when('webhook_secret_enc', '<>', '').then(1).else(0).end().as('has_webhook_secret'),
+      ])
+      .orderBy('key')
+      .orderBy('id')
+      .execute();
+    return rows.map(({ methods, has_secret_key, has_webhook_secret, ...r }) => ({
+      ...r,
+      methods: JSON.parse(methods) as string[],
+      has_secret_key: Number(has_secret_key) === 1,
+      has_webhook_secret: Number(has_webhook_secret) === 1,
+    }));
   }
 
   /** A project's name and IANA time zone. */
@@ -460,7 +501,10 @@ export class SiteRepository {
   }
 }
 
-/** The site's sealed columns (SECRETS_KEY rotation): webhook listeners' secrets and delivery auth. */
+/** The site's sealed columns (SECRETS_KEY rotation): webhook listeners' secrets and delivery auth, payment providers' keys. */
 export function sealedSiteColumns(db: Kysely<Database>): SealedTable[] {
-  return [sealedTable(db, { table: 'webhooks', key: ['id'], sealed: ['secret_enc', 'auth_enc'] })];
+  return [
+    sealedTable(db, { table: 'webhooks', key: ['id'], sealed: ['secret_enc', 'auth_enc'] }),
+    sealedTable(db, { table: 'payment_providers', key: ['id'], sealed: ['secret_key_enc', 'webhook_secret_enc'] }),
+  ];
 }

@@ -40,6 +40,8 @@ export interface SiteServiceDeps {
   clock: Clock;
   /** Why a webhook URL may not be registered (the SSRF guard; never connects), or null. */
   checkUrl?: (url: string) => Promise<string | null>;
+  /** PUBLIC_BASE_URL of the service (read on each use), for the providers' webhook URLs. */
+  publicBaseUrl: () => string;
 }
 
 export class SiteService {
@@ -89,6 +91,17 @@ export class SiteService {
         name: rows[0]!.name,
         email: rows[0]!.email,
         projectIds: rows.map((r) => r.project_id),
+      })),
+      paymentProviders: o.paymentProviders.map((p) => ({
+        _id: p.id,
+        key: p.key,
+        projectId: p.project_id,
+        provider: p.provider as 'stripe' | 'opn',
+        methods: p.methods as ('promptpay' | 'card')[],
+        apiBaseUrl: p.api_base_url,
+        hasSecretKey: p.has_secret_key,
+        hasWebhookSecret: p.has_webhook_secret,
+        webhookUrl: `${this.deps.publicBaseUrl()}/payments/webhooks/${encodeURIComponent(p.id)}`,
       })),
     };
   }

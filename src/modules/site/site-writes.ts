@@ -13,6 +13,8 @@ export interface PreparedSecrets {
   appSecretHash: Map<string, string>;
   webhookSecretEnc: Map<string, string>;
   webhookAuthEnc: Map<string, string>;
+  providerSecretKeyEnc: Map<string, string>;
+  providerWebhookSecretEnc: Map<string, string>;
 }
 
 /** JSON with object keys sorted, so equal values always give equal text (and unchanged rows stay unwritten). */
@@ -121,6 +123,7 @@ export async function writePlan(
   await writeApps(w, repo, plan, secrets, opts.env);
   await writeWebhooks(w, plan, secrets);
   await writePromoCodes(w, plan);
+  await writePaymentProviders(w, plan, secrets);
   await w.flush();
   await repo.cascadeDerivedColumns(
     {
@@ -261,6 +264,20 @@ async function writePromoCodes(w: RowWriter, plan: SitePlan): Promise<void> {
       valid_from: p.validFrom,
       valid_until: p.validUntil,
       max_uses: p.doc.maxUses ?? null,
+    });
+  }
+}
+
+async function writePaymentProviders(w: RowWriter, plan: SitePlan, secrets: PreparedSecrets): Promise<void> {
+  for (const p of plan.paymentProviders) {
+    await w.upsert('payment_providers', p.id, p.stored, {
+      key: p.doc.key,
+      project_id: p.projectId,
+      provider: p.doc.provider,
+      secret_key_enc: secrets.providerSecretKeyEnc.get(p.id),
+      webhook_secret_enc: secrets.providerWebhookSecretEnc.get(p.id),
+      methods: canonicalJson(p.doc.methods ?? ['promptpay']),
+      api_base_url: p.doc.apiBaseUrl ?? null,
     });
   }
 }
