@@ -252,13 +252,13 @@ export function describeProviderScenarios(name: string, makeDriver: () => Provid
       const d = newDay();
       await s.c.clockTo('08:00', d);
       const unpaid = await s.bookPaid(nextRoom(), '10:00', '11:00', d);
-      expect((await s.c.action(unpaid.m._id, 'cancel')).status).toBe(200);
+      expect((await s.c.action(unpaid.m._id, 'cancel')).status).toBe(202);
       await s.drainActions();
       expect(s.driver.isCancelled(unpaid.ref)).toBe(true);
       const paid = await s.bookPaid(nextRoom(), '12:00', '13:00', d);
       s.driver.pay(paid.ref);
       expect((await s.post(s.driver.paidEvent(paid.ref))).body.data).toMatchObject({ outcome: 'settled' });
-      expect((await s.c.action(paid.m._id, 'cancel')).status).toBe(200);
+      expect((await s.c.action(paid.m._id, 'cancel')).status).toBe(202);
       await s.drainActions();
       expect(s.driver.refundsOf(paid.ref)).toEqual([{ amount: 20000, status: 'succeeded' }]);
     });
