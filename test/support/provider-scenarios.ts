@@ -8,7 +8,7 @@
  * whatever the provider sends. Each provider's test file adds the checks of its own
  * wire format (test/http/payments-stripe.test.ts, payments-opn.test.ts).
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { WebhookReceiver } from './webhook-receiver.js';
@@ -234,6 +234,7 @@ export function describeProviderScenarios(name: string, makeDriver: () => Provid
       expect(s.driver.isCancelled(ref)).toBe(true);
       // The money arrives anyway (paid in the instant before the cancel reached the provider).
       s.driver.refundsPending(true);
+      onTestFinished(() => s.driver.refundsPending(false));
       s.driver.pay(ref);
       const res = await s.post(s.driver.paidEvent(ref));
       expect(res.status, res.text).toBe(200);
@@ -245,7 +246,6 @@ export function describeProviderScenarios(name: string, makeDriver: () => Provid
       expect(detail.body.data.refunds).toEqual([expect.objectContaining({ action: 'refund', status: 'pending', amount: 200 })]);
       expect((await s.c.get(m._id)).status).toBe('cancelled');
       expect(eventKinds(await kit().eventsOf(`Room ${key}`))).toEqual(['CANCEL']);
-      s.driver.refundsPending(false);
     });
 
     it('cancelling an unpaid booking cancels the provider object; a paid one cancelled before its start is refunded', async () => {
