@@ -263,6 +263,35 @@ export function describeProviderScenarios(name: string, makeDriver: () => Provid
       expect(s.driver.refundsOf(paid.ref)).toEqual([{ amount: 20000, status: 'succeeded' }]);
     });
 
+    it('an extension that costs more opens its own provider payment; its event restores the status with the new end', async () => {
+      const d = newDay();
+      await s.c.clockTo('08:00', d);
+      const key = nextRoom();
+      const { m, ref } = await s.bookPaid(key, '10:00', '11:00', d);
+      s.driver.pay(ref);
+      expect((await s.post(s.driver.paidEvent(ref))).body.data).toMatchObject({ outcome: 'settled' });
+      const res = await s.c.patch(m._id, { endDateTime: s.c.t('12:00', d) });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data).toMatchObject({ status: 'unpaid', payment: { amount: 200 } });
+      const extension = await payment(res.body.data.payment.paymentId);
+      expect(extension).toMatchObject({ kind: 'extension', provider: s.driver.provider, amount_minor: 20000 });
+      expect(extension.provider_ref).toBeTruthy();
+      expect(extension.provider_ref).not.toBe(ref);
+      s.driver.pay(extension.provider_ref!);
+      expect((await s.post(s.driver.paidEvent(extension.provider_ref!))).body.data).toMatchObject({ outcome: 'settled' });
+      const after = await s.c.get(m._id);
+      expect(after.status).toBe('active');
+      expect(Date.parse(after.endDateTime)).toBe(Date.parse(s.c.t('12:00', d)));
+    });
+
+    it("the sandbox settle cannot settle a real provider's payment (409 KS012): only the provider's word can", async () => {
+      const d = newDay();
+      await s.c.clockTo('08:00', d);
+      const { m } = await s.bookPaid(nextRoom(), '10:00', '11:00', d);
+      expectError(await kit().settle(m.payment.paymentId), 409, 'KS012');
+      expect((await s.c.get(m._id)).status).toBe('unpaid');
+    });
+
     it('the provider down at create: 503 KS234 with Retry-After, and no booking is left (the slot books once it is back)', async () => {
       const d = newDay();
       await s.c.clockTo('08:00', d);
