@@ -5,7 +5,13 @@
  * status=paid; the booking is then active. The countdown runs out live and the
  * page swaps the button for the expired message without a reload.
  *
- * UPDATE_SCREENSHOTS=1 writes docs/payments/payment-page-*.png.
+ * A real provider's payment (provider and display written into the row): the
+ * PromptPay QR, amount and countdown on a phone (English, Thai) and a desktop;
+ * settled from elsewhere while open, the page goes to the redirect by itself
+ * (it polls /pay/{token}/status); with the sandbox clock moved past the
+ * deadline, it shows the lapsed message by itself.
+ *
+ * UPDATE_SCREENSHOTS=1 writes docs/payments/payment-page-*.png (the provider's: payment-page-promptpay-*.png).
  * Skipped, with a message, when Chromium is not installed (.ci/run installs it).
  */
 import { existsSync, mkdirSync } from 'node:fs';
@@ -20,6 +26,7 @@ import { appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js'
 import { TZ, webhookSite } from '../support/webhook-site.js';
 import { at, dayAhead } from '../support/catalogue.js';
 import { seedPaidBooking } from '../support/payments.js';
+import { asProviderPayment, promptpayPayload } from '../support/promptpay.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
@@ -215,6 +222,105 @@ describe.skipIf(!HAVE_CHROMIUM)('web payment page in a real browser', () => {
       await page.reload();
       expect(await page.getByRole('heading', { name: 'Time to pay has run out' }).isVisible()).toBe(true);
       expect(await payButton(page).count()).toBe(0);
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
+
+  const providerSeed = async (from: string, to: string, title: string) => {
+    const p = await seed({ from, to, title });
+    await asProviderPayment(svc, p.payment.paymentId, { promptpay: { payload: promptpayPayload('250.00') } });
+    return p;
+  };
+  /** The QR is drawn (no decoding): an SVG whose paths carry many modules, bigger than 150 px. */
+  const expectQr = async (page: Page) => {
+    const svg = page.locator('.pp-code svg');
+    expect(await svg.isVisible()).toBe(true);
+    const box = (await svg.boundingBox())!;
+    expect(box.width).toBeGreaterThan(150);
+    expect(box.height).toBeGreaterThan(150);
+    const drawn = await svg.locator('path').evaluateAll((paths) => paths.reduce((n, p) => n + (p.getAttribute('d') ?? '').length, 0));
+    expect(drawn).toBeGreaterThan(1000);
+  };
+
+  it("a provider's PromptPay QR on a phone (English, Thai) and a desktop; settled elsewhere, the page goes to the redirect by itself", async () => {
+    const p = await providerSeed('08:00', '09:00', 'Tenant committee');
+    const context = await browser.newContext({ ...PHONE, locale: 'en-GB' });
+    try {
+      const page = await context.newPage();
+      const seen = watch(page);
+      await page.goto(p.payment.webPaymentUrl!);
+      await expectQr(page);
+      expect(await page.getByRole('heading', { name: 'Pay with PromptPay' }).isVisible()).toBe(true);
+      expect(await page.locator('#amount').textContent()).toMatch(/^THB\s250\.00$/);
+      expect(await page.getByRole('timer').textContent()).toMatch(/^0[45]:\d\d$/);
+      expect(await page.getByText('Waiting for your payment…').isVisible()).toBe(true);
+      expect(await payButton(page).count()).toBe(0);
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+      await shot(page, 'payment-page-promptpay-phone-en.png');
+
+      await page.getByRole('link', { name: 'ภาษาไทย' }).click();
+      await page.waitForURL(/\?lang=th$/);
+      await expectQr(page);
+      expect(await page.getByRole('heading', { name: 'ชำระเงินด้วยพร้อมเพย์' }).isVisible()).toBe(true);
+      expect(await page.getByText('กำลังรอการชำระเงินของคุณ…').isVisible()).toBe(true);
+      expect(await page.locator('#amount').textContent()).toBe('฿250.00');
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+      await shot(page, 'payment-page-promptpay-phone-th.png');
+
+      // Paid from elsewhere (the provider's event and the sandbox settle are the same path): no click here.
+      let navigations = 0;
+      page.on('framenavigated', (f) => {
+        if (f === page.mainFrame()) navigations += 1;
+      });
+      const settled = await svc.ops('POST', `/ops/v1/payments/${p.payment.paymentId}/settle`, {});
+      expect(settled.status, settled.text).toBe(200);
+      await page.waitForURL(`${frontendUrl}/bookings/done?**`, { timeout: 10_000 });
+      expect(navigations).toBe(1);
+      const landed = new URL(page.url());
+      expect(landed.searchParams.get('meetingId')).toBe(p.meetingId);
+      expect(landed.searchParams.get('status')).toBe('paid');
+      expect(await meetingStatus(p.meetingId)).toBe('active');
+      expect(seen.problems).toEqual([]);
+      const origins = new Set(seen.requests.map((u) => new URL(u).origin));
+      expect([...origins].sort()).toEqual([svc.url, frontendUrl].sort());
+    } finally {
+      await context.close();
+    }
+
+    const q = await providerSeed('09:00', '10:00', 'Tenant committee follow-up');
+    const desktop = await browser.newContext({ ...DESKTOP, locale: 'en-GB' });
+    try {
+      const page = await desktop.newPage();
+      const seen = watch(page);
+      await page.goto(q.payment.webPaymentUrl!);
+      await expectQr(page);
+      expect(await page.locator('.qr').count()).toBe(0);
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1280);
+      await shot(page, 'payment-page-promptpay-desktop.png');
+      expect(seen.problems).toEqual([]);
+    } finally {
+      await desktop.close();
+    }
+  }, 60_000);
+
+  // Last: it moves the sandbox clock.
+  it("a provider's page shows the lapsed message by itself once the service's deadline has passed", async () => {
+    const p = await providerSeed('20:00', '21:00', 'Evening briefing');
+    const context = await browser.newContext({ ...PHONE, locale: 'en-GB' });
+    try {
+      const page = await context.newPage();
+      const seen = watch(page);
+      await page.goto(p.payment.webPaymentUrl!);
+      await expectQr(page);
+      const lapsed = page.getByRole('heading', { name: 'Time to pay has run out' });
+      expect(await lapsed.isVisible()).toBe(false);
+      const adv = await svc.ops('POST', '/ops/v1/clock', { advanceMinutes: 6 });
+      expect(adv.status, adv.text).toBe(200);
+      await lapsed.waitFor({ state: 'visible', timeout: 10_000 });
+      expect(await page.locator('.pp-code').count()).toBe(0);
+      expect(await page.getByRole('timer').count()).toBe(0);
+      expect(seen.problems).toEqual([]);
     } finally {
       await context.close();
     }

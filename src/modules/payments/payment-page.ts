@@ -3,10 +3,15 @@
  * framework, every value escaped. Mobile first, two columns on a desktop (the
  * second one is a QR code of the page, to carry on on a phone). English and Thai.
  *
- * The only script is the countdown (nonce'd, inline): it starts from
- * `expiresAt - now` as the service saw it (so it follows the sandbox clock) and,
- * at zero, swaps the Pay form for the expired message without a reload. The page
- * loads nothing and calls nothing; see `pageHeaders` for the policy that says so.
+ * With a real provider (Stripe, Opn) the page shows the provider's PromptPay QR
+ * (drawn by the service from the payload, or the provider's image as a data: URL;
+ * never hot-linked) instead of the sandbox's Pay button.
+ *
+ * The only script (nonce'd, inline) runs the countdown, which starts from
+ * `expiresAt - now` as the service saw it (so it follows the sandbox clock), and
+ * polls `GET /pay/{token}/status` every 2 s: paid goes to the redirect, and the
+ * other ends (and the countdown's zero) swap in their message without a reload.
+ * The page loads nothing else and calls only its own origin; see `pageHeaders`.
  */
 import { randomBytes } from 'node:crypto';
 import { DateTime } from 'luxon';
@@ -59,6 +64,13 @@ const TEXT = {
     notFoundBody: 'This payment link is not valid. Please open the link from your booking again.',
     errorTitle: 'Something went wrong',
     errorBody: 'The payment page is not available right now. Please try again in a moment.',
+    promptpayTitle: 'Pay with PromptPay',
+    promptpayAlt: 'PromptPay QR code',
+    promptpayStep1: 'Open your banking app and choose Scan or Scan QR.',
+    promptpayStep2: 'Scan this code and check the amount, then confirm.',
+    promptpayStep3: 'Keep this page open: it moves on by itself once the payment arrives.',
+    promptpaySamePhone: 'Paying on this phone? Save a screenshot of the code and open it from your banking app’s scan screen.',
+    waiting: 'Waiting for your payment…',
   },
   th: {
     docTitle: 'ชำระเงินค่าการจอง',
@@ -98,6 +110,13 @@ const TEXT = {
     notFoundBody: 'ลิงก์ชำระเงินนี้ไม่ถูกต้อง กรุณาเปิดลิงก์จากการจองของคุณอีกครั้ง',
     errorTitle: 'เกิดข้อผิดพลาด',
     errorBody: 'หน้าชำระเงินไม่พร้อมใช้งานในขณะนี้ กรุณาลองใหม่อีกครั้งในภายหลัง',
+    promptpayTitle: 'ชำระเงินด้วยพร้อมเพย์',
+    promptpayAlt: 'คิวอาร์โค้ดพร้อมเพย์',
+    promptpayStep1: 'เปิดแอปธนาคารของคุณ แล้วเลือก “สแกน” หรือ “สแกน QR”',
+    promptpayStep2: 'สแกนโค้ดนี้ ตรวจสอบยอดเงิน แล้วกดยืนยัน',
+    promptpayStep3: 'เปิดหน้านี้ค้างไว้ หน้านี้จะไปต่อเองเมื่อได้รับการชำระเงินแล้ว',
+    promptpaySamePhone: 'ชำระเงินบนโทรศัพท์เครื่องนี้? บันทึกภาพหน้าจอโค้ดนี้ แล้วเปิดจากหน้าสแกนในแอปธนาคาร',
+    waiting: 'กำลังรอการชำระเงินของคุณ…',
   },
 } satisfies Record<PageLang, Record<string, string>>;
 
@@ -135,15 +154,20 @@ export function newNonce(): string {
  * nonce'd style and script, load nothing from anywhere, submit its form only to
  * itself (and follow that form's redirect to `formTargets`, the booking's
  * frontendRedirectUrl origin), and never be framed. The token in the URL never
- * leaves in a Referer.
+ * leaves in a Referer. `scriptOrigin` (a provider's card script, from the
+ * payment's display) is then the one other origin allowed to script, frame and
+ * be called.
  */
-export function pageHeaders(nonce: string, formTargets: readonly string[] = []): Record<string, string> {
+export function pageHeaders(nonce: string, formTargets: readonly string[] = [], scriptOrigin?: string): Record<string, string> {
+  // A card method needs the provider's script (and its frames and calls): that one origin, nothing else.
+  const card = scriptOrigin ? ` ${scriptOrigin}` : '';
   const csp = [
     "default-src 'none'",
     `style-src 'nonce-${nonce}'`,
-    `script-src 'nonce-${nonce}'`,
+    `script-src 'nonce-${nonce}'${card}`,
     "img-src 'self' data:",
-    "connect-src 'self'",
+    `connect-src 'self'${card}`,
+    ...(scriptOrigin ? [`frame-src ${scriptOrigin}`] : []),
     `form-action ${["'self'", ...formTargets].join(' ')}`,
     "base-uri 'none'",
     "frame-ancestors 'none'",
@@ -164,6 +188,11 @@ export function pageHeaders(nonce: string, formTargets: readonly string[] = []):
 /** The page's own path (the form posts here, and the POST comes back here). */
 export function pagePath(token: string, lang: PageLang): string {
   return `/pay/${encodeURIComponent(token)}?lang=${lang}`;
+}
+
+/** The JSON status the page polls (`GET /pay/{token}/status`). */
+export function statusPath(token: string): string {
+  return `/pay/${encodeURIComponent(token)}/status`;
 }
 
 /** An http(s) URL's parsed form, or undefined (a redirect never goes anywhere else). */
@@ -248,6 +277,9 @@ export function localWhen(view: Pick<PaymentPageView, 'start' | 'end' | 'timeZon
   ];
 }
 
+/** A provider's PromptPay QR: an SVG the service drew from the payload, or the provider's own image as stored. */
+export type PromptPayQr = { svg: string } | { image: { contentType: string; base64: string } };
+
 export interface PaymentPageOptions {
   lang: PageLang;
   nonce: string;
@@ -258,12 +290,13 @@ export interface PaymentPageOptions {
   sandbox: boolean;
   /** Whether the Pay button may settle here (the sandbox provider only in development and uat). Default true. */
   canPay?: boolean;
+  /** A real provider's PromptPay QR: shown as the thing to do, instead of the Pay button. */
+  promptpay?: PromptPayQr;
 }
 
-const STATE_TEXT: Record<
-  Exclude<PaymentPageView['state'], 'payable'> | 'unavailable',
-  { title: keyof Texts; body: keyof Texts; icon: string }
-> = {
+type EndState = Exclude<PaymentPageView['state'], 'payable'>;
+
+const STATE_TEXT: Record<EndState | 'unavailable', { title: keyof Texts; body: keyof Texts; icon: string }> = {
   settled: { title: 'settledTitle', body: 'settledBody', icon: '✓' },
   expired: { title: 'expiredTitle', body: 'expiredBody', icon: '!' },
   voided: { title: 'voidedTitle', body: 'voidedBody', icon: '✕' },
@@ -280,59 +313,83 @@ function stateBlock(state: keyof typeof STATE_TEXT, t: Texts, attrs = '', extra 
     </section>`;
 }
 
-/** The page of one payment, in its current state. */
+/** The end states the script swaps in without a reload (the same texts the server renders), hidden until then. */
+function hiddenStates(t: Texts): string {
+  return (['expired', 'settled', 'voided', 'refunded'] as const).map((s) => stateBlock(s, t, ` id="${s}" hidden`)).join('\n    ');
+}
+
+function promptpayBlock(qr: PromptPayQr, t: Texts): string {
+  const code =
+    'svg' in qr
+      ? `<div class="pp-code" role="img" aria-label="${esc(t.promptpayAlt)}">${qr.svg}</div>`
+      : `<div class="pp-code"><img src="data:${esc(qr.image.contentType)};base64,${esc(qr.image.base64)}" alt="${esc(t.promptpayAlt)}"></div>`;
+  return `<section class="promptpay" id="promptpay" aria-labelledby="pp-title">
+      <h2 id="pp-title">${esc(t.promptpayTitle)}</h2>
+      ${code}
+      <ol class="steps">
+        <li>${esc(t.promptpayStep1)}</li>
+        <li>${esc(t.promptpayStep2)}</li>
+        <li>${esc(t.promptpayStep3)}</li>
+      </ol>
+      <p class="note">${esc(t.promptpaySamePhone)}</p>
+      <p class="waiting" id="waiting" role="status" aria-live="polite"><span class="spinner" aria-hidden="true"></span>${esc(t.waiting)}</p>
+    </section>`;
+}
+
+/** What the payer can do: pay (the sandbox's button or a provider's QR), or read why not. */
+function actionHtml(view: PaymentPageView, o: PaymentPageOptions, t: Texts, payable: boolean): string {
+  if (view.state !== 'payable') {
+    const next = view.state === 'settled' ? redirectTarget(view.redirectUrl, view.meetingId, 'paid') : undefined;
+    const link = next ? `\n      <a class="button-link" href="${esc(next)}">${esc(t.continue)}</a>` : '';
+    return stateBlock(view.state, t, '', link);
+  }
+  if (!payable) return stateBlock('unavailable', t);
+  const remaining = Math.max(0, view.expiresAt - view.now);
+  const timer = `<section class="timer" id="timer">
+      <span class="timer-label">${esc(t.timeLeft)}</span>
+      <span class="countdown" id="countdown" role="timer" data-remaining-ms="${remaining}">${countdownText(remaining)}</span>
+    </section>`;
+  const todo = o.promptpay
+    ? promptpayBlock(o.promptpay, t)
+    : `<form method="post" action="${esc(pagePath(o.token, o.lang))}" id="pay-form" class="pay-form">
+      <button type="submit" id="pay-button" aria-label="${PAY_BUTTON_NAME}" data-paying="${esc(t.paying)}">${esc(t.pay)}</button>
+      ${o.sandbox ? `<p class="note">${esc(t.sandbox)}</p>` : ''}
+    </form>`;
+  return `${timer}
+    ${todo}
+    ${hiddenStates(t)}`;
+}
+
+function dueHtml(view: PaymentPageView, lang: PageLang, t: Texts, payable: boolean): string {
+  const amount = formatAmount(view.amount, view.currency, lang);
+  const discounts = view.summary.discounts ?? [];
+  const breakdown = discounts.length
+    ? `<dl class="breakdown">
+          <div><dt>${esc(t.subtotal)}</dt><dd>${esc(formatAmount(view.summary.subtotal, view.currency, lang))}</dd></div>
+          ${discounts.map((d) => `<div><dt>${esc(t.discount)} · ${esc(d.name || d.code)}</dt><dd>−${esc(formatAmount(d.value, view.currency, lang))}</dd></div>`).join('\n          ')}
+          <div class="sum"><dt>${esc(t.total)}</dt><dd>${esc(amount)}</dd></div>
+        </dl>`
+    : '';
+  return `<section class="due">
+      <p class="due-label" id="due-label" data-after="${esc(t.amountPaid)}">${esc(payable ? t.amountDue : t.amountPaid)}</p>
+      <p class="amount" id="amount">${esc(amount)}</p>
+      <p class="currency">${esc(view.currency)} · ${esc(currencyName(view.currency, lang))}</p>
+      ${breakdown}
+    </section>`;
+}
+
+/**
+ * The page of one payment, in its current state. A payable page polls its JSON
+ * status (`data-status`) and moves on without a reload. With a provider's
+ * PromptPay QR, the amount, countdown and QR come first and the booking after.
+ */
 export function renderPaymentPage(view: PaymentPageView, o: PaymentPageOptions): string {
   const t = TEXT[o.lang];
   const other: PageLang = o.lang === 'en' ? 'th' : 'en';
   const when = localWhen(view, o.lang);
   const kind = view.assetKind === 'room' ? t.room : t.desk;
-  const amount = formatAmount(view.amount, view.currency, o.lang);
-  const discounts = view.summary.discounts ?? [];
-  const breakdown = discounts.length
-    ? `<dl class="breakdown">
-          <div><dt>${esc(t.subtotal)}</dt><dd>${esc(formatAmount(view.summary.subtotal, view.currency, o.lang))}</dd></div>
-          ${discounts.map((d) => `<div><dt>${esc(t.discount)} · ${esc(d.name || d.code)}</dt><dd>−${esc(formatAmount(d.value, view.currency, o.lang))}</dd></div>`).join('\n          ')}
-          <div class="sum"><dt>${esc(t.total)}</dt><dd>${esc(amount)}</dd></div>
-        </dl>`
-    : '';
-  const remaining = Math.max(0, view.expiresAt - view.now);
-  const payable = view.state === 'payable' && o.canPay !== false;
-
-  const state = view.state;
-  let action: string;
-  if (state === 'payable' && !payable) {
-    action = stateBlock('unavailable', t);
-  } else if (state === 'payable') {
-    action = `<section class="timer" id="timer">
-      <span class="timer-label">${esc(t.timeLeft)}</span>
-      <span class="countdown" id="countdown" role="timer" data-remaining-ms="${remaining}">${countdownText(remaining)}</span>
-    </section>
-    <form method="post" action="${esc(pagePath(o.token, o.lang))}" id="pay-form" class="pay-form">
-      <button type="submit" id="pay-button" aria-label="${PAY_BUTTON_NAME}" data-paying="${esc(t.paying)}">${esc(t.pay)}</button>
-      ${o.sandbox ? `<p class="note">${esc(t.sandbox)}</p>` : ''}
-    </form>
-    ${stateBlock('expired', t, ' id="expired" hidden')}`;
-  } else {
-    const next = state === 'settled' ? redirectTarget(view.redirectUrl, view.meetingId, 'paid') : undefined;
-    const link = next ? `\n      <a class="button-link" href="${esc(next)}">${esc(t.continue)}</a>` : '';
-    action = stateBlock(state, t, '', link);
-  }
-
-  const qr =
-    payable && o.qrSvg
-      ? `<aside class="qr" aria-label="${esc(t.scan)}">
-    <div class="qr-code">${o.qrSvg}</div>
-    <p>${esc(t.scan)}</p>
-  </aside>`
-      : '';
-
-  const body = `<div class="layout${qr ? ' with-qr' : ''}">
-  <main class="card">
-    <header class="top">
-      <p class="eyebrow">${esc(t.heading)}</p>
-      <a class="lang" href="${esc(pagePath(o.token, other))}" lang="${other}" hreflang="${other}">${esc(t.switchTo)}</a>
-    </header>
-    <section class="what">
+  const payable = view.state === 'payable' && (o.promptpay !== undefined || o.canPay !== false);
+  const what = `<section class="what">
       <p class="kind">${esc(kind)} · ${esc(t.floor)} ${esc(view.floorName)}</p>
       <h1>${esc(view.assetName)}</h1>
       <p class="booking-title"><span class="visually-hidden">${esc(t.booking)}: </span>${esc(view.title)}</p>
@@ -340,14 +397,28 @@ export function renderPaymentPage(view: PaymentPageView, o: PaymentPageOptions):
         ${when.map(([label, value]) => `<div><dt>${esc(label)}</dt><dd>${esc(value)}</dd></div>`).join('\n        ')}
         <div><dt>${esc(t.invoice)}</dt><dd>${esc(view.invoiceNo)}</dd></div>
       </dl>
-    </section>
-    <section class="due">
-      <p class="due-label" id="due-label" data-after="${esc(t.amountPaid)}">${esc(payable ? t.amountDue : t.amountPaid)}</p>
-      <p class="amount" id="amount">${esc(amount)}</p>
-      <p class="currency">${esc(view.currency)} · ${esc(currencyName(view.currency, o.lang))}</p>
-      ${breakdown}
-    </section>
-    ${action}
+    </section>`;
+  const due = dueHtml(view, o.lang, t, payable);
+  const action = actionHtml(view, o, t, payable);
+  const sections = payable && o.promptpay ? [due, action, what] : [what, due, action];
+
+  const qr =
+    payable && o.qrSvg && !o.promptpay
+      ? `<aside class="qr" aria-label="${esc(t.scan)}">
+    <div class="qr-code">${o.qrSvg}</div>
+    <p>${esc(t.scan)}</p>
+  </aside>`
+      : '';
+  const classes = ['layout', ...(qr ? ['with-qr'] : []), ...(payable && o.promptpay ? ['with-promptpay'] : [])].join(' ');
+  const status = payable ? ` data-status="${esc(statusPath(o.token))}"` : '';
+
+  const body = `<div class="${classes}"${status}>
+  <main class="card">
+    <header class="top">
+      <p class="eyebrow">${esc(t.heading)}</p>
+      <a class="lang" href="${esc(pagePath(o.token, other))}" lang="${other}" hreflang="${other}">${esc(t.switchTo)}</a>
+    </header>
+    ${sections.join('\n    ')}
   </main>
   ${qr}
 </div>`;
@@ -435,6 +506,17 @@ dd{margin:0;text-align:right;font-weight:500;font-variant-numeric:tabular-nums}
 .state-refunded{background:#fffaeb}.state-refunded .state-icon{background:#b54708;color:#fff}
 .button-link{display:block;margin-top:14px;padding:12px;border-radius:12px;background:#1d4ed8;color:#fff;text-decoration:none;font-weight:600}
 .qr{display:none}
+.promptpay{margin:0 0 16px;text-align:center}
+.promptpay h2{margin:0 0 10px;font-size:1.15rem}
+.pp-code{display:block;width:min(100%,264px);margin:0 auto;padding:12px;background:#fff;border:1px solid #e6e9ef;border-radius:12px}
+.pp-code svg,.pp-code img{display:block;width:100%;height:auto;image-rendering:pixelated}
+.steps{margin:14px 0 0;padding-left:1.4em;text-align:left;display:grid;gap:4px}
+.promptpay .note{text-align:left}
+.waiting{display:flex;align-items:center;justify-content:center;gap:10px;margin:14px 0 0;padding:10px 14px;border-radius:12px;background:#eff6ff;color:#1e3a8a;font-weight:600}
+.spinner{flex-shrink:0;width:16px;height:16px;border-radius:50%;border:2px solid #93c5fd;border-top-color:#1d4ed8;animation:spin 1s linear infinite}
+@keyframes spin{to{transform:rotate(360deg)}}
+@media (prefers-reduced-motion:reduce){.spinner{animation:none}}
+.with-promptpay .what{border-top:1px solid #e6e9ef;padding-top:12px}
 [hidden]{display:none!important}
 .visually-hidden{position:absolute!important;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 @media (min-width:760px){
@@ -447,39 +529,67 @@ dd{margin:0;text-align:right;font-weight:500;font-variant-numeric:tabular-nums}
 }
 `;
 
-// The countdown: from the remaining time the service computed, against this device's clock.
+// The countdown, from the remaining time the service computed, against this device's clock; and
+// the payment's status, polled every 2 s until it ends: paid goes to the redirect, any other end
+// swaps in its message. Both stop at the first end (the countdown's zero included).
 const SCRIPT = `
 (function () {
   var el = document.getElementById('countdown');
   if (!el) return;
   var end = Date.now() + Number(el.getAttribute('data-remaining-ms'));
-  var timer;
+  var root = document.querySelector('[data-status]');
+  var statusUrl = root ? root.getAttribute('data-status') : null;
+  var timer, poll, done = false;
   function fmt(ms) {
     var s = Math.max(0, Math.ceil(ms / 1000)), m = Math.floor(s / 60);
     s = s % 60;
     return (m < 10 ? '0' : '') + m + ':' + (s < 10 ? '0' : '') + s;
   }
-  function expire() {
-    var form = document.getElementById('pay-form');
-    if (form) form.remove();
-    var box = document.getElementById('timer');
-    if (box) box.remove();
+  function stop() {
+    done = true;
+    clearTimeout(timer);
+    clearTimeout(poll);
+  }
+  function show(state) {
+    if (done) return;
+    stop();
+    ['pay-form', 'timer', 'promptpay'].forEach(function (id) {
+      var node = document.getElementById(id);
+      if (node) node.remove();
+    });
     var qr = document.querySelector('.qr');
     if (qr) qr.remove();
     var layout = document.querySelector('.layout');
-    if (layout) layout.classList.remove('with-qr');
+    if (layout) layout.classList.remove('with-qr', 'with-promptpay');
     var label = document.getElementById('due-label');
     if (label) label.textContent = label.getAttribute('data-after');
-    var msg = document.getElementById('expired');
+    var msg = document.getElementById(state);
     if (msg) msg.hidden = false;
   }
+  function expire() { show('expired'); }
+  function later() { if (!done) poll = setTimeout(check, 2000); }
+  function check() {
+    if (done || !statusUrl) return;
+    fetch(statusUrl, { cache: 'no-store', credentials: 'same-origin', headers: { accept: 'application/json' } })
+      .then(function (r) {
+        if (r.status === 404) { stop(); return null; }
+        return r.ok ? r.json() : null;
+      })
+      .then(function (s) {
+        if (done) return;
+        if (s && s.state === 'settled' && s.redirectUrl) { stop(); location.assign(s.redirectUrl); return; }
+        if (s && s.state !== 'payable' && document.getElementById(s.state)) { show(s.state); return; }
+        later();
+      }, later);
+  }
   function tick() {
+    if (done) return;
     var left = end - Date.now();
     el.textContent = fmt(left);
     if (left <= 0) { expire(); return; }
     timer = setTimeout(tick, Math.min(1000, (left % 1000) || 1000));
   }
-  document.addEventListener('visibilitychange', function () { clearTimeout(timer); tick(); });
+  document.addEventListener('visibilitychange', function () { if (done) return; clearTimeout(timer); tick(); });
   var form = document.getElementById('pay-form');
   if (form) form.addEventListener('submit', function () {
     var b = document.getElementById('pay-button');
@@ -488,5 +598,6 @@ const SCRIPT = `
   });
   window.addEventListener('pageshow', function (e) { if (e.persisted) location.reload(); });
   tick();
+  later();
 })();
 `;

@@ -22,9 +22,16 @@ import {
   type PaymentSnapshot,
   type PromoCode,
 } from '../booking/index.js';
-import { ProviderRefusedError, ProviderUnavailableError, type Checkout, type ProviderPaymentState } from './provider.js';
+import {
+  ProviderRefusedError,
+  ProviderUnavailableError,
+  type Checkout,
+  type CheckoutDisplay,
+  type ProviderPaymentState,
+} from './provider.js';
 import type { ProviderRegistry, ResolvedProvider } from './provider-registry.js';
 import type { ProviderRecordsRepository } from './provider-records-repository.js';
+import { parseCheckoutDisplay } from './checkout-display.js';
 import { fromMinor } from './rules/pricing.js';
 import { settlementDecision } from './rules/settlement.js';
 import type { InboxRow, PaymentRecord, PaymentRepository } from './payment-repository.js';
@@ -91,6 +98,10 @@ export interface PaymentPageView {
   start: number;
   end: number;
   redirectUrl: string | null;
+  /** sandbox | stripe | opn: who takes the money (the page shows a Pay button only for the sandbox). */
+  provider: string;
+  /** What the provider's answer gave the page to show (PromptPay QR, card script); null for the sandbox or when unreadable. */
+  display: CheckoutDisplay | null;
 }
 
 const TOKEN_PURPOSE = 'payment-page';
@@ -299,6 +310,8 @@ export class PaymentService implements PaymentDesk {
       start: meeting.start_at,
       end: meeting.end_at,
       redirectUrl: payment.redirect_url,
+      provider: payment.provider,
+      display: parseCheckoutDisplay(payment.provider_display),
     };
   }
 

@@ -4,7 +4,8 @@
  * failing to pay, on the web payment page.
  *
  * The web payment page (public; the unguessable token in its URL is the
- * capability): GET /pay/{token} shows it, POST /pay/{token} is its Pay button.
+ * capability): GET /pay/{token} shows it, POST /pay/{token} is its Pay button
+ * (sandbox payments only), GET /pay/{token}/status is the JSON the page polls.
  */
 import QRCode from 'qrcode';
 import type { FastifyReply } from 'fastify';
@@ -31,6 +32,7 @@ import {
   renderMessagePage,
   renderPaymentPage,
   type PageLang,
+  type PromptPayQr,
 } from './payment-page.js';
 
 /** What the payment routes use. */
@@ -141,6 +143,80 @@ async function paymentListRoute(app: App, payments: PaymentService): Promise<voi
   );
 }
 
+/**
+ * The page of a payment with what its policy must allow. The sandbox's payment gets the Pay button
+ * (where the sandbox is on) and a QR of the page; a real provider's gets its PromptPay QR and no
+ * button, and its card script's origin when it offers cards; anything else says payment is unavailable.
+ */
+async function pageFor(
+  view: PaymentPageView,
+  o: { lang: PageLang; nonce: string; token: string; sandbox: boolean },
+  payments: PaymentService,
+): Promise<{ page: string; formTargets: string[]; scriptOrigin?: string }> {
+  const sandboxPayment = view.provider === 'sandbox';
+  // The sandbox provider settles for free: its Pay button exists only where the sandbox does (development, uat).
+  const canPay = o.sandbox && sandboxPayment;
+  const promptpay = !sandboxPayment && view.state === 'payable' ? await promptpayQr(view) : undefined;
+  const payable = view.state === 'payable' && (canPay || promptpay !== undefined);
+  const qrSvg =
+    payable && !promptpay
+      ? await QRCode.toString(payments.pageUrl(view.paymentId), { type: 'svg', errorCorrectionLevel: 'M', margin: 1 })
+      : undefined;
+  const page = renderPaymentPage(view, {
+    ...o,
+    sandbox: o.sandbox && sandboxPayment,
+    canPay,
+    ...(qrSvg ? { qrSvg } : {}),
+    ...(promptpay ? { promptpay } : {}),
+  });
+  const origin = payable && canPay ? redirectOrigin(view.redirectUrl) : undefined;
+  const card = payable && !sandboxPayment ? view.display?.card?.scriptOrigin : undefined;
+  return { page, formTargets: origin ? [origin] : [], ...(card ? { scriptOrigin: card } : {}) };
+}
+
+/** A provider's PromptPay QR for the page: drawn here from the EMVCo payload, or the provider's image as stored. */
+async function promptpayQr(view: PaymentPageView): Promise<PromptPayQr | undefined> {
+  const pp = view.display?.promptpay;
+  if (pp?.payload) {
+    return { svg: await QRCode.toString(pp.payload, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 }) };
+  }
+  return pp?.image ? { image: pp.image } : undefined;
+}
+
+const STATUS_NOT_FOUND = { error: 'not_found' } as const;
+
+/** A JSON answer of the status route: never cached, never indexed, no Referer. */
+function statusJson(reply: FastifyReply, status: number, body: object): FastifyReply {
+  return reply
+    .status(status)
+    .headers({ 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-robots-tag': 'noindex, nofollow' })
+    .type('application/json; charset=utf-8')
+    .send(body);
+}
+
+/**
+ * GET /pay/{token}/status: what the page polls, under the page's capability (its token): the
+ * payment's state and, once it has ended with money, where the payer goes next. JSON, never cached;
+ * an unknown or forged token is a JSON 404 that says nothing more.
+ */
+async function paymentStatusRoute(app: App, payments: PaymentService): Promise<void> {
+  app.get('/pay/:token/status', { schema: { hide: true } }, async (req, reply) => {
+    const token = String((req.params as { token?: unknown }).token ?? '');
+    const json = (status: number, body: object) => statusJson(reply, status, body);
+    let view: PaymentPageView | undefined;
+    try {
+      view = await payments.pageView(token);
+    } catch (err) {
+      req.log.error({ err }, 'payment status failed');
+      return json(503, { error: 'unavailable' });
+    }
+    if (!view) return json(404, STATUS_NOT_FOUND);
+    const ended = view.state === 'settled' ? 'paid' : view.state === 'refunded' ? 'refunded' : undefined;
+    const redirectUrl = ended ? (redirectTarget(view.redirectUrl, view.meetingId, ended) ?? null) : null;
+    return json(200, { state: view.state, redirectUrl });
+  });
+}
+
 /** The hosted web payment page (`payment.webPaymentUrl`); public, hidden from the OpenAPI document. */
 export async function paymentPageRoutes(app: App, deps: Pick<PaymentsRouteDeps, 'payments' | 'sandbox'>): Promise<void> {
   const payments = deps.payments;
@@ -148,8 +224,11 @@ export async function paymentPageRoutes(app: App, deps: Pick<PaymentsRouteDeps, 
     token: String((req.params as { token?: unknown }).token ?? ''),
     lang: pageLanguage((req.query as { lang?: unknown } | undefined)?.lang, req.headers['accept-language']),
   });
-  const html = (reply: FastifyReply, status: number, nonce: string, body: string, formTargets: string[] = []) =>
-    reply.status(status).headers(pageHeaders(nonce, formTargets)).send(body);
+  const html = (reply: FastifyReply, status: number, nonce: string, body: string, formTargets: string[] = [], scriptOrigin?: string) =>
+    reply
+      .status(status)
+      .headers(pageHeaders(nonce, formTargets, scriptOrigin))
+      .send(body);
   const notFound = (reply: FastifyReply, lang: PageLang) => {
     const nonce = newNonce();
     return html(reply, 404, nonce, renderMessagePage('not-found', lang, nonce));
@@ -178,16 +257,11 @@ export async function paymentPageRoutes(app: App, deps: Pick<PaymentsRouteDeps, 
     const view = loaded.view;
     if (!view) return notFound(reply, lang);
     const nonce = newNonce();
-    // The sandbox provider settles for free: its Pay button exists only where the sandbox does (development, uat).
-    const canPay = deps.sandbox;
-    const payable = view.state === 'payable' && canPay;
-    const qrSvg = payable
-      ? await QRCode.toString(payments.pageUrl(view.paymentId), { type: 'svg', errorCorrectionLevel: 'M', margin: 1 })
-      : undefined;
-    const page = renderPaymentPage(view, { lang, nonce, token, sandbox: deps.sandbox, canPay, ...(qrSvg ? { qrSvg } : {}) });
-    const origin = payable ? redirectOrigin(view.redirectUrl) : undefined;
-    return html(reply, 200, nonce, page, origin ? [origin] : []);
+    const { page, formTargets, scriptOrigin } = await pageFor(view, { lang, nonce, token, sandbox: deps.sandbox }, payments);
+    return html(reply, 200, nonce, page, formTargets, scriptOrigin);
   });
+
+  await paymentStatusRoute(app, payments);
 
   // The Pay button: settles exactly as the sandbox /settle does, then sends the payer on.
   app.post('/pay/:token', { schema: { hide: true } }, async (req, reply) => {
@@ -198,7 +272,10 @@ export async function paymentPageRoutes(app: App, deps: Pick<PaymentsRouteDeps, 
     if (!view) return notFound(reply, lang);
     const back = pagePath(token, lang);
     // Expired, voided or refunded, or no provider that can take the money here: nothing to pay; the page says why.
-    if ((view.state !== 'payable' && view.state !== 'settled') || !deps.sandbox) return seeOther(reply, back);
+    // A real provider's payment is never settled by this button, even where the sandbox is on.
+    if ((view.state !== 'payable' && view.state !== 'settled') || !deps.sandbox || view.provider !== 'sandbox') {
+      return seeOther(reply, back);
+    }
     let outcome: string;
     try {
       // One notification per payment from the page: pressing Pay twice is a replay.
@@ -220,12 +297,16 @@ export async function paymentPageRoutes(app: App, deps: Pick<PaymentsRouteDeps, 
     return seeOther(reply, next ?? back);
   });
 
-  // Anything else under /pay (a mangled or overlong link) is the same HTML 404, not the API's JSON one.
+  // Anything else under /pay (a mangled or overlong link) is the same HTML 404, not the API's JSON one;
+  // an overlong token's status (too long for the route's parameter) is the status route's JSON 404.
   app.route({
     method: ['GET', 'POST'],
     url: '/pay/*',
     schema: { hide: true },
-    handler: async (req, reply) => notFound(reply, input(req).lang),
+    handler: async (req, reply) =>
+      req.method === 'GET' && req.url.split('?')[0]!.endsWith('/status')
+        ? statusJson(reply, 404, STATUS_NOT_FOUND)
+        : notFound(reply, input(req).lang),
   });
 }
 
