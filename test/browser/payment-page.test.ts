@@ -268,13 +268,19 @@ describe.skipIf(!HAVE_CHROMIUM)('web payment page in a real browser', () => {
       expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
       await shot(page, 'payment-page-promptpay-phone-th.png');
 
-      // Paid from elsewhere (the provider's event and the sandbox settle are the same path): no click here.
+      // Paid from elsewhere (the provider's verified event goes through the payment inbox like this): no click here.
       let navigations = 0;
       page.on('framenavigated', (f) => {
         if (f === page.mainFrame()) navigations += 1;
       });
-      const settled = await svc.ops('POST', `/ops/v1/payments/${p.payment.paymentId}/settle`, {});
-      expect(settled.status, settled.text).toBe(200);
+      const settled = await svc.services.payments.notify({
+        provider: 'stripe-account',
+        eventId: 'evt_browser_paid',
+        paymentId: p.payment.paymentId,
+        kind: 'settle',
+        via: 'stripe payment_intent.succeeded',
+      });
+      expect(settled.outcome).toBe('settled');
       await page.waitForURL(`${frontendUrl}/bookings/done?**`, { timeout: 10_000 });
       expect(navigations).toBe(1);
       const landed = new URL(page.url());
