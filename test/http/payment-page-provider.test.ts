@@ -206,7 +206,7 @@ describe('web payment page with a provider (HTTP)', () => {
       expect(res.status, token.slice(0, 40)).toBe(404);
       expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(res.headers.get('cache-control')).toBe('no-store');
-      expect(res.body).toEqual({ error: 'not_found' });
+      expect(res.body).toEqual({ code: 'KS005', success: false, message: 'Payment not found' });
     }
     // The status of one payment is not reachable through another's token.
     const other = await seed();

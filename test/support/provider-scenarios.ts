@@ -210,6 +210,24 @@ export function describeProviderScenarios(name: string, makeDriver: () => Provid
       expect((await s.post(s.driver.paidEvent(ref))).body.data).toMatchObject({ outcome: 'settled' });
     });
 
+    it('events out of order are harmless: a failed attempt reported after the payment changes nothing', async () => {
+      const d = newDay();
+      await s.c.clockTo('08:00', d);
+      const key = nextRoom();
+      const { m, ref } = await s.bookPaid(key, '10:00', '11:00', d);
+      s.driver.failAttempt(ref);
+      const failed = s.driver.failedEvent(ref);
+      s.driver.pay(ref);
+      expect((await s.post(s.driver.paidEvent(ref))).body.data).toMatchObject({ outcome: 'settled' });
+      const late = await s.post(failed);
+      expect(late.status, late.text).toBe(200);
+      expect(late.body.data.outcome).not.toBe('failed');
+      const after = await s.c.get(m._id);
+      expect(after.status).toBe('active');
+      expect(after.histories.map((h: any) => h.action)).toEqual(['create', 'pay']);
+      expect(eventKinds(await kit().eventsOf(`Room ${key}`))).toEqual(['BOOK']);
+    });
+
     it('a missed event is not a lost payment: the lapse asks the provider first and settles instead', async () => {
       const d = newDay();
       await s.c.clockTo('08:00', d);

@@ -81,7 +81,7 @@ describe('payment page script', () => {
     const s = run([
       { status: 200, body: { state: 'payable', redirectUrl: null } },
       'network',
-      { status: 503, body: { error: 'unavailable' } },
+      { status: 503, body: { code: 'KS004', success: false, message: 'The payment cannot be read right now; retry' } },
       { status: 200, body: { state: 'settled', redirectUrl: 'https://app.example/done?status=paid' } },
     ]);
     expect(s.fetch).not.toHaveBeenCalled();
@@ -110,7 +110,7 @@ describe('payment page script', () => {
   });
 
   it('a 404 (the link no longer resolves) stops polling', async () => {
-    const s = run([{ status: 404, body: { error: 'not_found' } }]);
+    const s = run([{ status: 404, body: { code: 'KS005', success: false, message: 'Payment not found' } }]);
     await vi.advanceTimersByTimeAsync(20_000);
     expect(s.fetch).toHaveBeenCalledTimes(1);
   });

@@ -183,7 +183,9 @@ async function promptpayQr(view: PaymentPageView): Promise<PromptPayQr | undefin
   return pp?.image ? { image: pp.image } : undefined;
 }
 
-const STATUS_NOT_FOUND = { error: 'not_found' } as const;
+/** The spec's error envelope, as every other JSON error of the service. */
+const STATUS_NOT_FOUND = { code: 'KS005', success: false, message: 'Payment not found' } as const;
+const STATUS_UNAVAILABLE = { code: 'KS004', success: false, message: 'The payment cannot be read right now; retry' } as const;
 
 /** A JSON answer of the status route: never cached, never indexed, no Referer. */
 function statusJson(reply: FastifyReply, status: number, body: object): FastifyReply {
@@ -208,7 +210,7 @@ async function paymentStatusRoute(app: App, payments: PaymentService): Promise<v
       view = await payments.pageView(token);
     } catch (err) {
       req.log.error({ err }, 'payment status failed');
-      return json(503, { error: 'unavailable' });
+      return json(503, STATUS_UNAVAILABLE);
     }
     if (!view) return json(404, STATUS_NOT_FOUND);
     const ended = view.state === 'settled' ? 'paid' : view.state === 'refunded' ? 'refunded' : undefined;
@@ -333,6 +335,8 @@ export async function providerWebhookRoutes(app: App, deps: Pick<PaymentsRouteDe
           'over the raw body first: a missing or wrong one is 400 and changes nothing. An event about an object the service ' +
           'did not make, or of a type it does not act on, is acknowledged with 200 and changes nothing; an event id seen ' +
           'before changes nothing again.',
+        // No bearer token: only the provider's signature authenticates it.
+        security: [],
         params: ProviderIdParams,
         response: { 200: Envelope(ProviderEventReceipt), 400: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope },
       },
