@@ -24,7 +24,7 @@ import {
 import { createLifecycle, type Lifecycle } from './modules/lifecycle/index.js';
 import { createWebhooks, type DeliveryRepository, type Outbox, type WebhookService } from './modules/webhooks/index.js';
 import { createSite, type SiteService } from './modules/site/index.js';
-import { createPayments, type PaymentService } from './modules/payments/index.js';
+import { createPayments, type PaymentDetails, type PaymentService } from './modules/payments/index.js';
 import { JobRunner } from './platform/jobs/runner.js';
 import { createMembers, type CredentialService, type MemberService, type PartnerRateLimit } from './modules/members/index.js';
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
@@ -60,6 +60,8 @@ export interface Services {
   opsBookings: OpsBookings;
   /** Payments of paid bookings: open, settle, fail, lapse (a job), the page's token. */
   payments: PaymentService;
+  /** The console's payment view: a payment with its provider events and refunds. */
+  paymentDetails: PaymentDetails;
   /** Locks a booking and applies actors' changes through the one booking-change writer. */
   bookings: BookingChanges;
   /** The lifecycle job: applies due steps (tests replace its `fire`). */
@@ -248,7 +250,7 @@ function createBookingCore(p: Platform) {
   jobs.register(paymentsModule.jobs.lapse);
   jobs.register(paymentsModule.jobs.nudge);
   jobs.register(paymentsModule.jobs.inbox);
-  return { catalogue, webhooks, lifecycle, booking, payments };
+  return { catalogue, webhooks, lifecycle, booking, payments, paymentDetails: paymentsModule.details };
 }
 
 /** Devices, and the site, members and visitors whose changes they enroll. */
@@ -357,7 +359,7 @@ export async function createServices(
   const p = await createPlatform(config, storage, realClock, options);
   const { clock, sandboxClock, secretBox, jobs, onError } = p;
   const auth = createAuthOn(p);
-  const { catalogue, webhooks, lifecycle, booking, payments } = createBookingCore(p);
+  const { catalogue, webhooks, lifecycle, booking, payments, paymentDetails } = createBookingCore(p);
   const { devices, site, siteSealed, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
   const calendar = createCalendarSync({
     ...{ db: storage.db, bookings: booking.bookings, rooms: catalogue, organizers: site, secretBox, clock },
@@ -387,6 +389,7 @@ export async function createServices(
     catalogue,
     site,
     payments,
+    paymentDetails,
     lifecycle,
     outbox: webhooks.outbox,
     meetings: booking.meetings,

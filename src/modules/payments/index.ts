@@ -13,12 +13,15 @@ import type { BookingChanges } from '../booking/index.js';
 import { paymentJobs, type PaymentJobs } from './jobs.js';
 import { PaymentRepository } from './payment-repository.js';
 import { PaymentService } from './payment-service.js';
+import { PaymentDetails } from './payment-details.js';
+import { ProviderLogRepository } from './provider-log-repository.js';
 import { SandboxProvider, type PaymentProvider } from './provider.js';
 import { opsPaymentRoutes, paymentPageRoutes, type PaymentsRouteDeps } from './routes.js';
 
 export { PaymentService, paymentDue, PAYMENT_LAPSED_REASON, HOLD_LAPSED_REASON, EXTENSION_LAPSED_REASON } from './payment-service.js';
 export type { NotifyResult, PaymentNotification, PaymentPageView, SettleOutcome } from './payment-service.js';
 export type { PaymentRecord, PaymentSummary, PromoCodeRecord, InboxRow } from './payment-repository.js';
+export { PaymentDetails } from './payment-details.js';
 export { SandboxProvider } from './provider.js';
 export type { PaymentProvider } from './provider.js';
 export { PAYMENTS_JOB, PAYMENT_NUDGES_JOB, PAYMENT_INBOX_JOB } from './jobs.js';
@@ -42,13 +45,16 @@ export interface PaymentsDeps {
 
 export interface PaymentsModule {
   payments: PaymentService;
+  /** The console's payment view (read only). */
+  details: PaymentDetails;
   /** The runner's handlers: lapsed deadlines, hold reminders, the notification inbox. */
   jobs: PaymentJobs;
 }
 
 export function createPayments(deps: PaymentsDeps): PaymentsModule {
+  const repo = new PaymentRepository(deps.db);
   const payments = new PaymentService({
-    repo: new PaymentRepository(deps.db),
+    repo,
     provider: deps.provider ?? new SandboxProvider(),
     bookings: deps.bookings,
     secretBox: deps.secretBox,
@@ -56,7 +62,8 @@ export function createPayments(deps: PaymentsDeps): PaymentsModule {
     realClock: deps.realClock,
     publicBaseUrl: deps.publicBaseUrl,
   });
-  return { payments, jobs: paymentJobs(payments) };
+  const details = new PaymentDetails({ repo, log: new ProviderLogRepository(deps.db) });
+  return { payments, details, jobs: paymentJobs(payments) };
 }
 
 /** The payment page (public: its unguessable token is the capability) and the ops payment routes (ops guard). */

@@ -15,11 +15,12 @@ import { optionalBody } from '../../platform/http/json-body.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
 import { PaymentIdParams, PaymentNotice, PaymentState } from '../../contract/ops.js';
-import { ConsolePayment, PaymentsQuery } from '../../contract/ops-console.js';
+import { ConsolePayment, ConsolePaymentDetail, PaymentsQuery } from '../../contract/ops-console.js';
 import { Type } from 'typebox';
 import { ServiceError, errors } from '../../platform/errors.js';
 import type { PaymentRecord } from './payment-repository.js';
 import type { PaymentPageView, PaymentService } from './payment-service.js';
+import type { PaymentDetails } from './payment-details.js';
 import {
   newNonce,
   pageHeaders,
@@ -35,6 +36,8 @@ import {
 /** What the payment routes use. */
 export interface PaymentsRouteDeps {
   payments: PaymentService;
+  /** The console's payment view: one payment with its provider events and refunds. */
+  details: PaymentDetails;
   /** The sandbox is on (development and uat): sandbox settle/fail routes and the page's Pay button exist. */
   sandbox: boolean;
   guards: RouteGuards;
@@ -43,6 +46,7 @@ export interface PaymentsRouteDeps {
 export async function opsPaymentRoutes(app: App, deps: PaymentsRouteDeps): Promise<void> {
   const payments = deps.payments;
   await paymentListRoute(app, payments);
+  await paymentDetailRoute(app, deps.details);
   const requireSandbox = async () => {
     if (!deps.sandbox) throw errors.notFound('Sandbox payments exist only in development and uat');
   };
@@ -135,6 +139,27 @@ async function paymentListRoute(app: App, payments: PaymentService): Promise<voi
           expiresAt: new Date(p.expiresAt).toISOString(),
         })),
       ),
+  );
+}
+
+/** GET /ops/v1/payments/{paymentId}: the console's payment view. */
+async function paymentDetailRoute(app: App, details: PaymentDetails): Promise<void> {
+  app.get(
+    '/ops/v1/payments/:paymentId',
+    {
+      schema: {
+        tags: ['ops'],
+        summary: 'One payment: provider and reference, the provider events received for it, its voids and refunds',
+        security: [{ opsToken: [] }],
+        params: PaymentIdParams,
+        response: { 200: Envelope(ConsolePaymentDetail), 400: ErrorEnvelope, 401: ErrorEnvelope, 404: ErrorEnvelope },
+      },
+    },
+    async (req) => {
+      const detail = await details.detail(req.params.paymentId);
+      if (!detail) throw errors.notFound('Payment not found');
+      return ok(detail);
+    },
   );
 }
 
