@@ -195,6 +195,8 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /ops/v1/webhooks/{id}/deliveries': 'listWebhookDeliveries',
   'POST /ops/v1/deliveries/{deliveryId}/redeliver': 'redeliverDelivery',
   'GET /ops/v1/payments': 'listPayments',
+  'GET /ops/v1/payments/{paymentId}': 'getPayment',
+  'GET /ops/v1/meetings/{id}/payment': 'getMeetingPayment',
   'POST /ops/v1/payments/{paymentId}/settle': 'settlePayment',
   'POST /ops/v1/payments/{paymentId}/fail': 'failPayment',
   'GET /ops/v1/devices': 'listDevices',

@@ -140,6 +140,10 @@ describe('GET /ops/v1/payments/{paymentId}', () => {
         updatedAt: new Date(t0 + 180_000).toISOString(),
       },
     ]);
+    // The booking's newest payment reads the same through the booking.
+    const byMeeting = await svc.ops<{ data: ConsolePaymentDetail }>('GET', `/ops/v1/meetings/${p.meetingId}/payment`);
+    expect(byMeeting.status).toBe(200);
+    expect(byMeeting.body.data).toEqual(d);
     // Nothing of a provider account's secrets.
     expect(res.text).not.toMatch(/secret|whsec_|sk_(test|live)_/i);
   });
@@ -155,9 +159,13 @@ describe('GET /ops/v1/payments/{paymentId}', () => {
     const unknown = await svc.ops('GET', `/ops/v1/payments/${'0'.repeat(24)}`);
     expect(unknown.status).toBe(404);
     expect(unknown.body).toMatchObject({ success: false, code: 'KS005' });
+    const noBooking = await svc.ops('GET', `/ops/v1/meetings/${'0'.repeat(24)}/payment`);
+    expect(noBooking.status).toBe(404);
     const p = await seed();
     const anon = await svc.request('GET', `/ops/v1/payments/${p.payment.paymentId}`, { token: null });
     expect(anon.status).toBe(401);
+    const anonByMeeting = await svc.request('GET', `/ops/v1/meetings/${p.meetingId}/payment`, { token: null });
+    expect(anonByMeeting.status).toBe(401);
   });
 
   it('is in the OpenAPI document', async () => {

@@ -4,7 +4,7 @@
  * Read only; never a secret (the provider account's keys are not read here).
  */
 import type { ConsolePaymentDetail, ConsoleProviderAction, ConsoleProviderEvent } from '../../contract/ops-console.js';
-import type { PaymentRepository } from './payment-repository.js';
+import type { PaymentRecord, PaymentRepository } from './payment-repository.js';
 import type { ProviderActionRow, ProviderEventRow, ProviderLogRepository } from './provider-log-repository.js';
 import { fromMinor } from './rules/pricing.js';
 
@@ -47,7 +47,16 @@ export class PaymentDetails {
   /** The payment's detail, or undefined for an unknown id. */
   async detail(paymentId: string): Promise<ConsolePaymentDetail | undefined> {
     const p = await this.deps.repo.byId(paymentId);
-    if (!p) return undefined;
+    return p && this.describe(p);
+  }
+
+  /** The detail of a booking's newest payment (the one its booking detail shows), or undefined when it has none. */
+  async ofMeeting(meetingId: string): Promise<ConsolePaymentDetail | undefined> {
+    const p = await this.deps.repo.latestOf(meetingId);
+    return p && this.describe(p);
+  }
+
+  private async describe(p: PaymentRecord): Promise<ConsolePaymentDetail> {
     const [events, actions] = await Promise.all([this.deps.log.eventsOf(p.id), this.deps.log.actionsOf(p.id)]);
     return {
       _id: p.id,

@@ -14,6 +14,7 @@ import type { RouteGuards } from '../../platform/http/module.js';
 import { optionalBody } from '../../platform/http/json-body.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
+import { IdParams } from '../../contract/common.js';
 import { PaymentIdParams, PaymentNotice, PaymentState } from '../../contract/ops.js';
 import { ConsolePayment, ConsolePaymentDetail, PaymentsQuery } from '../../contract/ops-console.js';
 import { Type } from 'typebox';
@@ -142,7 +143,7 @@ async function paymentListRoute(app: App, payments: PaymentService): Promise<voi
   );
 }
 
-/** GET /ops/v1/payments/{paymentId}: the console's payment view. */
+/** GET /ops/v1/payments/{paymentId} and GET /ops/v1/meetings/{id}/payment: the console's payment view. */
 async function paymentDetailRoute(app: App, details: PaymentDetails): Promise<void> {
   app.get(
     '/ops/v1/payments/:paymentId',
@@ -158,6 +159,23 @@ async function paymentDetailRoute(app: App, details: PaymentDetails): Promise<vo
     async (req) => {
       const detail = await details.detail(req.params.paymentId);
       if (!detail) throw errors.notFound('Payment not found');
+      return ok(detail);
+    },
+  );
+  app.get(
+    '/ops/v1/meetings/:id/payment',
+    {
+      schema: {
+        tags: ['ops'],
+        summary: "A booking's newest payment, as GET /ops/v1/payments/{paymentId} shows it",
+        security: [{ opsToken: [] }],
+        params: IdParams,
+        response: { 200: Envelope(ConsolePaymentDetail), 400: ErrorEnvelope, 401: ErrorEnvelope, 404: ErrorEnvelope },
+      },
+    },
+    async (req) => {
+      const detail = await details.ofMeeting(req.params.id);
+      if (!detail) throw errors.notFound('This booking has no payment');
       return ok(detail);
     },
   );
