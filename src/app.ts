@@ -238,7 +238,13 @@ async function registerModules(app: App, services: Services): Promise<void> {
     partnerRateLimit: { hit: (key) => services.partnerRateLimit.hit(key) },
   });
   // The web payment page (public, its unguessable token is the capability) and the ops payment routes.
-  await payments.register(app, { payments: services.payments, sync: services.paymentSync, sandbox: services.sandboxClock.enabled, guards });
+  await payments.register(app, {
+    payments: services.payments,
+    sync: services.paymentSync,
+    details: services.paymentDetails,
+    sandbox: services.sandboxClock.enabled,
+    guards,
+  });
   await webhooks.register(app, { webhooks: services.webhooks, guards });
   // The room feeds (public: the unguessable token in the address is the capability), iTIP messages and feed addresses (ops).
   await calendarSync.register(app, { calendarSync: services.calendarSync, roomFeeds: services.roomFeeds, guards });

@@ -24,7 +24,7 @@ import {
 import { createLifecycle, type Lifecycle } from './modules/lifecycle/index.js';
 import { createWebhooks, type DeliveryRepository, type Outbox, type WebhookService } from './modules/webhooks/index.js';
 import { createSite, type SiteService } from './modules/site/index.js';
-import { createPayments, type PaymentService, type ProviderSync } from './modules/payments/index.js';
+import { createPayments, type PaymentDetails, type PaymentService, type ProviderSync } from './modules/payments/index.js';
 import { JobRunner } from './platform/jobs/runner.js';
 import { createMembers, type CredentialService, type MemberService, type PartnerRateLimit } from './modules/members/index.js';
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
@@ -62,6 +62,8 @@ export interface Services {
   payments: PaymentService;
   /** Provider events (the webhook route), reconciliation, voids and refunds at the provider. */
   paymentSync: ProviderSync;
+  /** The console's payment view: a payment with its provider events and refunds. */
+  paymentDetails: PaymentDetails;
   /** Locks a booking and applies actors' changes through the one booking-change writer. */
   bookings: BookingChanges;
   /** The lifecycle job: applies due steps (tests replace its `fire`). */
@@ -253,7 +255,7 @@ function createBookingCore(p: Platform) {
   jobs.register(paymentsModule.jobs.inbox);
   jobs.register(paymentsModule.jobs.reconcile);
   jobs.register(paymentsModule.jobs.providerActions);
-  return { catalogue, webhooks, lifecycle, booking, payments, paymentSync: paymentsModule.sync };
+  return { catalogue, webhooks, lifecycle, booking, payments, paymentSync: paymentsModule.sync, paymentDetails: paymentsModule.details };
 }
 
 /** Devices, and the site, members and visitors whose changes they enroll. */
@@ -363,7 +365,7 @@ export async function createServices(
   const p = await createPlatform(config, storage, realClock, options);
   const { clock, sandboxClock, secretBox, jobs, onError } = p;
   const auth = createAuthOn(p);
-  const { catalogue, webhooks, lifecycle, booking, payments, paymentSync } = createBookingCore(p);
+  const { catalogue, webhooks, lifecycle, booking, payments, paymentSync, paymentDetails } = createBookingCore(p);
   const { devices, site, siteSealed, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
   const calendar = createCalendarSync({
     ...{ db: storage.db, bookings: booking.bookings, rooms: catalogue, organizers: site, secretBox, clock },
@@ -394,6 +396,7 @@ export async function createServices(
     site,
     payments,
     paymentSync,
+    paymentDetails,
     lifecycle,
     outbox: webhooks.outbox,
     meetings: booking.meetings,

@@ -13,6 +13,7 @@ import type {
   ConsoleInvite,
   ConsoleListener,
   ConsolePayment,
+  ConsolePaymentDetail,
   ConsoleSite,
   OpsMeeting,
   OpsMeetingDetail,
@@ -53,6 +54,8 @@ export type Device = ConsoleDevice;
 export type Invite = ConsoleInvite;
 export type Clock = ClockState;
 export type PendingPayment = ConsolePayment;
+/** One payment with its provider, provider events and voids/refunds (GET /ops/v1/meetings/:id/payment). */
+export type PaymentDetail = ConsolePaymentDetail;
 export type Session = SessionStarted;
 
 export class ApiError extends Error {

@@ -294,6 +294,49 @@ export const ConsolePayment = Type.Object({
 });
 export type ConsolePayment = Static<typeof ConsolePayment>;
 
+/** A provider event recorded for a payment, as the console shows it. */
+export const ConsoleProviderEvent = Type.Object({
+  _id: Type.String(),
+  eventId: Type.String({ description: "The provider's own id of the event" }),
+  type: Type.String({ description: 'The event type as the provider names it (e.g. payment_intent.succeeded)' }),
+  verified: Type.Boolean({ description: "Whether the provider's signature or a re-read from the provider's API confirmed it" }),
+  outcome: Nullable(Type.String({ description: 'What the service did with it; null while not acted on' })),
+  receivedAt: DateTime('When it arrived (real time)'),
+});
+export type ConsoleProviderEvent = Static<typeof ConsoleProviderEvent>;
+
+/** A void or refund the service owes the provider for a payment. */
+export const ConsoleProviderAction = Type.Object({
+  _id: Type.String(),
+  action: Type.Enum(['void', 'refund'], { description: 'void: the unpaid payment object is cancelled; refund: money goes back' }),
+  amount: Type.Number({ description: 'In major units of the currency' }),
+  currency: Type.String(),
+  status: Type.String({
+    description: "queued (not sent yet), pending (the provider accepted it and waits, e.g. for the payer's bank), succeeded, failed",
+  }),
+  providerRef: Nullable(Type.String({ description: "The provider's id of the refund or cancel, once it has one" })),
+  reason: Nullable(Type.String()),
+  lastError: Nullable(Type.String({ description: 'The last refusal or error from the provider, if any' })),
+  createdAt: DateTime(),
+  updatedAt: DateTime(),
+});
+export type ConsoleProviderAction = Static<typeof ConsoleProviderAction>;
+
+/** One payment with its provider, the events the provider sent about it and its voids/refunds. */
+export const ConsolePaymentDetail = Type.Object({
+  ...ConsolePayment.properties,
+  invoiceNo: Type.String(),
+  kind: Type.String({ description: 'checkout, quote or extension' }),
+  provider: Type.String({ description: 'sandbox, stripe or opn' }),
+  providerRef: Nullable(Type.String({ description: "The provider's id of the payment object (PaymentIntent, charge)" })),
+  failedAttempts: Type.Integer({ minimum: 0 }),
+  createdAt: DateTime(),
+  settledAt: Nullable(DateTime()),
+  events: Type.Array(ConsoleProviderEvent, { description: 'Oldest first' }),
+  refunds: Type.Array(ConsoleProviderAction, { description: 'Voids and refunds, oldest first' }),
+});
+export type ConsolePaymentDetail = Static<typeof ConsolePaymentDetail>;
+
 // ---------------------------------------------------------------------------
 // Change stream
 // ---------------------------------------------------------------------------

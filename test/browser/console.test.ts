@@ -22,6 +22,7 @@ import { OPS_TOKEN, startTestService, type TestService } from '../support/test-s
 import { actAsToken, appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
 import { at, dayAhead, setClock } from '../support/catalogue.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { seedProviderAction, seedProviderEvent } from '../support/provider-log.js';
 import { demoSiteDocument } from '../../src/modules/sandbox/apply-demo.js';
 import { buildConsole } from '../../scripts/build-console.js';
 
@@ -555,6 +556,98 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
       await phone.close();
     }
   }, 120_000);
+
+  it('opens the payment view: provider, reference, provider events and a pending refund (English and Thai, desktop and phone)', async () => {
+    const paid = await book({
+      meetingRoomId: id('demo-mango'),
+      title: 'Quarterly review',
+      startDateTime: at(D, '13:00'),
+      endDateTime: at(D, '14:00'),
+    });
+    expect(paid.status).toBe('unpaid');
+    const db = svc.services.storage.db;
+    const payment = await db
+      .selectFrom('payments')
+      .select(['id', 'amount_minor'])
+      .where('meeting_id', '=', paid._id)
+      .executeTakeFirstOrThrow();
+    expect((await svc.ops('POST', `/ops/v1/payments/${payment.id}/settle`, {})).status).toBe(200);
+    await db
+      .updateTable('payments')
+      .set({ provider: 'stripe', provider_ref: 'pi_3QxTestPromptPay01' })
+      .where('id', '=', payment.id)
+      .execute();
+    const t0 = svc.services.clock.now();
+    await seedProviderEvent(svc, payment.id, {
+      eventId: 'evt_forged',
+      type: 'payment_intent.succeeded',
+      verified: false,
+      receivedAt: t0 - 240_000,
+    });
+    await seedProviderEvent(svc, payment.id, {
+      eventId: 'evt_1Failed',
+      type: 'payment_intent.payment_failed',
+      verified: true,
+      outcome: 'failed-attempt',
+      receivedAt: t0 - 180_000,
+    });
+    await seedProviderEvent(svc, payment.id, {
+      eventId: 'evt_2Paid',
+      type: 'payment_intent.succeeded',
+      verified: true,
+      outcome: 'settled',
+      receivedAt: t0 - 120_000,
+    });
+    await seedProviderAction(svc, payment.id, {
+      action: 'refund',
+      amountMinor: Number(payment.amount_minor),
+      status: 'pending',
+      reason: 'Cancelled by staff after payment',
+      providerRef: 're_3QxTestRefund01',
+      createdAt: t0 - 60_000,
+    });
+    const open = async (p: Page) => {
+      await p.goto(`${svc.url}/console#/booking/${paid._id}`);
+      await p.getByRole('button', { name: 'Provider, events and refunds' }).click();
+      const view = p.locator('#payment-view');
+      await view.getByText('pi_3QxTestPromptPay01').waitFor();
+      return view;
+    };
+    const view = await open(page);
+    const events = (await view.locator('tbody').first().innerText()).replace(/\s+/g, ' ');
+    // Oldest first, verified or not.
+    expect(events.indexOf('Not verified')).toBeLessThan(events.indexOf('failed-attempt'));
+    expect(events.indexOf('failed-attempt')).toBeLessThan(events.indexOf('settled'));
+    const refunds = (await view.locator('tbody').nth(1).innerText()).replace(/\s+/g, ' ');
+    expect(refunds).toContain('re_3QxTestRefund01');
+    expect(refunds).toContain('Pending (waiting on the provider / payer’s bank)');
+    await view.getByText(/waiting on the payer’s bank/).waitFor();
+    await shot(page, 'payment-view-desktop');
+    await page.getByRole('button', { name: 'ภาษาไทย' }).click();
+    await view.getByText('เหตุการณ์จากผู้ให้บริการ').waitFor();
+    await view.getByText('✕ ไม่ได้ยืนยัน').waitFor();
+    await shot(page, 'payment-view-thai-desktop');
+    await page.getByRole('button', { name: 'English' }).click();
+    await view.getByText('Provider events').waitFor();
+
+    const phone = await browser.newContext({ ...PHONE, locale: 'en-GB' });
+    try {
+      const p = await phone.newPage();
+      const phoneSeen = watch(p);
+      await signIn(p);
+      await open(p);
+      await fitsWidth(p, 390, 'payment-view');
+      await shot(p, 'payment-view-phone');
+      await p.getByRole('button', { name: 'ภาษาไทย' }).click();
+      await p.locator('#payment-view').getByText('การคืนเงินและการยกเลิกรายการ').waitFor();
+      await fitsWidth(p, 390, 'payment-view-thai');
+      await shot(p, 'payment-view-thai-phone');
+      expect(phoneSeen.problems).toEqual([]);
+    } finally {
+      await phone.close();
+    }
+    expect(seen.problems).toEqual([]);
+  }, 90_000);
 
   // Last: it moves the sandbox clock years ahead of the browser's.
   it("defaults the bookings screen's dates to the service clock, not the browser's", async () => {

@@ -196,6 +196,8 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /ops/v1/deliveries/{deliveryId}/redeliver': 'redeliverDelivery',
   'GET /ops/v1/payments': 'listPayments',
   'POST /payments/webhooks/{providerId}': 'receiveProviderEvent',
+  'GET /ops/v1/payments/{paymentId}': 'getPayment',
+  'GET /ops/v1/meetings/{id}/payment': 'getMeetingPayment',
   'POST /ops/v1/payments/{paymentId}/settle': 'settlePayment',
   'POST /ops/v1/payments/{paymentId}/fail': 'failPayment',
   'GET /ops/v1/devices': 'listDevices',

@@ -6,6 +6,7 @@ import { label, useI18n } from '../i18n.js';
 import { useLiveChanges } from '../live.js';
 import { useSite, zoneOf } from '../site.js';
 import { DataTable, Empty, Notice, Show, StatusBadge, useAction, useLoad, type Column } from '../ui.js';
+import { PaymentView } from './payment-view.js';
 
 /** "Name <email>", or just the name when the organizer has no email (an app books as itself without one). */
 export function organizerText(o: NonNullable<Meeting['organizer']>): string {
@@ -127,7 +128,17 @@ function BookingFacts({ b, tz, onChange }: { b: MeetingDetail; tz: string; onCha
   );
 }
 
-function PaymentFacts({ payment, tz }: { payment: MeetingDetail['payment']; tz: string }) {
+function PaymentFacts({
+  payment,
+  tz,
+  open,
+  onToggle,
+}: {
+  payment: MeetingDetail['payment'];
+  tz: string;
+  open: boolean;
+  onToggle: () => void;
+}) {
   const { t, lang } = useI18n();
   return (
     <div class="card">
@@ -146,6 +157,11 @@ function PaymentFacts({ payment, tz }: { payment: MeetingDetail['payment']; tz: 
       ) : (
         <Empty>{t('noPayment')}</Empty>
       )}
+      {payment ? (
+        <button type="button" class="btn" aria-expanded={open} aria-controls={PAYMENT_VIEW_ID} onClick={onToggle}>
+          {t(open ? 'hidePaymentDetails' : 'paymentDetails')}
+        </button>
+      ) : null}
     </div>
   );
 }
@@ -167,8 +183,11 @@ function HistoryTable({ history, tz }: { history: HistoryEntry[]; tz: string }) 
   );
 }
 
+const PAYMENT_VIEW_ID = 'payment-view';
+
 export function BookingDetail({ id }: { id: string }) {
   const { t } = useI18n();
+  const [paymentOpen, setPaymentOpen] = useState(false);
   const { site } = useSite();
   const m = useLoad(() => get<MeetingDetail>(`/ops/v1/meetings/${id}`), [id]);
   useLiveChanges(['meeting'], m.reload);
@@ -186,7 +205,8 @@ export function BookingDetail({ id }: { id: string }) {
           return (
             <div class="detail-grid">
               <BookingFacts b={b} tz={tz} onChange={m.reload} />
-              <PaymentFacts payment={b.payment} tz={tz} />
+              <PaymentFacts payment={b.payment} tz={tz} open={paymentOpen} onToggle={() => setPaymentOpen(!paymentOpen)} />
+              {b.payment && paymentOpen ? <PaymentView meetingId={b._id} tz={tz} id={PAYMENT_VIEW_ID} /> : null}
               <HistoryTable history={b.history} tz={tz} />
             </div>
           );

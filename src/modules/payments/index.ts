@@ -20,10 +20,13 @@ import { ProviderSync } from './provider-sync.js';
 import { opnProvider } from './providers/opn.js';
 import { stripeProvider } from './providers/stripe.js';
 import { opsPaymentRoutes, paymentPageRoutes, providerWebhookRoutes, type PaymentsRouteDeps } from './routes.js';
+import { PaymentDetails } from './payment-details.js';
+import { ProviderLogRepository } from './provider-log-repository.js';
 
 export { PaymentService, paymentDue, PAYMENT_LAPSED_REASON, HOLD_LAPSED_REASON, EXTENSION_LAPSED_REASON } from './payment-service.js';
 export type { NotifyResult, PaymentNotification, PaymentPageView, SettleOutcome } from './payment-service.js';
 export type { PaymentRecord, PaymentSummary, PromoCodeRecord, InboxRow } from './payment-repository.js';
+export { PaymentDetails } from './payment-details.js';
 export { SandboxProvider } from './provider.js';
 export type { PaymentProvider } from './provider.js';
 export { PAYMENTS_JOB, PAYMENT_NUDGES_JOB, PAYMENT_INBOX_JOB, PAYMENT_RECONCILE_JOB, PAYMENT_PROVIDER_ACTIONS_JOB } from './jobs.js';
@@ -54,6 +57,8 @@ export interface PaymentsModule {
   payments: PaymentService;
   /** Provider events, reconciliation, voids and refunds at the provider. */
   sync: ProviderSync;
+  /** The console's payment view (read only). */
+  details: PaymentDetails;
   /** The runner's handlers: lapsed deadlines, hold reminders, the notification inbox. */
   jobs: PaymentJobs;
 }
@@ -91,7 +96,8 @@ export function createPayments(deps: PaymentsDeps): PaymentsModule {
     realClock: deps.realClock,
     reconcileAfterMs: deps.policy.reconcileAfterMs,
   });
-  return { payments, sync, jobs: paymentJobs(payments, sync) };
+  const details = new PaymentDetails({ repo, log: new ProviderLogRepository(deps.db) });
+  return { payments, sync, details, jobs: paymentJobs(payments, sync) };
 }
 
 /** The payment page (public: its unguessable token is the capability) and the ops payment routes (ops guard). */

@@ -15,13 +15,15 @@ import type { RouteGuards } from '../../platform/http/module.js';
 import { optionalBody } from '../../platform/http/json-body.js';
 import { ok } from '../../platform/http/envelope.js';
 import { Envelope, ErrorEnvelope } from '../../contract/envelope.js';
+import { IdParams } from '../../contract/common.js';
 import { PaymentIdParams, PaymentNotice, PaymentState, ProviderEventReceipt, ProviderIdParams } from '../../contract/ops.js';
-import { ConsolePayment, PaymentsQuery } from '../../contract/ops-console.js';
+import { ConsolePayment, ConsolePaymentDetail, PaymentsQuery } from '../../contract/ops-console.js';
 import { Type } from 'typebox';
 import { ServiceError, errors } from '../../platform/errors.js';
 import type { PaymentRecord } from './payment-repository.js';
 import type { PaymentPageView, PaymentService } from './payment-service.js';
 import type { ProviderSync } from './provider-sync.js';
+import type { PaymentDetails } from './payment-details.js';
 import {
   newNonce,
   pageHeaders,
@@ -40,6 +42,8 @@ export interface PaymentsRouteDeps {
   payments: PaymentService;
   /** Provider events (POST /payments/webhooks/{providerId}). */
   sync: ProviderSync;
+  /** The console's payment view: one payment with its provider events and refunds. */
+  details: PaymentDetails;
   /** The sandbox is on (development and uat): sandbox settle/fail routes and the page's Pay button exist. */
   sandbox: boolean;
   guards: RouteGuards;
@@ -48,6 +52,7 @@ export interface PaymentsRouteDeps {
 export async function opsPaymentRoutes(app: App, deps: PaymentsRouteDeps): Promise<void> {
   const payments = deps.payments;
   await paymentListRoute(app, payments);
+  await paymentDetailRoute(app, deps.details);
   const requireSandbox = async () => {
     if (!deps.sandbox) throw errors.notFound('Sandbox payments exist only in development and uat');
   };
@@ -217,6 +222,44 @@ async function paymentStatusRoute(app: App, payments: PaymentService): Promise<v
     const redirectUrl = ended ? (redirectTarget(view.redirectUrl, view.meetingId, ended) ?? null) : null;
     return json(200, { state: view.state, redirectUrl });
   });
+}
+
+/** GET /ops/v1/payments/{paymentId} and GET /ops/v1/meetings/{id}/payment: the console's payment view. */
+async function paymentDetailRoute(app: App, details: PaymentDetails): Promise<void> {
+  app.get(
+    '/ops/v1/payments/:paymentId',
+    {
+      schema: {
+        tags: ['ops'],
+        summary: 'One payment: provider and reference, the provider events received for it, its voids and refunds',
+        security: [{ opsToken: [] }],
+        params: PaymentIdParams,
+        response: { 200: Envelope(ConsolePaymentDetail), 400: ErrorEnvelope, 401: ErrorEnvelope, 404: ErrorEnvelope },
+      },
+    },
+    async (req) => {
+      const detail = await details.detail(req.params.paymentId);
+      if (!detail) throw errors.notFound('Payment not found');
+      return ok(detail);
+    },
+  );
+  app.get(
+    '/ops/v1/meetings/:id/payment',
+    {
+      schema: {
+        tags: ['ops'],
+        summary: "A booking's newest payment, as GET /ops/v1/payments/{paymentId} shows it",
+        security: [{ opsToken: [] }],
+        params: IdParams,
+        response: { 200: Envelope(ConsolePaymentDetail), 400: ErrorEnvelope, 401: ErrorEnvelope, 404: ErrorEnvelope },
+      },
+    },
+    async (req) => {
+      const detail = await details.ofMeeting(req.params.id);
+      if (!detail) throw errors.notFound('This booking has no payment');
+      return ok(detail);
+    },
+  );
 }
 
 /** The hosted web payment page (`payment.webPaymentUrl`); public, hidden from the OpenAPI document. */

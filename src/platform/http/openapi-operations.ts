@@ -183,6 +183,15 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     operationId: 'listPayments',
     description: 'Lists payments, newest first (at most 500), optionally only those of one status.',
   },
+  'GET /ops/v1/payments/{paymentId}': {
+    operationId: 'getPayment',
+    description:
+      "One payment as the console's payment view shows it: its provider and the provider's reference, status, amount and failed attempts, every event the provider posted about it (oldest first, whether its signature or a re-read verified it) and its voids and refunds with their state. Never a key or secret.",
+  },
+  'GET /ops/v1/meetings/{id}/payment': {
+    operationId: 'getMeetingPayment',
+    description: 'The newest payment of a booking, in the same shape as getPayment; 404 when the booking has no payment.',
+  },
   'POST /ops/v1/payments/{paymentId}/settle': {
     operationId: 'settlePayment',
     description:
