@@ -165,6 +165,34 @@ export function describeProviderScenarios(name: string, makeDriver: () => Provid
       expect(eventKinds(await kit().eventsOf(`Room ${key}`))).toEqual(['BOOK']);
     });
 
+    it('an event stored but never applied (the service stopped in between) is applied when the provider sends it again', async () => {
+      const d = newDay();
+      await s.c.clockTo('08:00', d);
+      const { m, ref } = await s.bookPaid(nextRoom(), '10:00', '11:00', d);
+      s.driver.pay(ref);
+      const event = s.driver.paidEvent(ref);
+      const eventId = (JSON.parse(event.body) as { id: string }).id;
+      await s.c.svc.services.storage.db
+        .insertInto('payment_provider_events')
+        .values({
+          id: 'ee0000000000000000000001',
+          provider_id: s.providerId,
+          event_id: eventId,
+          type: 'stored before a crash',
+          verified: 1,
+          payment_id: m.payment.paymentId,
+          provider_ref: ref,
+          outcome: null,
+          received_at: Date.now(),
+        })
+        .execute();
+      const res = await s.post(event);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data).toMatchObject({ duplicate: false, outcome: 'settled' });
+      expect((await s.c.get(m._id)).status).toBe('active');
+      expect((await s.post(event)).body.data).toMatchObject({ duplicate: true });
+    });
+
     it('refuses a forged or unsigned event with 400 and changes nothing', async () => {
       const d = newDay();
       await s.c.clockTo('08:00', d);
@@ -261,7 +289,13 @@ export function describeProviderScenarios(name: string, makeDriver: () => Provid
       expect(s.driver.refundsOf(ref)).toEqual([{ amount: 20000, status: 'pending' }]);
       const detail = await s.c.svc.ops('GET', `/ops/v1/payments/${m.payment.paymentId}`);
       expect(detail.status, detail.text).toBe(200);
-      expect(detail.body.data.refunds).toEqual([expect.objectContaining({ action: 'refund', status: 'pending', amount: 200 })]);
+      // The void sent at the lapse, then the refund of the money that came anyway, waiting on the payer's bank.
+      expect(detail.body.data.refunds).toEqual([
+        expect.objectContaining({ action: 'void', status: 'succeeded', amount: 200 }),
+        expect.objectContaining({ action: 'refund', status: 'pending', amount: 200 }),
+      ]);
+      expect(detail.body.data).toMatchObject({ provider: s.driver.provider, providerRef: ref, status: 'refunded' });
+      expect(detail.body.data.events).toEqual([expect.objectContaining({ verified: true, outcome: 'refunded' })]);
       expect((await s.c.get(m._id)).status).toBe('cancelled');
       expect(eventKinds(await kit().eventsOf(`Room ${key}`))).toEqual(['CANCEL']);
     });

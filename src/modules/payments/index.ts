@@ -21,7 +21,6 @@ import { opnProvider } from './providers/opn.js';
 import { stripeProvider } from './providers/stripe.js';
 import { opsPaymentRoutes, paymentPageRoutes, providerWebhookRoutes, type PaymentsRouteDeps } from './routes.js';
 import { PaymentDetails } from './payment-details.js';
-import { ProviderLogRepository } from './provider-log-repository.js';
 
 export { PaymentService, paymentDue, PAYMENT_LAPSED_REASON, HOLD_LAPSED_REASON, EXTENSION_LAPSED_REASON } from './payment-service.js';
 export type { NotifyResult, PaymentNotification, PaymentPageView, SettleOutcome } from './payment-service.js';
@@ -96,7 +95,7 @@ export function createPayments(deps: PaymentsDeps): PaymentsModule {
     realClock: deps.realClock,
     reconcileAfterMs: deps.policy.reconcileAfterMs,
   });
-  const details = new PaymentDetails({ repo, log: new ProviderLogRepository(deps.db) });
+  const details = new PaymentDetails({ repo, log: records });
   return { payments, sync, details, jobs: paymentJobs(payments, sync) };
 }
 

@@ -5,7 +5,7 @@
  */
 import type { ConsolePaymentDetail, ConsoleProviderAction, ConsoleProviderEvent } from '../../contract/ops-console.js';
 import type { PaymentRecord, PaymentRepository } from './payment-repository.js';
-import type { ProviderActionRow, ProviderEventRow, ProviderLogRepository } from './provider-log-repository.js';
+import type { ProviderActionRow, ProviderEventRow, ProviderRecordsRepository } from './provider-records-repository.js';
 import { fromMinor } from './rules/pricing.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -40,7 +40,7 @@ export class PaymentDetails {
   constructor(
     private readonly deps: {
       repo: PaymentRepository;
-      log: ProviderLogRepository;
+      log: ProviderRecordsRepository;
     },
   ) {}
 

@@ -26,16 +26,23 @@ export class ProviderRecordsRepository {
   }
 
   /**
-   * Stores a posted event; false when a verified event with this id was stored before
-   * (a provider's retry). Unverified events are each stored (the console shows them).
+   * Stores a verified event once per provider event id and returns the stored row: this one,
+   * or the one stored before (a provider's retry). An earlier row without an outcome was not
+   * applied (the service failed midway): the caller applies it again, which the inbox makes safe.
    */
-  async recordEvent(e: Insertable<PaymentProviderEventTable>, db: Db = this.db): Promise<boolean> {
-    const res = await db
+  async recordEvent(e: Insertable<PaymentProviderEventTable>, db: Db = this.db): Promise<ProviderEventRow> {
+    await db
       .insertInto('payment_provider_events')
       .values(e)
       .onConflict((oc) => oc.columns(['provider_id', 'verified', 'event_id']).doNothing())
-      .executeTakeFirst();
-    return Number(res.numInsertedOrUpdatedRows ?? 0) === 1;
+      .execute();
+    return db
+      .selectFrom('payment_provider_events')
+      .selectAll()
+      .where('provider_id', '=', e.provider_id)
+      .where('verified', '=', e.verified)
+      .where('event_id', '=', e.event_id)
+      .executeTakeFirstOrThrow();
   }
 
   async setEventOutcome(id: string, outcome: string, db: Db = this.db): Promise<void> {
@@ -94,7 +101,19 @@ export class ProviderRecordsRepository {
       .execute();
   }
 
-  async actionsOfPayment(paymentId: string, db: Db = this.db): Promise<ProviderActionRow[]> {
+  /** The provider events recorded for a payment, oldest first (the console's payment view). */
+  async eventsOf(paymentId: string, db: Db = this.db): Promise<ProviderEventRow[]> {
+    return db
+      .selectFrom('payment_provider_events')
+      .selectAll()
+      .where('payment_id', '=', paymentId)
+      .orderBy('received_at')
+      .orderBy('id')
+      .execute();
+  }
+
+  /** The voids and refunds of a payment, oldest first (the console's payment view). */
+  async actionsOf(paymentId: string, db: Db = this.db): Promise<ProviderActionRow[]> {
     return db
       .selectFrom('payment_provider_actions')
       .selectAll()

@@ -66,9 +66,8 @@ export class ProviderSync {
     if (!provider || provider === this.deps.providers.sandbox) throw errors.notFound('Payment provider not found');
     const event = await this.verify(provider, rawBody, headers);
     const payment = event.ref ? await this.deps.repo.byProviderRef(providerId, event.ref) : undefined;
-    const rowId = newId(this.deps.realClock.now());
-    const fresh = await this.deps.records.recordEvent({
-      id: rowId,
+    const stored = await this.deps.records.recordEvent({
+      id: newId(this.deps.realClock.now()),
       provider_id: providerId,
       event_id: event.eventId,
       type: event.type.slice(0, 200),
@@ -78,10 +77,11 @@ export class ProviderSync {
       outcome: null,
       received_at: this.deps.realClock.now(),
     });
-    if (!fresh) return { received: true, duplicate: true, outcome: 'duplicate' };
+    // Seen and applied before: nothing again. Seen but never applied (a crash between the two): applied now.
+    if (stored.outcome !== null) return { received: true, duplicate: true, outcome: 'duplicate' };
     if (event.refund) await this.refundReported(event.refund);
     const outcome = await this.applyEvent(providerId, provider, event, payment);
-    await this.deps.records.setEventOutcome(rowId, outcome);
+    await this.deps.records.setEventOutcome(stored.id, outcome);
     return { received: true, duplicate: false, outcome };
   }
 
