@@ -17,6 +17,14 @@ const PROD_SECRETS_KEY = 'a'.repeat(64);
 
 describe('web payment page in production with the sandbox provider', () => {
   let svc: TestService;
+  /** Presses the page's Pay button (its form's POST), without following the answer's redirect. */
+  const pressPay = (pagePath: string) =>
+    fetch(svc.url + pagePath, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+    });
   let ids: SiteIds;
   let D: DateTime;
 
@@ -46,12 +54,7 @@ describe('web payment page in production with the sandbox provider', () => {
     expect(html).toContain('Online payment is not available');
     expect(html).not.toContain('aria-label="Pay"');
 
-    const post = await fetch(svc.url + p.pagePath, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: '',
-    });
+    const post = await pressPay(p.pagePath);
     expect(post.status).toBe(303);
     expect(post.headers.get('location')).not.toContain('status=paid');
     const payment = await svc.services.payments.byId(p.payment.paymentId);
@@ -77,12 +80,7 @@ describe('web payment page in production with the sandbox provider', () => {
     expect(html).not.toMatch(/<button|<form/);
     const status = await fetch(`${svc.url}/pay/${p.token}/status`);
     expect(await status.json()).toEqual({ state: 'payable', redirectUrl: null });
-    const post = await fetch(svc.url + p.pagePath, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: '',
-    });
+    const post = await pressPay(p.pagePath);
     expect(post.status).toBe(303);
     expect((await svc.services.payments.byId(p.payment.paymentId))?.status).toBe('pending');
   });
