@@ -142,6 +142,9 @@ export function describeProviderScenarios(name: string, makeDriver: () => Provid
     });
 
     const payment = async (paymentId: string) => (await s.c.svc.services.payments.byId(paymentId))!;
+    /** Provider references of every payment the service stored. */
+    const providerRefs = async () =>
+      (await s.c.svc.services.storage.db.selectFrom('payments').select('provider_ref').execute()).map((r) => r.provider_ref);
 
     it("settles on the provider's signed event: active, `pay` history, one *_BOOK however often the event comes", async () => {
       const d = newDay();
@@ -342,6 +345,30 @@ export function describeProviderScenarios(name: string, makeDriver: () => Provid
       const { m } = await s.bookPaid(nextRoom(), '10:00', '11:00', d);
       expectError(await kit().settle(m.payment.paymentId), 409, 'KS012');
       expect((await s.c.get(m._id)).status).toBe('unpaid');
+    });
+
+    it('a booking refused after its provider object was made (the slot was taken) leaves nothing payable: the object is cancelled', async () => {
+      const d = newDay();
+      await s.c.clockTo('08:00', d);
+      const key = nextRoom();
+      await s.bookPaid(key, '10:00', '11:00', d);
+      const refsBefore = await providerRefs();
+      const res = await s.c.book({
+        meetingRoomId: s.c.id(key),
+        title: 'late',
+        startDateTime: s.c.t('10:30', d),
+        endDateTime: s.c.t('11:30', d),
+      });
+      expect(res.status, res.text).toBe(409);
+      await s.drainActions();
+      const actions = await s.c.svc.services.storage.db
+        .selectFrom('payment_provider_actions')
+        .selectAll()
+        .where('reason', '=', 'The booking it was made for was not made')
+        .execute();
+      const orphan = actions.find((a) => !refsBefore.includes(a.provider_ref!));
+      expect(orphan).toMatchObject({ action: 'void', status: 'succeeded' });
+      expect(s.driver.isCancelled(orphan!.provider_ref!)).toBe(true);
     });
 
     it('the provider down at create: 503 KS234 with Retry-After, and no booking is left (the slot books once it is back)', async () => {

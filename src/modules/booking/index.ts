@@ -55,7 +55,16 @@ export type {
   StoredRecurrence,
 } from './meeting-view.js';
 export { billingWithStatus } from './payment-port.js';
-export type { BillingEntry, BillingStatus, OpenPayment, PaymentDesk, PaymentSnapshot, PromoCode } from './payment-port.js';
+export type {
+  BillingEntry,
+  BillingStatus,
+  CheckoutToPrepare,
+  OpenPayment,
+  PaymentDesk,
+  PaymentSnapshot,
+  PreparedCheckout,
+  PromoCode,
+} from './payment-port.js';
 
 export interface BookingDeps {
   db: Kysely<Database>;

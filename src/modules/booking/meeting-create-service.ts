@@ -21,7 +21,7 @@ import { MEETING_UPDATE, actor, mayReadPin } from './meeting-access.js';
 import { meetingView, type StoredAttendee } from './meeting-view.js';
 import { newPinCode, type Actor, type HistoryEntry, type NewBooking } from './booking-change.js';
 import { scopeOf } from './booking-changes.js';
-import type { PaymentDesk } from './payment-port.js';
+import type { PaymentDesk, PreparedCheckout } from './payment-port.js';
 import { checkoutDeadline, holdDeadline, holdReminderAt } from '../payments/rules/deadlines.js';
 import type { Static } from 'typebox';
 import type { CreateMeetingBody, DraftResult } from '../../contract/meetings.js';
@@ -221,14 +221,47 @@ export class MeetingCreateService {
     };
   }
 
-  /** Under the asset's lock: the conflict read, the promo code's use, the payment, and the writer's create. */
-  private write(
+  /**
+   * Under the asset's lock: the conflict read, the promo code's use, the payment, and the writer's create.
+   * A paid booking's provider object is made first, outside the lock (a provider's latency never holds
+   * the asset, or SQLite's one writer), and cancelled at the provider if the booking is then not made.
+   */
+  private async write(
     p: Principal,
     input: CreateMeetingInput,
     plan: NewBookingPlan,
     asset: Asset,
     project: ProjectRow,
     organizer: Organizer,
+    now: number,
+  ) {
+    const prepared = plan.priced
+      ? await this.s.deps.payments.prepare({
+          projectId: project.id,
+          meetingId: plan.id,
+          currency: plan.priced.price.currency,
+          amountMinor: plan.priced.price.minor.total,
+          expiresAt: plan.paymentDueAt ?? checkoutDeadline(now),
+          payerEmail: organizer.snapshot.email,
+          now,
+        })
+      : null;
+    try {
+      return await this.writeLocked(p, input, plan, asset, project, organizer, prepared, now);
+    } catch (err) {
+      if (prepared) await this.s.deps.payments.discard(prepared);
+      throw err;
+    }
+  }
+
+  private writeLocked(
+    p: Principal,
+    input: CreateMeetingInput,
+    plan: NewBookingPlan,
+    asset: Asset,
+    project: ProjectRow,
+    organizer: Organizer,
+    prepared: PreparedCheckout | null,
     now: number,
   ) {
     const { windows, quote, priced, paymentDueAt } = plan;
@@ -238,7 +271,7 @@ export class MeetingCreateService {
       if (quote?.promoCodeId && !(await this.s.deps.payments.claimPromo(trx, quote.promoCodeId))) {
         throw errors.validation([`body.promoCode: the promo code ${input.promoCode} has been used up`]);
       }
-      const opened = priced ? await this.openPayment(trx, input, plan, priced, project, organizer, now) : null;
+      const opened = priced ? await this.openPayment(trx, input, plan, priced, project, prepared, now) : null;
       const booking: NewBooking = {
         meeting: newMeetingRow(p, input, plan, asset, project, organizer, opened, now),
         slots: plan.slots,
@@ -266,7 +299,7 @@ export class MeetingCreateService {
     plan: NewBookingPlan,
     priced: Priced,
     project: ProjectRow,
-    organizer: Organizer,
+    prepared: PreparedCheckout | null,
     now: number,
   ): Promise<Opened> {
     const { paymentDueAt } = plan;
@@ -281,7 +314,7 @@ export class MeetingCreateService {
       nudgeAt: paymentDueAt === null ? null : holdReminderAt(now, paymentDueAt),
       redirectUrl: input.frontendRedirectUrl ?? null,
       promoCodeId: priced.promoCodeId,
-      payerEmail: organizer.snapshot.email,
+      prepared,
       now,
     });
   }

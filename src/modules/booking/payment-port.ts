@@ -56,10 +56,42 @@ export interface OpenPayment {
   restore?: unknown;
   /** The payer's email where known (a provider may want one with the payment). */
   payerEmail?: string | null;
+  /** The provider's payment object made before the transaction (`PaymentDesk.prepare`); absent: made inside it. */
+  prepared?: PreparedCheckout | null;
+  now: number;
+}
+
+/**
+ * A provider payment object made before the booking's transaction, so the slow call to
+ * the provider never holds the asset's lock (or SQLite's write lock). Opened with the
+ * booking, or discarded (its object cancelled) when the booking is not made.
+ */
+export interface PreparedCheckout {
+  paymentId: string;
+  /** The provider account (null: the sandbox). */
+  accountId: string | null;
+  provider: string;
+  ref: string;
+  /** JSON of what the page shows from the provider's answer, or null. */
+  display: string | null;
+}
+
+/** What a provider payment object is made for, before the booking's transaction. */
+export interface CheckoutToPrepare {
+  projectId: string;
+  meetingId: string;
+  currency: string;
+  amountMinor: number;
+  expiresAt: number;
+  payerEmail?: string | null;
   now: number;
 }
 
 export interface PaymentDesk {
+  /** Makes the provider's payment object before the booking's transaction (503 KS234 when the provider is down or refuses). */
+  prepare(p: CheckoutToPrepare): Promise<PreparedCheckout>;
+  /** The booking was not made: the prepared object is cancelled at the provider (queued, never lost). */
+  discard(prepared: PreparedCheckout): Promise<void>;
   /** A promo code of the project by its code (case-sensitive as stored), if any. */
   findPromo(projectId: string, code: string): Promise<PromoCode | undefined>;
   /** Takes one use of a promo code in the booking's transaction; false when it is used up (atomic across instances). */
@@ -95,6 +127,8 @@ export function billingWithStatus(entries: BillingEntry[], paymentIds: readonly 
  */
 export function latePaymentDesk(desk: () => PaymentDesk): PaymentDesk {
   return {
+    prepare: (p) => desk().prepare(p),
+    discard: (prepared) => desk().discard(prepared),
     findPromo: (projectId, code) => desk().findPromo(projectId, code),
     claimPromo: (trx, promoCodeId) => desk().claimPromo(trx, promoCodeId),
     open: (trx, p) => desk().open(trx, p),

@@ -18,8 +18,10 @@ import {
   billingWithStatus,
   type BillingEntry,
   type OpenPayment,
+  type CheckoutToPrepare,
   type PaymentDesk,
   type PaymentSnapshot,
+  type PreparedCheckout,
   type PromoCode,
 } from '../booking/index.js';
 import {
@@ -134,21 +136,55 @@ export class PaymentService implements PaymentDesk {
     return this.deps.repo.claimPromoUse(promoCodeId, trx);
   }
 
-  async open(trx: Db, p: OpenPayment): Promise<{ snapshot: PaymentSnapshot; billing: BillingEntry }> {
+  async prepare(p: CheckoutToPrepare, db?: Db): Promise<PreparedCheckout> {
     const id = newId(p.now);
-    const invoiceNo = `INV-${String(await this.deps.repo.nextInvoiceNo(p.projectId, trx)).padStart(6, '0')}`;
-    const resolved = await this.deps.providers.forProject(p.projectId, trx);
+    const resolved = await this.deps.providers.forProject(p.projectId, db);
     const { ref, display } = await this.createCheckout(resolved, {
       paymentId: id,
       meetingId: p.meetingId,
       amountMinor: p.amountMinor,
       currency: p.currency,
-      description: invoiceNo,
+      description: `Booking ${p.meetingId}`,
       methods: resolved.methods,
       idempotencyKey: `payment-${id}`,
       ...(p.payerEmail ? { payerEmail: p.payerEmail } : {}),
       expiresAt: p.expiresAt,
     });
+    return {
+      paymentId: id,
+      accountId: resolved.accountId,
+      provider: resolved.provider.name,
+      ref,
+      display: Object.keys(display).length ? JSON.stringify(display) : null,
+    };
+  }
+
+  async discard(prepared: PreparedCheckout): Promise<void> {
+    if (prepared.accountId === null) return; // the sandbox made nothing anywhere
+    const realNow = this.deps.realClock.now();
+    await this.deps.records.enqueueAction({
+      id: newId(realNow),
+      payment_id: prepared.paymentId,
+      provider_id: prepared.accountId,
+      provider: prepared.provider,
+      action: 'void',
+      amount_minor: 0,
+      status: 'queued',
+      reason: 'The booking it was made for was not made',
+      // No payment row exists: the object to cancel is named here.
+      provider_ref: prepared.ref,
+      next_attempt_at: realNow,
+      last_error: null,
+      created_at: realNow,
+      updated_at: realNow,
+    });
+  }
+
+  async open(trx: Db, p: OpenPayment): Promise<{ snapshot: PaymentSnapshot; billing: BillingEntry }> {
+    // Made before the transaction by the create; an extension still makes it here.
+    const prepared = p.prepared ?? (await this.prepare(p, trx));
+    const id = prepared.paymentId;
+    const invoiceNo = `INV-${String(await this.deps.repo.nextInvoiceNo(p.projectId, trx)).padStart(6, '0')}`;
     await this.deps.repo.insert(
       {
         id,
@@ -160,10 +196,10 @@ export class PaymentService implements PaymentDesk {
         amount_minor: p.amountMinor,
         summary: p.summary,
         status: 'pending',
-        provider: resolved.provider.name,
-        provider_id: resolved.accountId,
-        provider_ref: ref,
-        provider_display: Object.keys(display).length ? JSON.stringify(display) : null,
+        provider: prepared.provider,
+        provider_id: prepared.accountId,
+        provider_ref: prepared.ref,
+        provider_display: prepared.display,
         expires_at: p.expiresAt,
         nudge_at: p.nudgeAt ?? null,
         redirect_url: p.redirectUrl,

@@ -181,6 +181,11 @@ export class ProviderSync {
     const payment = await this.deps.repo.byId(a.payment_id);
     const provider = await this.deps.providers.byAccountId(a.provider_id);
     const now = this.deps.realClock.now();
+    if (!payment && a.action === 'void' && a.provider_ref && provider) {
+      // An object made for a booking that was then not made (PaymentService.discard).
+      await this.runAndRecord(a, () => this.sendVoid(a, provider, a.provider_ref!));
+      return;
+    }
     if (!payment || !provider || !payment.provider_ref) {
       await this.deps.records.updateAction(a.id, {
         status: 'failed',
@@ -190,9 +195,15 @@ export class ProviderSync {
       });
       return;
     }
+    const ref = payment.provider_ref;
+    await this.runAndRecord(a, () =>
+      a.action === 'void' ? this.sendVoid(a, provider, ref) : this.sendRefund(a, provider, ref, payment.id),
+    );
+  }
+
+  private async runAndRecord(a: ProviderActionRow, send: () => Promise<void>): Promise<void> {
     try {
-      if (a.action === 'void') await this.sendVoid(a, provider, payment.provider_ref);
-      else await this.sendRefund(a, provider, payment.provider_ref, payment.id);
+      await send();
     } catch (err) {
       await this.actionFailed(a, err);
     }
