@@ -264,6 +264,10 @@ export interface Database {
   visitor_entries: VisitorEntryTable;
   calendar_events: CalendarEventTable;
   room_feeds: RoomFeedTable;
+  calendar_connections: CalendarConnectionTable;
+  calendar_rooms: CalendarRoomTable;
+  calendar_links: CalendarLinkTable;
+  calendar_outbox: CalendarOutboxTable;
   rate_limits: RateLimitTable;
   console_sessions: ConsoleSessionTable;
   deliveries: DeliveryTable;
@@ -654,5 +658,80 @@ export interface RoomFeedTable {
   room_id: string;
   token_enc: string;
   token_tag: string;
+  created_at: Millis;
+}
+
+/** A project's connection to Microsoft 365 or Google Workspace (site document `calendarConnections`). */
+export interface CalendarConnectionTable {
+  id: string;
+  key: string | null;
+  project_id: string;
+  provider: string; // microsoft | google
+  tenant_id: string | null;
+  client_id: string | null;
+  service_account_email: string | null;
+  subject: string | null;
+  /** Microsoft's client secret or Google's private key, sealed. */
+  secret_enc: string;
+  api_base_url: string | null;
+  token_url: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** One room's calendar under one connection: its subscription or channel and its sync state (times real). */
+export interface CalendarRoomTable {
+  connection_id: string;
+  room_id: string;
+  calendar_id: string;
+  status: string; // active | removed
+  subscription_id: string | null;
+  resource_id: string | null;
+  client_state_enc: string | null;
+  expires_at: Millis | null;
+  cursor: string | null;
+  cursor_at: Millis | null;
+  subscribe_due_at: Millis | null;
+  sync_due_at: Millis | null;
+  subscribe_attempts: Generated<number>;
+  sync_attempts: Generated<number>;
+  last_sync_at: Millis | null;
+  last_error: string | null;
+  last_error_at: Millis | null;
+  changes_in: Generated<number>;
+  changes_out: Generated<number>;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** A provider event and the booking it stands for (imported, or written out by the service). */
+export interface CalendarLinkTable {
+  connection_id: string;
+  room_id: string;
+  uid: string;
+  remote_id: string;
+  meeting_id: string | null;
+  occurrence_id: string;
+  origin: string; // remote | service
+  etag: string | null;
+  written_hash: string | null;
+  written_start: Millis | null;
+  written_end: Millis | null;
+  gone: Generated<number>;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** A write owed to a provider: a booking's event, or the room's answer to an invitation (real time). */
+export interface CalendarOutboxTable {
+  id: string;
+  connection_id: string;
+  room_id: string;
+  kind: string; // booking | answer
+  meeting_id: string | null;
+  uid: string | null;
+  due_at: Millis;
+  attempts: Generated<number>;
+  last_error: string | null;
   created_at: Millis;
 }

@@ -15,6 +15,7 @@ import * as m012 from './012-console-sessions.js';
 import * as m013 from './013-face-variants.js';
 import * as m014 from './014-trace-context.js';
 import * as m015 from './015-payment-providers.js';
+import * as m016 from './016-calendar-connections.js';
 
 /** Every migration this code knows, by name (applied in name order). */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -33,6 +34,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '013-face-variants': m013,
   '014-trace-context': m014,
   '015-payment-providers': m015,
+  '016-calendar-connections': m016,
 };
 
 export const migrationProvider: MigrationProvider = providerOf(migrations);
