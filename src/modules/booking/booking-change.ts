@@ -116,6 +116,14 @@ export interface LifecyclePlanner {
 }
 
 /**
+ * Port: hears of every booking change in its transaction (e.g. connected room
+ * calendars queue the write to the room's calendar in the same commit).
+ */
+export interface BookingChangeObserver {
+  changed(trx: Db, c: { meetingId: string; assetKind: 'room' | 'desk'; assetId: string; at: number }): Promise<void>;
+}
+
+/**
  * The facts of a booking an event describes: `m` as it is after the change, `window`
  * the times the event carries (on a series, those of the occurrence it is about).
  */
@@ -158,7 +166,19 @@ function historyRow(meetingId: string, statusBefore: string | null, at: number, 
 }
 
 export class BookingChangeWriter {
-  constructor(private readonly deps: { meetings: MeetingRepository; events: BookingEventSink; lifecycle: LifecyclePlanner }) {}
+  constructor(
+    private readonly deps: {
+      meetings: MeetingRepository;
+      events: BookingEventSink;
+      lifecycle: LifecyclePlanner;
+      /** Late-bound: whoever else must hear of a change in its transaction. */
+      observers?: () => readonly BookingChangeObserver[];
+    },
+  ) {}
+
+  private async observed(trx: Db, scope: BookingScope, meetingId: string, at: number): Promise<void> {
+    for (const o of this.deps.observers?.() ?? []) await o.changed(trx, { meetingId, assetKind: scope.asset.kind, assetId: scope.asset.id, at });
+  }
 
   /** Stores a new booking with its slots, attendees, first history entries, BOOK event and lifecycle steps. */
   async create(trx: Db, scope: BookingScope, b: NewBooking): Promise<{ meeting: MeetingRow; histories: HistoryRow[] }> {
@@ -188,6 +208,7 @@ export class BookingChangeWriter {
       now: at,
       fresh: true,
     });
+    await this.observed(trx, scope, meeting.id, at);
     return { meeting, histories };
   }
 
@@ -261,6 +282,7 @@ export class BookingChangeWriter {
         now: change.at,
       });
     }
+    await this.observed(trx, scope, before.id, change.at);
     return after;
   }
 

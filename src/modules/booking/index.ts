@@ -13,7 +13,7 @@ import type { Database } from '../../platform/db/schema.js';
 import type { App } from '../../platform/http/types.js';
 import { guarded, type RouteGuards } from '../../platform/http/module.js';
 import type { BusySlots, CatalogueService } from '../catalogue/index.js';
-import { BookingChangeWriter, type BookingEventSink, type LifecyclePlanner } from './booking-change.js';
+import { BookingChangeWriter, type BookingChangeObserver, type BookingEventSink, type LifecyclePlanner } from './booking-change.js';
 import { BookingChanges } from './booking-changes.js';
 import { BookingBusySlots } from './busy-slots.js';
 import { MeetingRepository } from './meeting-repository.js';
@@ -36,6 +36,7 @@ export { BookingChangeWriter, SYSTEM_ACTOR, bookingFacts, newPinCode } from './b
 export type {
   Actor,
   BookingChange,
+  BookingChangeObserver,
   BookingEventSink,
   BookingScope,
   HistoryEntry,
@@ -80,6 +81,8 @@ export interface BookingDeps {
   lifecycle: LifecyclePlanner;
   /** Opens and voids payments (the payments module's service); late-bound: payments is built on BookingChanges. */
   payments: () => PaymentDesk;
+  /** Others that hear of every change in its transaction (connected calendars); late-bound. */
+  observers?: () => readonly BookingChangeObserver[];
 }
 
 export interface BookingModule {
@@ -103,7 +106,12 @@ export function createBooking(deps: BookingDeps): BookingModule {
   const people = new PeopleRepository(deps.db);
   const payments = latePaymentDesk(deps.payments);
   // The one writer of booking changes; events and lifecycle steps plug in through its ports.
-  const writer = new BookingChangeWriter({ meetings: meetingRepo, events: deps.events, lifecycle: deps.lifecycle });
+  const writer = new BookingChangeWriter({
+    meetings: meetingRepo,
+    events: deps.events,
+    lifecycle: deps.lifecycle,
+    observers: deps.observers,
+  });
   const bookings = new BookingChanges({ db: deps.db, engine: deps.engine, meetings: meetingRepo, writer, catalogue: deps.catalogue });
   const meetings = new MeetingService({
     clock: deps.clock,

@@ -127,7 +127,23 @@ export class CalendarSync {
     return rooms.filter((r) => r.asset.id === hint || r.email === h);
   }
 
-  private async forRoom(provider: CalendarProvider, room: Room, message: ItipMessage, hash: string): Promise<RoomResult> {
+  /**
+   * One change read from a connected room calendar (connected-sync.ts), decided for
+   * that room exactly like an iTIP message. `serviceEvent`: an event the service wrote
+   * (only its times and removal count; the booking's title and guests stay). `within`
+   * runs in the same transaction once the answer is known (links and the outbox).
+   */
+  applyRemote(provider: CalendarProvider, room: Room, message: ItipMessage, opts: RemoteOptions): Promise<RoomResult> {
+    return this.forRoom(provider, room, message, opts.hash, opts);
+  }
+
+  private async forRoom(
+    provider: CalendarProvider,
+    room: Room,
+    message: ItipMessage,
+    hash: string,
+    opts: Partial<RemoteOptions> = {},
+  ): Promise<RoomResult> {
     const { changes, repo, clock } = this.deps;
     const master = message.events.find((e) => e.recurrenceId === null) ?? message.events[0]!;
     const uid = master.uid;
@@ -147,9 +163,10 @@ export class CalendarSync {
         const meeting = stored?.meetingId ? ((await changes.meetingIn(trx, stored.meetingId)) ?? null) : null;
         return this.result(room, uid, v, meeting, stored!.lastReply, answerOf(stored!.lastReply));
       }
+      const serviceEvent = opts.serviceEvent ?? false;
       const actor: Actor = { by: organizer?.userId ?? 'calendar', source: provider, sourceDetail: uid };
       const current = stored?.meetingId ? ((await changes.meetingIn(trx, stored.meetingId)) ?? null) : null;
-      const ctx: Ctx = { trx, room, scope: scopeOf('room', room), now, actor, organizer: organizer ?? null, message, master, accounts };
+      const ctx: Ctx = { trx, room, scope: scopeOf('room', room), now, actor, organizer: organizer ?? null, message, master, accounts, serviceEvent };
       const decision = await this.decide(ctx, current);
 
       const w =
@@ -183,7 +200,9 @@ export class CalendarSync {
         updatedAt: now,
       };
       await repo.put(seen, trx);
-      return this.result(room, uid, decision.outcome, decision.meeting, reply, { accepted: decision.accepted, reason: decision.reason });
+      const result = this.result(room, uid, decision.outcome, decision.meeting, reply, { accepted: decision.accepted, reason: decision.reason });
+      if (opts.within) await opts.within(trx, result);
+      return result;
     });
   }
 
@@ -406,10 +425,11 @@ export class CalendarSync {
     const series = meeting.recurrence;
     const w = eventWindowOf(c.master, c.room);
     const to = { start: truncateToMinute(w.start), end: truncateToMinute(w.end) };
-    const details = this.details(c, meeting);
+    // An event the service wrote carries the booking's own title and guests: only its times are read back.
+    const details = c.serviceEvent ? {} : this.details(c, meeting);
     const attendees = attendeesOf(c.master, c.room.email, c.accounts);
     // Compared as stored (the same serialization on both sides), as when the column was compared as text.
-    const attendeesChanged = JSON.stringify(attendees) !== JSON.stringify(meeting.attendees);
+    const attendeesChanged = !c.serviceEvent && JSON.stringify(attendees) !== JSON.stringify(meeting.attendees);
     const sameTimes = series
       ? to.start === series.occurrences[0]!.start &&
         to.end === series.occurrences[0]!.end &&
@@ -612,6 +632,17 @@ interface Ctx {
   master: ItipEvent;
   /** Accounts of the invitation's attendees, by email (guests without one are not in it). */
   accounts: Map<string, { id: string; name: string }>;
+  /** The message describes an event the service wrote to the room's calendar. */
+  serviceEvent: boolean;
+}
+
+/** How a change read from a connected calendar is applied (CalendarSync.applyRemote). */
+export interface RemoteOptions {
+  /** Hash of the event's state (the same state twice is a duplicate). */
+  hash: string;
+  serviceEvent: boolean;
+  /** Runs in the decision's transaction, after the booking and the calendar record are written. */
+  within?: (trx: Kysely<Database>, result: RoomResult) => Promise<void>;
 }
 
 function eventWindowOf(e: ItipEvent, room: Room): Window {
@@ -639,6 +670,11 @@ function attendeesOf(e: ItipEvent, roomEmail: string, accounts: Map<string, { id
     });
   }
   return out;
+}
+
+/** The room's answer in a stored reply with its comment (the answer written back to a connected calendar). */
+export function replyAnswer(reply: string): { accepted: boolean; comment: string | null } {
+  return { accepted: /PARTSTAT=ACCEPTED/i.test(reply.replace(/\r?\n[ \t]/g, '')), comment: commentOf(reply) };
 }
 
 /** The answer a stored reply gave (a stale or repeated message is answered with it again). */

@@ -12,6 +12,8 @@ export type CalendarRoom = AssetInContext & { email: string };
 export interface CalendarRooms {
   /** The rooms whose email is among `emails` (any case). */
   roomsByEmail(emails: string[]): Promise<CalendarRoom[]>;
+  /** The project's rooms that have an email (their calendars take part in a connection). */
+  roomsWithEmail(projectId: string): Promise<CalendarRoom[]>;
   /** One room with its project and floor, or undefined. */
   assetInContext(kind: 'room', id: string): Promise<AssetInContext | undefined>;
 }

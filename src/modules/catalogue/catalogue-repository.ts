@@ -238,6 +238,20 @@ export class CatalogueRepository {
    * change is written against).
    */
   /** Ids of the rooms with one of these emails (case-insensitive), with their lower-cased email. */
+  /** The project's rooms that have an email (their calendars can be connected). */
+  async roomIdsWithEmail(projectId: string, db: Db = this.db): Promise<{ id: string; email: string }[]> {
+    const rows = await db
+      .selectFrom('rooms')
+      .innerJoin('floors', 'floors.id', 'rooms.floor_id')
+      .select(['rooms.id', 'rooms.email'])
+      .where('floors.project_id', '=', projectId)
+      .where('rooms.email', 'is not', null)
+      .where('rooms.email', '!=', '')
+      .orderBy('rooms.id')
+      .execute();
+    return rows.map((r) => ({ id: r.id, email: (r.email ?? '').toLowerCase() }));
+  }
+
   async roomIdsByEmail(emails: string[], db: Db = this.db): Promise<{ id: string; email: string }[]> {
     if (!emails.length) return [];
     const rows = await db

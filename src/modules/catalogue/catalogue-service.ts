@@ -72,6 +72,16 @@ export class CatalogueService {
     return out;
   }
 
+  /** The project's rooms with an email, each with its context (connected room calendars). */
+  async roomsWithEmail(projectId: string): Promise<(AssetInContext & { email: string })[]> {
+    const out: (AssetInContext & { email: string })[] = [];
+    for (const r of await this.repo.roomIdsWithEmail(projectId)) {
+      const ctx = await this.repo.assetInContext('room', r.id);
+      if (ctx) out.push({ ...ctx, email: r.email });
+    }
+    return out;
+  }
+
   /** A floor's project, rooms and desks; undefined for an unknown floor. */
   floorAssets(floorId: string) {
     return this.repo.floorAssets(floorId);

@@ -693,6 +693,8 @@ export interface CalendarRoomTable {
   cursor_at: Millis | null;
   subscribe_due_at: Millis | null;
   sync_due_at: Millis | null;
+  subscribe_lease_until: Millis | null;
+  sync_lease_until: Millis | null;
   subscribe_attempts: Generated<number>;
   sync_attempts: Generated<number>;
   last_sync_at: Millis | null;
@@ -731,6 +733,8 @@ export interface CalendarOutboxTable {
   meeting_id: string | null;
   uid: string | null;
   due_at: Millis;
+  version: Generated<number>;
+  lease_until: Millis | null;
   attempts: Generated<number>;
   last_error: string | null;
   created_at: Millis;

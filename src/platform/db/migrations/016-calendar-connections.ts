@@ -62,6 +62,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('subscribe_due_at', 'bigint')
     /** Real time the next pull of changes is due; null when none. */
     .addColumn('sync_due_at', 'bigint')
+    /** Real time until which one instance holds the room's subscription work / pull (claimed). */
+    .addColumn('subscribe_lease_until', 'bigint')
+    .addColumn('sync_lease_until', 'bigint')
     .addColumn('subscribe_attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('sync_attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('last_sync_at', 'bigint')
@@ -103,6 +106,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('calendar_links_pk', ['connection_id', 'room_id', 'uid'])
     .execute();
+  await db.schema.createIndex('calendar_links_remote_idx').on('calendar_links').columns(['connection_id', 'remote_id']).execute();
   await db.schema.createIndex('calendar_links_meeting_idx').on('calendar_links').columns(['meeting_id', 'connection_id']).execute();
 
   await db.schema
@@ -117,6 +121,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('uid', 'text')
     /** Real time it is next due. */
     .addColumn('due_at', 'bigint', (c) => c.notNull())
+    /** Raised by every enqueue: a run finishing removes the row only when nothing was enqueued meanwhile. */
+    .addColumn('version', 'integer', (c) => c.notNull().defaultTo(0))
+    /** Real time until which one instance holds it (claimed). */
+    .addColumn('lease_until', 'bigint')
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('last_error', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())

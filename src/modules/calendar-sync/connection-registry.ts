@@ -1,0 +1,48 @@
+/**
+ * The connector of each calendar connection, built from its row (secrets opened
+ * here and nowhere else) once per version of the row, so a token cached by an
+ * adapter lives as long as the connection's settings do.
+ */
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import type { CalendarConnector, ConnectionAccount, ConnectorDeps, ConnectorProvider } from './connector.js';
+import type { ConnectionRow } from './connected-repository.js';
+
+export type ConnectorFactory = (account: ConnectionAccount, deps: ConnectorDeps) => CalendarConnector;
+
+export interface ConnectorRegistryDeps {
+  secretBox: SecretBox;
+  /** Adapter factories by provider (services.ts fills them; tests may replace them). */
+  factories: Partial<Record<ConnectorProvider, ConnectorFactory>>;
+  connectorDeps: ConnectorDeps;
+}
+
+export class ConnectorRegistry {
+  private readonly built = new Map<string, { version: number; connector: CalendarConnector }>();
+
+  constructor(private readonly deps: ConnectorRegistryDeps) {}
+
+  connectorOf(row: ConnectionRow): CalendarConnector {
+    const cached = this.built.get(row.id);
+    if (cached && cached.version === Number(row.updated_at)) return cached.connector;
+    const provider: ConnectorProvider = row.provider === 'google' ? 'google' : 'microsoft';
+    const factory = this.deps.factories[provider];
+    if (!factory) throw new Error(`No connector for calendar provider ${row.provider}`);
+    const connector = factory(accountOf(row, this.deps.secretBox.open(row.secret_enc)), this.deps.connectorDeps);
+    this.built.set(row.id, { version: Number(row.updated_at), connector });
+    return connector;
+  }
+}
+
+function accountOf(row: ConnectionRow, secret: string): ConnectionAccount {
+  const urls = { apiBaseUrl: row.api_base_url, tokenUrl: row.token_url };
+  if (row.provider === 'google')
+    return {
+      id: row.id,
+      provider: 'google',
+      serviceAccountEmail: row.service_account_email ?? '',
+      privateKey: secret,
+      subject: row.subject ?? '',
+      ...urls,
+    };
+  return { id: row.id, provider: 'microsoft', tenantId: row.tenant_id ?? '', clientId: row.client_id ?? '', clientSecret: secret, ...urls };
+}
