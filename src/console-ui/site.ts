@@ -10,7 +10,7 @@ export interface SiteContext {
   reload: () => void;
 }
 export const SiteData = createContext<SiteContext>({
-  site: { projects: [], floors: [], rooms: [], desks: [], users: [], paymentProviders: [] },
+  site: { projects: [], floors: [], rooms: [], desks: [], users: [], paymentProviders: [], calendarConnections: [] },
   sandbox: false,
   reload: () => {},
 });

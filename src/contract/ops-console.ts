@@ -109,6 +109,25 @@ export const ConsoleSite = Type.Object({
     }),
     { description: 'Payment provider accounts of the site document (at most one per project), by key' },
   ),
+  calendarConnections: Type.Array(
+    Type.Object({
+      _id: Type.String({ description: 'The connection id; the last part of its webhookUrl' }),
+      key: Nullable(Type.String()),
+      projectId: Type.String(),
+      provider: Type.Union([Type.Literal('microsoft'), Type.Literal('google')]),
+      tenantId: Nullable(Type.String({ description: 'microsoft: the tenant id; null for google' })),
+      clientId: Nullable(Type.String({ description: 'microsoft: the application (client) id; null for google' })),
+      serviceAccountEmail: Nullable(Type.String({ description: "google: the service account's email; null for microsoft" })),
+      subject: Nullable(Type.String({ description: 'google: the Workspace user the service account acts as; null for microsoft' })),
+      hasSecret: Type.Boolean({ description: 'Whether the client secret or private key is stored (it is never returned)' }),
+      apiBaseUrl: Nullable(Type.String({ description: "Another host for the provider's calendar API; null: the provider's own" })),
+      tokenUrl: Nullable(Type.String({ description: "Another token endpoint; null: the provider's own" })),
+      webhookUrl: Type.String({
+        description: 'Where the provider sends its change notifications; the service gives it to the provider when it subscribes',
+      }),
+    }),
+    { description: 'Room calendar connections of the site document (at most one per provider per project), by key' },
+  ),
 });
 export type ConsoleSite = Static<typeof ConsoleSite>;
 

@@ -373,6 +373,47 @@ export const PaymentProviderDoc = Type.Object(
   { additionalProperties: false, description: "A project's online payment account (at most one per project)" },
 );
 
+/** Calendar providers a project's room calendars may be connected to. */
+export const CALENDAR_PROVIDERS = ['microsoft', 'google'] as const;
+
+const CalendarText = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 512, description }));
+
+const ProviderUrl = (description: string) =>
+  Type.Optional(Type.String({ format: 'uri', pattern: '^https?://\\S+$', maxLength: 2048, description }));
+
+/**
+ * A connection's credentials depend on its provider; the fields are all optional here and the apply names
+ * each one missing or belonging to the other provider (one message each, rather than a schema union's).
+ */
+export const CalendarConnectionDoc = Type.Object(
+  {
+    key: Key('calendar connection'),
+    project: Ref('project'),
+    provider: Type.Enum([...CALENDAR_PROVIDERS], {
+      description: 'microsoft (Microsoft 365 / Exchange Online, through Microsoft Graph) or google (Google Workspace)',
+    }),
+    tenantId: CalendarText('microsoft (required): the directory (tenant) id of the app registration'),
+    clientId: CalendarText('microsoft (required): the application (client) id of the app registration'),
+    clientSecret: CalendarText("microsoft (required): the app registration's client secret; kept encrypted at rest and never shown back"),
+    serviceAccountEmail: Type.Optional(Email("google (required): the service account's email (client_email of its key file)")),
+    privateKey: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 16_384,
+        description:
+          "google (required): the service account's private key, PEM (private_key of its key file); kept encrypted at rest and never shown back",
+      }),
+    ),
+    subject: Type.Optional(Email('google (required): the Workspace user the service account acts as (domain-wide delegation)')),
+    apiBaseUrl: ProviderUrl("Another http(s) host for the provider's calendar API (a stand-in, for tests); refused in production"),
+    tokenUrl: ProviderUrl('Another http(s) token endpoint (a stand-in, for tests); refused in production'),
+  },
+  {
+    additionalProperties: false,
+    description: "A project's connection to Microsoft 365 or Google Workspace room calendars (at most one per provider per project)",
+  },
+);
+
 /** The kinds of keyed entity in a site document (devices are nested in access groups), in planning order. */
 export const SECTIONS = [
   'brands',
@@ -388,6 +429,7 @@ export const SECTIONS = [
   'webhooks',
   'promoCodes',
   'paymentProviders',
+  'calendarConnections',
 ] as const;
 export type Section = (typeof SECTIONS)[number];
 
@@ -408,6 +450,11 @@ export const SiteDocument = Type.Object(
     webhooks: Section(WebhookDoc, 'Webhook listeners'),
     promoCodes: Section(PromoCodeDoc, 'Promo codes'),
     paymentProviders: Section(PaymentProviderDoc, 'Online payment accounts (Stripe or Opn Payments), at most one per project'),
+    calendarConnections: Section(
+      CalendarConnectionDoc,
+      'Room calendar connections (Microsoft 365, Google Workspace), at most one per provider per project. When present, the ' +
+        'whole list: a stored connection it leaves out is deleted',
+    ),
   },
   {
     additionalProperties: false,
@@ -431,3 +478,4 @@ export type WebhookDoc = Static<typeof WebhookDoc>;
 export type WebhookAuthDoc = Static<typeof WebhookAuthDoc>;
 export type PromoCodeDoc = Static<typeof PromoCodeDoc>;
 export type PaymentProviderDoc = Static<typeof PaymentProviderDoc>;
+export type CalendarConnectionDoc = Static<typeof CalendarConnectionDoc>;

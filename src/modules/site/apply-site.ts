@@ -30,7 +30,8 @@ function oneAtATime<T>(task: () => Promise<T>): Promise<T> {
 
 /**
  * Upserts every entity of `doc` by key. Fails with KS001 (one message per
- * problem, nothing written) when a reference or key is bad. Never deletes.
+ * problem, nothing written) when a reference or key is bad. Deletes only
+ * calendar connections, and only when the document has that section (its whole list).
  */
 export function applySite(repo: SiteRepository, doc: SiteDocument, opts: ApplyOptions): Promise<ApplyResult> {
   const tooLarge = oversizedSections(doc);
@@ -85,6 +86,7 @@ function oversizedSections(doc: SiteDocument): string[] {
     ['webhooks', doc.webhooks?.length ?? 0, MAX_ENTRIES_PER_SECTION],
     ['promoCodes', doc.promoCodes?.length ?? 0, MAX_ENTRIES_PER_SECTION],
     ['paymentProviders', doc.paymentProviders?.length ?? 0, MAX_ENTRIES_PER_SECTION],
+    ['calendarConnections', doc.calendarConnections?.length ?? 0, MAX_ENTRIES_PER_SECTION],
   ];
   return counts
     .filter(([, n, max]) => n > max)
@@ -99,6 +101,7 @@ async function prepareSecrets(plan: SitePlan, box: SecretBox): Promise<PreparedS
     webhookAuthEnc: new Map(),
     providerSecretKeyEnc: new Map(),
     providerWebhookSecretEnc: new Map(),
+    calendarSecretEnc: new Map(),
   };
   const pace = pacer();
   for (const a of plan.apps) {
@@ -118,6 +121,12 @@ async function prepareSecrets(plan: SitePlan, box: SecretBox): Promise<PreparedS
     await pace();
     out.providerSecretKeyEnc.set(p.id, sealUnlessSame(p.doc.secretKey, p.stored?.secret_key_enc));
     out.providerWebhookSecretEnc.set(p.id, sealUnlessSame(p.doc.webhookSecret, p.stored?.webhook_secret_enc));
+  }
+  for (const c of plan.calendarConnections) {
+    await pace();
+    // The planner made sure the provider's own secret is given.
+    const secret = c.doc.provider === 'microsoft' ? c.doc.clientSecret! : c.doc.privateKey!;
+    out.calendarSecretEnc.set(c.id, sealUnlessSame(secret, c.stored?.secret_enc));
   }
   return out;
 }

@@ -21,19 +21,19 @@ export interface SiteDeps {
   db: Kysely<Database>;
   /** BOOKING_ENV of this service; apps are bound to it. */
   env: string;
-  /** Seals webhook secrets and auth, and payment providers' keys. */
+  /** Seals webhook secrets and auth, payment providers' keys, calendar connections' secrets. */
   secretBox: SecretBox;
   /** Service time, for new ids and timestamps. */
   clock: Clock;
   /** The SSRF guard's verdict on a webhook URL (null: allowed). */
   checkUrl?: (url: string) => Promise<string | null>;
-  /** PUBLIC_BASE_URL (read on each use): the payment providers' webhook URLs start with it. */
+  /** PUBLIC_BASE_URL (read on each use): the payment and calendar webhook URLs start with it. */
   publicBaseUrl: () => string;
 }
 
 export interface SiteModule {
   site: SiteService;
-  /** Sealed columns (webhook secrets and auth, payment provider keys), for a SECRETS_KEY rotation. */
+  /** Sealed columns (webhook secrets and auth, payment provider keys, calendar secrets), for a SECRETS_KEY rotation. */
   sealed: SealedTable[];
 }
 

@@ -17,6 +17,9 @@ export interface StoredSite {
   paymentProviders: Map<string, Row<'payment_providers'>>;
   /** Payment providers already stored for the stored projects the document's providers name (one per project). */
   paymentProvidersOfProjects: Row<'payment_providers'>[];
+  /** Stored calendar connections by key, and all of them: read only when the document has the section (it is the whole list). */
+  calendarConnections: Map<string, Row<'calendar_connections'>>;
+  allCalendarConnections: Row<'calendar_connections'>[];
   /** Apps of this environment by key and by client id. */
   apps: Map<string, Row<'apps'>>;
   appsByClientId: Map<string, Row<'apps'>>;
@@ -47,6 +50,7 @@ export async function loadStoredSite(repo: SiteRepository, doc: SiteDocument, en
     ...(doc.webhooks ?? []).map((w) => w.project),
     ...(doc.promoCodes ?? []).map((p) => p.project),
     ...(doc.paymentProviders ?? []).map((p) => p.project),
+    ...(doc.calendarConnections ?? []).map((c) => c.project),
   ];
   const floorRefs = [...(doc.rooms ?? []), ...(doc.desks ?? [])].map((a) => a.floor);
 
@@ -71,6 +75,7 @@ export async function loadStoredSite(repo: SiteRepository, doc: SiteDocument, en
     promoCodes: await repo.rowsByKey('promo_codes', keysOf(doc.promoCodes)),
     paymentProviders: await repo.rowsByKey('payment_providers', keysOf(doc.paymentProviders)),
   };
+  const allCalendarConnections = doc.calendarConnections ? await repo.allCalendarConnections() : [];
   const providerProjectIds = (doc.paymentProviders ?? []).flatMap((p) => stored.projects.get(p.project)?.id ?? []);
 
   const identities = await repo.usersByIdentity({
@@ -101,6 +106,8 @@ export async function loadStoredSite(repo: SiteRepository, doc: SiteDocument, en
       users.flatMap((u) => (u.memberships ?? []).flatMap((m) => (m.employeeId ? [m.employeeId] : []))),
     ),
     paymentProvidersOfProjects: await repo.paymentProvidersOfProjects(providerProjectIds),
+    calendarConnections: new Map(allCalendarConnections.flatMap((c) => (c.key === null ? [] : [[c.key, c] as const]))),
+    allCalendarConnections,
     promoCodesByCode: await repo.promoCodesByCode((doc.promoCodes ?? []).map((p) => p.code)),
     projectsById: await repo.rowsById('projects', parentProjectIds),
     appRelations: await repo.appRelations([...appRows.byKey.values()].map((a) => a.id)),

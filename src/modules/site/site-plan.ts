@@ -3,6 +3,7 @@
  * ids (stored by key, else new), resolves every key reference, derives parent
  * columns, and collects every problem (one message each) instead of stopping.
  */
+import { createPrivateKey } from 'node:crypto';
 import { DateTime, IANAZone } from 'luxon';
 import { newId } from '../../platform/ids.js';
 import { flatMapPaced, pacer, type Pacer } from './pace.js';
@@ -13,6 +14,7 @@ import {
   type AccessGroupDoc,
   type AppDoc,
   type BrandDoc,
+  type CalendarConnectionDoc,
   type DeskDoc,
   type DeviceDoc,
   type FloorDoc,
@@ -68,6 +70,9 @@ export interface SitePlan {
   /** Validity instants in epoch ms (null = open). */
   promoCodes: (Entry<PromoCodeDoc, Row<'promo_codes'>> & { projectId: string; validFrom: number | null; validUntil: number | null })[];
   paymentProviders: (Entry<PaymentProviderDoc, Row<'payment_providers'>> & { projectId: string })[];
+  calendarConnections: (Entry<CalendarConnectionDoc, Row<'calendar_connections'>> & { projectId: string })[];
+  /** Ids of stored calendar connections the document's section leaves out (deleted). */
+  removedCalendarConnections: string[];
   /** Every key of the document to its id (the first section wins when kinds share a key). */
   ids: Record<string, string>;
   idsByKind: Record<Section, Record<string, string>>;
@@ -110,6 +115,7 @@ export async function planSite(
   const webhooks = await ctx.each(keyed.webhooks, (e) => planWebhook(ctx, e));
   const promoCodes = await planPromoCodes(ctx, keyed.promoCodes);
   const paymentProviders = await planPaymentProviders(ctx, keyed.paymentProviders, env);
+  const calendar = await planCalendarConnections(ctx, keyed.calendarConnections, env);
   const users = await ctx.each(keyed.users, (u) => planUser(ctx, u));
   const apps = await ctx.each(keyed.apps, (a) => planApp(ctx, a, users));
   return {
@@ -127,6 +133,7 @@ export async function planSite(
       webhooks,
       promoCodes,
       paymentProviders,
+      ...calendar,
       ids: firstIdPerKey(ctx.idsByKind),
       idsByKind: ctx.idsByKind,
       storedAppRelations: stored.appRelations,
@@ -247,8 +254,12 @@ async function assignIds(ctx: PlanContext, doc: SiteDocument) {
   const webhooks = await ctx.assign('webhooks', doc.webhooks ?? [], stored.webhooks);
   const promoCodes = await ctx.assign('promoCodes', doc.promoCodes ?? [], stored.promoCodes);
   const paymentProviders = await ctx.assign('paymentProviders', doc.paymentProviders ?? [], stored.paymentProviders);
+  const calendarConnections = await ctx.assign('calendarConnections', doc.calendarConnections ?? [], stored.calendarConnections);
   const apps = await assignApps(ctx, doc.apps ?? []);
-  return { brands, projects, zones, floors, rooms, desks, users, accessGroups, devices, webhooks, promoCodes, paymentProviders, apps };
+  return {
+    ...{ brands, projects, zones, floors, rooms, desks, users, accessGroups, devices, webhooks, promoCodes },
+    ...{ paymentProviders, calendarConnections, apps },
+  };
 }
 
 /** Users: id by key, else adopt an unkeyed stored user with the same email; identities unique. */
@@ -446,6 +457,78 @@ async function planPaymentProviders(
     }
     return [{ ...e, projectId }];
   });
+}
+
+/** Each calendar provider's credential fields; an entry gives its own provider's, never the other's. */
+const CALENDAR_FIELDS = {
+  microsoft: ['tenantId', 'clientId', 'clientSecret'],
+  google: ['serviceAccountEmail', 'privateKey', 'subject'],
+} as const;
+
+/**
+ * Calendar connections: the section is the whole list (a stored connection it leaves out is removed, so
+ * only the document can hold two for one project and provider), the provider's own credentials, a private
+ * key that opens, no other hosts in production.
+ */
+async function planCalendarConnections(
+  ctx: PlanContext,
+  entries: Entry<CalendarConnectionDoc, Row<'calendar_connections'>>[],
+  env: string,
+): Promise<Pick<SitePlan, 'calendarConnections' | 'removedCalendarConnections'>> {
+  const { problems } = ctx;
+  const planned = new Map<string, string>();
+  const calendarConnections = await ctx.each(entries, (e) => {
+    const where = `calendarConnections[${e.doc.key}]`;
+    checkCalendarCredentials(problems, e.doc, where);
+    for (const field of ['apiBaseUrl', 'tokenUrl'] as const) {
+      if (e.doc[field] !== undefined && env === 'production') {
+        problems.push(`${where}.${field} is not allowed in production (the provider's own endpoints are always used there)`);
+      }
+    }
+    const projectId = ctx.ref('projects', 'project', ctx.stored.projects, e.doc.project, `${where}.project`);
+    if (projectId === undefined) return [];
+    const slot = `${projectId}|${e.doc.provider}`;
+    const other = planned.get(slot);
+    if (other !== undefined) {
+      problems.push(
+        `${where}.project "${e.doc.project}" already has a ${e.doc.provider} connection, calendarConnections[${other}]; a project has at most one per provider`,
+      );
+      return [];
+    }
+    planned.set(slot, e.doc.key);
+    return [{ ...e, projectId }];
+  });
+  const kept = new Set(entries.map((e) => e.id));
+  const removedCalendarConnections = ctx.stored.allCalendarConnections.filter((r) => !kept.has(r.id)).map((r) => r.id);
+  return { calendarConnections, removedCalendarConnections };
+}
+
+/** Every missing own field and every field of the other provider, one message each; the key is never quoted. */
+function checkCalendarCredentials(problems: string[], doc: CalendarConnectionDoc, where: string): void {
+  const otherProvider = doc.provider === 'microsoft' ? 'google' : 'microsoft';
+  for (const field of CALENDAR_FIELDS[doc.provider]) {
+    if (doc[field] === undefined) problems.push(`${where}.${field} is required for a ${doc.provider} connection`);
+  }
+  for (const field of CALENDAR_FIELDS[otherProvider]) {
+    if (doc[field] !== undefined) {
+      problems.push(`${where}.${field} belongs to a ${otherProvider} connection, not a ${doc.provider} one`);
+    }
+  }
+  if (doc.provider === 'google' && doc.privateKey !== undefined && !isRsaPrivateKey(doc.privateKey)) {
+    problems.push(
+      `${where}.privateKey is not an RSA private key in PEM form (give private_key of the service account's JSON key file, ` +
+        'from -----BEGIN PRIVATE KEY----- to its END line, newlines included)',
+    );
+  }
+}
+
+/** Whether node:crypto reads the text as an RSA private key (Google signs service-account assertions with RS256). */
+function isRsaPrivateKey(pem: string): boolean {
+  try {
+    return createPrivateKey({ key: pem, format: 'pem' }).asymmetricKeyType === 'rsa';
+  } catch {
+    return false;
+  }
 }
 
 // --- users and apps -------------------------------------------------------------------

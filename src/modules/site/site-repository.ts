@@ -19,7 +19,8 @@ export type KeyedTable =
   | 'devices'
   | 'webhooks'
   | 'promo_codes'
-  | 'payment_providers';
+  | 'payment_providers'
+  | 'calendar_connections';
 
 export type Row<T extends keyof Database> = Database[T];
 // Dynamic table names: Kysely cannot type a table chosen at run time; the typed wrappers below restore the row types.
@@ -69,6 +70,8 @@ export interface SiteOverviewRecord {
     has_secret_key: boolean;
     has_webhook_secret: boolean;
   })[];
+  /** Calendar connections; whether the secret is stored, never the secret. */
+  calendarConnections: (Omit<Row<'calendar_connections'>, 'secret_enc' | 'created_at' | 'updated_at'> & { has_secret: boolean })[];
 }
 
 /** A user as an organizer: the booking block as a boolean, the brand-staff list parsed; their membership of one project. */
@@ -181,6 +184,16 @@ export class SiteRepository {
     return selectIn(db, 'payment_providers', 'project_id', projectIds);
   }
 
+  /** Every stored calendar connection (a handful: at most two per project). */
+  async allCalendarConnections(db: Db = this.db): Promise<Row<'calendar_connections'>[]> {
+    return db.selectFrom('calendar_connections').selectAll().orderBy('id').execute();
+  }
+
+  /** Deletes calendar connections by id (the document's section left them out). */
+  async deleteCalendarConnections(ids: readonly string[], db: Db = this.db): Promise<void> {
+    if (ids.length > 0) await db.deleteFrom('calendar_connections').where('id', 'in', ids).execute();
+  }
+
   async promoCodesByCode(codes: Iterable<string>, db: Db = this.db): Promise<Row<'promo_codes'>[]> {
     return selectIn(db, 'promo_codes', 'code', codes);
   }
@@ -260,7 +273,27 @@ export class SiteRepository {
       .orderBy('u.id')
       .orderBy('m.project_id')
       .execute();
-    return { projects, floors, rooms, desks, members, paymentProviders: await this.paymentProviderOverview(db) };
+    return {
+      projects,
+      floors,
+      rooms,
+      desks,
+      members,
+      paymentProviders: await this.paymentProviderOverview(db),
+      calendarConnections: await this.calendarConnectionOverview(db),
+    };
+  }
+
+  private async calendarConnectionOverview(db: Db): Promise<SiteOverviewRecord['calendarConnections']> {
+    const rows = await db
+      .selectFrom('calendar_connections')
+      .select(['id', 'key', 'project_id', 'provider', 'tenant_id', 'client_id', 'service_account_email', 'subject'])
+      .select(['api_base_url', 'token_url'])
+      .select((eb) => eb.case().when('secret_enc', '<>', '').then(1).else(0).end().as('has_secret'))
+      .orderBy('key')
+      .orderBy('id')
+      .execute();
+    return rows.map(({ has_secret, ...r }) => ({ ...r, has_secret: Number(has_secret) === 1 }));
   }
 
   private async paymentProviderOverview(db: Db): Promise<SiteOverviewRecord['paymentProviders']> {
@@ -501,10 +534,14 @@ export class SiteRepository {
   }
 }
 
-/** The site's sealed columns (SECRETS_KEY rotation): webhook listeners' secrets and delivery auth, payment providers' keys. */
+/**
+ * The site's sealed columns (SECRETS_KEY rotation): webhook listeners' secrets and delivery auth, payment providers' keys,
+ * calendar connections' client secrets and private keys.
+ */
 export function sealedSiteColumns(db: Kysely<Database>): SealedTable[] {
   return [
     sealedTable(db, { table: 'webhooks', key: ['id'], sealed: ['secret_enc', 'auth_enc'] }),
     sealedTable(db, { table: 'payment_providers', key: ['id'], sealed: ['secret_key_enc', 'webhook_secret_enc'] }),
+    sealedTable(db, { table: 'calendar_connections', key: ['id'], sealed: ['secret_enc'] }),
   ];
 }

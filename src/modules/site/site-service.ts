@@ -40,7 +40,7 @@ export interface SiteServiceDeps {
   clock: Clock;
   /** Why a webhook URL may not be registered (the SSRF guard; never connects), or null. */
   checkUrl?: (url: string) => Promise<string | null>;
-  /** PUBLIC_BASE_URL of the service (read on each use), for the providers' webhook URLs. */
+  /** PUBLIC_BASE_URL of the service (read on each use), for the payment and calendar webhook URLs. */
   publicBaseUrl: () => string;
 }
 
@@ -102,6 +102,20 @@ export class SiteService {
         hasSecretKey: p.has_secret_key,
         hasWebhookSecret: p.has_webhook_secret,
         webhookUrl: `${this.deps.publicBaseUrl()}/payments/webhooks/${encodeURIComponent(p.id)}`,
+      })),
+      calendarConnections: o.calendarConnections.map((c) => ({
+        _id: c.id,
+        key: c.key,
+        projectId: c.project_id,
+        provider: c.provider as 'microsoft' | 'google',
+        tenantId: c.tenant_id,
+        clientId: c.client_id,
+        serviceAccountEmail: c.service_account_email,
+        subject: c.subject,
+        hasSecret: c.has_secret,
+        apiBaseUrl: c.api_base_url,
+        tokenUrl: c.token_url,
+        webhookUrl: `${this.deps.publicBaseUrl()}/calendar/webhooks/${encodeURIComponent(c.id)}`,
       })),
     };
   }

@@ -15,6 +15,7 @@ export interface PreparedSecrets {
   webhookAuthEnc: Map<string, string>;
   providerSecretKeyEnc: Map<string, string>;
   providerWebhookSecretEnc: Map<string, string>;
+  calendarSecretEnc: Map<string, string>;
 }
 
 /** JSON with object keys sorted, so equal values always give equal text (and unchanged rows stay unwritten). */
@@ -124,6 +125,10 @@ export async function writePlan(
   await writeWebhooks(w, plan, secrets);
   await writePromoCodes(w, plan);
   await writePaymentProviders(w, plan, secrets);
+  await w.flush();
+  // Removed first: a kept or new connection may take the project and provider a removed one held.
+  await repo.deleteCalendarConnections(plan.removedCalendarConnections, trx);
+  await writeCalendarConnections(w, plan, secrets);
   await w.flush();
   await repo.cascadeDerivedColumns(
     {
@@ -278,6 +283,23 @@ async function writePaymentProviders(w: RowWriter, plan: SitePlan, secrets: Prep
       webhook_secret_enc: secrets.providerWebhookSecretEnc.get(p.id),
       methods: canonicalJson(p.doc.methods ?? ['promptpay']),
       api_base_url: p.doc.apiBaseUrl ?? null,
+    });
+  }
+}
+
+async function writeCalendarConnections(w: RowWriter, plan: SitePlan, secrets: PreparedSecrets): Promise<void> {
+  for (const c of plan.calendarConnections) {
+    await w.upsert('calendar_connections', c.id, c.stored, {
+      key: c.doc.key,
+      project_id: c.projectId,
+      provider: c.doc.provider,
+      tenant_id: c.doc.tenantId ?? null,
+      client_id: c.doc.clientId ?? null,
+      service_account_email: c.doc.serviceAccountEmail ?? null,
+      subject: c.doc.subject ?? null,
+      secret_enc: secrets.calendarSecretEnc.get(c.id),
+      api_base_url: c.doc.apiBaseUrl ?? null,
+      token_url: c.doc.tokenUrl ?? null,
     });
   }
 }
