@@ -452,8 +452,9 @@ class GraphState {
     const clientState = typeof body.clientState === 'string' ? body.clientState : null;
     if (clientState && clientState.length > 128) throw new GraphError(400, 'InvalidRequest', 'clientState is longer than 128 characters.');
     const expiresAt = this.expiry(body.expirationDateTime);
+    // Both endpoints are validated, even when they are the same URL.
     await this.validate(notificationUrl);
-    if (lifecycleUrl && lifecycleUrl !== notificationUrl) await this.validate(lifecycleUrl);
+    if (lifecycleUrl) await this.validate(lifecycleUrl);
     const sub: GraphSubscription = {
       id: randomUUID(),
       calendarId: this.mailbox(decodeURIComponent(m[1]!)).email,
@@ -738,7 +739,7 @@ class GraphState {
         throw new GraphError(
           400,
           'ErrorInvalidRequest',
-          "Your request can't be completed. Only the meeting organizer can cancel the meeting.",
+          "Your request can't be completed. You need to be an organizer to cancel a meeting.",
         );
       // Cancelling sends the cancellation and removes the organizer's copy.
       this.change(box, e, 'deleted', () => {

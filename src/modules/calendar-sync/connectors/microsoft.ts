@@ -44,8 +44,8 @@ export const GRAPH_SUBSCRIPTION_MS = 4230 * 60_000;
 const TOKEN_MARGIN_MS = 5 * 60_000;
 /** A bound on delta pages per read (50 events each). */
 const MAX_DELTA_PAGES = 400;
-/** Event reads in flight at once while a delta page is completed. */
-const READ_CONCURRENCY = 4;
+/** Event reads in flight at once (Graph allows 4 concurrent requests per mailbox and app). */
+const READ_CONCURRENCY = 3;
 
 interface GraphResponse {
   status: number;
