@@ -185,6 +185,37 @@ describe('channels', () => {
   });
 });
 
+describe('the stand-in announces changes', () => {
+  it('after a person, after our own writes, again on resend, forged on request, and on missed', async () => {
+    standIn.autoNotify = true;
+    const c = connector();
+    await c.subscribe(
+      { calendarId: ROOM },
+      { notificationUrl: receiverUrl, clientState: 'tok', expiresAt: clock + HOUR, channelId: 'ch-n' },
+    );
+    await until(() => received.length === 1);
+    const id = await standIn.personCreates(ROOM, {
+      organizer: { email: 'bob@example.test', name: 'Bob' },
+      title: 'A',
+      start: T0,
+      end: T0 + HOUR,
+    });
+    expect(received[1]).toMatchObject({ 'x-goog-resource-state': 'exists', 'x-goog-message-number': '2', 'x-goog-channel-token': 'tok' });
+    const first = await c.changes({ calendarId: ROOM }, null, WINDOW);
+    await c.respond({ calendarId: ROOM }, id, { accepted: true, comment: 'ok' });
+    await until(() => received.length === 3);
+    expect(await standIn.resendLast()).toEqual([200]);
+    expect(received[3]['x-goog-message-number']).toBe(received[2]['x-goog-message-number']);
+    await standIn.notify(ROOM, { token: 'forged' });
+    expect(received[4]['x-goog-channel-token']).toBe('forged');
+    expect(await standIn.lifecycle(ROOM, 'missed')).toEqual([200]);
+    await expect(c.changes({ calendarId: ROOM }, first.cursor, WINDOW)).rejects.toBeInstanceOf(CursorExpiredError);
+    expect(await standIn.lifecycle(ROOM, 'subscriptionRemoved')).toEqual([]);
+    expect(standIn.subscriptions()[0].active).toBe(false);
+    expect(await standIn.notify(ROOM)).toEqual([]);
+  });
+});
+
 describe('changes', () => {
   const person = { email: 'Bob@Example.test', name: 'Bob' };
 
@@ -285,6 +316,7 @@ describe('writes', () => {
     const bad = await c.updateEvent({ calendarId: ROOM }, id, booking({ start: T0 + HOUR, end: T0 })).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(ConnectorRefusedError);
     expect((bad as ConnectorRefusedError).status).toBe(400);
+    expect((bad as Error).message).toContain('The specified time range is empty.');
     await expect(c.updateEvent({ calendarId: ROOM }, 'nosuchevent1', booking())).rejects.toBeInstanceOf(NotFoundError);
     await c.cancelEvent({ calendarId: ROOM }, id, 'Cancelled');
     expect(standIn.events(ROOM)[0].cancelled).toBe(true);
@@ -343,7 +375,9 @@ describe('failures', () => {
     );
     expect(rate).toBeInstanceOf(ConnectorUnavailableError);
     expect((rate as ConnectorUnavailableError).retryAfterMs).toBe(7000);
-    expect(mapGoogleFailure(429, null, {})).toBeInstanceOf(ConnectorUnavailableError);
+    const later = mapGoogleFailure(429, null, { 'retry-after': 'Wed, 21 Oct 2015 07:28:30 GMT' }, {}, Date.parse('2015-10-21T07:28:00Z'));
+    expect(later).toBeInstanceOf(ConnectorUnavailableError);
+    expect((later as ConnectorUnavailableError).retryAfterMs).toBe(30_000);
     const forbidden = mapGoogleFailure(403, { error: { code: 403, message: 'Forbidden', errors: [{ reason: 'forbidden' }] } }, {});
     expect(forbidden).toBeInstanceOf(ConnectorRefusedError);
     expect(forbidden.message).toContain('Forbidden');

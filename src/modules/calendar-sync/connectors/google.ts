@@ -50,7 +50,8 @@ interface HttpFailure {
   response?: { status?: number; data?: unknown; headers?: unknown };
 }
 
-function retryAfterMs(headers: unknown): number | null {
+/** Retry-After in seconds, or as an HTTP date (measured from `now` when given). */
+function retryAfterMs(headers: unknown, now?: number): number | null {
   let raw: string | null | undefined;
   if (headers && typeof (headers as Headers).get === 'function') raw = (headers as Headers).get('retry-after');
   else if (headers && typeof headers === 'object') raw = (headers as Record<string, string>)['retry-after'];
@@ -58,7 +59,7 @@ function retryAfterMs(headers: unknown): number | null {
   const secs = Number(raw);
   if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
   const at = Date.parse(raw);
-  return Number.isNaN(at) ? null : Math.max(0, at - Date.parse(new Date().toUTCString()));
+  return Number.isNaN(at) || now === undefined ? null : Math.max(0, at - now);
 }
 
 /** Google's error JSON: {error: {code, message, errors: [{reason}]}}. */
@@ -70,22 +71,22 @@ function googleError(data: unknown): { message: string; reasons: string[] } {
 }
 
 /** Maps an HTTP status (and Google's error body) onto the port's errors. */
-export function mapGoogleFailure(status: number, data: unknown, headers: unknown, c: CallCase = {}): Error {
+export function mapGoogleFailure(status: number, data: unknown, headers: unknown, c: CallCase = {}, now?: number): Error {
   const { message, reasons } = googleError(data);
   const text = message || `HTTP ${status}`;
   if (status === 410 && c.cursor) return new CursorExpiredError(`Google sync token expired: ${text}`);
   if (status === 404 && c.notFound) return new NotFoundError(`Google Calendar: ${text}`);
   const rateLimited = status === 403 && reasons.some((r) => r === 'rateLimitExceeded' || r === 'userRateLimitExceeded');
   if (status >= 500 || status === 429 || rateLimited) {
-    return new ConnectorUnavailableError(`Google Calendar unavailable (${status}): ${text}`, retryAfterMs(headers));
+    return new ConnectorUnavailableError(`Google Calendar unavailable (${status}): ${text}`, retryAfterMs(headers, now));
   }
   return new ConnectorRefusedError(`Google Calendar refused (${status}): ${text}`, status);
 }
 
-function mapThrown(e: unknown, c: CallCase): Error {
+function mapThrown(e: unknown, c: CallCase, now: number): Error {
   const f = e as HttpFailure;
   const status = f?.response?.status ?? f?.status;
-  if (typeof status === 'number' && status > 0) return mapGoogleFailure(status, f.response?.data, f.response?.headers, c);
+  if (typeof status === 'number' && status > 0) return mapGoogleFailure(status, f.response?.data, f.response?.headers, c, now);
   // No answer: network failure or timeout. The code only (messages may carry URLs).
   return new ConnectorUnavailableError(`Google Calendar unreachable (${String(f?.code ?? f?.name ?? 'error')})`);
 }
@@ -157,7 +158,7 @@ class TokenSource {
     if (!res.ok || typeof json?.access_token !== 'string') {
       const status = res.ok ? 502 : res.status;
       if (status >= 500 || status === 429) {
-        throw new ConnectorUnavailableError(`Google token endpoint unavailable (${status})`, retryAfterMs(res.headers));
+        throw new ConnectorUnavailableError(`Google token endpoint unavailable (${status})`, retryAfterMs(res.headers, this.deps.now()));
       }
       const why = [json?.error, json?.error_description].filter((x) => typeof x === 'string').join(': ');
       throw new ConnectorRefusedError(`Google token endpoint refused (${status})${why ? `: ${why}` : ''}`, status);
@@ -270,7 +271,7 @@ class GoogleCalendarConnector implements CalendarConnector {
           this.tokens.drop();
           continue;
         }
-        throw mapThrown(e, c);
+        throw mapThrown(e, c, this.deps.now());
       }
     }
   }
