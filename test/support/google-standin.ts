@@ -376,6 +376,8 @@ class GoogleStandIn implements CalendarStandIn {
     if (syncText && ['timeMin', 'timeMax', 'updatedMin', 'q', 'orderBy', 'iCalUID'].some((k) => q.has(k))) {
       throw new HttpError(400, 'invalid', 'Sync token cannot be used with other request restrictions.');
     }
+    // Deleted events always come with a sync token: showDeleted=false is not allowed with it.
+    if (syncText && q.get('showDeleted') === 'false') throw new HttpError(400, 'invalid', 'showDeleted cannot be false with a sync token.');
     const sync = syncText ? decodeToken(syncText) : null;
     if (syncText && (!sync || sync.cal !== cal.id)) throw new HttpError(400, 'invalid', 'Invalid sync token value.');
     if (sync && sync.epoch !== cal.epoch) {
@@ -496,7 +498,7 @@ class GoogleStandIn implements CalendarStandIn {
   // ---- channels ----
 
   private watch(cal: Calendar, body: any): unknown {
-    if (body?.type !== 'web_hook') throw new HttpError(400, 'invalid', 'Invalid value for: type');
+    if (body?.type !== 'web_hook' && body?.type !== 'webhook') throw new HttpError(400, 'invalid', 'Invalid value for: type');
     if (typeof body?.id !== 'string' || !body.id) throw new HttpError(400, 'required', 'Required: id');
     if (typeof body?.address !== 'string' || !/^https?:\/\//.test(body.address))
       throw new HttpError(400, 'push.webhookUrlNotHttps', 'WebHook callback must be HTTPS: ');
