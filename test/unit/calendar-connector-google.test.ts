@@ -367,6 +367,33 @@ describe('failures', () => {
     standIn = await startGoogleStandIn({ autoNotify: false });
   });
 
+  it('answers Unavailable when Google does not answer in time', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const c = googleConnector(
+        {
+          id: 'conn-google',
+          provider: 'google',
+          ...(standIn.credentials as { serviceAccountEmail: string; privateKey: string; subject: string }),
+          apiBaseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`,
+          tokenUrl: standIn.tokenUrl,
+        },
+        { now: () => clock, timeoutMs: 300 },
+      );
+      await expect(c.changes({ calendarId: ROOM }, null, WINDOW)).rejects.toBeInstanceOf(ConnectorUnavailableError);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((r) => silent.close(() => r()));
+    }
+  });
+
+  it('reads a private key pasted with its \\n escapes', async () => {
+    const escaped = standIn.credentials.privateKey.replace(/\n/g, '\\n');
+    await connector({ privateKey: escaped }).changes({ calendarId: ROOM }, null, WINDOW);
+    expect(standIn.tokensIssued).toBe(1);
+  });
+
   it('maps rate limits with Retry-After, and other refusals', () => {
     const rate = mapGoogleFailure(
       403,

@@ -114,14 +114,16 @@ class TokenSource {
     return this.inflight;
   }
 
-  drop(): void {
-    this.token = null;
+  /** Forgets a token the API refused (unless a newer one has come meanwhile). */
+  drop(value: string): void {
+    if (this.token?.value === value) this.token = null;
   }
 
   private async assertion(url: string, nowMs: number): Promise<string> {
     let key: Awaited<ReturnType<typeof importPKCS8>>;
     try {
-      key = await importPKCS8(this.account.privateKey, 'RS256');
+      // A key pasted from the JSON key file may keep its `\\n` escapes.
+      key = await importPKCS8(this.account.privateKey.replace(/\\n/g, '\n'), 'RS256');
     } catch {
       throw new ConnectorRefusedError('The service account private key is not a PKCS#8 RSA key', 400);
     }
@@ -268,7 +270,7 @@ class GoogleCalendarConnector implements CalendarConnector {
         return res.data;
       } catch (e) {
         if (statusOf(e) === 401 && attempt === 0) {
-          this.tokens.drop();
+          this.tokens.drop(token);
           continue;
         }
         throw mapThrown(e, c, this.deps.now());
