@@ -247,7 +247,12 @@ async function registerModules(app: App, services: Services): Promise<void> {
   });
   await webhooks.register(app, { webhooks: services.webhooks, guards });
   // The room feeds (public: the unguessable token in the address is the capability), iTIP messages and feed addresses (ops).
-  await calendarSync.register(app, { calendarSync: services.calendarSync, roomFeeds: services.roomFeeds, guards });
+  await calendarSync.register(app, {
+    calendarSync: services.calendarSync,
+    roomFeeds: services.roomFeeds,
+    connected: services.calendarConnections,
+    guards,
+  });
   await devices.register(app, { guards, devices: services.devices });
   await visitors.register(app, { guards, visitors: services.visitors });
   await guarded(app, guards.ops, async (ops) => {

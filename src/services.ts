@@ -16,6 +16,7 @@ import { createCatalogue, type CatalogueService } from './modules/catalogue/inde
 import {
   createBooking,
   createBusySlots,
+  type BookingChangeObserver,
   type BookingChanges,
   type BookingModule,
   type MeetingService,
@@ -31,7 +32,13 @@ import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
 import { ConsoleSessionRepository } from './platform/db/console-session-repository.js';
 import { RateLimiter } from './platform/rate-limit.js';
 import { createDevices, type DeviceService, type DeviceSync, type DeviceTransport, type TransportLogger } from './modules/devices/index.js';
-import { createCalendarSync, type CalendarSync, type RoomFeedService } from './modules/calendar-sync/index.js';
+import {
+  CALENDAR_ROOMS_JOB,
+  createCalendarSync,
+  type CalendarSync,
+  type ConnectedSync,
+  type RoomFeedService,
+} from './modules/calendar-sync/index.js';
 import { createVisitors, type VisitorAccessSource, type VisitorService } from './modules/visitors/index.js';
 import { UrlGuard } from './platform/net/url-guard.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
@@ -91,6 +98,8 @@ export interface Services {
   visitorAccess: VisitorAccessSource;
   /** Room feeds: each room's bookings as an iCalendar feed at a secret, revocable address. */
   roomFeeds: RoomFeedService;
+  /** Room calendars connected to Microsoft 365 and Google Workspace. */
+  calendarConnections: ConnectedSync;
   /** All background work: lifecycle steps, webhook deliveries, token purge, device sync, visitor expiry. */
   jobs: JobRunner;
   /** Failed app_secret attempts per (app_id, client address) and per client address (the token endpoint's brute-force limit). */
@@ -228,6 +237,8 @@ function createBookingCore(p: Platform) {
   // Late-bound both ways: the lifecycle steps act through booking's BookingChanges, booking's writer plans through the
   // lifecycle's planner; booking's services use the payments desk, which is built on BookingChanges.
   const { lifecycle, planner } = createLifecycle({ db: storage.db, bookings: () => booking.bookings });
+  // Late-bound: connected calendars (built later, on BookingChanges) hear every booking change in its transaction.
+  const observers: BookingChangeObserver[] = [];
   const booking: BookingModule = createBooking({
     db: storage.db,
     engine: storage.engine,
@@ -237,6 +248,7 @@ function createBookingCore(p: Platform) {
     events: webhooks.outbox,
     lifecycle: planner,
     payments: () => payments,
+    observers: () => observers,
   });
   const paymentsModule = createPayments({
     db: storage.db,
@@ -255,7 +267,16 @@ function createBookingCore(p: Platform) {
   jobs.register(paymentsModule.jobs.inbox);
   jobs.register(paymentsModule.jobs.reconcile);
   jobs.register(paymentsModule.jobs.providerActions);
-  return { catalogue, webhooks, lifecycle, booking, payments, paymentSync: paymentsModule.sync, paymentDetails: paymentsModule.details };
+  return {
+    catalogue,
+    webhooks,
+    lifecycle,
+    booking,
+    payments,
+    paymentSync: paymentsModule.sync,
+    paymentDetails: paymentsModule.details,
+    observers,
+  };
 }
 
 /** Devices, and the site, members and visitors whose changes they enroll. */
@@ -314,6 +335,29 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
   return { devices, site, siteSealed, members, visitors };
 }
 
+/** Calendar sync: iTIP messages, room feeds, and room calendars connected to Microsoft 365 and Google Workspace. */
+function createConnectedCalendars(
+  p: Platform,
+  d: { bookings: BookingChanges; catalogue: CatalogueService; site: SiteService; observers: BookingChangeObserver[] },
+) {
+  const { storage, config, clock, realClock, secretBox, jobs } = p;
+  const calendar = createCalendarSync({
+    ...{ db: storage.db, bookings: d.bookings, rooms: d.catalogue, organizers: d.site, secretBox, clock, realClock },
+    publicBaseUrl: () => config.publicBaseUrl,
+    connectors: { timeoutMs: config.calendars.providerTimeoutMs },
+    poke: (name) => void jobs.poke(name),
+  });
+  d.observers.push(calendar.writeback.observer);
+  const { subscriptions, pull, writeback, rooms } = calendar.jobs;
+  jobs.register(subscriptions);
+  jobs.register(pull);
+  jobs.register(writeback);
+  jobs.register(rooms);
+  // A site document applied may connect or leave rooms: their subscriptions follow at once.
+  d.site.onApplied(() => void calendar.connected.reconcile().catch((err) => p.onError(err, { job: CALENDAR_ROOMS_JOB })));
+  return calendar;
+}
+
 /** Token grants and principals; its purge job on the runner. */
 function createAuthOn(p: Platform) {
   const { config } = p;
@@ -365,12 +409,9 @@ export async function createServices(
   const p = await createPlatform(config, storage, realClock, options);
   const { clock, sandboxClock, secretBox, jobs, onError } = p;
   const auth = createAuthOn(p);
-  const { catalogue, webhooks, lifecycle, booking, payments, paymentSync, paymentDetails } = createBookingCore(p);
+  const { catalogue, webhooks, lifecycle, booking, payments, paymentSync, paymentDetails, observers } = createBookingCore(p);
   const { devices, site, siteSealed, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
-  const calendar = createCalendarSync({
-    ...{ db: storage.db, bookings: booking.bookings, rooms: catalogue, organizers: site, secretBox, clock },
-    publicBaseUrl: () => config.publicBaseUrl,
-  });
+  const calendar = createConnectedCalendars(p, { bookings: booking.bookings, catalogue, site, observers });
   const changeFeed = createChangeFeed(p, [
     { kind: 'meeting', ...booking.changeSource },
     { kind: 'delivery', changedSince: (t, n) => webhooks.webhooks.changedSince(t, n), latest: () => webhooks.webhooks.lastChangeAt() },
@@ -414,6 +455,7 @@ export async function createServices(
     visitorAccess: visitors.accessSource,
     calendarSync: calendar.calendarSync,
     roomFeeds: calendar.roomFeeds,
+    calendarConnections: calendar.connected,
     changeFeed,
     consoleSessions: new ConsoleSessions(config.opsToken, config.env, new ConsoleSessionRepository(storage.db), realClock),
     opsTokenFailures: new OpsTokenFailures(

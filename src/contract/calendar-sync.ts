@@ -54,7 +54,10 @@ export const ConnectedRoomView = Type.Object({
     'The change subscription (Microsoft) or watch channel (Google); null until one is made',
   ),
   lastSyncAt: Nullable(DateTime(), 'The last successful read of changes'),
-  cursorAgeSeconds: Nullable(Type.Integer(), "Seconds since the sync cursor (Graph's delta link, Google's sync token) was stored; null before the first read or after a reset"),
+  cursorAgeSeconds: Nullable(
+    Type.Integer(),
+    "Seconds since the sync cursor (Graph's delta link, Google's sync token) was stored; null before the first read or after a reset",
+  ),
   lastError: Nullable(Type.String(), 'The last failure talking to the provider for this room (cleared by the next success)'),
   lastErrorAt: Nullable(DateTime(), 'When it happened'),
   changesIn: Type.Integer({ description: 'Changes read from the calendar that changed a booking or answered an invitation' }),

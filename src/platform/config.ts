@@ -77,6 +77,11 @@ export interface Config {
     /** How long past a deadline a lapse waits for a provider that cannot be asked (PAYMENT_LAPSE_GRACE_SECONDS). */
     lapseGraceMs: number;
   };
+  /** Connected room calendars (docs/calendar-sync.md "Connected calendars"). */
+  calendars: {
+    /** How long one call to Microsoft Graph or Google Calendar may take (CALENDAR_PROVIDER_TIMEOUT_MS). */
+    providerTimeoutMs: number;
+  };
   /** How device changes reach devices (operator-api.md "Access devices"). */
   devices: {
     transport: 'sandbox' | 'mqtt';
@@ -303,6 +308,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     metrics: readMetrics(env, bookingEnv, port),
     loadShedding: readLoadShedding(env, bookingEnv),
     payments: readPayments(env),
+    calendars: { providerTimeoutMs: intVar(env, 'CALENDAR_PROVIDER_TIMEOUT_MS', 10_000, 100) },
     devices: {
       transport,
       mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',

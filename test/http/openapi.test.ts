@@ -210,6 +210,8 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /ops/v1/visitors/invites/{inviteId}/cancel': 'cancelVisitorInvite',
   'GET /ops/v1/visitors/invites/{inviteId}': 'getVisitorInvite',
   'POST /ops/v1/devices/{deviceId}/scans': 'recordDeviceScan',
+  'POST /calendar/webhooks/{connectionId}': 'receiveCalendarNotification',
+  'GET /ops/v1/calendar-sync/connections/{id}': 'getCalendarConnection',
   'GET /ops/v1/calendar-sync/rooms/{roomId}/feed': 'getRoomFeed',
   'DELETE /ops/v1/calendar-sync/rooms/{roomId}/feed': 'revokeRoomFeed',
   'POST /ops/v1/calendar-sync/rooms/{roomId}/feed/rotate': 'rotateRoomFeed',

@@ -125,8 +125,8 @@ describe('SDK against the service', () => {
   it('has one method for every public operation of /openapi.json', async () => {
     const { body } = await c.svc.request('GET', '/openapi.json');
     const publicOps = Object.entries<any>(body.paths)
-      // Ops routes, and the endpoint payment providers post their events to, are not an integrator's to call.
-      .filter(([path]) => !path.startsWith('/ops/') && !path.startsWith('/payments/webhooks/'))
+      // Ops routes, and the endpoints payment and calendar providers post to, are not an integrator's to call.
+      .filter(([path]) => !path.startsWith('/ops/') && !path.startsWith('/payments/webhooks/') && !path.startsWith('/calendar/webhooks/'))
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();
     expect(Object.keys(OPERATIONS).sort()).toEqual(publicOps);

@@ -57,6 +57,8 @@ export interface CalendarStandIn {
   /** While true, every API and token request answers 503 (the provider is down). */
   down: boolean;
   close(): Promise<void>;
+  /** Waits until every notification sent in the background has been answered. */
+  settled(): Promise<void>;
 
   /** A person invites the room (the event lands on the room's calendar, the room not answered yet). Returns the event id. */
   personCreates(calendarId: string, e: PersonEvent): Promise<string>;

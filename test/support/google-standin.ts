@@ -237,6 +237,11 @@ class GoogleStandIn implements CalendarStandIn {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 
+  /** The contract's name for `settle`. */
+  settled(): Promise<void> {
+    return this.settle();
+  }
+
   /** Forgets every access token given (the next API call answers 401). */
   revokeTokens(): void {
     this.tokens.clear();

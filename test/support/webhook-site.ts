@@ -48,6 +48,8 @@ export interface AssetSpec {
   meetingConfig?: MeetingConfigSpec;
   /** Price of the asset (site document `chargeRate`); absent = free. */
   chargeRate?: ChargeRateSpec;
+  /** A room's email (its mailbox or resource calendar: connected calendars). */
+  email?: string;
 }
 
 /** A promo code of the site document (`promoCodes[]`); `project` defaults to tower. */
@@ -86,6 +88,8 @@ export interface SiteSpec {
   accessGroups?: unknown[];
   /** Payment provider accounts (site document `paymentProviders[]`). */
   paymentProviders?: unknown[];
+  /** Calendar connections (site document `calendarConnections[]`). */
+  calendarConnections?: unknown[];
 }
 
 function assetConfig(open: string, close: string, mc: MeetingConfigSpec | undefined) {
@@ -127,6 +131,7 @@ export function webhookSite(o: SiteSpec) {
     cleanupMinutes: 15,
     config: assetConfig('06:00:00', '23:00:00', r.meetingConfig),
     ...(r.chargeRate ? { chargeRate: r.chargeRate } : {}),
+    ...(r.email ? { email: r.email } : {}),
   }));
   doc.desks = (o.desks ?? []).map((d, i) => ({
     key: d.key,
@@ -138,6 +143,7 @@ export function webhookSite(o: SiteSpec) {
   }));
   if (o.accessGroups) doc.accessGroups = o.accessGroups;
   if (o.paymentProviders) doc.paymentProviders = o.paymentProviders;
+  if (o.calendarConnections) doc.calendarConnections = o.calendarConnections;
   if (o.promoCodes) doc.promoCodes = o.promoCodes.map((p) => ({ ...p, project: p.project ?? 'tower' }));
   doc.webhooks = (o.hooks ?? []).map((h) => ({
     key: h.key,

@@ -177,7 +177,8 @@ export class BookingChangeWriter {
   ) {}
 
   private async observed(trx: Db, scope: BookingScope, meetingId: string, at: number): Promise<void> {
-    for (const o of this.deps.observers?.() ?? []) await o.changed(trx, { meetingId, assetKind: scope.asset.kind, assetId: scope.asset.id, at });
+    for (const o of this.deps.observers?.() ?? [])
+      await o.changed(trx, { meetingId, assetKind: scope.asset.kind, assetId: scope.asset.id, at });
   }
 
   /** Stores a new booking with its slots, attendees, first history entries, BOOK event and lifecycle steps. */

@@ -166,7 +166,18 @@ export class CalendarSync {
       const serviceEvent = opts.serviceEvent ?? false;
       const actor: Actor = { by: organizer?.userId ?? 'calendar', source: provider, sourceDetail: uid };
       const current = stored?.meetingId ? ((await changes.meetingIn(trx, stored.meetingId)) ?? null) : null;
-      const ctx: Ctx = { trx, room, scope: scopeOf('room', room), now, actor, organizer: organizer ?? null, message, master, accounts, serviceEvent };
+      const ctx: Ctx = {
+        trx,
+        room,
+        scope: scopeOf('room', room),
+        now,
+        actor,
+        organizer: organizer ?? null,
+        message,
+        master,
+        accounts,
+        serviceEvent,
+      };
       const decision = await this.decide(ctx, current);
 
       const w =
@@ -200,7 +211,10 @@ export class CalendarSync {
         updatedAt: now,
       };
       await repo.put(seen, trx);
-      const result = this.result(room, uid, decision.outcome, decision.meeting, reply, { accepted: decision.accepted, reason: decision.reason });
+      const result = this.result(room, uid, decision.outcome, decision.meeting, reply, {
+        accepted: decision.accepted,
+        reason: decision.reason,
+      });
       if (opts.within) await opts.within(trx, result);
       return result;
     });

@@ -21,7 +21,8 @@ import { ConnectorUnavailableError, NotFoundError, type CalendarConnector, type 
 import type { ConnectedRepository, ConnectedRoomRow, ConnectionRow, LinkRow, OutboxRow } from './connected-repository.js';
 import type { ConnectorRegistry } from './connection-registry.js';
 import { describe } from './connected-sync.js';
-import { answerKey, desiredEvents, retryDelayMs, type BookingForCalendar, type DesiredEvent } from './rules/connected-rules.js';
+import { desiredEvents, type BookingForCalendar, type DesiredEvent } from './connected-mapping.js';
+import { answerKey, retryDelayMs } from './rules/connected-timing.js';
 
 export const CALENDAR_WRITEBACK_JOB = 'calendar-writeback';
 const LEASE_MS = 120_000;
@@ -46,7 +47,10 @@ export class CalendarWriteback {
 
   /** The writer's observer: a room booking changed; its connected calendars owe a write (same transaction). */
   readonly observer = {
-    changed: async (trx: Parameters<ConnectedRepository['enqueueBooking']>[3], c: { meetingId: string; assetKind: 'room' | 'desk'; assetId: string }) => {
+    changed: async (
+      trx: Parameters<ConnectedRepository['enqueueBooking']>[3],
+      c: { meetingId: string; assetKind: 'room' | 'desk'; assetId: string },
+    ) => {
       if (c.assetKind !== 'room') return;
       await this.deps.repo.enqueueBooking(c.meetingId, c.assetId, this.deps.realClock.now(), trx);
     },
@@ -117,7 +121,13 @@ export class CalendarWriteback {
     if (link) {
       try {
         const { etag } = await t.connector.updateEvent(t.cal, link.remote_id, d.event);
-        await repo.updateLink(link, { etag, written_hash: d.hash, written_start: d.event.start, written_end: d.event.end, updated_at: now });
+        await repo.updateLink(link, {
+          etag,
+          written_hash: d.hash,
+          written_start: d.event.start,
+          written_end: d.event.end,
+          updated_at: now,
+        });
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
         await repo.updateLink(link, { gone: 1, updated_at: now });
@@ -161,7 +171,9 @@ export class CalendarWriteback {
   }
 
   private async cancelOne(t: Target, l: LinkRow, reason: string | null): Promise<void> {
-    await t.connector.cancelEvent(t.cal, l.remote_id, reason).catch((err) => (err instanceof NotFoundError ? undefined : Promise.reject(err)));
+    await t.connector
+      .cancelEvent(t.cal, l.remote_id, reason)
+      .catch((err) => (err instanceof NotFoundError ? undefined : Promise.reject(err)));
     await this.deps.repo.updateLink(l, { gone: 1, updated_at: this.deps.realClock.now() });
   }
 

@@ -65,7 +65,10 @@ export class ConnectedRepository {
       .executeTakeFirst();
   }
 
-  async insertRoom(row: ConnectedRoomRow | (Omit<ConnectedRoomRow, 'subscribe_attempts' | 'sync_attempts' | 'changes_in' | 'changes_out'>), db: Db = this.db): Promise<void> {
+  async insertRoom(
+    row: ConnectedRoomRow | Omit<ConnectedRoomRow, 'subscribe_attempts' | 'sync_attempts' | 'changes_in' | 'changes_out'>,
+    db: Db = this.db,
+  ): Promise<void> {
     await db
       .insertInto('calendar_rooms')
       .values(row)
@@ -86,10 +89,7 @@ export class ConnectedRepository {
     await db
       .updateTable('calendar_rooms')
       .set((eb) => ({
-        sync_due_at: eb.fn.coalesce(
-          eb.case().when('sync_due_at', '<', now).then(eb.ref('sync_due_at')).else(now).end(),
-          eb.val(now),
-        ),
+        sync_due_at: eb.fn.coalesce(eb.case().when('sync_due_at', '<', now).then(eb.ref('sync_due_at')).else(now).end(), eb.val(now)),
         ...(full ? { cursor: null, cursor_at: null } : {}),
       }))
       .where('connection_id', '=', connectionId)
@@ -98,7 +98,13 @@ export class ConnectedRepository {
   }
 
   /** Subscription work is wanted now (renew, re-create). */
-  async requestSubscribe(connectionId: string, roomId: string, now: number, set: Updateable<CalendarRoomTable> = {}, db: Db = this.db): Promise<void> {
+  async requestSubscribe(
+    connectionId: string,
+    roomId: string,
+    now: number,
+    set: Updateable<CalendarRoomTable> = {},
+    db: Db = this.db,
+  ): Promise<void> {
     await this.updateRoom(connectionId, roomId, { subscribe_due_at: now, ...set }, db);
   }
 
@@ -164,7 +170,13 @@ export class ConnectedRepository {
       .execute();
   }
 
-  async countChanges(connectionId: string, roomId: string, field: 'changes_in' | 'changes_out', n: number, db: Db = this.db): Promise<void> {
+  async countChanges(
+    connectionId: string,
+    roomId: string,
+    field: 'changes_in' | 'changes_out',
+    n: number,
+    db: Db = this.db,
+  ): Promise<void> {
     if (n <= 0) return;
     await db
       .updateTable('calendar_rooms')
@@ -226,7 +238,11 @@ export class ConnectedRepository {
       .execute();
   }
 
-  async updateLink(l: Pick<LinkRow, 'connection_id' | 'room_id' | 'uid'>, set: Updateable<CalendarLinkTable>, db: Db = this.db): Promise<void> {
+  async updateLink(
+    l: Pick<LinkRow, 'connection_id' | 'room_id' | 'uid'>,
+    set: Updateable<CalendarLinkTable>,
+    db: Db = this.db,
+  ): Promise<void> {
     await db
       .updateTable('calendar_links')
       .set(set)
@@ -270,7 +286,14 @@ export class ConnectedRepository {
   }
 
   /** The room's answer to an invitation is owed (coalesced per invitation). */
-  async enqueueAnswer(connectionId: string, roomId: string, uid: string, meetingId: string | null, realNow: number, db: Db = this.db): Promise<void> {
+  async enqueueAnswer(
+    connectionId: string,
+    roomId: string,
+    uid: string,
+    meetingId: string | null,
+    realNow: number,
+    db: Db = this.db,
+  ): Promise<void> {
     await db
       .insertInto('calendar_outbox')
       .values({

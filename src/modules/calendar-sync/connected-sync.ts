@@ -29,7 +29,8 @@ import {
 import type { ConnectedRepository, ConnectedRoomRow, ConnectionRow, LinkRow } from './connected-repository.js';
 import type { ConnectorRegistry } from './connection-registry.js';
 import type { CalendarRoom, CalendarRooms } from './ports.js';
-import { lastAnswerOf, messageOf, remoteHash, renewAt, retryDelayMs, syncWindow } from './rules/connected-rules.js';
+import { messageOf, remoteHash, showsOwnDecline } from './connected-mapping.js';
+import { lastAnswerOf, renewAt, retryDelayMs, syncWindow } from './rules/connected-timing.js';
 
 export const CALENDAR_SUBSCRIPTIONS_JOB = 'calendar-subscriptions';
 export const CALENDAR_PULL_JOB = 'calendar-pull';
@@ -81,7 +82,8 @@ export class ConnectedSync {
     const now = this.deps.realClock.now();
     const wanted = new Map<string, { connectionId: string; room: CalendarRoom }>();
     for (const conn of await repo.connections()) {
-      for (const room of await rooms.roomsWithEmail(conn.project_id)) wanted.set(`${conn.id}|${room.asset.id}`, { connectionId: conn.id, room });
+      for (const room of await rooms.roomsWithEmail(conn.project_id))
+        wanted.set(`${conn.id}|${room.asset.id}`, { connectionId: conn.id, room });
     }
     const existing = new Map((await repo.allRooms()).map((r) => [`${r.connection_id}|${r.room_id}`, r]));
     for (const [key, w] of wanted) {
@@ -98,7 +100,12 @@ export class ConnectedSync {
     }
     for (const [key, row] of existing) {
       if (!wanted.has(key) && row.status === 'active')
-        await repo.updateRoom(row.connection_id, row.room_id, { status: 'removed', subscribe_due_at: now, sync_due_at: null, updated_at: now });
+        await repo.updateRoom(row.connection_id, row.room_id, {
+          status: 'removed',
+          subscribe_due_at: now,
+          sync_due_at: null,
+          updated_at: now,
+        });
     }
     this.deps.poke(CALENDAR_SUBSCRIPTIONS_JOB);
   }
@@ -142,15 +149,20 @@ export class ConnectedSync {
         sub = await connector.subscribe(cal, p);
         fresh = true;
       }
-      await repo.releaseRoom(row, 'subscribe', {
-        subscription_id: sub.id,
-        resource_id: sub.resourceId,
-        client_state_enc: this.deps.secretBox.seal(clientState),
-        expires_at: sub.expiresAt,
-        subscribe_attempts: 0,
-        last_error: null,
-        updated_at: now,
-      }, renewAt(now, sub.expiresAt));
+      await repo.releaseRoom(
+        row,
+        'subscribe',
+        {
+          subscription_id: sub.id,
+          resource_id: sub.resourceId,
+          client_state_enc: this.deps.secretBox.seal(clientState),
+          expires_at: sub.expiresAt,
+          subscribe_attempts: 0,
+          last_error: null,
+          updated_at: now,
+        },
+        renewAt(now, sub.expiresAt),
+      );
       // A new subscription heard nothing before it existed: read everything once (the cursor kept when there is one).
       if (fresh) await repo.requestSync(row.connection_id, row.room_id, now, row.cursor === null);
       this.deps.poke(CALENDAR_PULL_JOB);
@@ -163,11 +175,14 @@ export class ConnectedSync {
     if (conn && row.subscription_id) {
       const connector = this.deps.registry.connectorOf(conn);
       try {
-        await connector.unsubscribe({ calendarId: row.calendar_id }, {
-          id: row.subscription_id,
-          resourceId: row.resource_id,
-          expiresAt: Number(row.expires_at ?? 0),
-        });
+        await connector.unsubscribe(
+          { calendarId: row.calendar_id },
+          {
+            id: row.subscription_id,
+            resourceId: row.resource_id,
+            expiresAt: Number(row.expires_at ?? 0),
+          },
+        );
       } catch (err) {
         if (!(err instanceof NotFoundError)) return this.failed(row, 'subscribe', err);
       }
@@ -213,14 +228,19 @@ export class ConnectedSync {
       for (const e of page.events) if (await this.applyEvent(conn, room, e)) applied++;
       if (page.full) applied += await this.vanished(conn, room, page);
       const now = realClock.now();
-      await repo.releaseRoom(row, 'sync', {
-        cursor: page.cursor,
-        cursor_at: now,
-        last_sync_at: now,
-        sync_attempts: 0,
-        last_error: null,
-        updated_at: now,
-      }, null);
+      await repo.releaseRoom(
+        row,
+        'sync',
+        {
+          cursor: page.cursor,
+          cursor_at: now,
+          last_sync_at: now,
+          sync_attempts: 0,
+          last_error: null,
+          updated_at: now,
+        },
+        null,
+      );
       await repo.countChanges(row.connection_id, row.room_id, 'changes_in', applied);
     } catch (err) {
       await this.failed(row, 'sync', err);
@@ -247,19 +267,25 @@ export class ConnectedSync {
     let link = (await repo.linkByRemoteId(conn.id, roomId, e.id)) ?? (e.uid ? await repo.link(conn.id, roomId, e.uid) : undefined);
     if (!link && e.bookingId) link = (await repo.linksOfMeeting(conn.id, e.bookingId)).find((l) => l.remote_id === e.id);
     if (!link && e.removed) return false;
+    // Google's incremental reads report events outside the window the full read covered: new ones there are not ours to take.
+    const window = syncWindow(this.deps.clock.now());
+    if (!link && (e.end <= window.start || e.start >= window.end)) return false;
     const service = link ? link.origin === 'service' : e.bookingId !== null;
     if (service && !this.personEdited(link, e)) return false;
     const uid = link?.uid ?? e.uid;
-    const message = messageOf(e, { uid, roomEmail: room.email, lastAnswer: lastAnswerOf(link?.written_hash ?? null), serviceEvent: service });
+    const lastAnswer = lastAnswerOf(link?.written_hash ?? null);
+    if (!service && showsOwnDecline(e, { email: room.email, lastAnswer })) return false;
+    const message = messageOf(e, { uid, roomEmail: room.email, lastAnswer, serviceEvent: service });
     const provider = conn.provider === 'google' ? 'google' : 'microsoft';
     const result = await this.deps.actor.applyRemote(provider, room, message, {
-      hash: remoteHash(e),
+      hash: remoteHash(e, { email: room.email, lastAnswer }),
       serviceEvent: service,
       within: async (trx, r) => {
         const now = this.deps.realClock.now();
         if (service) {
           if (e.removed) await repo.updateLink(link!, { gone: 1, updated_at: now }, trx);
-          else if (r.outcome === 'moved') await repo.updateLink(link!, { written_start: e.start, written_end: e.end, etag: e.etag, updated_at: now }, trx);
+          else if (r.outcome === 'moved')
+            await repo.updateLink(link!, { written_start: e.start, written_end: e.end, etag: e.etag, updated_at: now }, trx);
           return;
         }
         await repo.putLink(importedLink(conn.id, roomId, uid, e, r.meetingId ?? link?.meeting_id ?? null, link, now), trx);
@@ -451,7 +477,15 @@ function newRoomRow(connectionId: string, room: CalendarRoom, now: number) {
   };
 }
 
-function importedLink(connectionId: string, roomId: string, uid: string, e: RemoteEvent, meetingId: string | null, link: LinkRow | undefined, now: number) {
+function importedLink(
+  connectionId: string,
+  roomId: string,
+  uid: string,
+  e: RemoteEvent,
+  meetingId: string | null,
+  link: LinkRow | undefined,
+  now: number,
+) {
   return {
     connection_id: connectionId,
     room_id: roomId,

@@ -7,12 +7,18 @@ import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { CalendarConnector, ConnectionAccount, ConnectorDeps, ConnectorProvider } from './connector.js';
 import type { ConnectionRow } from './connected-repository.js';
 
-export type ConnectorFactory = (account: ConnectionAccount, deps: ConnectorDeps) => CalendarConnector;
+/** Builds a provider's adapter from its account. */
+export type ConnectorFactory<P extends ConnectorProvider = ConnectorProvider> = (
+  account: Extract<ConnectionAccount, { provider: P }>,
+  deps: ConnectorDeps,
+) => CalendarConnector;
+
+export type ConnectorFactories = { [P in ConnectorProvider]?: ConnectorFactory<P> };
 
 export interface ConnectorRegistryDeps {
   secretBox: SecretBox;
   /** Adapter factories by provider (services.ts fills them; tests may replace them). */
-  factories: Partial<Record<ConnectorProvider, ConnectorFactory>>;
+  factories: ConnectorFactories;
   connectorDeps: ConnectorDeps;
 }
 
@@ -24,10 +30,11 @@ export class ConnectorRegistry {
   connectorOf(row: ConnectionRow): CalendarConnector {
     const cached = this.built.get(row.id);
     if (cached && cached.version === Number(row.updated_at)) return cached.connector;
-    const provider: ConnectorProvider = row.provider === 'google' ? 'google' : 'microsoft';
-    const factory = this.deps.factories[provider];
-    if (!factory) throw new Error(`No connector for calendar provider ${row.provider}`);
-    const connector = factory(accountOf(row, this.deps.secretBox.open(row.secret_enc)), this.deps.connectorDeps);
+    const account = accountOf(row, this.deps.secretBox.open(row.secret_enc));
+    const { microsoft, google } = this.deps.factories;
+    const connector =
+      account.provider === 'google' ? google?.(account, this.deps.connectorDeps) : microsoft?.(account, this.deps.connectorDeps);
+    if (!connector) throw new Error(`No connector for calendar provider ${row.provider}`);
     this.built.set(row.id, { version: Number(row.updated_at), connector });
     return connector;
   }

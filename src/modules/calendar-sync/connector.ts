@@ -102,7 +102,10 @@ export interface CalendarConnector {
   /** How long a new subscription or channel may live (Graph events: under 7 days). */
   readonly maxSubscriptionMs: number;
   /** Graph: a change-notification subscription on the mailbox's events (Graph validates the notification URL before answering). Google: an `events.watch` channel. */
-  subscribe(cal: CalendarRef, p: { notificationUrl: string; clientState: string; expiresAt: number; channelId: string }): Promise<Subscription>;
+  subscribe(
+    cal: CalendarRef,
+    p: { notificationUrl: string; clientState: string; expiresAt: number; channelId: string },
+  ): Promise<Subscription>;
   /** Graph: PATCH the expiry. Google: a new channel (`channelId`), then the old one stopped. Throws NotFoundError when it is gone. */
   renew(
     cal: CalendarRef,

@@ -81,5 +81,7 @@ export function sealedCalendarColumns(db: Kysely<Database>): SealedTable[] {
       sealed: ['token_enc'],
       tags: [{ column: 'token_tag', of: 'token_enc', purpose: ROOM_FEED_TAG_PURPOSE }],
     }),
+    // Graph's clientState / Google's channel token of each connected room's subscription.
+    sealedTable(db, { table: 'calendar_rooms', key: ['connection_id', 'room_id'], sealed: ['client_state_enc'] }),
   ];
 }

@@ -266,6 +266,16 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
       'Reports a QR code or licence plate read at a device. Entry is granted when it belongs to an invite valid at that moment; the answer says so, or why not.',
     request: { licensePlate: 'กข 1234' },
   },
+  'POST /calendar/webhooks/{connectionId}': {
+    operationId: 'receiveCalendarNotification',
+    description:
+      "Where Microsoft Graph and Google Calendar notify the service of changes to a connection's room calendars (GET /ops/v1/site shows it as calendarConnections[].webhookUrl). Graph: a `validationToken` is echoed as text/plain; notifications must carry their subscription's clientState. Google: the channel id, token and resource id must match. A notification only marks the room to be read again (202 / 200); one that matches nothing is 403 and changes nothing.",
+  },
+  'GET /ops/v1/calendar-sync/connections/{id}': {
+    operationId: 'getCalendarConnection',
+    description:
+      "Shows a calendar connection (by id or key) room by room: the provider's subscription or channel and when it expires, the last successful read, the age of the sync cursor, the last error, the changes read in and written out, and the writes still owed.",
+  },
   'GET /ops/v1/calendar-sync/rooms/{roomId}/feed': {
     operationId: 'getRoomFeed',
     description: "Gives the secret address of a room's iCalendar feed, creating it the first time.",

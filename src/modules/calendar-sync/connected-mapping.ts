@@ -1,48 +1,14 @@
 /**
- * Pure rules of connected room calendars (Microsoft 365, Google Workspace): how a
- * provider's event becomes the message the calendar actor already decides, what a
- * booking should look like on its room's calendar, and the timing of syncs,
- * renewals and retries. No HTTP, no SQL, no clock: every instant is passed in.
+ * Connected room calendars' mapping (pure: no HTTP, no SQL, no clock): how a
+ * provider's event becomes the iTIP message the calendar actor already decides,
+ * the hash that recognises a repeated state, and what a booking should look like on
+ * its room's calendar. The timing rules are in rules/connected-timing.ts.
  */
 import { createHash } from 'node:crypto';
 import { DateTime } from 'luxon';
-import type { ItipAttendee, ItipEvent, ItipMessage } from '../itip.js';
-import type { OutboundEvent, RemoteEvent } from '../connector.js';
-import type { EventTimes } from './sync-rules.js';
-
-const DAY = 86_400_000;
-const MINUTE = 60_000;
-
-/** The window of a full read: from a day ago to 400 days ahead (the feeds' horizon). */
-export function syncWindow(now: number): { start: number; end: number } {
-  return { start: now - DAY, end: now + 400 * DAY };
-}
-
-/** When a subscription expiring at `expiresAt` (made at `madeAt`) is renewed: a quarter of its life before, at most a day before. */
-export function renewAt(madeAt: number, expiresAt: number): number {
-  const life = Math.max(0, expiresAt - madeAt);
-  return expiresAt - Math.min(DAY, Math.floor(life / 4));
-}
-
-/** Wait after the `attempts`-th failure in a row: 5 s doubling, at most 15 minutes; a provider's Retry-After when longer. */
-export function retryDelayMs(attempts: number, retryAfterMs: number | null = null): number {
-  const backoff = Math.min(15 * MINUTE, 5_000 * 2 ** Math.max(0, Math.min(attempts - 1, 20)));
-  return Math.max(backoff, retryAfterMs ?? 0);
-}
-
-/** The answer the room last gave on an invitation, as stored on its link (`written_hash`). */
-export type RoomAnswer = { accepted: boolean; comment: string };
-
-export function answerKey(a: RoomAnswer): string {
-  return `${a.accepted ? 'accepted' : 'declined'}:${a.comment}`;
-}
-
-export function lastAnswerOf(key: string | null): boolean | null {
-  if (!key) return null;
-  if (key.startsWith('accepted:')) return true;
-  if (key.startsWith('declined:')) return false;
-  return null;
-}
+import type { ItipAttendee, ItipEvent, ItipMessage } from './itip.js';
+import type { OutboundEvent, RemoteEvent } from './connector.js';
+import type { EventTimes } from './rules/sync-rules.js';
 
 /**
  * A provider's event on a room's calendar as the iTIP message the actor decides:
@@ -55,7 +21,6 @@ export function messageOf(
   e: RemoteEvent,
   p: { uid: string; roomEmail: string; lastAnswer: boolean | null; serviceEvent: boolean },
 ): ItipMessage {
-  const room = e.attendees.find((a) => a.email === p.roomEmail);
   const attendees: ItipAttendee[] = p.serviceEvent
     ? [{ email: p.roomEmail, name: null, partstat: 'ACCEPTED', role: null, cutype: 'ROOM' }]
     : e.attendees.map((a) => ({
@@ -65,8 +30,8 @@ export function messageOf(
         role: null,
         cutype: a.email === p.roomEmail ? 'ROOM' : a.resource ? 'RESOURCE' : 'INDIVIDUAL',
       }));
-  const declinedByPerson = !p.serviceEvent && room?.response === 'declined' && p.lastAnswer !== false;
-  const method = e.removed ? 'CANCEL' : declinedByPerson ? 'REPLY' : 'REQUEST';
+  const declined = !p.serviceEvent && declinedByPerson(e, { email: p.roomEmail, lastAnswer: p.lastAnswer });
+  const method = e.removed ? 'CANCEL' : declined ? 'REPLY' : 'REQUEST';
   const event: ItipEvent = {
     ...timesOf(e),
     uid: p.uid,
@@ -92,19 +57,31 @@ function partstatOf(r: RemoteEvent['attendees'][number]['response']): string {
 
 /** Times of a provider's event as the actor reads an iTIP event's (an all-day event by its local dates). */
 function timesOf(e: RemoteEvent): EventTimes {
-  if (!e.allDay) return { start: e.start, end: e.end, allDay: false, startDate: null, endDate: null, floating: false, startLocal: null, endLocal: null };
+  if (!e.allDay)
+    return { start: e.start, end: e.end, allDay: false, startDate: null, endDate: null, floating: false, startLocal: null, endLocal: null };
   const zone = e.timeZone ?? 'UTC';
   const startDate = DateTime.fromMillis(e.start, { zone }).toISODate();
   const endDate = DateTime.fromMillis(e.end, { zone }).toISODate();
   const local = (d: string | null) => (d ? `${d}T00:00:00` : null);
-  return { start: e.start, end: e.end, allDay: true, startDate, endDate, floating: false, startLocal: local(startDate), endLocal: local(endDate) };
+  return {
+    start: e.start,
+    end: e.end,
+    allDay: true,
+    startDate,
+    endDate,
+    floating: false,
+    startLocal: local(startDate),
+    endLocal: local(endDate),
+  };
 }
 
 /**
  * The hash of what matters in a provider's event (a repeat of the same state is a
- * duplicate): times, title, guests and their answers, removed.
+ * duplicate): times, title, guests and their answers, removed. The room's own
+ * response counts only as "declined by someone else": the service's own accept or
+ * decline coming back is no change.
  */
-export function remoteHash(e: RemoteEvent): string {
+export function remoteHash(e: RemoteEvent, room: { email: string; lastAnswer: boolean | null }): string {
   const facts = [
     e.removed ? 'removed' : 'present',
     e.start,
@@ -113,9 +90,24 @@ export function remoteHash(e: RemoteEvent): string {
     e.title,
     e.description,
     e.organizer?.email ?? '',
-    ...e.attendees.map((a) => `${a.email}=${a.response}`).sort(),
+    ...e.attendees
+      .map((a) => (a.email === room.email ? `room=${declinedByPerson(e, room) ? 'declined' : '-'}` : `${a.email}=${a.response}`))
+      .sort(),
   ];
   return createHash('sha256').update(JSON.stringify(facts)).digest('base64url');
+}
+
+/** The room's copy is declined, and not by the service's own answer. */
+export function declinedByPerson(e: RemoteEvent, room: { email: string; lastAnswer: boolean | null }): boolean {
+  return e.attendees.some((a) => a.email === room.email && a.response === 'declined') && room.lastAnswer !== false;
+}
+
+/**
+ * Nothing to decide: the room's copy shows the decline the service itself sent
+ * (the organizer changing the event resets the room's answer, and that is decided again).
+ */
+export function showsOwnDecline(e: RemoteEvent, room: { email: string; lastAnswer: boolean | null }): boolean {
+  return !e.removed && room.lastAnswer === false && e.attendees.some((a) => a.email === room.email && a.response === 'declined');
 }
 
 /** What a booking is, as far as its room calendar event goes. */
