@@ -343,6 +343,24 @@ export function describeCalendarScenarios(
       expect(await s.meetingOf(e.id)).toMatchObject({ _id: m._id });
     });
 
+    it('a series made in the API is one event per occurrence; a person moving one of them gets the series back', async () => {
+      const d = newDay();
+      const r = nextRoom();
+      const m = await s.c.bookRoom(r.key, '07:00', '08:00', d, { recurrence: 'FREQ=DAILY;COUNT=3' });
+      await s.settle();
+      const mine = () =>
+        s.standIn
+          .events(r.email)
+          .filter((e) => e.bookingId === m._id && !e.cancelled)
+          .sort((a, b) => a.start - b.start);
+      expect(mine().map((e) => [e.start, e.end])).toEqual([0, 1, 2].map((i) => [s.ms('07:00', d + i), s.ms('08:00', d + i)]));
+      const second = mine()[1]!;
+      await s.standIn.personUpdates(r.email, second.id, { start: s.ms('12:00', d + 1), end: s.ms('13:00', d + 1) });
+      await s.settle();
+      expect(mine().map((e) => [e.start, e.end])).toEqual([0, 1, 2].map((i) => [s.ms('07:00', d + i), s.ms('08:00', d + i)]));
+      expect((await s.c.get(m._id)).status).toBe('active');
+    });
+
     it('round trip: made in the API, moved on the room calendar by a person, moved in the service with one MODIFY; no loop', async () => {
       const d = newDay();
       const r = nextRoom();

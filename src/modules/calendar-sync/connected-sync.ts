@@ -14,6 +14,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock/clock.js';
+import type { Db } from '../../platform/db/db.js';
 import { safeEqual, type SecretBox } from '../../platform/crypto/secrets.js';
 import { errors, ServiceError } from '../../platform/errors.js';
 import type { CalendarConnectionView } from '../../contract/calendar-sync.js';
@@ -282,17 +283,27 @@ export class ConnectedSync {
       serviceEvent: service,
       within: async (trx, r) => {
         const now = this.deps.realClock.now();
-        if (service) {
-          if (e.removed) await repo.updateLink(link!, { gone: 1, updated_at: now }, trx);
-          else if (r.outcome === 'moved')
-            await repo.updateLink(link!, { written_start: e.start, written_end: e.end, etag: e.etag, updated_at: now }, trx);
-          return;
-        }
+        if (service) return this.serviceEventDecided(trx, link!, e, r.outcome, roomId, now);
         await repo.putLink(importedLink(conn.id, roomId, uid, e, r.meetingId ?? link?.meeting_id ?? null, link, now), trx);
         if (!e.removed) await repo.enqueueAnswer(conn.id, roomId, uid, r.meetingId, now, trx);
       },
     });
     return !['duplicate', 'stale', 'unchanged'].includes(result.outcome);
+  }
+
+  /**
+   * A person's edit of an event the service wrote, decided: removed → the link is gone; moved → what the event
+   * shows is what the booking is; refused (a series' occurrence, a checked-in booking that cannot move) → the
+   * event is written back to the booking's times.
+   */
+  private async serviceEventDecided(trx: Db, link: LinkRow, e: RemoteEvent, outcome: string, roomId: string, now: number): Promise<void> {
+    const { repo } = this.deps;
+    if (e.removed) return repo.updateLink(link, { gone: 1, updated_at: now }, trx);
+    if (outcome === 'moved')
+      return repo.updateLink(link, { written_start: e.start, written_end: e.end, etag: e.etag, updated_at: now }, trx);
+    if (outcome !== 'refused' || !link.meeting_id) return;
+    await repo.updateLink(link, { written_hash: null, written_start: e.start, written_end: e.end, etag: e.etag, updated_at: now }, trx);
+    await repo.enqueueBooking(link.meeting_id, roomId, now, trx);
   }
 
   /** An event the service wrote: only a change a person made counts (not the service's own write coming back). */

@@ -30,7 +30,7 @@ export async function opsApplyRoutes(app: App, deps: SiteRouteDeps): Promise<voi
         summary: 'Apply a site document: upsert brands, projects, assets, users, apps, access groups, webhooks and promo codes by key',
         description:
           'Idempotent: applying the same document twice changes nothing. Every reference is resolved by key, to an entity of the same ' +
-          'document or one applied earlier. Any problem gives 400 KS001 with one message each, and nothing is written. Never deletes. ' +
+          'document or one applied earlier. Any problem gives 400 KS001 with one message each, and nothing is written. Never deletes, except calendar connections left out of a calendarConnections section (that section is the whole list). ' +
           `Limits: a document larger than APPLY_BODY_LIMIT_BYTES (default 8 MiB; this service: ${deps.config.applyBodyLimitBytes} bytes) ` +
           `gives 413 KS001; a section holding more than ${MAX_ENTRIES_PER_SECTION} entries (devices counted over all access groups; ` +
           `apps: ${MAX_APPS}) gives 400 KS001. Larger sites are applied in several documents. A large document is applied in chunks ` +
