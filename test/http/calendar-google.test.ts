@@ -53,6 +53,38 @@ describe('Google Calendar: channel specifics', () => {
     expect((await post({ ...base, 'x-goog-channel-id': 'new-channel', 'x-goog-resource-state': 'sync' })).status).toBe(200);
   });
 
+  it('a message arriving late (a lower message number, after newer ones) changes nothing: the current state is read', async () => {
+    const r = ROOM_EMAILS[6]!;
+    const id = await g.personCreates(r.email, {
+      organizer: { email: 'alice@example.com', name: 'Alice' },
+      title: 'Late',
+      start: s.ms('10:00', 3),
+      end: s.ms('11:00', 3),
+    });
+    await s.settle();
+    await g.personUpdates(r.email, id, { start: s.ms('12:00', 3), end: s.ms('13:00', 3) });
+    await s.settle();
+    const m = await s.meetingOf(id);
+    expect(Date.parse(m.startDateTime)).toBe(s.ms('12:00', 3));
+    const row = await s.c.svc.services.storage.db
+      .selectFrom('calendar_rooms')
+      .selectAll()
+      .where('room_id', '=', s.c.id(r.key))
+      .executeTakeFirstOrThrow();
+    const res = await post({
+      'x-goog-channel-id': row.subscription_id!,
+      'x-goog-channel-token': s.c.svc.services.secretBox.open(row.client_state_enc!),
+      'x-goog-resource-id': row.resource_id!,
+      'x-goog-resource-state': 'exists',
+      'x-goog-message-number': '1',
+    });
+    expect(res.status).toBe(200);
+    await s.settle();
+    const after = await s.meetingOf(id);
+    expect(Date.parse(after.startDateTime)).toBe(s.ms('12:00', 3));
+    expect(after.history).toEqual(m.history);
+  });
+
   it('renewing a channel starts a new one and stops the old one', async () => {
     const r = ROOM_EMAILS[3]!;
     const before = g.subscriptions().find((x) => x.active && x.calendarId === r.email)!;

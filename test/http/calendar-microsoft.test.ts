@@ -57,6 +57,30 @@ describe('Microsoft 365: Graph specifics', () => {
     expect(bad.body.code).toBe('KS001');
   });
 
+  it('a notification arriving late, after newer ones, changes nothing: the service reads the current state', async () => {
+    const r = ROOM_EMAILS[7]!;
+    const id = await g.personCreates(r.email, {
+      organizer: { email: 'alice@example.com', name: 'Alice' },
+      title: 'Late',
+      start: s.ms('10:00', 3),
+      end: s.ms('11:00', 3),
+    });
+    await s.settle();
+    const early = g.notifications.length - 1;
+    await g.personUpdates(r.email, id, { start: s.ms('12:00', 3), end: s.ms('13:00', 3) });
+    await s.settle();
+    const m = await s.meetingOf(id);
+    expect(Date.parse(m.startDateTime)).toBe(s.ms('12:00', 3));
+    // The first notification (about the creation) again, now out of order.
+    const late = g.notifications[early]!;
+    const res = await s.c.svc.request('POST', `/calendar/webhooks/${s.connectionId}`, { token: null, body: late.body });
+    expect(res.status).toBe(202);
+    await s.settle();
+    const after = await s.meetingOf(id);
+    expect(Date.parse(after.startDateTime)).toBe(s.ms('12:00', 3));
+    expect(after.history).toEqual(m.history);
+  });
+
   it('subscriptionRemoved re-creates the subscription and reads the room again; reauthorizationRequired renews it', async () => {
     const r = ROOM_EMAILS[5]!;
     const before = g.subscriptions().find((x) => x.active && x.calendarId === r.email)!;

@@ -386,5 +386,20 @@ export function describeCalendarScenarios(
       const list = await s.c.svc.ops('GET', `/ops/v1/meetings?roomId=${s.c.id(r.key)}`);
       if (list.status === 200) expect(list.body.data.filter((x: any) => x.status !== 'cancelled')).toHaveLength(1);
     });
+
+    it('a booking checked out early is taken off the room calendar (the room is free again); last: it moves the clock', async () => {
+      const d = newDay();
+      const r = nextRoom();
+      const m = await s.c.bookRoom(r.key, '09:00', '11:00', d);
+      await s.settle();
+      const mine = () => s.standIn.events(r.email).filter((e) => e.bookingId === m._id);
+      expect(mine().map((e) => e.cancelled)).toEqual([false]);
+      await s.c.clockTo('09:05', d);
+      expect((await s.c.action(m._id, 'check-in')).status).toBeLessThan(300);
+      await s.c.clockTo('09:40', d);
+      expect((await s.c.action(m._id, 'check-out')).status).toBeLessThan(300);
+      await s.settle();
+      expect(mine().map((e) => e.cancelled)).toEqual([true]);
+    });
   });
 }

@@ -145,6 +145,7 @@ describe("a booking on its room's calendar", () => {
     title: 'Board',
     startAt: T0,
     endAt: T0 + 3_600_000,
+    bookedEndAt: T0 + 3_600_000,
     organizer: { email: 'alice@example.com', name: 'Alice' },
     occurrences: null,
     ...over,
@@ -167,6 +168,9 @@ describe("a booking on its room's calendar", () => {
     expect(desiredEvents(booking({ status: 'rejected' }), 'UTC')).toEqual([]);
     expect(desiredEvents(booking({ status: 'unpaid' }), 'UTC')[0]!.event.tentative).toBe(true);
     expect(desiredEvents(booking({ title: '  ' }), 'UTC')[0]!.event.title).toBe('Booked');
+    // Ended at its booked end: it stays; checked out early: its room is free again, the event goes.
+    expect(desiredEvents(booking({ status: 'done' }), 'UTC')).toHaveLength(1);
+    expect(desiredEvents(booking({ status: 'done', endAt: T0 + 1_800_000 }), 'UTC')).toEqual([]);
   });
 
   it('a series: one event per held occurrence, each with its own key', () => {

@@ -6,7 +6,7 @@
  * - A booking made in the service (API, console, partner app) gets an event on its
  *   room's calendar, organized by the room, with the booking's title, organizer and
  *   times (never a PIN), and our booking id in a private property; it is rewritten
- *   when the booking moves or ends early, and cancelled when the booking is.
+ *   when the booking moves, and cancelled when the booking is cancelled or ends early.
  * - An invitation imported from the calendar gets the room's answer on the room's
  *   copy (accept, or decline with the reason as the comment), again whenever the
  *   answer changes (a booking cancelled in the service declines it).
@@ -21,11 +21,13 @@ import { ConnectorUnavailableError, NotFoundError, type CalendarConnector, type 
 import type { ConnectedRepository, ConnectedRoomRow, ConnectionRow, LinkRow, OutboxRow } from './connected-repository.js';
 import type { ConnectorRegistry } from './connection-registry.js';
 import { describe } from './connected-sync.js';
-import { desiredEvents, type BookingForCalendar, type DesiredEvent } from './connected-mapping.js';
+import { desiredEvents, endedEarly, type BookingForCalendar, type DesiredEvent } from './connected-mapping.js';
 import { answerKey, retryDelayMs } from './rules/connected-timing.js';
 
 export const CALENDAR_WRITEBACK_JOB = 'calendar-writeback';
 const LEASE_MS = 120_000;
+/** The comment of an event cancelled because its booking ended early. */
+const EARLY_END = 'The booking ended early; the room is free again';
 
 export interface CalendarWritebackDeps {
   repo: ConnectedRepository;
@@ -100,13 +102,14 @@ export class CalendarWriteback {
       return n;
     }
     if (!read || read.meeting.room_id !== t.room.room_id) return 0;
-    const desired = desiredEvents(forCalendar(read.meeting), read.scope.project.timezone);
+    const booking = forCalendar(read.meeting);
+    const desired = desiredEvents(booking, read.scope.project.timezone);
     const mine = new Map(links.filter((l) => l.origin === 'service' && l.room_id === t.room.room_id).map((l) => [l.occurrence_id, l]));
     let n = 0;
     for (const d of desired) n += await this.writeOne(t, read.meeting, d, mine.get(d.occurrenceId));
     for (const [occurrenceId, l] of mine) {
       if (l.gone || desired.some((d) => d.occurrenceId === occurrenceId)) continue;
-      await this.cancelOne(t, l, read.meeting.cancel_reason);
+      await this.cancelOne(t, l, read.meeting.cancel_reason ?? (endedEarly(booking) ? EARLY_END : null));
       n++;
     }
     return n;
@@ -217,6 +220,7 @@ function forCalendar(m: MeetingRow): BookingForCalendar {
     title: m.title ?? '',
     startAt: m.start_at,
     endAt: m.end_at,
+    bookedEndAt: m.booked_end_at,
     organizer: { email: m.organizer.email ?? null, name: m.organizer.displayName || m.organizer.name || 'Someone' },
     occurrences: m.recurrence ? m.recurrence.occurrences.map((o) => ({ id: o.id, start: o.start, end: o.end })) : null,
   };

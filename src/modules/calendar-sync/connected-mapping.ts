@@ -117,6 +117,8 @@ export interface BookingForCalendar {
   title: string;
   startAt: number;
   endAt: number;
+  /** The end it was booked for (a check-out or release before it ended it early). */
+  bookedEndAt: number;
   organizer: { email: string | null; name: string };
   /** A series' occurrences (each its own event); null for a single booking. */
   occurrences: { id: string; start: number; end: number; status?: string | null }[] | null;
@@ -133,13 +135,18 @@ export interface DesiredEvent {
 
 const SHOWN = new Set(['active', 'checked-in', 'done', 'unpaid']);
 
+/** A single booking that ended before its booked end (an early check-out): its room is free again. */
+export function endedEarly(b: BookingForCalendar): boolean {
+  return b.status === 'done' && b.occurrences === null && b.endAt < b.bookedEndAt;
+}
+
 /**
- * The events a booking should have on its room's calendar: none once cancelled or
- * rejected; one per booking (per remaining occurrence of a series) otherwise, with
- * its actual times (an early check-out shortens it), tentative while unpaid.
+ * The events a booking should have on its room's calendar: none once cancelled,
+ * rejected or ended early; one per booking (per remaining occurrence of a series)
+ * otherwise, tentative while unpaid.
  */
 export function desiredEvents(b: BookingForCalendar, timeZone: string): DesiredEvent[] {
-  if (!SHOWN.has(b.status)) return [];
+  if (!SHOWN.has(b.status) || endedEarly(b)) return [];
   const windows = b.occurrences
     ? b.occurrences.filter((o) => !o.status || o.status !== 'cancelled').map((o) => ({ occurrenceId: o.id, start: o.start, end: o.end }))
     : [{ occurrenceId: '', start: b.startAt, end: b.endAt }];
