@@ -24,6 +24,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { exportPKCS8, generateKeyPair, jwtVerify } from 'jose';
 import type { CalendarStandIn, PersonEvent, StandInEvent, StandInSubscription } from './calendar-standin.js';
+import { readBody } from './read-body.js';
 
 const SCOPE = 'https://www.googleapis.com/auth/calendar';
 const MAX_TTL_SECONDS = 604800;
@@ -137,15 +138,6 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 function rfc3339(text: unknown, field: string): number {

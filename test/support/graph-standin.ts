@@ -15,6 +15,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { CalendarStandIn, PersonEvent, StandInEvent, StandInSubscription } from './calendar-standin.js';
+import { readBody } from './read-body.js';
 
 type Json = Record<string, unknown>;
 type Response = 'accepted' | 'declined' | 'tentativelyAccepted' | 'none' | 'organizer';
@@ -139,15 +140,6 @@ function newEventId(): string {
 
 function newUid(): string {
   return `040000008200E00074C5B7101A82E00800000000${randomBytes(24).toString('hex').toUpperCase()}`;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 function parseTime(v: unknown, what: string): number {

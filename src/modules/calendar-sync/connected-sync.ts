@@ -23,6 +23,7 @@ import {
   CursorExpiredError,
   NotFoundError,
   ConnectorUnavailableError,
+  removedEvent,
   type CalendarConnector,
   type ChangePage,
   type RemoteEvent,
@@ -324,13 +325,7 @@ export class ConnectedSync {
       const start = Number(link.written_start ?? 0);
       const end = Number(link.written_end ?? 0);
       if (end <= window.start || start >= window.end) continue;
-      const gone: RemoteEvent = {
-        ...emptyEvent(link.remote_id, link.uid),
-        removed: true,
-        start,
-        end,
-        updatedAt: this.deps.realClock.now(),
-      };
+      const gone = removedEvent({ id: link.remote_id, uid: link.uid, updatedAt: this.deps.realClock.now() });
       if (await this.applyEvent(conn, room, gone)) n++;
     }
     return n;
@@ -512,26 +507,6 @@ function importedLink(
     gone: e.removed ? 1 : 0,
     created_at: link?.created_at ?? now,
     updated_at: now,
-  };
-}
-
-function emptyEvent(id: string, uid: string): RemoteEvent {
-  return {
-    id,
-    uid,
-    etag: null,
-    removed: false,
-    start: 0,
-    end: 0,
-    allDay: false,
-    timeZone: null,
-    title: '',
-    description: '',
-    organizer: null,
-    attendees: [],
-    sequence: 0,
-    updatedAt: 0,
-    bookingId: null,
   };
 }
 

@@ -56,6 +56,28 @@ export interface RemoteAttendee {
   response: 'accepted' | 'declined' | 'tentative' | 'none';
 }
 
+/** An event known only as gone (a delta's `@removed`, a link a full read no longer finds): empty but for its ids. */
+export function removedEvent(
+  p: Pick<RemoteEvent, 'id' | 'uid'> & Partial<Pick<RemoteEvent, 'etag' | 'updatedAt' | 'bookingId'>>,
+): RemoteEvent {
+  return {
+    etag: null,
+    updatedAt: 0,
+    bookingId: null,
+    ...p,
+    removed: true,
+    start: 0,
+    end: 0,
+    allDay: false,
+    timeZone: null,
+    title: '',
+    description: '',
+    organizer: null,
+    attendees: [],
+    sequence: 0,
+  };
+}
+
 /** One read of a room calendar's changes (every page followed). */
 export interface ChangePage {
   /** Changed events since the cursor (every event in the window on a full read). */

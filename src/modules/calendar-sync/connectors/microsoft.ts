@@ -17,6 +17,7 @@ import {
   ConnectorUnavailableError,
   CursorExpiredError,
   NotFoundError,
+  removedEvent,
   type CalendarConnector,
   type CalendarRef,
   type ChangePage,
@@ -182,20 +183,13 @@ export function toRemoteEvent(e: Json): RemoteEvent {
   const base = { id, uid: str(e.iCalUId) ?? id, etag: str(e.changeKey), sequence: 0 };
   const updated = Date.parse(str(e.lastModifiedDateTime) ?? '');
   if (e['@removed'] !== undefined) {
-    return {
-      ...base,
-      removed: true,
-      start: 0,
-      end: 0,
-      allDay: false,
-      timeZone: null,
-      title: '',
-      description: '',
-      organizer: null,
-      attendees: [],
+    return removedEvent({
+      id: base.id,
+      uid: base.uid,
+      etag: base.etag,
       updatedAt: Number.isFinite(updated) ? updated : 0,
       bookingId: bookingIdOf(e.singleValueExtendedProperties),
-    };
+    });
   }
   const allDay = e.isAllDay === true;
   const timeZone = ianaZoneOrNull(str(e.originalStartTimeZone));
