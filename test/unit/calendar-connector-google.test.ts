@@ -30,7 +30,7 @@ let receiverUrl: string;
 const received: IncomingHttpHeaders[] = [];
 let clock = Date.now();
 
-function connector(overrides: { privateKey?: string; subject?: string } = {}): CalendarConnector {
+function connector(overrides: { privateKey?: string; subject?: string; apiBaseUrl?: string } = {}): CalendarConnector {
   return googleConnector(
     {
       id: 'conn-google',
@@ -38,7 +38,7 @@ function connector(overrides: { privateKey?: string; subject?: string } = {}): C
       serviceAccountEmail: standIn.credentials.serviceAccountEmail,
       privateKey: overrides.privateKey ?? standIn.credentials.privateKey,
       subject: overrides.subject ?? standIn.credentials.subject,
-      apiBaseUrl: standIn.apiBaseUrl,
+      apiBaseUrl: overrides.apiBaseUrl ?? standIn.apiBaseUrl,
       tokenUrl: standIn.tokenUrl,
     },
     { now: () => clock, timeoutMs: 5000 },
@@ -128,6 +128,16 @@ describe('token', () => {
       expect((err as Error).message).not.toContain('PRIVATE KEY');
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe('base address', () => {
+  it("takes apiBaseUrl with or without the API's /calendar/v3", async () => {
+    const root = standIn.apiBaseUrl.replace(/\/+$/, '');
+    for (const apiBaseUrl of [root, `${root}/`, `${root}/calendar/v3`, `${root}/calendar/v3/`]) {
+      const page = await connector({ apiBaseUrl }).changes({ calendarId: ROOM }, null, WINDOW);
+      expect(page.full).toBe(true);
     }
   });
 });

@@ -140,6 +140,17 @@ describe('Microsoft connector: token', () => {
   });
 });
 
+describe('Microsoft connector: base address', () => {
+  it("takes apiBaseUrl with or without Graph's /v1.0", async () => {
+    for (const apiBaseUrl of [graph.apiBaseUrl, `${graph.apiBaseUrl}/v1.0`, `${graph.apiBaseUrl}/v1.0/`]) {
+      const c = microsoftConnector(account({ apiBaseUrl }), { now: () => now, timeoutMs: 5000 });
+      const page = await c.changes(cal, null, WINDOW);
+      expect(page.full).toBe(true);
+    }
+    expect(graph.requests.every((r) => !r.path.includes('/v1.0/v1.0'))).toBe(true);
+  });
+});
+
 describe('Microsoft connector: subscriptions', () => {
   it('subscribes after the handshake, renews, and unsubscribes', async () => {
     const sub = await conn.subscribe(cal, {

@@ -257,7 +257,9 @@ class GoogleCalendarConnector implements CalendarConnector {
     account: GoogleAccount,
     private readonly deps: ConnectorDeps,
   ) {
-    this.api = calendar({ version: 'v3', rootUrl: account.apiBaseUrl ?? DEFAULT_API_BASE, timeout: deps.timeoutMs, retry: false });
+    // The root, with or without the API's own path (`https://www.googleapis.com/` or `…/calendar/v3`).
+    const root = account.apiBaseUrl ? `${account.apiBaseUrl.replace(/\/+$/, '').replace(/\/calendar\/v3$/, '')}/` : DEFAULT_API_BASE;
+    this.api = calendar({ version: 'v3', rootUrl: root, timeout: deps.timeoutMs, retry: false });
     this.tokens = new TokenSource(account, deps);
   }
 

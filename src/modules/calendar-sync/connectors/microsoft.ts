@@ -286,7 +286,8 @@ class GraphHttp {
     private readonly account: MicrosoftAccount,
     private readonly deps: ConnectorDeps,
   ) {
-    this.base = `${(account.apiBaseUrl ?? GRAPH_BASE).replace(/\/+$/, '')}/v1.0`;
+    // The origin, with or without Graph's version segment (`https://graph.microsoft.com` or `…/v1.0`).
+    this.base = `${(account.apiBaseUrl ?? GRAPH_BASE).replace(/\/+$/, '').replace(/\/v1\.0$/, '')}/v1.0`;
     this.tokens = new TokenSource(account, deps);
   }
 
