@@ -16,9 +16,24 @@ import { eventKinds, paymentTestKit } from './payments.js';
 import { ALL_BOOKING_EVENTS, startWebhookService, type WebhookCtx } from './webhook-site.js';
 import { CALENDAR_PULL_JOB, CALENDAR_SUBSCRIPTIONS_JOB, CALENDAR_WRITEBACK_JOB } from '../../src/modules/calendar-sync/index.js';
 
-export const ROOM_EMAILS = ['cal-a', 'cal-b', 'cal-c', 'cal-d', 'cal-e', 'cal-f', 'cal-g', 'cal-h', 'cal-i', 'cal-j', 'cal-k', 'cal-l'].map(
-  (k) => ({ key: k, email: `${k}@rooms.example.com` }),
-);
+export const ROOM_EMAILS = [
+  'cal-a',
+  'cal-b',
+  'cal-c',
+  'cal-d',
+  'cal-e',
+  'cal-f',
+  'cal-g',
+  'cal-h',
+  'cal-i',
+  'cal-j',
+  'cal-k',
+  'cal-l',
+  'cal-m',
+  'cal-n',
+  'cal-o',
+  'cal-p',
+].map((k) => ({ key: k, email: `${k}@rooms.example.com` }));
 export const ALICE = { email: 'alice@example.com', name: 'Alice' };
 
 export interface CalendarScenarioCtx {
@@ -182,6 +197,16 @@ export function describeCalendarScenarios(
       const r = nextRoom();
       const id = await invite(r.email, '10:00', '11:00', d);
       await s.standIn.personDeletes(r.email, id);
+      await s.settle();
+      expect((await s.meetingOf(id)).status).toBe('cancelled');
+      expect(eventKinds(await kit().eventsOf(`Room ${r.key}`))).toEqual(['BOOK', 'CANCEL']);
+    });
+
+    it('cancels the booking when the organizer takes the room off the invitation', async () => {
+      const d = newDay();
+      const r = nextRoom();
+      const id = await invite(r.email, '10:00', '11:00', d);
+      await s.standIn.personRemovesRoom(r.email, id);
       await s.settle();
       expect((await s.meetingOf(id)).status).toBe('cancelled');
       expect(eventKinds(await kit().eventsOf(`Room ${r.key}`))).toEqual(['BOOK', 'CANCEL']);
