@@ -34,7 +34,15 @@ export interface Window {
 
 /** What a change is written against, as the actor already holds it. */
 export interface BookingScope {
-  asset: { kind: 'room' | 'desk'; id: string; name: string; floorName: string; config: AssetConfig };
+  asset: {
+    kind: 'room' | 'desk';
+    id: string;
+    name: string;
+    floorName: string;
+    config: AssetConfig;
+    /** A room's email (its calendar, when the project connects one); null for desks and rooms without one. */
+    calendarEmail: string | null;
+  };
   project: { id: string; timezone: string; maxHoldMs: number };
 }
 
@@ -120,7 +128,10 @@ export interface LifecyclePlanner {
  * calendars queue the write to the room's calendar in the same commit).
  */
 export interface BookingChangeObserver {
-  changed(trx: Db, c: { meetingId: string; assetKind: 'room' | 'desk'; assetId: string; at: number }): Promise<void>;
+  changed(
+    trx: Db,
+    c: { meetingId: string; assetKind: 'room' | 'desk'; assetId: string; calendarEmail: string | null; at: number },
+  ): Promise<void>;
 }
 
 /**
@@ -177,8 +188,8 @@ export class BookingChangeWriter {
   ) {}
 
   private async observed(trx: Db, scope: BookingScope, meetingId: string, at: number): Promise<void> {
-    for (const o of this.deps.observers?.() ?? [])
-      await o.changed(trx, { meetingId, assetKind: scope.asset.kind, assetId: scope.asset.id, at });
+    const { kind: assetKind, id: assetId, calendarEmail } = scope.asset;
+    for (const o of this.deps.observers?.() ?? []) await o.changed(trx, { meetingId, assetKind, assetId, calendarEmail, at });
   }
 
   /** Stores a new booking with its slots, attendees, first history entries, BOOK event and lifecycle steps. */

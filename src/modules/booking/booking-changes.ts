@@ -47,7 +47,14 @@ export interface FeedBooking {
 
 export function scopeOf(kind: 'room' | 'desk', ctx: AssetInContext): BookingScope {
   return {
-    asset: { kind, id: ctx.asset.id, name: ctx.asset.name, floorName: ctx.floorName, config: ctx.asset.config },
+    asset: {
+      kind,
+      id: ctx.asset.id,
+      name: ctx.asset.name,
+      floorName: ctx.floorName,
+      config: ctx.asset.config,
+      calendarEmail: kind === 'room' && ctx.asset.email ? ctx.asset.email : null,
+    },
     project: { id: ctx.project.id, timezone: ctx.project.timezone, maxHoldMs: ctx.project.max_hold_ms },
   };
 }

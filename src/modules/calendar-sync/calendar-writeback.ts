@@ -51,9 +51,10 @@ export class CalendarWriteback {
   readonly observer = {
     changed: async (
       trx: Parameters<ConnectedRepository['enqueueBooking']>[3],
-      c: { meetingId: string; assetKind: 'room' | 'desk'; assetId: string },
+      c: { meetingId: string; assetKind: 'room' | 'desk'; assetId: string; calendarEmail: string | null },
     ) => {
-      if (c.assetKind !== 'room') return;
+      // Only a room with an email can have a connected calendar: no statement at all for the others.
+      if (c.assetKind !== 'room' || !c.calendarEmail) return;
       await this.deps.repo.enqueueBooking(c.meetingId, c.assetId, this.deps.realClock.now(), trx);
     },
   };
