@@ -201,8 +201,9 @@ describe(`every metric moves with its cause (${TEST_ENGINE})`, () => {
   });
 
   it('a failing receiver: failed attempts, job failures, undelivered events growing old; a hanging one: the delivery backlog', async () => {
-    const attemptsBefore = (await c.deliveries('hk-fails')).reduce((n, d) => n + d.attempts, 0);
+    // Scraped first, attempts read after: an attempt ending in between counts in the counter's delta, not in the attempts.
     const before = await scrape(svc);
+    const attemptsBefore = (await c.deliveries('hk-fails')).reduce((n, d) => n + d.attempts, 0);
     await c.bookRoom('room1', '12:00', '13:00');
     // Both bookings' deliveries (room0's in the test before, room1's now) attempted once at least.
     await until(
@@ -220,10 +221,24 @@ describe(`every metric moves with its cause (${TEST_ENGINE})`, () => {
       15_000,
       25,
     );
-    await new Promise((r) => setTimeout(r, 50));
-    const after = await scrape(svc);
-    const delta = (name: string, labels: Record<string, string>) => value(after, name, labels) - value(before, name, labels);
+    // Attempts counted first: a retry made after this read only raises the counter further.
     const attempts = (await c.deliveries('hk-fails')).reduce((n, d) => n + d.attempts, 0) - attemptsBefore;
+    // The counters move as an attempt ends and the gauges are read at the scrape: wait until both show it.
+    let after = await scrape(svc);
+    const delta = (name: string, labels: Record<string, string>) => value(after, name, labels) - value(before, name, labels);
+    await until(
+      'the metrics show the failed attempts and the waiting deliveries',
+      async () => {
+        after = await scrape(svc);
+        return (
+          delta('booking_webhook_deliveries_total', { outcome: 'failed_attempt' }) >= attempts &&
+          value(after, 'booking_webhook_undelivered') >= 2 &&
+          value(after, 'booking_job_backlog', { job: 'webhook-delivery' }) >= 1
+        );
+      },
+      15_000,
+      50,
+    );
     expect(attempts).toBeGreaterThanOrEqual(1);
     expect(delta('booking_webhook_deliveries_total', { outcome: 'failed_attempt' })).toBeGreaterThanOrEqual(attempts);
     expect(delta('booking_job_failures_total', { job: 'webhook-delivery' })).toBeGreaterThanOrEqual(1);
