@@ -293,6 +293,7 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
     jobs,
     logger,
     onError: p.onError,
+    openSecret: (sealed) => secretBox.open(sealed),
   });
   const { site, sealed: siteSealed } = createSite({
     db: storage.db,

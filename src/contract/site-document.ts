@@ -20,6 +20,18 @@ const Ref = (what: string) =>
 
 const Name = (what: string) => Type.String({ minLength: 1, maxLength: 200, description: `Display name of the ${what}` });
 
+/** Most door devices one room or desk may name. */
+export const MAX_ACCESS_DEVICES = 20;
+
+const AccessDevices = (what: string) =>
+  Type.Array(Ref('device'), {
+    maxItems: MAX_ACCESS_DEVICES,
+    description:
+      `Keys of devices (of the same project) at the ${what}'s door: a booking's organizer and attendees who hold credentials ` +
+      'get access on them for the booking (from the check-in window to the end), and a badge there checks the booking in. ' +
+      'Omitted: unchanged on an update (default []); [] removes them.',
+  });
+
 const Email = (description: string) => Type.String({ format: 'email', maxLength: 254, description });
 
 /**
@@ -113,6 +125,7 @@ export const RoomDoc = Type.Object(
     floor: Ref('floor'),
     name: Name('room'),
     email: Type.Optional(Email('Resource email of the room')),
+    accessDevices: Type.Optional(AccessDevices('room')),
     capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CAPACITY, default: 1, description: 'Seats; default 1' })),
     status: Type.Optional(Type.Enum(['active', 'inactive'], { default: 'active', description: 'Default active' })),
     type: Type.Optional(
@@ -143,6 +156,7 @@ export const DeskDoc = Type.Object(
       Type.Integer({ minimum: 0, maximum: 1_000_000, description: "Desk number; default its 1-based position in this document's desks" }),
     ),
     email: Type.Optional(Email('Resource email of the desk')),
+    accessDevices: Type.Optional(AccessDevices('desk')),
     status: Type.Optional(
       Type.Enum(['active', 'inactive', 'in-used', 'reserved', 'suspended'], { default: 'active', description: 'Default active' }),
     ),
@@ -239,6 +253,49 @@ export const AppDoc = Type.Object(
   { additionalProperties: false, description: 'Third-party app credentials of this environment' },
 );
 
+export const DEVICE_TRANSPORT_KINDS = ['isapi', 'zkteco-push'] as const;
+
+export const DeviceTransportDoc = Type.Object(
+  {
+    kind: Type.Union(
+      DEVICE_TRANSPORT_KINDS.map((k) => Type.Literal(k)),
+      {
+        description:
+          'isapi: a HikVision terminal the service calls (ISAPI over HTTP, Digest authentication); zkteco-push: a ZKTeco terminal that polls the service (PUSH/ADMS)',
+      },
+    ),
+    baseUrl: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 500, description: "isapi (required): the terminal's address, e.g. http://10.0.4.21" }),
+    ),
+    username: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'isapi (required): the terminal account the service signs in with' }),
+    ),
+    password: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, description: "isapi (required): that account's password (sealed; never returned)" }),
+    ),
+    serialNumber: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        pattern: '^[A-Za-z0-9_-]+$',
+        description: "zkteco-push (required): the terminal's serial number (SN), as it sends it when it polls; unique in the site",
+      }),
+    ),
+    commKey: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: "zkteco-push: the terminal's communication key, when one is set (sealed; never returned)",
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "How the service reaches this device directly in its vendor's protocol; omitted: through the building-wide transport (DEVICE_TRANSPORT: sandbox or mqtt)",
+  },
+);
+
 export const DeviceDoc = Type.Object(
   {
     key: Key('device'),
@@ -256,6 +313,7 @@ export const DeviceDoc = Type.Object(
         { description: 'The card format its readers expect; default decimal-reversed' },
       ),
     ),
+    transport: Type.Optional(DeviceTransportDoc),
   },
   { additionalProperties: false, description: 'An access-control device' },
 );
@@ -474,6 +532,7 @@ export type UserDoc = Static<typeof UserDoc>;
 export type AppDoc = Static<typeof AppDoc>;
 export type AccessGroupDoc = Static<typeof AccessGroupDoc>;
 export type DeviceDoc = Static<typeof DeviceDoc>;
+export type DeviceTransportDoc = Static<typeof DeviceTransportDoc>;
 export type WebhookDoc = Static<typeof WebhookDoc>;
 export type WebhookAuthDoc = Static<typeof WebhookAuthDoc>;
 export type PromoCodeDoc = Static<typeof PromoCodeDoc>;

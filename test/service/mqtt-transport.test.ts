@@ -74,7 +74,7 @@ function remove(deviceId: string, seq: number, id: string): WireCommand {
   return { v: 1, deviceId, seq, op: 'remove', subject: { kind: 'member', id }, stateHash: hashOf({}) };
 }
 
-const target = (id: string): DeviceTarget => ({ id, kind: 'face-card-reader', online: true });
+const target = (id: string): DeviceTarget => ({ id, kind: 'face-card-reader', online: true, timeZone: 'UTC', connection: null });
 
 // --- harness ------------------------------------------------------------------
 
@@ -92,16 +92,17 @@ function recordingLogger() {
 /** Records what the transport reports; when the gateway comes online it asks for the inventories of `devices`, as the sync service does. */
 function recordingEvents() {
   const reachability: { deviceId: string; online: boolean }[] = [];
-  const inventories: { deviceId: string; lastSeq: number; holds: { subject: { kind: string; id: string }; stateHash: string }[] }[] = [];
+  const inventories: { deviceId: string; lastSeq: number; holds: { subject: { kind: string; id: string }; stateHash?: string }[] }[] = [];
   const devices: string[] = [];
   const ref: { transport?: MqttTransport } = {};
   let gatewayOnline = 0;
   const events: TransportEvents = {
     reachability: (deviceId, online) => reachability.push({ deviceId, online }),
     inventory: async (deviceId, report) => (inventories.push({ deviceId, ...report }), 0),
+    access: async () => undefined,
     gatewayOnline: () => {
       gatewayOnline++;
-      void ref.transport?.requestInventory(devices);
+      void ref.transport?.requestInventory(devices.map(target));
     },
   };
   return { events, reachability, inventories, devices, ref, onlineCount: () => gatewayOnline };

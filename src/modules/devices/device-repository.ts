@@ -27,6 +27,14 @@ export interface DeviceRow {
   locationEn: string | null;
   locationTh: string | null;
   cardFormat: string | null;
+  /** The property's IANA time zone (devices that keep local time get windows in it). */
+  timeZone: string;
+  /** isapi | zkteco-push, or null: the DEVICE_TRANSPORT default. */
+  transportKind: string | null;
+  /** The transport's non-secret settings (JSON text): ISAPI {baseUrl, username}, ZKTeco {serialNumber}. */
+  transportJson: string | null;
+  /** The ISAPI password or ZKTeco commKey, sealed. */
+  transportSecretEnc: string | null;
 }
 
 /** A subject's state on a device (a target, or what the device acknowledged), parsed from its JSON column. */
@@ -53,6 +61,7 @@ export class DeviceRepository {
     return db
       .selectFrom('devices')
       .innerJoin('access_groups', 'access_groups.id', 'devices.access_group_id')
+      .innerJoin('projects', 'projects.id', 'access_groups.project_id')
       .select([
         'devices.id as id',
         'access_groups.project_id as projectId',
@@ -62,6 +71,10 @@ export class DeviceRepository {
         'devices.location_en as locationEn',
         'devices.location_th as locationTh',
         'devices.card_format as cardFormat',
+        'projects.timezone as timeZone',
+        'devices.transport_kind as transportKind',
+        'devices.transport_json as transportJson',
+        'devices.transport_secret_enc as transportSecretEnc',
       ]);
   }
 
@@ -127,6 +140,95 @@ export class DeviceRepository {
 
   async projectDevices(projectId: string, db: Db = this.db): Promise<DeviceRow[]> {
     return this.devicesQuery(db).where('access_groups.project_id', '=', projectId).orderBy('devices.id').execute();
+  }
+
+  async allDevices(db: Db = this.db): Promise<DeviceRow[]> {
+    return this.devicesQuery(db).orderBy('devices.id').execute();
+  }
+
+  /** Sync states of these devices (those that have one). */
+  async states(deviceIds: string[], db: Db = this.db): Promise<DeviceStateRow[]> {
+    if (!deviceIds.length) return [];
+    const rows = await db.selectFrom('device_state').selectAll().where('device_id', 'in', deviceIds).execute();
+    return rows.map(stateRecord);
+  }
+
+  /** Real time a pull device last polled, or null. */
+  async lastSeen(deviceId: string, db: Db = this.db): Promise<number | null> {
+    const row = await db.selectFrom('device_state').select('last_seen_at').where('device_id', '=', deviceId).executeTakeFirst();
+    return row?.last_seen_at == null ? null : Number(row.last_seen_at);
+  }
+
+  /** A pull device polled (real time `seenAt`): it is online, and due at once. */
+  async seen(deviceId: string, seenAt: number, now: number, db: Db = this.db): Promise<void> {
+    await db
+      .updateTable('device_state')
+      .set({ last_seen_at: seenAt, online: 1, attempts: 0, last_error: null, updated_at: now })
+      .where('device_id', '=', deviceId)
+      .execute();
+  }
+
+  /** A pull device's commands wait for its poll: look again at `nextAt`, with `error` when it has gone silent. */
+  async waiting(deviceId: string, error: string | null, nextAt: number, now: number, db: Db = this.db): Promise<void> {
+    await db
+      .updateTable('device_state')
+      .set({ next_attempt_at: nextAt, claimed_until: null, last_error: error, updated_at: now })
+      .where('device_id', '=', deviceId)
+      .execute();
+  }
+
+  /** Pull-device state kept between polls (JSON), or null. */
+  async pullCursor(deviceId: string, db: Db = this.db): Promise<string | null> {
+    const row = await db.selectFrom('device_state').select('pull_cursor').where('device_id', '=', deviceId).executeTakeFirst();
+    return row?.pull_cursor ?? null;
+  }
+
+  async setPullCursor(deviceId: string, cursor: string, db: Db = this.db): Promise<void> {
+    await db.updateTable('device_state').set({ pull_cursor: cursor }).where('device_id', '=', deviceId).execute();
+  }
+
+  /** The device of a ZKTeco serial number, or undefined. */
+  async deviceBySerial(serialNumber: string, db: Db = this.db): Promise<DeviceRow | undefined> {
+    const rows = await this.devicesQuery(db).where('devices.transport_kind', '=', 'zkteco-push').execute();
+    return rows.find((r) => (JSON.parse(r.transportJson ?? '{}') as { serialNumber?: string }).serialNumber === serialNumber);
+  }
+
+  /** The number a subject has on devices that key users by number (taken on first use; the same on every device). */
+  async userNumber(subject: { kind: string; id: string }, db: Db = this.db): Promise<number> {
+    const find = () =>
+      db
+        .selectFrom('device_user_numbers')
+        .select('user_no')
+        .where('subject_kind', '=', subject.kind)
+        .where('subject_id', '=', subject.id)
+        .executeTakeFirst();
+    const known = await find();
+    if (known) return Number(known.user_no);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const top = await db
+        .selectFrom('device_user_numbers')
+        .select((eb) => eb.fn.max('user_no').as('n'))
+        .executeTakeFirst();
+      const next = Number(top?.n ?? 0) + 1;
+      await db
+        .insertInto('device_user_numbers')
+        .values({ subject_kind: subject.kind, subject_id: subject.id, user_no: next })
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+      const got = await find();
+      if (got) return Number(got.user_no);
+    }
+    throw new Error('could not take a device user number');
+  }
+
+  /** The subject a device user number stands for, or undefined. */
+  async subjectOfNumber(userNo: number, db: Db = this.db): Promise<{ kind: string; id: string } | undefined> {
+    const row = await db
+      .selectFrom('device_user_numbers')
+      .select(['subject_kind', 'subject_id'])
+      .where('user_no', '=', userNo)
+      .executeTakeFirst();
+    return row && { kind: row.subject_kind, id: row.subject_id };
   }
 
   async allDeviceIds(db: Db = this.db): Promise<string[]> {

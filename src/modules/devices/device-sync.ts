@@ -32,7 +32,17 @@ import type { CommandRow, DeviceRepository, DeviceRow, DeviceStateRow } from './
 import { retryDelayMs } from './rules/device-kinds.js';
 import { stateHash } from './state-hash.js';
 import { sameState, subjectKey, type SubjectKind, type SubjectRef, type SubjectState } from './rules/subject-state.js';
-import type { DeviceTransport, InventoryReport, TransportEvents, WireCommand } from './transport.js';
+import { observedMatches } from './rules/observed-state.js';
+import type { RoutingTransport } from './routing-transport.js';
+import type {
+  DeliveryReport,
+  DeviceConnection,
+  DeviceTarget,
+  DoorEvent,
+  InventoryReport,
+  TransportEvents,
+  WireCommand,
+} from './transport.js';
 
 /** Commands per delivery round. */
 export const DELIVERY_BATCH = 200;
@@ -43,10 +53,18 @@ export interface DeviceSyncDeps {
   db: Kysely<Database>;
   engine: Engine;
   repo: DeviceRepository;
-  transport: DeviceTransport;
+  transport: RoutingTransport;
   sources: AccessSource[];
+  /** Opens a sealed transport secret (the ISAPI password, the ZKTeco commKey). */
+  openSecret: (sealed: string) => string;
+  /** Where door events go (the entry log). */
+  onAccess?: (event: DoorEvent) => Promise<void>;
+  /** A pull device that has not polled for this long (real ms) counts as offline. */
+  pullStaleMs?: number;
   /** Service time. */
   clock: Clock;
+  /** Real time (a pull device's last poll). */
+  realNow: () => number;
   /** Called after a commit that queued commands (wakes the delivery job). */
   onQueued?: () => void;
   onError?: (err: unknown, context: { job: string }) => void;
@@ -60,6 +78,17 @@ const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolv
 
 export function deviceInfo(d: DeviceRow): DeviceInfo {
   return { id: d.id, projectId: d.projectId, accessGroupId: d.accessGroupId, kind: d.kind };
+}
+
+/** How a device is reached: its own transport from the site entry (secret opened), or null for the default. */
+export function connectionOf(d: DeviceRow, open: (sealed: string) => string): DeviceConnection | null {
+  if (!d.transportKind || !d.transportJson) return null;
+  const settings = JSON.parse(d.transportJson) as Record<string, string>;
+  const secret = d.transportSecretEnc ? open(d.transportSecretEnc) : null;
+  if (d.transportKind === 'isapi')
+    return { kind: 'isapi', baseUrl: settings.baseUrl ?? '', username: settings.username ?? '', password: secret ?? '' };
+  if (d.transportKind === 'zkteco-push') return { kind: 'zkteco-push', serialNumber: settings.serialNumber ?? '', commKey: secret };
+  return null;
 }
 
 export function cardFormatOf(d: Pick<DeviceRow, 'cardFormat'>): string {
@@ -155,20 +184,82 @@ export class DeviceSync implements TransportEvents {
     return this.deps.repo.lease(deviceId, realNow, leaseMs);
   }
 
+  /** The device as a transport sees it. */
+  target(device: DeviceRow, online: boolean): DeviceTarget {
+    return { id: device.id, kind: device.kind, online, timeZone: device.timeZone, connection: connectionOf(device, this.deps.openSecret) };
+  }
+
   /** One delivery round for a leased device. */
   async deliver(deviceId: string): Promise<void> {
     const { repo, transport, clock } = this.deps;
     const device = await repo.device(deviceId);
-    const commands = await repo.pendingCommands(deviceId, DELIVERY_BATCH);
     const state = await repo.state(deviceId);
     if (!device || !state) {
       // The device left the site: its queue has nowhere to go.
       await writeTransaction(this.deps.db, this.deps.engine, (trx) => repo.synced(deviceId, false, clock.now(), trx));
       return;
     }
+    const target = this.target(device, state.online);
+    if (transport.of(target).pull) return this.watchPullDevice(deviceId, state.online);
+    const commands = await repo.pendingCommands(deviceId, DELIVERY_BATCH);
     if (!commands.length) return;
     const wires = await Promise.all(commands.map((c) => this.wire(device, c)));
-    const report = await transport.deliver({ id: deviceId, kind: device.kind, online: state.online }, wires);
+    const report = await transport.deliver(target, wires);
+    await this.record(deviceId, commands, report, state, transport.of(target).name !== 'sandbox');
+  }
+
+  /**
+   * A pull device fetches its commands itself (`pendingWires`, answered with `acknowledge`): the job only
+   * looks again later, and marks the device offline once it has stopped polling.
+   */
+  private async watchPullDevice(deviceId: string, online: boolean): Promise<void> {
+    const { repo, clock } = this.deps;
+    const staleMs = this.deps.pullStaleMs ?? 60_000;
+    const seenAt = await repo.lastSeen(deviceId);
+    const now = clock.now();
+    const silent = seenAt === null || this.deps.realNow() - seenAt > staleMs;
+    await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
+      if (silent && online) await repo.setOnline(deviceId, false, now, trx);
+      const message = silent ? 'offline: the device has not polled the service' : 'waiting for the device to poll';
+      await repo.waiting(deviceId, silent ? message : null, now + staleMs, now, trx);
+    });
+  }
+
+  /** A pull device's next commands, as it will receive them (sequence order). */
+  async pendingWires(deviceId: string, limit = DELIVERY_BATCH): Promise<WireCommand[]> {
+    const device = await this.deps.repo.device(deviceId);
+    if (!device) return [];
+    const commands = await this.deps.repo.pendingCommands(deviceId, limit);
+    return Promise.all(commands.map((c) => this.wire(device, c)));
+  }
+
+  /** A pull device polled: it is reachable, and what it lacks goes out with its next poll. */
+  async pulled(deviceId: string): Promise<void> {
+    const { repo, clock } = this.deps;
+    const now = clock.now();
+    await repo.ensureStates([deviceId], now);
+    await repo.seen(deviceId, this.deps.realNow(), now);
+  }
+
+  /** A pull device's answers to commands it fetched. */
+  async acknowledge(deviceId: string, answered: DeliveryReport['answered']): Promise<void> {
+    const { repo } = this.deps;
+    const state = await repo.state(deviceId);
+    if (!state) return;
+    const seqs = new Set(answered.map((a) => a.seq));
+    const commands = (await repo.pendingCommands(deviceId, DELIVERY_BATCH * 5)).filter((c) => seqs.has(Number(c.seq)));
+    await this.record(deviceId, commands, { answered }, state, true);
+  }
+
+  /** What a delivery's answers did: applied, refused, or the device unreachable (retried with backoff). */
+  private async record(
+    deviceId: string,
+    commands: CommandRow[],
+    report: DeliveryReport,
+    state: DeviceStateRow,
+    reportsReachability: boolean,
+  ): Promise<void> {
+    const { repo, clock } = this.deps;
     const now = clock.now();
     const bySeq = new Map(commands.map((c) => [Number(c.seq), c]));
     await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
@@ -183,7 +274,7 @@ export class DeviceSync implements TransportEvents {
       if (report.stopped) {
         const attempts = state.attempts + 1;
         await repo.stopped(deviceId, `${report.stopped.kind}: ${report.stopped.message}`, now + retryDelayMs(attempts), now, trx);
-        if (report.stopped.kind === 'offline' && state.online && transport.name === 'mqtt') await repo.setOnline(deviceId, false, now, trx);
+        if (report.stopped.kind === 'offline' && state.online && reportsReachability) await repo.setOnline(deviceId, false, now, trx);
       } else {
         await repo.synced(deviceId, report.answered.length > 0, now, trx);
       }
@@ -243,7 +334,10 @@ export class DeviceSync implements TransportEvents {
 
   /** Asks every device for its inventory (a reconcile, a gateway that came online). */
   async requestInventories(): Promise<number> {
-    return this.deps.transport.requestInventory(await this.deps.repo.allDeviceIds());
+    const { repo } = this.deps;
+    const devices = await repo.allDevices();
+    const states = new Map((await repo.states(devices.map((d) => d.id))).map((s) => [s.device_id, s.online]));
+    return this.deps.transport.requestInventory(devices.map((d) => this.target(d, states.get(d.id) ?? true)));
   }
 
   async reconcileProject(projectId: string): Promise<number> {
@@ -327,6 +421,11 @@ export class DeviceSync implements TransportEvents {
     if (online) this.deps.onQueued?.();
   }
 
+  /** A door event from any transport: into the entry log. */
+  access(event: DoorEvent): Promise<void> {
+    return this.deps.onAccess ? this.deps.onAccess(event) : Promise.resolve();
+  }
+
   /** The gateway came online or restarted: ask what its devices hold. */
   gatewayOnline(): void {
     void this.requestInventories().catch((err) => this.deps.onError?.(err, { job: 'device-inventory-request' }));
@@ -347,12 +446,16 @@ export class DeviceSync implements TransportEvents {
     // (Written only when it changes: every reconcile pass asks every device.)
     const known = await repo.state(deviceId);
     if (!known || !known.online) await this.setOnline(deviceId, true);
-    const reported = new Map(report.holds.map((h) => [subjectKey(h.subject), h.stateHash]));
+    const reported = new Map(report.holds.map((h) => [subjectKey(h.subject), h]));
     const unknown: SubjectRef[] = [];
+    const device = await repo.device(deviceId);
+    const format = device ? cardFormatOf(device) : DEFAULT_CARD_CODE_FORMAT;
     await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
       for (const e of await repo.enrollments(deviceId, trx)) {
         const key = `${e.subject_kind}:${e.subject_id}`;
-        if (reported.get(key) === stateHash(e.state)) reported.delete(key);
+        const h = reported.get(key);
+        const same = h && (h.observed ? observedMatches(e.state, h.observed, format) : h.stateHash === stateHash(e.state));
+        if (same) reported.delete(key);
         else await repo.deleteEnrollment(deviceId, e.subject_kind, e.subject_id, trx);
       }
     });

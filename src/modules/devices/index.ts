@@ -17,13 +17,15 @@ import { DeviceSync } from './device-sync.js';
 import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, deviceSyncJob, ReconcileSchedule } from './jobs.js';
 import { MqttTransport, type TransportLogger } from './mqtt-transport.js';
 import { SandboxTransport } from './sandbox-transport.js';
-import type { DeviceTransport } from './transport.js';
+import type { DeviceTransport, DoorEvent } from './transport.js';
+import { RoutingTransport } from './routing-transport.js';
 import { opsDeviceRoutes } from './routes.js';
 
 export { DeviceService, type DeviceRecord } from './device-service.js';
 export { DeviceSync } from './device-sync.js';
 export type { AccessChangeLog, AccessSource, DeviceInfo, SubjectSecrets, SubjectState } from './access-source.js';
-export type { DeviceTransport } from './transport.js';
+export type { DeviceTransport, DoorEvent, DeviceTarget, DeviceConnection } from './transport.js';
+export { RoutingTransport } from './routing-transport.js';
 export type { TransportLogger } from './mqtt-transport.js';
 export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB } from './jobs.js';
 
@@ -42,6 +44,12 @@ export interface DevicesDeps {
   /** Where the MQTT transport logs connection changes (never payloads). */
   logger?: TransportLogger;
   onError: (err: unknown, context: { job: string }) => void;
+  /** Opens a sealed transport secret (the ISAPI password, the ZKTeco commKey). */
+  openSecret: (sealed: string) => string;
+  /** Vendor transports by kind (`isapi`, `zkteco-push`), beside the default DEVICE_TRANSPORT picks. */
+  vendors?: ReadonlyMap<string, DeviceTransport>;
+  /** Where door events go (the entry log). */
+  onAccess?: (event: DoorEvent) => Promise<void>;
 }
 
 export interface DevicesModule {
@@ -49,7 +57,7 @@ export interface DevicesModule {
   service: DeviceService;
   /** Plan, deliver, repair; members and visitors add their AccessSource with `sync.addSource`. */
   sync: DeviceSync;
-  transport: DeviceTransport;
+  transport: RoutingTransport;
   /** Reconcile soon (after a site apply). */
   reconcileSoon(): void;
   /** The console's change feed: device sync state changes. */
@@ -60,13 +68,16 @@ export interface DevicesModule {
 export function createDevices(deps: DevicesDeps): DevicesModule {
   const { db, engine, clock, config, jobs } = deps;
   const repo = new DeviceRepository(db, engine);
-  const transport = createTransport(config, deps.logger, repo);
+  const transport = new RoutingTransport(createTransport(config, deps.logger, repo), deps.vendors ?? new Map());
   const sync = new DeviceSync({
     db,
     engine,
     repo,
     transport,
     clock,
+    realNow: () => deps.realClock.now(),
+    openSecret: deps.openSecret,
+    onAccess: deps.onAccess,
     sources: [],
     onQueued: () => void jobs.poke(DEVICE_SYNC_JOB),
     onError: deps.onError,
@@ -95,7 +106,11 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
 }
 
 /** The device transport DEVICE_TRANSPORT selects. */
-function createTransport(config: Config['devices'], logger: TransportLogger | undefined, repo: DeviceRepository): DeviceTransport {
+function createTransport(
+  config: Config['devices'],
+  logger: TransportLogger | undefined,
+  repo: DeviceRepository,
+): SandboxTransport | MqttTransport {
   if (config.transport === 'sandbox') return new SandboxTransport((id) => repo.sandboxMemory(id));
   return new MqttTransport({ url: config.mqttUrl, topicPrefix: config.topicPrefix, ackTimeoutMs: config.ackTimeoutMs, logger });
 }

@@ -257,7 +257,8 @@ export class MqttTransport implements DeviceTransport {
     return null;
   }
 
-  async requestInventory(deviceIds: string[]): Promise<number> {
+  async requestInventory(devices: DeviceTarget[]): Promise<number> {
+    const deviceIds = devices.map((d) => d.id);
     const client = this.client;
     if (!client?.connected) return 0;
     const ids = deviceIds.filter(isTopicLevel);

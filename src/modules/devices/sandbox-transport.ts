@@ -39,7 +39,8 @@ export class SandboxTransport implements DeviceTransport {
     };
   }
 
-  async requestInventory(deviceIds: string[]): Promise<number> {
+  async requestInventory(devices: DeviceTarget[]): Promise<number> {
+    const deviceIds = devices.map((d) => d.id);
     const events = this.events;
     if (!events || !this.memory) return 0;
     let queued = 0;

@@ -1,7 +1,10 @@
 /**
- * How changes reach devices: one port, two transports. `sandbox` simulates the
+ * How changes reach devices: one port, several transports. `sandbox` simulates the
  * devices inside the service; `mqtt` talks to a building gateway over an MQTT
- * broker (docs/devices.md gives the topics and payloads).
+ * broker (docs/devices.md gives the topics and payloads); a device whose site entry
+ * names a `transport` is spoken to directly in its vendor's protocol: `isapi`
+ * (HikVision: the service is the HTTP client) or `zkteco-push` (ZKTeco: the device
+ * polls the service). `RoutingTransport` picks one per device.
  *
  * The sync job hands a transport a device's next commands in sequence order; the
  * transport answers with what the device acknowledged, in order, and stops at the
@@ -10,8 +13,16 @@
  */
 import type { WireCommand } from '../../contract/device-wire.js';
 import type { SubjectKind } from './rules/subject-state.js';
+import type { ObservedEntry } from './rules/observed-state.js';
+
+export type { ObservedEntry };
 
 export type { FailureKind, WireAck, WireCommand } from '../../contract/device-wire.js';
+
+/** How a device is reached when its site entry names a transport (secrets opened). */
+export type DeviceConnection =
+  | { kind: 'isapi'; baseUrl: string; username: string; password: string }
+  | { kind: 'zkteco-push'; serialNumber: string; commKey: string | null };
 
 /** The device a delivery is for. */
 export interface DeviceTarget {
@@ -19,6 +30,28 @@ export interface DeviceTarget {
   kind: string;
   /** The sandbox reachability switch (sandbox transport only). */
   online: boolean;
+  /** The property's IANA time zone: devices that keep local time get validity windows in it. */
+  timeZone: string;
+  /** Its own transport, or null for the building-wide default (DEVICE_TRANSPORT). */
+  connection: DeviceConnection | null;
+}
+
+/** How a credential was presented at a door. */
+export type CredentialKind = 'card' | 'face' | 'qr' | 'plate' | 'pin' | 'fingerprint' | 'other';
+
+/** One access event as a device reported it (granted or refused). */
+export interface DoorEvent {
+  deviceId: string;
+  /** The device's own identity of this event (serial number, log line): a device that resends sends the same. */
+  eventKey: string;
+  /** The device's time of the event (epoch ms). */
+  at: number;
+  granted: boolean;
+  credentialKind: CredentialKind;
+  /** The subject when the device names one the service enrolled (employeeNo, PIN, subject id), else null. */
+  subject: { kind: SubjectKind; id: string } | null;
+  /** The card number as read, in the device's card format, when the device gives one (never stored in clear). */
+  cardNo?: string | null;
 }
 
 export interface DeliveryReport {
@@ -36,15 +69,23 @@ export interface TransportEvents {
   inventory(deviceId: string, report: InventoryReport): Promise<number>;
   /** The gateway came online, or restarted (maybe without its memory): ask for every inventory. */
   gatewayOnline(): void;
+  /** A door event: recorded in the entry log (duplicates recognised), then acted on. */
+  access(event: DoorEvent): Promise<void>;
 }
 
 export interface InventoryReport {
   lastSeq: number;
-  holds: { subject: { kind: SubjectKind; id: string }; stateHash: string }[];
+  /** Per subject: the state hash a gateway keeps, or what a vendor device reports (`observed`). */
+  holds: { subject: { kind: SubjectKind; id: string }; stateHash?: string; observed?: ObservedEntry }[];
 }
 
 export interface DeviceTransport {
-  readonly name: 'sandbox' | 'mqtt';
+  readonly name: 'sandbox' | 'mqtt' | 'isapi' | 'zkteco-push';
+  /**
+   * A pull transport's devices fetch their commands themselves (ZKTeco PUSH polls): the sync job never
+   * delivers to them; it only watches that they keep polling.
+   */
+  readonly pull?: boolean;
   /** Connects (mqtt) and starts reporting events. */
   start(events: TransportEvents): Promise<void>;
   stop(): Promise<void>;
@@ -55,5 +96,5 @@ export interface DeviceTransport {
    * Resolves to the commands queued by answers that arrived before it returns (the
    * sandbox answers at once; over MQTT they come later, and it resolves to 0).
    */
-  requestInventory(deviceIds: string[]): Promise<number>;
+  requestInventory(devices: DeviceTarget[]): Promise<number>;
 }

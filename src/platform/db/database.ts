@@ -11,7 +11,7 @@ import { BatchingPostgresDialect, nameStatements } from './pg-driver.js';
 import type { Database } from './schema.js';
 import { migrations as knownMigrations, providerOf } from './migrations/index.js';
 import { databaseUrlError, isConnectFailure } from './connect-error.js';
-import { BusyRetrySqliteDialect, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy.js';
+import { BusyRetrySqliteDialect, busyBackoffMs, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy.js';
 import { isDatabaseBusy } from './unavailable.js';
 import { isPostgresUrl } from '../config.js';
 
@@ -97,13 +97,33 @@ class QueryListeners {
 /** How long opening a SQLite file waits for another process's write lock (its migrations) before giving up. */
 const OPEN_BUSY_TIMEOUT_MS = 120_000;
 
+/**
+ * Runs an open-time pragma, waiting for other processes' locks. SQLite skips the busy handler in a few
+ * cases (another process switching the same new file to WAL at the same moment answers SQLITE_BUSY at
+ * once), so a busy answer is retried here after a short pause until OPEN_BUSY_TIMEOUT_MS have passed.
+ * A synchronous pause: this runs before anything is served.
+ */
+function pragmaWhenFree(conn: SqliteDatabase.Database, pragma: string): void {
+  const started = performance.now();
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      conn.pragma(pragma);
+      return;
+    } catch (err) {
+      if (!isDatabaseBusy(err) || performance.now() - started > OPEN_BUSY_TIMEOUT_MS) throw err;
+      Atomics.wait(pause, 0, 0, busyBackoffMs(attempt));
+    }
+  }
+}
+
 function openSqlite(path: string, listeners: QueryListeners): Kysely<Database> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const conn = new SqliteDatabase(path);
   // Switching to WAL needs the database to itself for a moment: another process starting at once may hold its
   // write lock for a while (migrating, under load). Nothing is served yet, so waiting here blocks no request.
   conn.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
-  conn.pragma('journal_mode = WAL');
+  pragmaWhenFree(conn, 'journal_mode = WAL');
   // A few milliseconds: SQLite's busy wait blocks the event loop. Longer waits are retried asynchronously (sqlite-busy.ts).
   conn.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   conn.pragma('foreign_keys = ON');

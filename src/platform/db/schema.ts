@@ -69,6 +69,8 @@ interface AssetColumns extends Timestamps {
 }
 
 export interface RoomTable extends AssetColumns {
+  /** JSON array of device ids whose doors open for the room's bookings, or null. */
+  access_devices: string | null;
   type: string;
   cleanup_minutes: number | null;
   equipments: Json;
@@ -78,6 +80,8 @@ export interface RoomTable extends AssetColumns {
 }
 
 export interface DeskTable extends AssetColumns {
+  /** JSON array of device ids whose doors open for the desk's bookings, or null. */
+  access_devices: string | null;
   desk_index: number;
   polygon: Json | null;
 }
@@ -156,6 +160,12 @@ export interface DeviceTable extends Timestamps {
   location_th: string | null;
   /** The card format the device's readers expect; null is decimal-reversed. */
   card_format: string | null;
+  /** isapi | zkteco-push; null: the DEVICE_TRANSPORT default (sandbox or mqtt). */
+  transport_kind: string | null;
+  /** JSON: ISAPI {baseUrl, username}, ZKTeco {serialNumber}. */
+  transport_json: string | null;
+  /** The ISAPI password or ZKTeco commKey, sealed. */
+  transport_secret_enc: string | null;
 }
 
 export interface WebhookTable extends Timestamps {
@@ -260,6 +270,9 @@ export interface Database {
   device_targets: DeviceSubjectStateTable;
   device_commands: DeviceCommandTable;
   device_enrollments: DeviceEnrollmentTable;
+  door_windows: DoorWindowTable;
+  device_user_numbers: DeviceUserNumberTable;
+  access_entries: AccessEntryTable;
   visitor_invites: VisitorInviteTable;
   visitor_entries: VisitorEntryTable;
   calendar_events: CalendarEventTable;
@@ -580,6 +593,48 @@ export interface DeviceStateTable {
   last_synced_at: Millis | null;
   last_error: string | null;
   updated_at: Millis;
+  /** Real time a pull device (ZKTeco PUSH) last polled. */
+  last_seen_at: Millis | null;
+  /** JSON: what a pull device has uploaded so far (its log stamps). */
+  pull_cursor: string | null;
+}
+
+/** A booking participant's validity window on the booking asset's access devices. */
+export interface DoorWindowTable {
+  meeting_id: string;
+  user_id: string;
+  project_id: string;
+  /** JSON array of device ids. */
+  device_ids: string;
+  valid_from: Millis;
+  valid_until: Millis;
+  updated_at: Millis;
+}
+
+/** The number a subject has on devices that key users by a number (ZKTeco PIN). */
+export interface DeviceUserNumberTable {
+  subject_kind: string;
+  subject_id: string;
+  user_no: number;
+}
+
+/** One access event from a device (the entry log). */
+export interface AccessEntryTable {
+  id: string;
+  project_id: string;
+  device_id: string;
+  event_key: string;
+  subject_kind: string;
+  subject_id: string | null;
+  credential_kind: string;
+  granted: Bool;
+  device_at: Millis;
+  received_at: Millis;
+  asset_kind: string | null;
+  asset_id: string | null;
+  outcome: string;
+  meeting_id: string | null;
+  processed_at: Millis | null;
 }
 
 /** A subject's credential set on one device: the planned target, or what the device holds. */

@@ -16,6 +16,7 @@ import * as m013 from './013-face-variants.js';
 import * as m014 from './014-trace-context.js';
 import * as m015 from './015-payment-providers.js';
 import * as m016 from './016-calendar-connections.js';
+import * as m017 from './017-door-access.js';
 
 /** Every migration this code knows, by name (applied in name order). */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -35,6 +36,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '014-trace-context': m014,
   '015-payment-providers': m015,
   '016-calendar-connections': m016,
+  '017-door-access': m017,
 };
 
 export const migrationProvider: MigrationProvider = providerOf(migrations);
