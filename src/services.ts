@@ -31,7 +31,7 @@ import { createMembers, type CredentialService, type MemberService, type Partner
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
 import { ConsoleSessionRepository } from './platform/db/console-session-repository.js';
 import { RateLimiter } from './platform/rate-limit.js';
-import { createDevices, type DeviceService, type DeviceSync, type DeviceTransport, type TransportLogger } from './modules/devices/index.js';
+import { createDevices, type DeviceService, type ZktecoService, type DeviceSync, type DeviceTransport, type TransportLogger } from './modules/devices/index.js';
 import {
   CALENDAR_ROOMS_JOB,
   createCalendarSync,
@@ -90,6 +90,8 @@ export interface Services {
   /** Device sync (plan, deliver, repair); tests drive it directly. */
   deviceSync: DeviceSync;
   deviceTransport: DeviceTransport;
+  /** The ZKTeco PUSH endpoints' service (terminals that poll). */
+  zkteco: ZktecoService;
   /** Calendar sync: iTIP messages from synced rooms' mailboxes, applied as bookings. */
   calendarSync: CalendarSync;
   /** Visitor invites, scans at devices, and the withdrawal of codes whose window is over (a job). */
@@ -451,6 +453,7 @@ export async function createServices(
     partnerRateLimit: members.partnerRateLimit,
     devices: devices.service,
     deviceSync,
+    zkteco: devices.zkteco,
     deviceTransport,
     visitors: visitors.visitors,
     visitorAccess: visitors.accessSource,

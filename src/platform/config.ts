@@ -91,6 +91,8 @@ export interface Config {
     ackTimeoutMs: number;
     /** How often every device is compared with what it must hold. */
     reconcileMs: number;
+    /** A device that polls the service (ZKTeco PUSH) and has not for this long counts as offline (DEVICE_PULL_STALE_SECONDS). */
+    pullStaleMs: number;
   };
 }
 
@@ -315,6 +317,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
       topicPrefix: (env.MQTT_TOPIC_PREFIX || 'booking').replace(/\/+$/, ''),
       ackTimeoutMs: intVar(env, 'DEVICE_ACK_TIMEOUT_MS', 5_000, 100),
       reconcileMs: intVar(env, 'DEVICE_RECONCILE_SECONDS', 300, 1) * 1000,
+      pullStaleMs: intVar(env, 'DEVICE_PULL_STALE_SECONDS', 60, 1) * 1000,
     },
   };
 }

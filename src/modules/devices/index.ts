@@ -20,6 +20,9 @@ import { SandboxTransport } from './sandbox-transport.js';
 import type { DeviceTransport, DoorEvent } from './transport.js';
 import { RoutingTransport } from './routing-transport.js';
 import { opsDeviceRoutes } from './routes.js';
+import { ZktecoTransport } from './vendors/zkteco-transport.js';
+import { ZktecoService } from './vendors/zkteco-service.js';
+import { zktecoRoutes } from './vendors/zkteco-routes.js';
 
 export { DeviceService, type DeviceRecord } from './device-service.js';
 export { DeviceSync } from './device-sync.js';
@@ -28,6 +31,7 @@ export type { DeviceTransport, DoorEvent, DeviceTarget, DeviceConnection } from 
 export { RoutingTransport } from './routing-transport.js';
 export type { TransportLogger } from './mqtt-transport.js';
 export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB } from './jobs.js';
+export { ZktecoService } from './vendors/zkteco-service.js';
 
 export interface DevicesDeps {
   db: Kysely<Database>;
@@ -62,13 +66,17 @@ export interface DevicesModule {
   reconcileSoon(): void;
   /** The console's change feed: device sync state changes. */
   changes: ChangeSource;
+  /** What the ZKTeco PUSH endpoints do (the terminals poll the service). */
+  zkteco: ZktecoService;
 }
 
 // Members and visitors need the service (their AccessChangeLog) before their AccessSource exists: they add it with `sync.addSource`.
 export function createDevices(deps: DevicesDeps): DevicesModule {
   const { db, engine, clock, config, jobs } = deps;
   const repo = new DeviceRepository(db, engine);
-  const transport = new RoutingTransport(createTransport(config, deps.logger, repo), deps.vendors ?? new Map());
+  // ZKTeco terminals poll the service: their transport is always there (it only records inventory requests).
+  const vendors = new Map<string, DeviceTransport>([['zkteco-push', new ZktecoTransport(repo, () => clock.now())], ...(deps.vendors ?? [])]);
+  const transport = new RoutingTransport(createTransport(config, deps.logger, repo), vendors);
   const sync = new DeviceSync({
     db,
     engine,
@@ -78,6 +86,7 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
     realNow: () => deps.realClock.now(),
     openSecret: deps.openSecret,
     onAccess: deps.onAccess,
+    pullStaleMs: config.pullStaleMs,
     sources: [],
     onQueued: () => void jobs.poke(DEVICE_SYNC_JOB),
     onError: deps.onError,
@@ -93,10 +102,12 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
   jobs.register(deviceSyncJob(sync, { leaseMs: config.ackTimeoutMs + 30_000 }));
   const reconcile = new ReconcileSchedule(() => deps.realClock.now(), config.reconcileMs);
   jobs.register(reconcile.job(sync));
+  const zkteco = new ZktecoService({ sync, repo, openSecret: deps.openSecret, realNow: () => deps.realClock.now() });
   return {
     service,
     sync,
     transport,
+    zkteco,
     reconcileSoon: () => {
       reconcile.soon();
       void jobs.poke(DEVICE_RECONCILE_JOB);
@@ -118,9 +129,12 @@ function createTransport(
 export interface DevicesRouteDeps {
   guards: RouteGuards;
   devices: DeviceService;
+  /** The ZKTeco PUSH endpoints (public: terminals are known by their serial numbers). */
+  zkteco?: ZktecoService;
 }
 
-/** The ops device routes (behind the ops guard). */
+/** The ops device routes (behind the ops guard) and the ZKTeco PUSH endpoints. */
 export async function register(app: App, deps: DevicesRouteDeps): Promise<void> {
   await guarded(app, deps.guards.ops, async (ops) => opsDeviceRoutes(ops, deps));
+  if (deps.zkteco) await zktecoRoutes(app, { zkteco: deps.zkteco });
 }
