@@ -1,0 +1,148 @@
+/**
+ * ZKTeco PUSH over HTTP: a terminal stand-in (tools/device-sim) polls the test server's /iclock endpoints.
+ * Enrollment of PIN, cards and face, removal, an unknown serial, a terminal restarted empty and repaired
+ * by a reconcile, a terminal that stops polling (offline after DEVICE_PULL_STALE_SECONDS, caught up when it
+ * polls again), and access logs sent twice.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startTestService, type TestService } from '../support/test-service.js';
+import { appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
+import { PartnerClient, PARTNER_APP_ID, PARTNER_SECRET } from '../support/partner-members.js';
+import { deviceSite, deviceView, face, waitForDevice } from '../support/devices.js';
+import { ZktecoTerminal } from '../../tools/device-sim/zkteco-terminal.js';
+import type { DoorEvent } from '../../src/modules/devices/transport.js';
+
+const SN = 'ZKTEST0001';
+let svc: TestService;
+let ids: SiteIds;
+let api: PartnerClient;
+let terminal: ZktecoTerminal;
+const CONSENT = '2026-01-01T00:00:00Z';
+
+beforeAll(async () => {
+  svc = await startTestService({ env: { DEVICE_PULL_STALE_SECONDS: '1' } });
+  const site = deviceSite();
+  site.accessGroups[0]!.devices.push({
+    key: 'z1',
+    name: 'ZKTeco door',
+    kind: 'face-card-reader',
+    transport: { kind: 'zkteco-push', serialNumber: SN },
+  } as never);
+  ids = await applySite(svc, site);
+  api = new PartnerClient(svc, (await appToken(svc, PARTNER_APP_ID, PARTNER_SECRET)).access_token);
+  terminal = new ZktecoTerminal({ serverUrl: svc.url, serialNumber: SN, pollMs: 50 });
+  terminal.start();
+});
+
+afterAll(async () => {
+  terminal?.stop();
+  await svc?.close();
+});
+
+const z1 = () => idOf(ids, 'z1');
+
+async function until<T>(what: string, get: () => T | Promise<T>, ok: (v: T) => boolean, ms = 8_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await get();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`${what}: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function member(ext: string, cards: string[], withFace: boolean): Promise<{ id: string; pin: string }> {
+  const m = await api.putOk(ext, { firstName: ext, lastName: 'Zk' });
+  const res = await api.credentials(ext, {
+    cards: cards.map((cardNo) => ({ cardNo })),
+    ...(withFace ? { face: face(ext.length), faceConsentAt: CONSENT } : {}),
+  });
+  expect(res.status, res.text).toBe(200);
+  const pin = await svc.services.deviceSync['deps'].repo.userNumber({ kind: 'member', id: m.memberId });
+  return { id: m.memberId, pin: String(pin) };
+}
+
+const userOf = (pin: string) => terminal.users().find((u) => u.pin === pin);
+
+describe('ZKTeco PUSH terminal', () => {
+  it('a member with cards and a face is held by the terminal under their PIN; the view shows it applied', async () => {
+    const m = await member('zk-1', ['0001234567', '3000000001'], true);
+    const u = await until('terminal user', () => userOf(m.pin), (u) => !!u?.face && u.cards.length === 1);
+    expect([u!.cardNo, ...u!.cards].sort()).toEqual(['0001234567', '3000000001']);
+    expect(u).toMatchObject({ authorized: true, startTime: 0, endTime: 0 });
+    const view = await waitForDevice(svc, z1(), (v) => v.pendingChanges === 0 && v.enrollments.some((e: any) => e.memberId === m.id));
+    expect(view.online).toBe(true);
+    expect(view.enrollments.find((e: any) => e.memberId === m.id).cardNos.sort()).toEqual(['0001234567', '3000000001']);
+    expect(terminal.received.every((l) => !/Name=[^\t]/.test(l))).toBe(true); // names are never sent
+  });
+
+  it('an unknown serial gets 404 with an empty body, and nothing changes', async () => {
+    const before = await deviceView(svc, z1());
+    const stranger = new ZktecoTerminal({ serverUrl: svc.url, serialNumber: 'ZKNOBODY', pollMs: 50 });
+    await stranger.pollOnce();
+    expect(stranger.statuses).toEqual([404]);
+    const res = await fetch(`${svc.url}/iclock/getrequest?SN=ZKNOBODY`);
+    expect(res.status).toBe(404);
+    expect(await res.text()).toBe('');
+    const after = await deviceView(svc, z1());
+    expect(after.enrollments).toEqual(before.enrollments);
+  });
+
+  it('a terminal restarted empty holds the member again after a reconcile (its user list read back)', async () => {
+    const m = await member('zk-2', ['0007654321'], false);
+    await until('enrolled', () => userOf(m.pin), (u) => u?.cardNo === '0007654321');
+    await waitForDevice(svc, z1(), (v) => v.pendingChanges === 0);
+    terminal.restartEmpty();
+    expect(terminal.users()).toEqual([]);
+    await svc.services.deviceSync.reconcileAll();
+    await until('repaired', () => userOf(m.pin), (u) => u?.cardNo === '0007654321' && u.authorized);
+    await until('first member repaired', () => terminal.users().length, (n) => n >= 2);
+  });
+
+  it('DELETE of a member removes the user from the terminal', async () => {
+    const m = await member('zk-3', ['0005550001'], false);
+    await until('enrolled', () => userOf(m.pin), (u) => !!u);
+    expect((await api.del('zk-3')).status).toBe(204);
+    await until('removed', () => userOf(m.pin), (u) => u === undefined);
+  });
+
+  it('a terminal that stops polling shows offline after the stale time, and catches up when it polls again', async () => {
+    terminal.setOffline(true);
+    await new Promise((r) => setTimeout(r, 1_300));
+    const m = await member('zk-4', ['0005550002'], false);
+    await waitForDevice(svc, z1(), (v) => v.online === false && v.pendingChanges > 0, 8_000);
+    expect(userOf(m.pin)).toBeUndefined();
+    terminal.setOffline(false);
+    await until('caught up', () => userOf(m.pin), (u) => u?.cardNo === '0005550002');
+    await waitForDevice(svc, z1(), (v) => v.online === true && v.pendingChanges === 0);
+  });
+
+  it('access logs become door events; a line uploaded twice carries the same event key (the entry log keeps one)', async () => {
+    const m = await member('zk-5', ['0005550003'], false);
+    await until('enrolled', () => userOf(m.pin), (u) => !!u);
+    const events: DoorEvent[] = [];
+    const spy = vi.spyOn(svc.services.deviceSync, 'access').mockImplementation(async (e) => void events.push(e));
+    try {
+      const at = Date.parse('2026-11-20T03:04:05Z');
+      const line = await terminal.emitAccess({ pin: m.pin, cardNo: '0005550003', granted: true, verifyType: 4, at });
+      const refused = await terminal.emitAccess({ cardNo: '0009999999', granted: false, verifyType: 4, at: at + 1000 });
+      const again = await terminal.uploadLog(line, refused);
+      expect(again).toEqual({ status: 200, text: 'OK: 2' });
+      expect(events).toHaveLength(4);
+      expect(events[0]).toMatchObject({
+        deviceId: z1(),
+        at,
+        granted: true,
+        credentialKind: 'card',
+        subject: { kind: 'member', id: m.id },
+        cardNo: '0005550003',
+      });
+      expect(events[1]).toMatchObject({ granted: false, subject: null, cardNo: '0009999999' });
+      expect(events[2]!.eventKey).toBe(events[0]!.eventKey);
+      expect(events[3]!.eventKey).toBe(events[1]!.eventKey);
+      expect(new Set(events.map((e) => e.eventKey)).size).toBe(2);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
