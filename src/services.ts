@@ -31,7 +31,14 @@ import { createMembers, type CredentialService, type MemberService, type Partner
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
 import { ConsoleSessionRepository } from './platform/db/console-session-repository.js';
 import { RateLimiter } from './platform/rate-limit.js';
-import { createDevices, type DeviceService, type ZktecoService, type DeviceSync, type DeviceTransport, type TransportLogger } from './modules/devices/index.js';
+import {
+  createDevices,
+  type DeviceService,
+  type ZktecoService,
+  type DeviceSync,
+  type DeviceTransport,
+  type TransportLogger,
+} from './modules/devices/index.js';
 import {
   CALENDAR_ROOMS_JOB,
   createCalendarSync,

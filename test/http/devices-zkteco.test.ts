@@ -67,7 +67,11 @@ const userOf = (pin: string) => terminal.users().find((u) => u.pin === pin);
 describe('ZKTeco PUSH terminal', () => {
   it('a member with cards and a face is held by the terminal under their PIN; the view shows it applied', async () => {
     const m = await member('zk-1', ['0001234567', '3000000001'], true);
-    const u = await until('terminal user', () => userOf(m.pin), (u) => !!u?.face && u.cards.length === 1);
+    const u = await until(
+      'terminal user',
+      () => userOf(m.pin),
+      (u) => !!u?.face && u.cards.length === 1,
+    );
     expect([u!.cardNo, ...u!.cards].sort()).toEqual(['0001234567', '3000000001']);
     expect(u).toMatchObject({ authorized: true, startTime: 0, endTime: 0 });
     const view = await waitForDevice(svc, z1(), (v) => v.pendingChanges === 0 && v.enrollments.some((e: any) => e.memberId === m.id));
@@ -90,20 +94,40 @@ describe('ZKTeco PUSH terminal', () => {
 
   it('a terminal restarted empty holds the member again after a reconcile (its user list read back)', async () => {
     const m = await member('zk-2', ['0007654321'], false);
-    await until('enrolled', () => userOf(m.pin), (u) => u?.cardNo === '0007654321');
+    await until(
+      'enrolled',
+      () => userOf(m.pin),
+      (u) => u?.cardNo === '0007654321',
+    );
     await waitForDevice(svc, z1(), (v) => v.pendingChanges === 0);
     terminal.restartEmpty();
     expect(terminal.users()).toEqual([]);
     await svc.services.deviceSync.reconcileAll();
-    await until('repaired', () => userOf(m.pin), (u) => u?.cardNo === '0007654321' && u.authorized);
-    await until('first member repaired', () => terminal.users().length, (n) => n >= 2);
+    await until(
+      'repaired',
+      () => userOf(m.pin),
+      (u) => u?.cardNo === '0007654321' && u.authorized,
+    );
+    await until(
+      'first member repaired',
+      () => terminal.users().length,
+      (n) => n >= 2,
+    );
   });
 
   it('DELETE of a member removes the user from the terminal', async () => {
     const m = await member('zk-3', ['0005550001'], false);
-    await until('enrolled', () => userOf(m.pin), (u) => !!u);
+    await until(
+      'enrolled',
+      () => userOf(m.pin),
+      (u) => !!u,
+    );
     expect((await api.del('zk-3')).status).toBe(204);
-    await until('removed', () => userOf(m.pin), (u) => u === undefined);
+    await until(
+      'removed',
+      () => userOf(m.pin),
+      (u) => u === undefined,
+    );
   });
 
   it('a terminal that stops polling shows offline after the stale time, and catches up when it polls again', async () => {
@@ -113,13 +137,21 @@ describe('ZKTeco PUSH terminal', () => {
     await waitForDevice(svc, z1(), (v) => v.online === false && v.pendingChanges > 0, 8_000);
     expect(userOf(m.pin)).toBeUndefined();
     terminal.setOffline(false);
-    await until('caught up', () => userOf(m.pin), (u) => u?.cardNo === '0005550002');
+    await until(
+      'caught up',
+      () => userOf(m.pin),
+      (u) => u?.cardNo === '0005550002',
+    );
     await waitForDevice(svc, z1(), (v) => v.online === true && v.pendingChanges === 0);
   });
 
   it('access logs become door events; a line uploaded twice carries the same event key (the entry log keeps one)', async () => {
     const m = await member('zk-5', ['0005550003'], false);
-    await until('enrolled', () => userOf(m.pin), (u) => !!u);
+    await until(
+      'enrolled',
+      () => userOf(m.pin),
+      (u) => !!u,
+    );
     const events: DoorEvent[] = [];
     const spy = vi.spyOn(svc.services.deviceSync, 'access').mockImplementation(async (e) => void events.push(e));
     try {

@@ -4,12 +4,7 @@
  * Return=-1), keeps a user table (PIN, cards, validity window, face photo), answers inventory queries
  * through /iclock/querydata uploads, and uploads access logs (rtlog).
  */
-import {
-  decodeZkTime,
-  formatLocalTime,
-  parseCommand,
-  type ParsedCommand,
-} from '../../src/modules/devices/rules/zkteco-protocol.js';
+import { decodeZkTime, formatLocalTime, parseCommand, type ParsedCommand } from '../../src/modules/devices/rules/zkteco-protocol.js';
 
 export interface ZkUser {
   pin: string;
@@ -52,7 +47,10 @@ export class ZktecoTerminal {
   }
 
   private url(path: string, extra: Record<string, string | number> = {}) {
-    const q = new URLSearchParams({ SN: this.o.serialNumber, ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, String(v)])) });
+    const q = new URLSearchParams({
+      SN: this.o.serialNumber,
+      ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, String(v)])),
+    });
     return `${this.o.serverUrl.replace(/\/+$/, '')}/iclock/${path}?${q}`;
   }
 
@@ -189,7 +187,10 @@ export class ZktecoTerminal {
     const users = [...this.table.values()];
     const rows =
       table === 'user'
-        ? users.map((u) => `user uid=${u.pin}\tcardno=${u.cardNo}\tpin=${u.pin}\tpassword=\tgroup=0\tstarttime=${u.startTime}\tendtime=${u.endTime}\tname=\tprivilege=0`)
+        ? users.map(
+            (u) =>
+              `user uid=${u.pin}\tcardno=${u.cardNo}\tpin=${u.pin}\tpassword=\tgroup=0\tstarttime=${u.startTime}\tendtime=${u.endTime}\tname=\tprivilege=0`,
+          )
         : table === 'mulcarduser'
           ? users.flatMap((u) => u.cards.map((c) => `mulcarduser pin=${u.pin}\tcardno=${c}\tlosscardflag=0\tcardtype=1`))
           : table === 'biophoto'

@@ -75,7 +75,10 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
   const { db, engine, clock, config, jobs } = deps;
   const repo = new DeviceRepository(db, engine);
   // ZKTeco terminals poll the service: their transport is always there (it only records inventory requests).
-  const vendors = new Map<string, DeviceTransport>([['zkteco-push', new ZktecoTransport(repo, () => clock.now())], ...(deps.vendors ?? [])]);
+  const vendors = new Map<string, DeviceTransport>([
+    ['zkteco-push', new ZktecoTransport(repo, () => clock.now())],
+    ...(deps.vendors ?? []),
+  ]);
   const transport = new RoutingTransport(createTransport(config, deps.logger, repo), vendors);
   const sync = new DeviceSync({
     db,

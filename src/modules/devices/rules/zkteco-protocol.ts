@@ -149,7 +149,12 @@ export function commandsFor(wire: WireCommand, pin: number, timeZone: string): Z
         ['AuthorizeTimezoneId', 1],
         ['AuthorizeDoorId', 1],
       ])}`,
-      wire.face ? faceCommand(pin, cleanBase64(wire.face.data)) : `DATA DELETE biophoto ${fieldsText([['PIN', pin], ['Type', FACE_PHOTO_TYPE]])}`,
+      wire.face
+        ? faceCommand(pin, cleanBase64(wire.face.data))
+        : `DATA DELETE biophoto ${fieldsText([
+            ['PIN', pin],
+            ['Type', FACE_PHOTO_TYPE],
+          ])}`,
     );
   }
   return texts.map((text, k) => ({ id: wire.seq * PARTS_PER_SEQ + k, text }));
@@ -309,7 +314,14 @@ export function parseRtlog(fields: Fields, timeZone: string): RawAccess | null {
   const at = parseLocalTime(fields.time ?? '', timeZone);
   if (granted === null || at === null) return null;
   const key = ['rtlog', fields.time, fields.pin ?? '', event, fields.cardno ?? '', fields.eventaddr ?? '', fields.index ?? ''].join('|');
-  return { key, at, granted, credential: credentialOfVerify(Number(fields.verifytype)), pin: pinOf(fields.pin), cardNo: cardOf(fields.cardno) };
+  return {
+    key,
+    at,
+    granted,
+    credential: credentialOfVerify(Number(fields.verifytype)),
+    pin: pinOf(fields.pin),
+    cardNo: cardOf(fields.cardno),
+  };
 }
 
 /** An ATTLOG line (attendance variant, positional: PIN, time, status, verify, workcode, …): always a granted punch. */

@@ -4,6 +4,7 @@
  * Bodies are text (tab-separated records), in their own scope; answers are text/plain.
  */
 import { Type } from 'typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../../platform/http/types.js';
 import type { ZkAnswer, ZktecoService } from './zkteco-service.js';
 
@@ -27,9 +28,10 @@ export async function zktecoRoutes(app: App, deps: ZktecoRouteDeps): Promise<voi
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, (_req, body, done) => done(null, body));
     const z = deps.zkteco;
-    const send = (req: { query: unknown; log: { warn: (o: object, m: string) => void } }, reply: any, answer: ZkAnswer) => {
+    const send = (req: FastifyRequest, reply: FastifyReply, answer: ZkAnswer) => {
       const serial = (req.query as Q).SN ?? '';
-      if (answer.status === 404 && z.shouldLogUnknown(serial)) req.log.warn({ serialNumber: serial.slice(0, 64) }, 'zkteco: unknown serial number');
+      if (answer.status === 404 && z.shouldLogUnknown(serial))
+        req.log.warn({ serialNumber: serial.slice(0, 64) }, 'zkteco: unknown serial number');
       return reply.code(answer.status).type('text/plain; charset=utf-8').send(answer.text);
     };
     const schema = (summary: string, description: string) => ({
