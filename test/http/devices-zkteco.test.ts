@@ -13,6 +13,7 @@ import { ZktecoTerminal } from '../../tools/device-sim/zkteco-terminal.js';
 import type { DoorEvent } from '../../src/modules/devices/transport.js';
 
 const SN = 'ZKTEST0001';
+const SN2 = 'ZKTEST0002';
 let svc: TestService;
 let ids: SiteIds;
 let api: PartnerClient;
@@ -27,6 +28,13 @@ beforeAll(async () => {
     name: 'ZKTeco door',
     kind: 'face-card-reader',
     transport: { kind: 'zkteco-push', serialNumber: SN },
+  } as never);
+  // Driven by hand (no stand-in): a commKey, and answers written out in the tests.
+  site.accessGroups[1]!.devices.push({
+    key: 'z2',
+    name: 'ZKTeco gym door',
+    kind: 'card-reader',
+    transport: { kind: 'zkteco-push', serialNumber: SN2, commKey: 'k3y-2' },
   } as never);
   ids = await applySite(svc, site);
   api = new PartnerClient(svc, (await appToken(svc, PARTNER_APP_ID, PARTNER_SECRET)).access_token);
@@ -176,5 +184,42 @@ describe('ZKTeco PUSH terminal', () => {
     } finally {
       spy.mockRestore();
     }
+  });
+
+  it('by hand: the commKey is checked at the handshake; a refusal code is recorded; ids never given are ignored', async () => {
+    const z2 = idOf(ids, 'z2');
+    const url = (path: string, q = '') => `${svc.url}/iclock/${path}?SN=${SN2}${q}`;
+    expect((await fetch(url('cdata', '&options=all&pushver=3.1.2'))).status).toBe(404);
+    expect((await fetch(url('cdata', '&options=all&pushver=3.1.2&pushcommkey=wrong'))).status).toBe(404);
+    const hs = await fetch(url('cdata', '&options=all&pushver=3.1.2&pushcommkey=k3y-2'));
+    expect(hs.status).toBe(200);
+    expect(hs.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect((await hs.text()).split('\n')).toEqual(expect.arrayContaining(['GET OPTION FROM: ZKTEST0002', 'TimeZone=7']));
+
+    const poll = async () => (await (await fetch(url('getrequest'))).text()).split('\n');
+    const answer = (body: string) => fetch(url('devicecmd'), { method: 'POST', body, headers: { 'content-type': 'text/plain' } });
+    const idsOf = (lines: string[]) => lines.map((l) => /^C:(\d+):/.exec(l)![1]!);
+    // What earlier tests queued for this door: applied.
+    for (let lines = await poll(); lines[0] !== 'OK'; lines = await poll())
+      await answer(
+        idsOf(lines)
+          .map((id) => `ID=${id}&Return=0&CMD=DATA`)
+          .join('\n'),
+      );
+    await waitForDevice(svc, z2, (v) => v.pendingChanges === 0);
+
+    const m = await member('zk-6', ['0005550006'], false);
+    const lines = await until('commands', poll, (l) => l[0] !== 'OK');
+    expect(lines[0]).toMatch(/^C:\d+:DATA UPDATE user CardNo=\d+\tPin=\d+\t/);
+    const cmds = idsOf(lines);
+    // Handed out once: the next poll does not repeat them.
+    expect(await poll()).toEqual(['OK']);
+    const results = ['ID=999999&Return=0&CMD=DATA', ...cmds.map((id, i) => `ID=${id}&Return=${i === 0 ? -1001 : 0}&CMD=DATA`)];
+    const res = await answer(results.join('\n'));
+    expect(res.status).toBe(200);
+    const view = await waitForDevice(svc, z2, (v) => v.pendingChanges === 0 && v.problems.some((p: any) => p.subject.id === m.id));
+    expect(view.problems.find((p: any) => p.subject.id === m.id).message).toMatch(/Return=-1001: capacity/);
+    expect(view.enrollments.find((e: any) => e.memberId === m.id)).toBeUndefined();
+    expect(view.connection).toMatchObject({ kind: 'zkteco-push', serialNumber: SN2, hasSecret: true });
   });
 });
