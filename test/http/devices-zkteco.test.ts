@@ -100,7 +100,7 @@ describe('ZKTeco PUSH terminal', () => {
     expect(after.enrollments).toEqual(before.enrollments);
   });
 
-  it('a terminal restarted empty holds the member again after a reconcile (its user list read back)', async () => {
+  it('a terminal whose users were deleted at the terminal holds them again after a reconcile (its user list read back)', async () => {
     const m = await member('zk-2', ['0007654321'], false);
     await until(
       'enrolled',
@@ -108,7 +108,7 @@ describe('ZKTeco PUSH terminal', () => {
       (u) => u?.cardNo === '0007654321',
     );
     await waitForDevice(svc, z1(), (v) => v.pendingChanges === 0);
-    terminal.restartEmpty();
+    terminal.wipeUsers();
     expect(terminal.users()).toEqual([]);
     await svc.services.deviceSync.reconcileAll();
     await until(
@@ -120,6 +120,18 @@ describe('ZKTeco PUSH terminal', () => {
       'first member repaired',
       () => terminal.users().length,
       (n) => n >= 2,
+    );
+  });
+
+  it('a terminal that starts again empty is read back at its handshake and repaired without waiting for a reconcile', async () => {
+    await waitForDevice(svc, z1(), (v) => v.pendingChanges === 0);
+    const held = terminal.users().length;
+    expect(held).toBeGreaterThan(0);
+    terminal.restartEmpty();
+    await until(
+      'repaired after the handshake',
+      () => terminal.users().length,
+      (n) => n === held,
     );
   });
 

@@ -82,6 +82,11 @@ export class ZktecoTerminal {
     this.handshaken = false;
   }
 
+  /** Users deleted at the terminal itself (no restart, so no handshake: only a reconcile finds out). */
+  wipeUsers(): void {
+    this.table.clear();
+  }
+
   users(): ZkUser[] {
     return [...this.table.values()].map((u) => ({ ...u, cards: [...u.cards] }));
   }

@@ -16,3 +16,9 @@ export function readCursor(text: string | null): ZkCursor {
   const parsed = text ? (JSON.parse(text) as Partial<ZkCursor>) : {};
   return { ...parsed, stamps: parsed.stamps ?? {}, sent: parsed.sent ?? {} };
 }
+
+/** Asks for the device's user list at its next poll (a round already asked and not yet answered stays). */
+export function askInventory(cursor: ZkCursor): void {
+  if (!cursor.inventory) cursor.inventory = { round: (cursor.round ?? 0) + 1, sentAt: null, tables: {} };
+  cursor.round = cursor.inventory.round;
+}

@@ -30,7 +30,7 @@ import {
   type RawAccess,
   type ZkCommand,
 } from '../rules/zkteco-protocol.js';
-import { readCursor, type ZkCursor } from './zkteco-cursor.js';
+import { askInventory, readCursor, type ZkCursor } from './zkteco-cursor.js';
 
 /** Commands per poll. */
 const POLL_BATCH = 50;
@@ -91,6 +91,9 @@ export class ZktecoService {
     if (!device || !this.commKeyAccepted(device, query.pushcommkey)) return NOT_FOUND;
     await this.deps.sync.pulled(device.id);
     const cursor = await this.cursor(device.id);
+    // A terminal handshakes when it starts (maybe without its memory): its user list is read back.
+    askInventory(cursor);
+    await this.save(device.id, cursor);
     const text = handshakeText({
       serialNumber: query.SN ?? '',
       stamps: cursor.stamps,

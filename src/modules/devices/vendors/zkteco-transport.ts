@@ -5,7 +5,7 @@
  */
 import type { DeliveryReport, DeviceTarget, DeviceTransport, TransportEvents } from '../transport.js';
 import type { DeviceRepository } from '../device-repository.js';
-import { readCursor } from './zkteco-cursor.js';
+import { askInventory, readCursor } from './zkteco-cursor.js';
 
 export class ZktecoTransport implements DeviceTransport {
   readonly name = 'zkteco-push' as const;
@@ -28,9 +28,7 @@ export class ZktecoTransport implements DeviceTransport {
     for (const t of targets) {
       await this.repo.ensureStates([t.id], this.now());
       const cursor = readCursor(await this.repo.pullCursor(t.id));
-      // A round already asked and not yet answered stays: the device answers it at its next poll.
-      if (!cursor.inventory) cursor.inventory = { round: (cursor.round ?? 0) + 1, sentAt: null, tables: {} };
-      cursor.round = cursor.inventory.round;
+      askInventory(cursor);
       await this.repo.setPullCursor(t.id, JSON.stringify(cursor));
     }
     return 0;
