@@ -11,6 +11,8 @@ import { PartnerClient, PARTNER_APP_ID, PARTNER_SECRET } from '../support/partne
 import { deviceSite, deviceView, face, waitForDevice } from '../support/devices.js';
 import { ZktecoTerminal } from '../../tools/device-sim/zkteco-terminal.js';
 import type { DoorEvent } from '../../src/modules/devices/transport.js';
+import { decodeZkTime } from '../../src/modules/devices/rules/zkteco-protocol.js';
+import { at, dayAhead, setClock } from '../support/catalogue.js';
 
 const SN = 'ZKTEST0001';
 const SN2 = 'ZKTEST0002';
@@ -233,5 +235,34 @@ describe('ZKTeco PUSH terminal', () => {
     expect(view.problems.find((p: any) => p.subject.id === m.id).message).toMatch(/Return=-1001: capacity/);
     expect(view.enrollments.find((e: any) => e.memberId === m.id)).toBeUndefined();
     expect(view.connection).toMatchObject({ kind: 'zkteco-push', serialNumber: SN2, hasSecret: true });
+  });
+
+  it("a visitor's invite window is set on the terminal as StartTime/EndTime in Bangkok time; a cancel withdraws it", async () => {
+    const D = await dayAhead(svc, 'Asia/Bangkok', 2);
+    await setClock(svc, at(D, '06:00'));
+    const res = await svc.ops('POST', '/ops/v1/visitors/invites', {
+      projectId: idOf(ids, 'tower'),
+      hostUserId: idOf(ids, 'alice'),
+      visitorName: 'Zk Visitor',
+      startDateTime: at(D, '09:00'),
+      endDateTime: at(D, '12:30'),
+    });
+    expect(res.status, res.text).toBe(201);
+    const inviteId: string = res.body.data._id;
+    const pin = String(await svc.services.deviceSync['deps'].repo.userNumber({ kind: 'visitor', id: inviteId }));
+    const u = await until(
+      'visitor held',
+      () => userOf(pin),
+      (u) => !!u?.authorized,
+    );
+    expect(u!.startTime).toBe(((D.year - 2000) * 12 * 31 + (D.month - 1) * 31 + (D.day - 1)) * 86400 + 9 * 3600);
+    expect(decodeZkTime(u!.startTime, 'Asia/Bangkok')).toBe(Date.parse(at(D, '09:00')));
+    expect(decodeZkTime(u!.endTime, 'Asia/Bangkok')).toBe(Date.parse(at(D, '12:30')));
+    expect((await svc.ops('POST', `/ops/v1/visitors/invites/${inviteId}/cancel`)).status).toBe(200);
+    await until(
+      'visitor withdrawn',
+      () => userOf(pin),
+      (u) => u === undefined,
+    );
   });
 });
