@@ -98,6 +98,9 @@ describe('ZKTeco PUSH terminal', () => {
     const res = await fetch(`${svc.url}/iclock/getrequest?SN=ZKNOBODY`);
     expect(res.status).toBe(404);
     expect(await res.text()).toBe('');
+    // Logged once: the next 404 for that serial within the minute is not.
+    expect(svc.services.zkteco.shouldLogUnknown('ZKNOBODY')).toBe(false);
+    expect(svc.services.zkteco.shouldLogUnknown('ZKSOMEONE')).toBe(true);
     const after = await deviceView(svc, z1());
     expect(after.enrollments).toEqual(before.enrollments);
   });
@@ -135,6 +138,17 @@ describe('ZKTeco PUSH terminal', () => {
       () => terminal.users().length,
       (n) => n === held,
     );
+    await waitForDevice(svc, z1(), (v) => v.pendingChanges === 0);
+    // Read back again (the user list in packs of one row): it matches in full, so nothing is sent but the queries.
+    const seen = terminal.received.length;
+    await svc.services.deviceSync.reconcileAll();
+    await until(
+      'queries answered',
+      () => terminal.received.slice(seen),
+      (l) => l.filter((x) => x.includes('DATA QUERY')).length === 3,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(terminal.received.slice(seen).filter((l) => !l.includes('DATA QUERY'))).toEqual([]);
   });
 
   it('DELETE of a member removes the user from the terminal', async () => {

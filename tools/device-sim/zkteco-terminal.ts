@@ -23,6 +23,8 @@ export interface ZktecoTerminalOptions {
   /** The terminal's clock zone (its log times are local). */
   timeZone?: string;
   commKey?: string;
+  /** Rows per querydata upload (a user list comes in packs: packcnt/packidx). */
+  pageRows?: number;
 }
 
 const USER_KEYS = ['CardNo', 'Pin', 'Password', 'Group', 'StartTime', 'EndTime', 'Name', 'Privilege'];
@@ -203,7 +205,7 @@ export class ZktecoTerminal {
             : null;
     if (rows === null) return -1002;
     if (!rows.length) return 0;
-    const pack = 2;
+    const pack = Math.max(1, this.o.pageRows ?? 1);
     const packcnt = Math.ceil(rows.length / pack);
     for (let i = 0; i < packcnt; i++) {
       await this.http(
