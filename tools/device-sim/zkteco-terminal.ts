@@ -29,6 +29,8 @@ export interface ZktecoTerminalOptions {
 
 const USER_KEYS = ['CardNo', 'Pin', 'Password', 'Group', 'StartTime', 'EndTime', 'Name', 'Privilege'];
 const PARAM_ERROR = -1;
+/** The terminal keeps decimal card numbers as numbers: read back without leading zeros. */
+const asNumber = (c: string) => (/^[0-9]+$/.test(c) ? String(BigInt(c)) : c);
 
 export class ZktecoTerminal {
   private readonly table = new Map<string, ZkUser>();
@@ -196,10 +198,10 @@ export class ZktecoTerminal {
       table === 'user'
         ? users.map(
             (u) =>
-              `user uid=${u.pin}\tcardno=${u.cardNo}\tpin=${u.pin}\tpassword=\tgroup=0\tstarttime=${u.startTime}\tendtime=${u.endTime}\tname=\tprivilege=0`,
+              `user uid=${u.pin}\tcardno=${asNumber(u.cardNo)}\tpin=${u.pin}\tpassword=\tgroup=0\tstarttime=${u.startTime}\tendtime=${u.endTime}\tname=\tprivilege=0`,
           )
         : table === 'mulcarduser'
-          ? users.flatMap((u) => u.cards.map((c) => `mulcarduser pin=${u.pin}\tcardno=${c}\tlosscardflag=0\tcardtype=1`))
+          ? users.flatMap((u) => u.cards.map((c) => `mulcarduser pin=${u.pin}\tcardno=${asNumber(c)}\tlosscardflag=0\tcardtype=1`))
           : table === 'biophoto'
             ? users.filter((u) => u.face).map((u) => `biophoto pin=${u.pin}\tfilename=${u.pin}.jpg\ttype=9\tsize=0`)
             : null;

@@ -9,7 +9,9 @@ import { timingSafeEqual } from 'node:crypto';
 import type { DeviceRepository, DeviceRow } from '../device-repository.js';
 import type { DeviceSync } from '../device-sync.js';
 import type { DoorEvent, InventoryReport } from '../transport.js';
-import type { SubjectKind } from '../rules/subject-state.js';
+import type { SubjectKind, SubjectState } from '../rules/subject-state.js';
+import { expectedCardNos } from '../rules/observed-state.js';
+import { cardFormatOf } from '../device-sync.js';
 import {
   commandLines,
   commandsFor,
@@ -219,15 +221,18 @@ export class ZktecoService {
     await this.save(device.id, cursor);
     const { user = [], mulcarduser = [], biophoto = [] } = Object.fromEntries(Object.entries(inv.tables).map(([t, v]) => [t, v.rows]));
     const holds: InventoryReport['holds'] = [];
+    const held = new Map((await this.deps.repo.enrollments(device.id)).map((e) => [`${e.subject_kind}:${e.subject_id}`, e.state]));
     for (const u of user) {
       const pin = Number(u.pin);
       const subject = Number.isSafeInteger(pin) && pin > 0 ? await this.deps.repo.subjectOfNumber(pin) : undefined;
       if (!subject) continue; // a user the service did not give
-      const cards = [u.cardno, ...mulcarduser.filter((m) => Number(m.pin) === pin).map((m) => m.cardno)];
+      const cards = [u.cardno, ...mulcarduser.filter((m) => Number(m.pin) === pin).map((m) => m.cardno)]
+        .filter((c): c is string => !!c && c !== '0')
+        .map(sameCardAs(held.get(`${subject.kind}:${subject.id}`), cardFormatOf(device)));
       holds.push({
         subject: { kind: subject.kind as SubjectKind, id: subject.id },
         observed: {
-          cardNos: cards.filter((c): c is string => !!c && c !== '0'),
+          cardNos: cards,
           face: biophoto.some((p) => Number(p.pin) === pin && Number(p.type ?? FACE_PHOTO_TYPE) === FACE_PHOTO_TYPE),
           validFrom: decodeZkTime(Number(u.starttime ?? 0), device.timeZone),
           validUntil: decodeZkTime(Number(u.endtime ?? 0), device.timeZone),
@@ -276,4 +281,14 @@ export class ZktecoService {
       cardNo: raw.cardNo,
     };
   }
+}
+
+/**
+ * A terminal that keeps card numbers as numbers reads them back without their leading zeros: such a number
+ * stands for the card the service sent when their values are equal.
+ */
+function sameCardAs(state: SubjectState | undefined, format: string): (reported: string) => string {
+  const sent = state ? expectedCardNos(state, format) : [];
+  const digits = /^[0-9]+$/;
+  return (reported) => (digits.test(reported) && sent.find((c) => digits.test(c) && BigInt(c) === BigInt(reported))) || reported;
 }
