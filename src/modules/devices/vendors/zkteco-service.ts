@@ -123,7 +123,11 @@ export class ZktecoService {
     const now = realNow();
     const resendMs = this.deps.resendMs ?? 60_000;
     const out: ZkCommand[] = [];
-    for (const wire of await sync.pendingWires(device.id, POLL_BATCH)) {
+    const wires = await sync.pendingWires(device.id, POLL_BATCH);
+    // Commands no longer pending (superseded, or answered elsewhere) and long unanswered: forgotten.
+    const pending = new Set(wires.map((w) => String(w.seq)));
+    for (const [seq, sent] of Object.entries(cursor.sent)) if (!pending.has(seq) && now - sent.at >= resendMs) delete cursor.sent[seq];
+    for (const wire of wires) {
       const sent = cursor.sent[String(wire.seq)];
       if (sent && now - sent.at < resendMs) continue;
       const parts = commandsFor(wire, await repo.userNumber(wire.subject), device.timeZone);
