@@ -10,7 +10,11 @@
  * - `auth`: still 401 after the digest exchange (wrong username or password);
  * - `temporary`: 5xx, device busy, timeouts, connection refused or reset (`offline` set for those).
  */
-import { request, type HttpClientResponse } from 'urllib';
+import './undici-global.js'; // before urllib: keeps Node's own fetch dispatcher process-wide
+import { Agent, request, type HttpClientResponse } from 'urllib';
+
+/** The ISAPI requests' own connection pool (never the process-wide fetch dispatcher). */
+const agent = new Agent({ keepAliveTimeout: 4000 });
 
 export type IsapiOutcome<T> =
   | { kind: 'ok'; body: T }
@@ -87,6 +91,7 @@ export class IsapiClient {
     try {
       res = await request<Buffer>(url, {
         method,
+        dispatcher: agent,
         digestAuth: `${this.conn.username}:${this.conn.password}`,
         timeout: this.timeoutMs,
         dataType: 'buffer',

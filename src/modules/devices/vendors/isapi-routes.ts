@@ -29,6 +29,11 @@ const Params = Type.Object({
   token: Type.String({ description: "The device's event token (part of the URL the service registers on the device)" }),
 });
 
+const Received = Type.Object(
+  { received: Type.Integer({ minimum: 0, description: 'Access events taken from the notification' }) },
+  { additionalProperties: false },
+);
+
 async function routes(app: App, deps: IsapiRouteDeps): Promise<void> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: NOTIFICATION_LIMIT_BYTES }, (_req, body, done) => done(null, body));
@@ -45,7 +50,7 @@ async function routes(app: App, deps: IsapiRouteDeps): Promise<void> {
           'An unknown device or a wrong token is answered 404.',
         security: [],
         params: Params,
-        response: { 200: Type.Null(), 404: Type.Null(), 503: Type.Null() },
+        response: { 200: Received, 404: Type.Null(), 503: Type.Null() },
       },
     },
     async (req, reply) => {
@@ -62,7 +67,7 @@ async function routes(app: App, deps: IsapiRouteDeps): Promise<void> {
       } catch {
         return reply.code(503).send(null); // the device sends it again
       }
-      return reply.code(200).send(null);
+      return reply.code(200).send({ received: events.length });
     },
   );
 }
