@@ -12,6 +12,10 @@ export const DeviceEnrollment = Type.Object({
     description:
       "Why the member's face is not on this device although one is stored (no picture within the device's limits could be made from it); null otherwise. The member's cards are on the device all the same",
   }),
+  validFrom: Type.Union([DateTime(), Type.Null()], {
+    description: "Start of the member's validity window on this device (a booking's door access); null: no limit",
+  }),
+  validUntil: Type.Union([DateTime(), Type.Null()], { description: 'End of that window; null: no limit' }),
 });
 
 export const DeviceVisitorPass = Type.Object({
@@ -40,7 +44,23 @@ export const DeviceView = Type.Object({
   accessGroupId: Type.String(),
   location: Type.Union([Type.Object({ en: Type.String(), th: Type.String() }), Type.Null()]),
   cardFormat: Type.String({ description: "The card format the device's readers are sent" }),
-  transport: Type.String({ description: 'sandbox or mqtt' }),
+  transport: Type.String({
+    description: 'How the service reaches the device: sandbox or mqtt (the building-wide default), isapi or zkteco-push (its own)',
+  }),
+  connection: Type.Union(
+    [
+      Type.Object({
+        kind: Type.Union([Type.Literal('isapi'), Type.Literal('zkteco-push')]),
+        baseUrl: Type.Union([Type.String(), Type.Null()], { description: 'isapi: the terminal address the service calls' }),
+        username: Type.Union([Type.String(), Type.Null()]),
+        serialNumber: Type.Union([Type.String(), Type.Null()], { description: 'zkteco-push: the serial number it polls with' }),
+        hasSecret: Type.Boolean({ description: 'Whether a password (isapi) or comm key (zkteco-push) is stored; it is never returned' }),
+        lastSeenAt: Type.Union([DateTime(), Type.Null()], { description: 'zkteco-push: when the device last polled the service' }),
+      }),
+      Type.Null(),
+    ],
+    { description: "The device's own transport from the site document; null for the building-wide one" },
+  ),
   lastError: Type.Union([Type.String(), Type.Null()], {
     description: 'Why the last delivery attempt stopped (offline, no answer), if it did',
   }),

@@ -112,6 +112,8 @@ export class DeviceService implements AccessChangeLog {
           cardNos: s.cards.map(cardNoOf),
           face: s.face !== null,
           faceRefused: s.faceRefused ?? null,
+          validFrom: iso(s.validFrom),
+          validUntil: iso(s.validUntil),
         });
       else
         visitorPasses.push({
@@ -133,7 +135,8 @@ export class DeviceService implements AccessChangeLog {
       accessGroupId: d.accessGroupId,
       location: locationOf(d),
       cardFormat: cardFormatOf(d),
-      transport: this.deps.transport,
+      transport: d.transportKind ?? this.deps.transport,
+      connection: connectionView(d, state?.last_seen_at ?? null),
       lastError: state?.last_error ?? null,
       visitorPasses,
       problems: problems.map((p) => ({
@@ -152,10 +155,27 @@ export class DeviceService implements AccessChangeLog {
 
   async setOnline(id: string, online: boolean): Promise<DeviceView> {
     if (!this.deps.sandbox) throw errors.notFound('Not found');
-    if (!(await this.deps.repo.device(id))) throw errors.notFound('Device not found');
+    const device = await this.deps.repo.device(id);
+    if (!device) throw errors.notFound('Device not found');
+    if (device.transportKind)
+      throw errors.conflict(`This device is reached over ${device.transportKind}: whether it is online is what it answers`);
     if (this.deps.transport !== 'sandbox')
       throw errors.conflict('This device is reached through the MQTT gateway, which reports whether it is online');
     await this.deps.sync.setOnline(id, online);
     return this.view(id);
   }
+}
+
+/** A device's own transport as the ops view shows it: settings, never the secret. */
+function connectionView(d: DeviceRow, lastSeenAt: number | null): DeviceView['connection'] {
+  if (d.transportKind !== 'isapi' && d.transportKind !== 'zkteco-push') return null;
+  const settings = JSON.parse(d.transportJson ?? '{}') as { baseUrl?: string; username?: string; serialNumber?: string };
+  return {
+    kind: d.transportKind,
+    baseUrl: settings.baseUrl ?? null,
+    username: settings.username ?? null,
+    serialNumber: settings.serialNumber ?? null,
+    hasSecret: d.transportSecretEnc !== null,
+    lastSeenAt: d.transportKind === 'zkteco-push' ? iso(lastSeenAt) : null,
+  };
 }

@@ -102,6 +102,7 @@ async function prepareSecrets(plan: SitePlan, box: SecretBox): Promise<PreparedS
     providerSecretKeyEnc: new Map(),
     providerWebhookSecretEnc: new Map(),
     calendarSecretEnc: new Map(),
+    deviceSecretEnc: new Map(),
   };
   const pace = pacer();
   for (const a of plan.apps) {
@@ -127,6 +128,15 @@ async function prepareSecrets(plan: SitePlan, box: SecretBox): Promise<PreparedS
     // The planner made sure the provider's own secret is given.
     const secret = c.doc.provider === 'microsoft' ? c.doc.clientSecret! : c.doc.privateKey!;
     out.calendarSecretEnc.set(c.id, sealUnlessSame(secret, c.stored?.secret_enc));
+  }
+  for (const g of plan.accessGroups) {
+    for (const d of g.devices) {
+      const t = d.doc.transport;
+      const secret = t?.kind === 'isapi' ? t.password : t?.commKey;
+      if (secret === undefined) continue;
+      await pace();
+      out.deviceSecretEnc.set(d.id, sealUnlessSame(secret, d.stored?.transport_secret_enc ?? undefined));
+    }
   }
   return out;
 }

@@ -12,6 +12,10 @@ export interface StoredSite {
   users: Map<string, Row<'users'>>;
   accessGroups: Map<string, Row<'access_groups'>>;
   devices: Map<string, Row<'devices'>>;
+  /** The project of each stored device's access group (by group id), for devices rooms and desks name. */
+  projectOfStoredGroup: Map<string, string>;
+  /** Stored devices reached over ZKTeco PUSH (their serial numbers must stay unique); read only when the document names one. */
+  zktecoDevices: Row<'devices'>[];
   webhooks: Map<string, Row<'webhooks'>>;
   promoCodes: Map<string, Row<'promo_codes'>>;
   paymentProviders: Map<string, Row<'payment_providers'>>;
@@ -67,10 +71,10 @@ export async function loadStoredSite(repo: SiteRepository, doc: SiteDocument, en
     desks: await repo.rowsByKey('desks', keysOf(doc.desks)),
     users: await repo.rowsByKey('users', [...keysOf(users), ...apps.flatMap((a) => (a.links ?? []).map((l) => l.user))]),
     accessGroups: await repo.rowsByKey('access_groups', [...keysOf(groups), ...apps.flatMap((a) => a.accessGroups ?? [])]),
-    devices: await repo.rowsByKey(
-      'devices',
-      groups.flatMap((g) => keysOf(g.devices)),
-    ),
+    devices: await repo.rowsByKey('devices', [
+      ...groups.flatMap((g) => keysOf(g.devices)),
+      ...[...(doc.rooms ?? []), ...(doc.desks ?? [])].flatMap((a) => a.accessDevices ?? []),
+    ]),
     webhooks: await repo.rowsByKey('webhooks', keysOf(doc.webhooks)),
     promoCodes: await repo.rowsByKey('promo_codes', keysOf(doc.promoCodes)),
     paymentProviders: await repo.rowsByKey('payment_providers', keysOf(doc.paymentProviders)),
@@ -96,8 +100,15 @@ export async function loadStoredSite(repo: SiteRepository, doc: SiteDocument, en
     ...[...stored.floors.values()].map((f) => f.project_id),
   ];
 
+  const storedGroups = await repo.rowsById(
+    'access_groups',
+    [...stored.devices.values()].map((d) => d.access_group_id),
+  );
+  const namesZkteco = groups.some((g) => (g.devices ?? []).some((d) => d.transport?.kind === 'zkteco-push'));
   return {
     ...stored,
+    projectOfStoredGroup: new Map([...storedGroups.values()].map((g) => [g.id, g.project_id])),
+    zktecoDevices: namesZkteco ? await repo.devicesWithTransport('zkteco-push') : [],
     apps: appRows.byKey,
     appsByClientId: appRows.byClientId,
     usersByIdentity: identities,

@@ -17,6 +17,7 @@ import {
   type CalendarConnectionDoc,
   type DeskDoc,
   type DeviceDoc,
+  type DeviceTransportDoc,
   type FloorDoc,
   type PaymentProviderDoc,
   type ProjectDoc,
@@ -41,6 +42,8 @@ export interface AssetParents {
   zoneId: string;
   projectId: string;
   brandId: string;
+  /** Ids of the devices at the asset's door (its accessDevices), once resolved. */
+  accessDeviceIds?: string[];
 }
 
 export interface PlannedMembership {
@@ -112,6 +115,7 @@ export async function planSite(
     return at ? [{ ...e, ...at, index: e.doc.index ?? i + 1 }] : [];
   });
   const accessGroups = await planAccessGroups(ctx, keyed.accessGroups, keyed.devices);
+  planAccessDevices(ctx, [...rooms.map((r) => ['rooms', r] as const), ...desks.map((d) => ['desks', d] as const)], accessGroups);
   const webhooks = await ctx.each(keyed.webhooks, (e) => planWebhook(ctx, e));
   const promoCodes = await planPromoCodes(ctx, keyed.promoCodes);
   const paymentProviders = await planPaymentProviders(ctx, keyed.paymentProviders, env);
@@ -367,12 +371,77 @@ async function planAccessGroups(
   devices: Entry<DeviceDoc, Row<'devices'>>[][],
 ): Promise<SitePlan['accessGroups']> {
   for (const g of ctx.stored.accessGroups.values()) ctx.projectOfGroup.set(g.id, g.project_id);
+  // Serial numbers held by stored devices this document does not restate (those it lists get theirs from it).
+  const listed = new Set(devices.flat().map((d) => d.id));
+  const serials = new Map(
+    ctx.stored.zktecoDevices
+      .filter((d) => !listed.has(d.id))
+      .map((d) => [(JSON.parse(d.transport_json ?? '{}') as { serialNumber?: string }).serialNumber, d.id] as const),
+  );
+  const plannedSerials = new Map<string, string>();
   return ctx.each(entries, (e, i) => {
+    for (const d of devices[i]!) {
+      const where = `accessGroups[${e.doc.key}].devices[${d.doc.key}].transport`;
+      if (d.doc.transport) checkDeviceTransport(ctx.problems, d.doc.transport, where);
+      const serial = d.doc.transport?.kind === 'zkteco-push' ? d.doc.transport.serialNumber : undefined;
+      if (serial === undefined) continue;
+      const other = plannedSerials.get(serial);
+      if (other !== undefined) ctx.problems.push(`${where}.serialNumber "${serial}" is also used by device "${other}"`);
+      else if (serials.has(serial)) ctx.problems.push(`${where}.serialNumber "${serial}" is already used by another device`);
+      plannedSerials.set(serial, d.doc.key);
+    }
     const projectId = ctx.ref('projects', 'project', ctx.stored.projects, e.doc.project, `accessGroups[${e.doc.key}].project`);
     if (projectId === undefined) return [];
     ctx.projectOfGroup.set(e.id, projectId);
     return [{ ...e, projectId, devices: devices[i]! }];
   });
+}
+
+const TRANSPORT_FIELDS = { isapi: ['baseUrl', 'username', 'password'], 'zkteco-push': ['serialNumber', 'commKey'] } as const;
+const REQUIRED_TRANSPORT_FIELDS = { isapi: ['baseUrl', 'username', 'password'], 'zkteco-push': ['serialNumber'] } as const;
+
+/** A device's own transport: its kind's fields present, the other kind's absent, an ISAPI address that is http(s). */
+function checkDeviceTransport(problems: string[], t: DeviceTransportDoc, where: string): void {
+  for (const field of REQUIRED_TRANSPORT_FIELDS[t.kind]) {
+    if (t[field] === undefined) problems.push(`${where}.${field} is required for a ${t.kind} device`);
+  }
+  const own = new Set<string>(TRANSPORT_FIELDS[t.kind]);
+  for (const field of Object.keys(t)) {
+    if (field !== 'kind' && !own.has(field)) problems.push(`${where}.${field} is not used by a ${t.kind} device`);
+  }
+  if (t.kind === 'isapi' && t.baseUrl !== undefined) {
+    const url = URL.canParse(t.baseUrl) ? new URL(t.baseUrl) : null;
+    if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash)
+      problems.push(`${where}.baseUrl must be an http or https address without credentials, query or fragment, e.g. http://10.0.4.21`);
+  }
+}
+
+/** Rooms' and desks' accessDevices: devices of this document or applied earlier, of the asset's own project. */
+function planAccessDevices(
+  ctx: PlanContext,
+  assets: (readonly [
+    'rooms' | 'desks',
+    { doc: { key: string; accessDevices?: string[] }; projectId: string; accessDeviceIds?: string[] },
+  ])[],
+  groups: SitePlan['accessGroups'],
+): void {
+  const projectOfDevice = new Map<string, string>();
+  for (const d of ctx.stored.devices.values()) {
+    const projectId = ctx.projectOfGroup.get(d.access_group_id) ?? ctx.stored.projectOfStoredGroup.get(d.access_group_id);
+    if (projectId) projectOfDevice.set(d.id, projectId);
+  }
+  for (const g of groups) for (const d of g.devices) projectOfDevice.set(d.id, g.projectId);
+  for (const [section, a] of assets) {
+    const ids: string[] = [];
+    for (const key of a.doc.accessDevices ?? []) {
+      const where = `${section}[${a.doc.key}].accessDevices`;
+      const id = ctx.ref('devices', 'device', ctx.stored.devices, key, where);
+      if (id === undefined) continue;
+      if (projectOfDevice.get(id) !== a.projectId) ctx.problems.push(`${where}: device "${key}" belongs to another project`);
+      else if (!ids.includes(id)) ids.push(id);
+    }
+    a.accessDeviceIds = ids;
+  }
 }
 
 function planWebhook(ctx: PlanContext, e: Entry<WebhookDoc, Row<'webhooks'>>): SitePlan['webhooks'] {

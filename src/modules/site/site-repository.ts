@@ -153,6 +153,11 @@ export class SiteRepository {
     return new Map(rows.map((r) => [(r as { key: string }).key, r]));
   }
 
+  /** Stored devices reached over the given transport kind. */
+  async devicesWithTransport(kind: string, db: Db = this.db): Promise<Row<'devices'>[]> {
+    return db.selectFrom('devices').selectAll().where('transport_kind', '=', kind).execute();
+  }
+
   /** Stored rows of any table with an `id` column, by id. */
   async rowsById<T extends KeyedTable>(table: T, ids: Iterable<string>, db: Db = this.db): Promise<Map<string, Row<T>>> {
     const rows = await selectIn(db, table, 'id', ids);
@@ -536,12 +541,13 @@ export class SiteRepository {
 
 /**
  * The site's sealed columns (SECRETS_KEY rotation): webhook listeners' secrets and delivery auth, payment providers' keys,
- * calendar connections' client secrets and private keys.
+ * calendar connections' client secrets and private keys, devices' ISAPI passwords and ZKTeco comm keys.
  */
 export function sealedSiteColumns(db: Kysely<Database>): SealedTable[] {
   return [
     sealedTable(db, { table: 'webhooks', key: ['id'], sealed: ['secret_enc', 'auth_enc'] }),
     sealedTable(db, { table: 'payment_providers', key: ['id'], sealed: ['secret_key_enc', 'webhook_secret_enc'] }),
     sealedTable(db, { table: 'calendar_connections', key: ['id'], sealed: ['secret_enc'] }),
+    sealedTable(db, { table: 'devices', key: ['id'], sealed: ['transport_secret_enc'] }),
   ];
 }

@@ -4,7 +4,7 @@ import type { Db } from '../../platform/db/db.js';
 import type { Row, SiteRepository, UpsertEntry } from './site-repository.js';
 
 type UpsertTable = Parameters<SiteRepository['upsertMany']>[0];
-import type { DeskDoc, RoomDoc } from '../../contract/site-document.js';
+import type { DeskDoc, DeviceTransportDoc, RoomDoc } from '../../contract/site-document.js';
 import type { AssetParents, SitePlan } from './site-plan.js';
 import { pacer } from './pace.js';
 
@@ -16,6 +16,8 @@ export interface PreparedSecrets {
   providerSecretKeyEnc: Map<string, string>;
   providerWebhookSecretEnc: Map<string, string>;
   calendarSecretEnc: Map<string, string>;
+  /** Devices' ISAPI passwords and ZKTeco comm keys, sealed. */
+  deviceSecretEnc: Map<string, string>;
 }
 
 /** JSON with object keys sorted, so equal values always give equal text (and unchanged rows stay unwritten). */
@@ -54,6 +56,7 @@ function assetColumns(doc: RoomDoc | DeskDoc, at: AssetParents) {
     charge_rate: canonicalJson(rate.amount === undefined ? { perHour: rate.perHour, perDay: rate.perDay } : rate),
     config: canonicalJson(doc.config ?? {}),
     polygon: doc.polygon === undefined ? null : canonicalJson(doc.polygon),
+    access_devices: at.accessDeviceIds?.length ? canonicalJson(at.accessDeviceIds) : null,
   };
 }
 
@@ -120,7 +123,7 @@ export async function writePlan(
   const w = new RowWriter(repo, opts.now, trx);
   await writeHierarchy(w, plan);
   await writeUsers(w, plan);
-  await writeAccessGroups(w, plan);
+  await writeAccessGroups(w, plan, secrets);
   await writeApps(w, repo, plan, secrets, opts.env);
   await writeWebhooks(w, plan, secrets);
   await writePromoCodes(w, plan);
@@ -199,8 +202,15 @@ async function writeUsers(w: RowWriter, plan: SitePlan): Promise<void> {
   }
 }
 
+/** A device's own transport: its kind, its non-secret settings (JSON) and its sealed secret; all null for the default. */
+function deviceTransportColumns(t: DeviceTransportDoc | undefined, secretEnc: string | undefined) {
+  if (!t) return { transport_kind: null, transport_json: null, transport_secret_enc: null };
+  const settings = t.kind === 'isapi' ? { baseUrl: t.baseUrl, username: t.username } : { serialNumber: t.serialNumber };
+  return { transport_kind: t.kind, transport_json: canonicalJson(settings), transport_secret_enc: secretEnc ?? null };
+}
+
 /** Access groups, then their devices (after every access group exists). */
-async function writeAccessGroups(w: RowWriter, plan: SitePlan): Promise<void> {
+async function writeAccessGroups(w: RowWriter, plan: SitePlan, secrets: PreparedSecrets): Promise<void> {
   for (const g of plan.accessGroups) {
     await w.upsert('access_groups', g.id, g.stored, { key: g.doc.key, project_id: g.projectId, name: g.doc.name });
   }
@@ -215,6 +225,7 @@ async function writeAccessGroups(w: RowWriter, plan: SitePlan): Promise<void> {
         location_en: d.doc.location?.en ?? null,
         location_th: d.doc.location?.th ?? null,
         card_format: d.doc.cardFormat ?? null,
+        ...deviceTransportColumns(d.doc.transport, secrets.deviceSecretEnc.get(d.id)),
       });
     }
   }
