@@ -309,7 +309,7 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
     openSecret: (sealed) => secretBox.open(sealed),
     // HikVision terminals post their events to a URL whose last segment is an HMAC of the device id.
     vendors: new Map([
-      ['isapi', new IsapiTransport({ publicBaseUrl: config.publicBaseUrl, hostToken: (id) => secretBox.tag(ISAPI_EVENTS_TAG, id) })],
+      ['isapi', new IsapiTransport({ publicBaseUrl: () => config.publicBaseUrl, hostToken: (id) => secretBox.tag(ISAPI_EVENTS_TAG, id) })],
     ]),
     verifyIsapiToken: (id, token) => secretBox.tagMatches(ISAPI_EVENTS_TAG, id, token),
   });

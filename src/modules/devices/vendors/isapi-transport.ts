@@ -18,7 +18,7 @@ import { IsapiClient, type IsapiConnection, type IsapiOutcome, type IsapiUser } 
 
 export interface IsapiTransportOptions {
   /** The service's public base URL: devices post their events to `{publicBaseUrl}/devices/isapi/{deviceId}/events/{token}`. */
-  publicBaseUrl: string;
+  publicBaseUrl: string | (() => string);
   /** Per-request timeout (ms), 5 s by default. */
   timeoutMs?: number;
   /** The secret path token of a device's event URL. */
@@ -118,7 +118,8 @@ export class IsapiTransport implements DeviceTransport {
 
   /** The URL a device posts its events to. */
   eventsUrl(deviceId: string): string {
-    const base = this.options.publicBaseUrl.replace(/\/+$/, '');
+    const { publicBaseUrl } = this.options;
+    const base = (typeof publicBaseUrl === 'function' ? publicBaseUrl() : publicBaseUrl).replace(/\/+$/, '');
     return `${base}/devices/isapi/${encodeURIComponent(deviceId)}/events/${encodeURIComponent(this.options.hostToken(deviceId))}`;
   }
 
