@@ -139,7 +139,8 @@ export class IsapiTransport implements DeviceTransport {
       } catch (err) {
         if (err instanceof Refused) answered.push({ seq: cmd.seq, ok: false, message: err.message });
         else if (err instanceof Stop) return { answered, stopped: { kind: err.kind, message: err.message } };
-        else throw err;
+        // An answer of a shape the client does not know: retried like a busy device, never lost.
+        else return { answered, stopped: { kind: 'temporary', message: 'unexpected answer from the device' } };
       }
     }
     return { answered };
@@ -213,9 +214,8 @@ export class IsapiTransport implements DeviceTransport {
       let report: InventoryReport;
       try {
         report = await this.readInventory(this.client(target), target.timeZone);
-      } catch (err) {
-        if (err instanceof Stop || err instanceof Refused) continue; // unreachable now: the next pass asks again
-        throw err;
+      } catch {
+        continue; // unreachable or answering oddly now: the next pass asks again
       }
       if (this.events) queued += await this.events.inventory(target.id, report);
       await this.registerHost(target);
