@@ -210,7 +210,7 @@ describe('which booking and occurrence an event names', () => {
 
   it('bookingFacts names the booking, its asset from the scope and, on a series, the occurrence of the window', () => {
     const scope: BookingScope = {
-      asset: { kind: 'desk', id: ROOM, name: 'Desk 7', floorName: '3F', config: {} as never, calendarEmail: null },
+      asset: { kind: 'desk', id: ROOM, name: 'Desk 7', floorName: '3F', config: {} as never, calendarEmail: null, accessDevices: [] },
       project: { id: 'p1', timezone: 'Asia/Bangkok', maxHoldMs: 0 },
     };
     const row = {

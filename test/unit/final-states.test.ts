@@ -32,7 +32,7 @@ describe('final states', () => {
     );
     const writer = new BookingChangeWriter({ meetings: spy as never, events: spy as never, lifecycle: spy as never });
     const scope = {
-      asset: { kind: 'room', id: 'a', name: 'A', floorName: 'F', config: {}, calendarEmail: null },
+      asset: { kind: 'room', id: 'a', name: 'A', floorName: 'F', config: {}, calendarEmail: null, accessDevices: [] },
       project: { id: 'p', timezone: 'UTC', maxHoldMs: 0 },
     } as BookingScope;
     for (const status of ['cancelled', 'done', 'rejected']) {

@@ -10,7 +10,7 @@
  * never reading them again. Events and timers leave through two ports so this
  * module does not depend on the webhook or lifecycle machinery.
  */
-import type { AssetConfig } from './rules/asset-config.js';
+import { resolveMeetingConfig, type AssetConfig } from './rules/asset-config.js';
 import type { BookingFacts, EventDetail } from '../webhooks/index.js';
 import { newId } from '../../platform/ids.js';
 import type { Db } from '../../platform/db/db.js';
@@ -42,6 +42,8 @@ export interface BookingScope {
     config: AssetConfig;
     /** A room's email (its calendar, when the project connects one); null for desks and rooms without one. */
     calendarEmail: string | null;
+    /** Ids of the devices at the asset's door (site document `accessDevices`); empty for most assets. */
+    accessDevices: readonly string[];
   };
   project: { id: string; timezone: string; maxHoldMs: number };
 }
@@ -130,8 +132,48 @@ export interface LifecyclePlanner {
 export interface BookingChangeObserver {
   changed(
     trx: Db,
-    c: { meetingId: string; assetKind: 'room' | 'desk'; assetId: string; calendarEmail: string | null; at: number },
+    c: {
+      meetingId: string;
+      assetKind: 'room' | 'desk';
+      assetId: string;
+      calendarEmail: string | null;
+      at: number;
+      /** Set only for assets with door devices: what the booking's door access hangs on, after the change. */
+      door: DoorAccessFacts | null;
+    },
   ): Promise<void>;
+}
+
+/** A booking's facts its participants' door access is planned from (assets with `accessDevices` only). */
+export interface DoorAccessFacts {
+  projectId: string;
+  timeZone: string;
+  deviceIds: readonly string[];
+  /** The asset's check-in window before the start (minutes; -1: from the start of the booking's local day). */
+  preStartMinutes: number;
+  status: string;
+  /** The times held: a single booking's window, or a series' remaining occurrences. */
+  windows: { start: number; end: number }[];
+  /** The organizer and the attendees who are users. */
+  userIds: string[];
+}
+
+/** The door facts of `m` after a change, or null when the asset has no door devices. */
+function doorFacts(scope: BookingScope, m: MeetingRow): DoorAccessFacts | null {
+  if (!scope.asset.accessDevices.length) return null;
+  const windows = m.recurrence
+    ? m.recurrence.occurrences.map((o) => ({ start: o.start, end: o.end }))
+    : [{ start: m.start_at, end: m.end_at }];
+  const userIds = [m.organizer_user_id, ...m.attendees.flatMap((a) => (a.userId ? [a.userId] : []))];
+  return {
+    projectId: m.project_id,
+    timeZone: scope.project.timezone,
+    deviceIds: scope.asset.accessDevices,
+    preStartMinutes: resolveMeetingConfig(scope.asset.config).preStartMinutes,
+    status: m.status,
+    windows,
+    userIds: [...new Set(userIds)],
+  };
 }
 
 /**
@@ -187,9 +229,10 @@ export class BookingChangeWriter {
     },
   ) {}
 
-  private async observed(trx: Db, scope: BookingScope, meetingId: string, at: number): Promise<void> {
+  private async observed(trx: Db, scope: BookingScope, m: MeetingRow, at: number): Promise<void> {
     const { kind: assetKind, id: assetId, calendarEmail } = scope.asset;
-    for (const o of this.deps.observers?.() ?? []) await o.changed(trx, { meetingId, assetKind, assetId, calendarEmail, at });
+    const door = doorFacts(scope, m);
+    for (const o of this.deps.observers?.() ?? []) await o.changed(trx, { meetingId: m.id, assetKind, assetId, calendarEmail, at, door });
   }
 
   /** Stores a new booking with its slots, attendees, first history entries, BOOK event and lifecycle steps. */
@@ -220,7 +263,7 @@ export class BookingChangeWriter {
       now: at,
       fresh: true,
     });
-    await this.observed(trx, scope, meeting.id, at);
+    await this.observed(trx, scope, meeting, at);
     return { meeting, histories };
   }
 
@@ -294,7 +337,7 @@ export class BookingChangeWriter {
         now: change.at,
       });
     }
-    await this.observed(trx, scope, before.id, change.at);
+    await this.observed(trx, scope, after, change.at);
     return after;
   }
 

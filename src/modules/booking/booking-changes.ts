@@ -54,6 +54,7 @@ export function scopeOf(kind: 'room' | 'desk', ctx: AssetInContext): BookingScop
       floorName: ctx.floorName,
       config: ctx.asset.config,
       calendarEmail: kind === 'room' && ctx.asset.email ? ctx.asset.email : null,
+      accessDevices: ctx.asset.access_devices ? (JSON.parse(ctx.asset.access_devices) as string[]) : [],
     },
     project: { id: ctx.project.id, timezone: ctx.project.timezone, maxHoldMs: ctx.project.max_hold_ms },
   };

@@ -23,12 +23,15 @@ import { opsDeviceRoutes } from './routes.js';
 import { ZktecoTransport } from './vendors/zkteco-transport.js';
 import { ZktecoService } from './vendors/zkteco-service.js';
 import { zktecoRoutes } from './vendors/zkteco-routes.js';
+import { isapiRoutes, type IsapiRouteDeps } from './vendors/isapi-routes.js';
 
 export { DeviceService, type DeviceRecord } from './device-service.js';
 export { DeviceSync } from './device-sync.js';
 export type { AccessChangeLog, AccessSource, DeviceInfo, SubjectSecrets, SubjectState } from './access-source.js';
 export type { DeviceTransport, DoorEvent, DeviceTarget, DeviceConnection } from './transport.js';
 export { RoutingTransport } from './routing-transport.js';
+export { IsapiTransport } from './vendors/isapi-transport.js';
+export type { IsapiRouteDeps } from './vendors/isapi-routes.js';
 export type { TransportLogger } from './mqtt-transport.js';
 export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB } from './jobs.js';
 export { ZktecoService } from './vendors/zkteco-service.js';
@@ -54,6 +57,8 @@ export interface DevicesDeps {
   vendors?: ReadonlyMap<string, DeviceTransport>;
   /** Where door events go (the entry log). */
   onAccess?: (event: DoorEvent) => Promise<void>;
+  /** Checks an ISAPI device's event-URL token (constant time); without it every ISAPI notification is refused. */
+  verifyIsapiToken?: (deviceId: string, token: string) => boolean;
 }
 
 export interface DevicesModule {
@@ -68,6 +73,8 @@ export interface DevicesModule {
   changes: ChangeSource;
   /** What the ZKTeco PUSH endpoints do (the terminals poll the service). */
   zkteco: ZktecoService;
+  /** What the ISAPI notification route needs (POST /devices/isapi/{deviceId}/events/{token}). */
+  isapiEvents: IsapiRouteDeps;
 }
 
 // Members and visitors need the service (their AccessChangeLog) before their AccessSource exists: they add it with `sync.addSource`.
@@ -116,6 +123,14 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
       void jobs.poke(DEVICE_RECONCILE_JOB);
     },
     changes: { kind: 'device', changedSince: (t, n) => repo.changedSince(t, n), latest: () => repo.lastChangeAt() },
+    isapiEvents: {
+      verify: (deviceId, token) => deps.verifyIsapiToken?.(deviceId, token) ?? false,
+      device: async (deviceId) => {
+        const d = await repo.device(deviceId);
+        return d && d.transportKind === 'isapi' ? { timeZone: d.timeZone } : null;
+      },
+      onEvent: (event) => sync.access(event),
+    },
   };
 }
 
@@ -132,12 +147,17 @@ function createTransport(
 export interface DevicesRouteDeps {
   guards: RouteGuards;
   devices: DeviceService;
+  /** The ISAPI notification route's needs (DevicesModule.isapiEvents); without them every notification is answered 404. */
+  isapi?: IsapiRouteDeps;
   /** The ZKTeco PUSH endpoints (public: terminals are known by their serial numbers). */
   zkteco?: ZktecoService;
 }
 
-/** The ops device routes (behind the ops guard) and the ZKTeco PUSH endpoints. */
+const NO_ISAPI: IsapiRouteDeps = { verify: () => false, device: () => Promise.resolve(null), onEvent: () => Promise.resolve() };
+
+/** The ops device routes (behind the ops guard), the public ISAPI notification route and the ZKTeco PUSH endpoints. */
 export async function register(app: App, deps: DevicesRouteDeps): Promise<void> {
   await guarded(app, deps.guards.ops, async (ops) => opsDeviceRoutes(ops, deps));
+  await isapiRoutes(app, deps.isapi ?? NO_ISAPI);
   if (deps.zkteco) await zktecoRoutes(app, { zkteco: deps.zkteco });
 }

@@ -410,12 +410,7 @@ function checkDeviceTransport(problems: string[], t: DeviceTransportDoc, where: 
     if (field !== 'kind' && !own.has(field)) problems.push(`${where}.${field} is not used by a ${t.kind} device`);
   }
   if (t.kind === 'isapi' && t.baseUrl !== undefined) {
-    let url: URL | null = null;
-    try {
-      url = new URL(t.baseUrl);
-    } catch {
-      url = null;
-    }
+    const url = URL.canParse(t.baseUrl) ? new URL(t.baseUrl) : null;
     if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash)
       problems.push(`${where}.baseUrl must be an http or https address without credentials, query or fragment, e.g. http://10.0.4.21`);
   }
