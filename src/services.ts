@@ -35,6 +35,7 @@ import {
   createDevices,
   IsapiTransport,
   type DeviceService,
+  type ZktecoService,
   type DeviceSync,
   type DeviceTransport,
   type IsapiRouteDeps,
@@ -98,6 +99,8 @@ export interface Services {
   /** Device sync (plan, deliver, repair); tests drive it directly. */
   deviceSync: DeviceSync;
   deviceTransport: DeviceTransport;
+  /** The ZKTeco PUSH endpoints' service (terminals that poll). */
+  zkteco: ZktecoService;
   /** The ISAPI notification route's needs (POST /devices/isapi/{deviceId}/events/{token}). */
   isapiEvents: IsapiRouteDeps;
   /** Calendar sync: iTIP messages from synced rooms' mailboxes, applied as bookings. */
@@ -469,6 +472,7 @@ export async function createServices(
     partnerRateLimit: members.partnerRateLimit,
     devices: devices.service,
     deviceSync,
+    zkteco: devices.zkteco,
     deviceTransport,
     isapiEvents: devices.isapiEvents,
     visitors: visitors.visitors,

@@ -91,6 +91,8 @@ export interface Config {
     ackTimeoutMs: number;
     /** How often every device is compared with what it must hold. */
     reconcileMs: number;
+    /** A device that polls the service (ZKTeco PUSH) and has not for this long counts as offline (DEVICE_PULL_STALE_SECONDS). */
+    pullStaleMs: number;
   };
 }
 
@@ -309,13 +311,19 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     loadShedding: readLoadShedding(env, bookingEnv),
     payments: readPayments(env),
     calendars: { providerTimeoutMs: intVar(env, 'CALENDAR_PROVIDER_TIMEOUT_MS', 10_000, 100) },
-    devices: {
-      transport,
-      mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',
-      topicPrefix: (env.MQTT_TOPIC_PREFIX || 'booking').replace(/\/+$/, ''),
-      ackTimeoutMs: intVar(env, 'DEVICE_ACK_TIMEOUT_MS', 5_000, 100),
-      reconcileMs: intVar(env, 'DEVICE_RECONCILE_SECONDS', 300, 1) * 1000,
-    },
+    devices: readDevices(env, transport),
+  };
+}
+
+/** MQTT_URL, MQTT_TOPIC_PREFIX, DEVICE_ACK_TIMEOUT_MS, DEVICE_RECONCILE_SECONDS, DEVICE_PULL_STALE_SECONDS. */
+function readDevices(env: NodeJS.ProcessEnv, transport: 'sandbox' | 'mqtt'): Config['devices'] {
+  return {
+    transport,
+    mqttUrl: env.MQTT_URL || 'mqtt://127.0.0.1:1883',
+    topicPrefix: (env.MQTT_TOPIC_PREFIX || 'booking').replace(/\/+$/, ''),
+    ackTimeoutMs: intVar(env, 'DEVICE_ACK_TIMEOUT_MS', 5_000, 100),
+    reconcileMs: intVar(env, 'DEVICE_RECONCILE_SECONDS', 300, 1) * 1000,
+    pullStaleMs: intVar(env, 'DEVICE_PULL_STALE_SECONDS', 60, 1) * 1000,
   };
 }
 

@@ -131,7 +131,8 @@ describe('SDK against the service', () => {
           !path.startsWith('/ops/') &&
           !path.startsWith('/payments/webhooks/') &&
           !path.startsWith('/calendar/webhooks/') &&
-          !path.startsWith('/devices/isapi/'),
+          !path.startsWith('/devices/isapi/') &&
+          !path.startsWith('/iclock/'),
       )
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();

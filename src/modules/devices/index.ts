@@ -20,6 +20,9 @@ import { SandboxTransport } from './sandbox-transport.js';
 import type { DeviceTransport, DoorEvent } from './transport.js';
 import { RoutingTransport } from './routing-transport.js';
 import { opsDeviceRoutes } from './routes.js';
+import { ZktecoTransport } from './vendors/zkteco-transport.js';
+import { ZktecoService } from './vendors/zkteco-service.js';
+import { zktecoRoutes } from './vendors/zkteco-routes.js';
 import { isapiRoutes, type IsapiRouteDeps } from './vendors/isapi-routes.js';
 
 export { DeviceService, type DeviceRecord } from './device-service.js';
@@ -31,6 +34,7 @@ export { IsapiTransport } from './vendors/isapi-transport.js';
 export type { IsapiRouteDeps } from './vendors/isapi-routes.js';
 export type { TransportLogger } from './mqtt-transport.js';
 export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB } from './jobs.js';
+export { ZktecoService } from './vendors/zkteco-service.js';
 
 export interface DevicesDeps {
   db: Kysely<Database>;
@@ -67,6 +71,8 @@ export interface DevicesModule {
   reconcileSoon(): void;
   /** The console's change feed: device sync state changes. */
   changes: ChangeSource;
+  /** What the ZKTeco PUSH endpoints do (the terminals poll the service). */
+  zkteco: ZktecoService;
   /** What the ISAPI notification route needs (POST /devices/isapi/{deviceId}/events/{token}). */
   isapiEvents: IsapiRouteDeps;
 }
@@ -75,7 +81,12 @@ export interface DevicesModule {
 export function createDevices(deps: DevicesDeps): DevicesModule {
   const { db, engine, clock, config, jobs } = deps;
   const repo = new DeviceRepository(db, engine);
-  const transport = new RoutingTransport(createTransport(config, deps.logger, repo), deps.vendors ?? new Map());
+  // ZKTeco terminals poll the service: their transport is always there (it only records inventory requests).
+  const vendors = new Map<string, DeviceTransport>([
+    ['zkteco-push', new ZktecoTransport(repo, () => clock.now())],
+    ...(deps.vendors ?? []),
+  ]);
+  const transport = new RoutingTransport(createTransport(config, deps.logger, repo), vendors);
   const sync = new DeviceSync({
     db,
     engine,
@@ -85,6 +96,7 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
     realNow: () => deps.realClock.now(),
     openSecret: deps.openSecret,
     onAccess: deps.onAccess,
+    pullStaleMs: config.pullStaleMs,
     sources: [],
     onQueued: () => void jobs.poke(DEVICE_SYNC_JOB),
     onError: deps.onError,
@@ -100,10 +112,12 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
   jobs.register(deviceSyncJob(sync, { leaseMs: config.ackTimeoutMs + 30_000 }));
   const reconcile = new ReconcileSchedule(() => deps.realClock.now(), config.reconcileMs);
   jobs.register(reconcile.job(sync));
+  const zkteco = new ZktecoService({ sync, repo, openSecret: deps.openSecret, realNow: () => deps.realClock.now() });
   return {
     service,
     sync,
     transport,
+    zkteco,
     reconcileSoon: () => {
       reconcile.soon();
       void jobs.poke(DEVICE_RECONCILE_JOB);
@@ -135,12 +149,15 @@ export interface DevicesRouteDeps {
   devices: DeviceService;
   /** The ISAPI notification route's needs (DevicesModule.isapiEvents); without them every notification is answered 404. */
   isapi?: IsapiRouteDeps;
+  /** The ZKTeco PUSH endpoints (public: terminals are known by their serial numbers). */
+  zkteco?: ZktecoService;
 }
 
 const NO_ISAPI: IsapiRouteDeps = { verify: () => false, device: () => Promise.resolve(null), onEvent: () => Promise.resolve() };
 
-/** The ops device routes (behind the ops guard) and the public ISAPI notification route. */
+/** The ops device routes (behind the ops guard), the public ISAPI notification route and the ZKTeco PUSH endpoints. */
 export async function register(app: App, deps: DevicesRouteDeps): Promise<void> {
   await guarded(app, deps.guards.ops, async (ops) => opsDeviceRoutes(ops, deps));
   await isapiRoutes(app, deps.isapi ?? NO_ISAPI);
+  if (deps.zkteco) await zktecoRoutes(app, { zkteco: deps.zkteco });
 }

@@ -276,6 +276,31 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     description:
       "Where Microsoft Graph and Google Calendar notify the service of changes to a connection's room calendars (GET /ops/v1/site shows it as calendarConnections[].webhookUrl). Graph: a `validationToken` is echoed as text/plain; notifications must carry their subscription's clientState. Google: the channel id, token and resource id must match. A notification only marks the room to be read again (202 / 200); one that matches nothing is 403 and changes nothing.",
   },
+  'GET /iclock/cdata': {
+    operationId: 'zktecoHandshake',
+    description:
+      "A ZKTeco terminal's PUSH handshake (`options=all`): its upload stamps, poll delay and UTC offset as text. Only serial numbers registered in the site document (transport kind zkteco-push) are answered; any other gets 404 with an empty body.",
+  },
+  'POST /iclock/cdata': {
+    operationId: 'zktecoUpload',
+    description:
+      "A ZKTeco terminal uploads its logs (`table=rtlog` or `ATTLOG`, tab-separated lines in the device's local time): each access line becomes a door event, a line sent again is recognised. Answers `OK: <lines>`.",
+  },
+  'GET /iclock/getrequest': {
+    operationId: 'zktecoGetRequest',
+    description:
+      "A ZKTeco terminal's poll: the commands it must run (users, cards, validity windows, face photos; inventory queries) as `C:<id>:<command>` lines, or `OK`.",
+  },
+  'POST /iclock/devicecmd': {
+    operationId: 'zktecoCommandResults',
+    description:
+      'A ZKTeco terminal reports what its commands did (`ID=<id>&Return=<code>&CMD=<verb>` per line): a change is applied when every part returned 0; documented error codes are recorded as refused.',
+  },
+  'POST /iclock/querydata': {
+    operationId: 'zktecoQueryData',
+    description:
+      'A ZKTeco terminal answers an inventory query with the rows of one table (user, mulcarduser, biophoto), paged by packcnt/packidx; once every table is in, what it holds is compared with what it must hold.',
+  },
   'GET /ops/v1/calendar-sync/connections/{id}': {
     operationId: 'getCalendarConnection',
     description:
