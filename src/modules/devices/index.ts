@@ -14,7 +14,9 @@ import { guarded, type RouteGuards } from '../../platform/http/module.js';
 import { DeviceRepository } from './device-repository.js';
 import { DeviceService } from './device-service.js';
 import { DeviceSync } from './device-sync.js';
-import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, deviceSyncJob, ReconcileSchedule } from './jobs.js';
+import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, DOOR_ENTRIES_JOB, deviceSyncJob, doorEntriesJob, ReconcileSchedule } from './jobs.js';
+import { EntryLog } from './entry-log.js';
+import { EntryRepository } from './entry-repository.js';
 import { MqttTransport, type TransportLogger } from './mqtt-transport.js';
 import { SandboxTransport } from './sandbox-transport.js';
 import type { DeviceTransport, DoorEvent } from './transport.js';
@@ -27,7 +29,10 @@ export type { AccessChangeLog, AccessSource, DeviceInfo, SubjectSecrets, Subject
 export type { DeviceTransport, DoorEvent, DeviceTarget, DeviceConnection } from './transport.js';
 export { RoutingTransport } from './routing-transport.js';
 export type { TransportLogger } from './mqtt-transport.js';
-export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB } from './jobs.js';
+export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, DOOR_ENTRIES_JOB } from './jobs.js';
+export { EntryLog } from './entry-log.js';
+export type { CardHolders, DoorEntered, DoorPresence, EntryPorts, PresenceOutcome, VisitorCodes } from './entry-log.js';
+export type { CredentialKind } from './transport.js';
 
 export interface DevicesDeps {
   db: Kysely<Database>;
@@ -48,7 +53,7 @@ export interface DevicesDeps {
   openSecret: (sealed: string) => string;
   /** Vendor transports by kind (`isapi`, `zkteco-push`), beside the default DEVICE_TRANSPORT picks. */
   vendors?: ReadonlyMap<string, DeviceTransport>;
-  /** Where door events go (the entry log). */
+  /** Where door events go: the module's entry log unless given. */
   onAccess?: (event: DoorEvent) => Promise<void>;
 }
 
@@ -58,6 +63,8 @@ export interface DevicesModule {
   /** Plan, deliver, repair; members and visitors add their AccessSource with `sync.addSource`. */
   sync: DeviceSync;
   transport: RoutingTransport;
+  /** The entry log: door events, the sandbox badge, the ops read; `entries.connect` plugs in members, visitors, booking. */
+  entries: EntryLog;
   /** Reconcile soon (after a site apply). */
   reconcileSoon(): void;
   /** The console's change feed: device sync state changes. */
@@ -69,6 +76,15 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
   const { db, engine, clock, config, jobs } = deps;
   const repo = new DeviceRepository(db, engine);
   const transport = new RoutingTransport(createTransport(config, deps.logger, repo), deps.vendors ?? new Map());
+  const entries = new EntryLog({
+    repo: new EntryRepository(db),
+    devices: repo,
+    clock,
+    realNow: () => deps.realClock.now(),
+    wake: () => void jobs.poke(DOOR_ENTRIES_JOB),
+    sandbox: deps.sandbox,
+    transport: config.transport === 'sandbox' ? 'sandbox' : 'mqtt',
+  });
   const sync = new DeviceSync({
     db,
     engine,
@@ -77,7 +93,7 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
     clock,
     realNow: () => deps.realClock.now(),
     openSecret: deps.openSecret,
-    onAccess: deps.onAccess,
+    onAccess: deps.onAccess ?? (async (event) => void (await entries.record(event))),
     sources: [],
     onQueued: () => void jobs.poke(DEVICE_SYNC_JOB),
     onError: deps.onError,
@@ -93,7 +109,9 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
   jobs.register(deviceSyncJob(sync, { leaseMs: config.ackTimeoutMs + 30_000 }));
   const reconcile = new ReconcileSchedule(() => deps.realClock.now(), config.reconcileMs);
   jobs.register(reconcile.job(sync));
+  jobs.register(doorEntriesJob(entries));
   return {
+    entries,
     service,
     sync,
     transport,
@@ -118,6 +136,7 @@ function createTransport(
 export interface DevicesRouteDeps {
   guards: RouteGuards;
   devices: DeviceService;
+  entries: EntryLog;
 }
 
 /** The ops device routes (behind the ops guard). */
