@@ -253,7 +253,7 @@ async function registerModules(app: App, services: Services): Promise<void> {
     connected: services.calendarConnections,
     guards,
   });
-  await devices.register(app, { guards, devices: services.devices, entries: services.entries });
+  await devices.register(app, { guards, devices: services.devices, entries: services.entries, isapi: services.isapiEvents });
   await visitors.register(app, { guards, visitors: services.visitors });
   await guarded(app, guards.ops, async (ops) => {
     await sandbox.register(ops, { sandboxClock: services.sandboxClock });

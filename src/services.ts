@@ -33,10 +33,12 @@ import { ConsoleSessionRepository } from './platform/db/console-session-reposito
 import { RateLimiter } from './platform/rate-limit.js';
 import {
   createDevices,
+  IsapiTransport,
   type DeviceService,
   type DeviceSync,
   type DeviceTransport,
   type EntryLog,
+  type IsapiRouteDeps,
   type TransportLogger,
 } from './modules/devices/index.js';
 import {
@@ -99,6 +101,8 @@ export interface Services {
   /** Device sync (plan, deliver, repair); tests drive it directly. */
   deviceSync: DeviceSync;
   deviceTransport: DeviceTransport;
+  /** The ISAPI notification route's needs (POST /devices/isapi/{deviceId}/events/{token}). */
+  isapiEvents: IsapiRouteDeps;
   /** Calendar sync: iTIP messages from synced rooms' mailboxes, applied as bookings. */
   calendarSync: CalendarSync;
   /** Visitor invites, scans at devices, and the withdrawal of codes whose window is over (a job). */
@@ -288,6 +292,9 @@ function createBookingCore(p: Platform) {
   };
 }
 
+/** The keyed-tag purpose of ISAPI devices' event-URL tokens. */
+const ISAPI_EVENTS_TAG = 'isapi-events';
+
 /** Devices, and the site, members and visitors whose changes they enroll. */
 function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logger: TransportLogger | undefined) {
   const { storage, config, clock, realClock, secretBox, jobs } = p;
@@ -303,6 +310,11 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
     logger,
     onError: p.onError,
     openSecret: (sealed) => secretBox.open(sealed),
+    // HikVision terminals post their events to a URL whose last segment is an HMAC of the device id.
+    vendors: new Map([
+      ['isapi', new IsapiTransport({ publicBaseUrl: () => config.publicBaseUrl, hostToken: (id) => secretBox.tag(ISAPI_EVENTS_TAG, id) })],
+    ]),
+    verifyIsapiToken: (id, token) => secretBox.tagMatches(ISAPI_EVENTS_TAG, id, token),
   });
   const { site, sealed: siteSealed } = createSite({
     db: storage.db,
@@ -467,6 +479,7 @@ export async function createServices(
     entries: devices.entries,
     deviceSync,
     deviceTransport,
+    isapiEvents: devices.isapiEvents,
     visitors: visitors.visitors,
     visitorAccess: visitors.accessSource,
     calendarSync: calendar.calendarSync,

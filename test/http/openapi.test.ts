@@ -213,6 +213,7 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /ops/v1/visitors/invites/{inviteId}': 'getVisitorInvite',
   'POST /ops/v1/devices/{deviceId}/scans': 'recordDeviceScan',
   'POST /calendar/webhooks/{connectionId}': 'receiveCalendarNotification',
+  'POST /devices/isapi/{deviceId}/events/{token}': 'receiveIsapiNotification',
   'GET /ops/v1/calendar-sync/connections/{id}': 'getCalendarConnection',
   'GET /ops/v1/calendar-sync/rooms/{roomId}/feed': 'getRoomFeed',
   'DELETE /ops/v1/calendar-sync/rooms/{roomId}/feed': 'revokeRoomFeed',

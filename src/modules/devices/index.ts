@@ -22,12 +22,15 @@ import { SandboxTransport } from './sandbox-transport.js';
 import type { DeviceTransport, DoorEvent } from './transport.js';
 import { RoutingTransport } from './routing-transport.js';
 import { opsDeviceRoutes } from './routes.js';
+import { isapiRoutes, type IsapiRouteDeps } from './vendors/isapi-routes.js';
 
 export { DeviceService, type DeviceRecord } from './device-service.js';
 export { DeviceSync } from './device-sync.js';
 export type { AccessChangeLog, AccessSource, DeviceInfo, SubjectSecrets, SubjectState } from './access-source.js';
 export type { DeviceTransport, DoorEvent, DeviceTarget, DeviceConnection } from './transport.js';
 export { RoutingTransport } from './routing-transport.js';
+export { IsapiTransport } from './vendors/isapi-transport.js';
+export type { IsapiRouteDeps } from './vendors/isapi-routes.js';
 export type { TransportLogger } from './mqtt-transport.js';
 export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, DOOR_ENTRIES_JOB } from './jobs.js';
 export { EntryLog } from './entry-log.js';
@@ -55,6 +58,8 @@ export interface DevicesDeps {
   vendors?: ReadonlyMap<string, DeviceTransport>;
   /** Where door events go: the module's entry log unless given. */
   onAccess?: (event: DoorEvent) => Promise<void>;
+  /** Checks an ISAPI device's event-URL token (constant time); without it every ISAPI notification is refused. */
+  verifyIsapiToken?: (deviceId: string, token: string) => boolean;
 }
 
 export interface DevicesModule {
@@ -69,6 +74,8 @@ export interface DevicesModule {
   reconcileSoon(): void;
   /** The console's change feed: device sync state changes. */
   changes: ChangeSource;
+  /** What the ISAPI notification route needs (POST /devices/isapi/{deviceId}/events/{token}). */
+  isapiEvents: IsapiRouteDeps;
 }
 
 // Members and visitors need the service (their AccessChangeLog) before their AccessSource exists: they add it with `sync.addSource`.
@@ -120,6 +127,14 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
       void jobs.poke(DEVICE_RECONCILE_JOB);
     },
     changes: { kind: 'device', changedSince: (t, n) => repo.changedSince(t, n), latest: () => repo.lastChangeAt() },
+    isapiEvents: {
+      verify: (deviceId, token) => deps.verifyIsapiToken?.(deviceId, token) ?? false,
+      device: async (deviceId) => {
+        const d = await repo.device(deviceId);
+        return d && d.transportKind === 'isapi' ? { timeZone: d.timeZone } : null;
+      },
+      onEvent: (event) => sync.access(event),
+    },
   };
 }
 
@@ -137,9 +152,14 @@ export interface DevicesRouteDeps {
   guards: RouteGuards;
   devices: DeviceService;
   entries: EntryLog;
+  /** The ISAPI notification route's needs (DevicesModule.isapiEvents); without them every notification is answered 404. */
+  isapi?: IsapiRouteDeps;
 }
 
-/** The ops device routes (behind the ops guard). */
+const NO_ISAPI: IsapiRouteDeps = { verify: () => false, device: () => Promise.resolve(null), onEvent: () => Promise.resolve() };
+
+/** The ops device routes (behind the ops guard) and the public ISAPI notification route. */
 export async function register(app: App, deps: DevicesRouteDeps): Promise<void> {
   await guarded(app, deps.guards.ops, async (ops) => opsDeviceRoutes(ops, deps));
+  await isapiRoutes(app, deps.isapi ?? NO_ISAPI);
 }

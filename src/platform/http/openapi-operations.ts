@@ -277,6 +277,11 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
       'Reports a QR code or licence plate read at a device. Entry is granted when it belongs to an invite valid at that moment; the answer says so, or why not.',
     request: { licensePlate: 'กข 1234' },
   },
+  'POST /devices/isapi/{deviceId}/events/{token}': {
+    operationId: 'receiveIsapiNotification',
+    description:
+      "Where a HikVision terminal posts its event notifications (the service registers this URL on the device with ISAPI httpHosts; the token is the device's own). Access results (AccessControllerEvent, JSON or multipart with pictures) go into the entry log; other alerts are acknowledged and dropped. An unknown device or a wrong token is answered 404.",
+  },
   'POST /calendar/webhooks/{connectionId}': {
     operationId: 'receiveCalendarNotification',
     description:
