@@ -253,7 +253,13 @@ async function registerModules(app: App, services: Services): Promise<void> {
     connected: services.calendarConnections,
     guards,
   });
-  await devices.register(app, { guards, devices: services.devices, isapi: services.isapiEvents, zkteco: services.zkteco });
+  await devices.register(app, {
+    guards,
+    devices: services.devices,
+    entries: services.entries,
+    isapi: services.isapiEvents,
+    zkteco: services.zkteco,
+  });
   await visitors.register(app, { guards, visitors: services.visitors });
   await guarded(app, guards.ops, async (ops) => {
     await sandbox.register(ops, { sandboxClock: services.sandboxClock });

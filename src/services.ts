@@ -38,6 +38,7 @@ import {
   type ZktecoService,
   type DeviceSync,
   type DeviceTransport,
+  type EntryLog,
   type IsapiRouteDeps,
   type TransportLogger,
 } from './modules/devices/index.js';
@@ -96,6 +97,8 @@ export interface Services {
   partnerRateLimit: PartnerRateLimit;
   /** Building devices: the enrollment log members and visitors write to, the device view, the sandbox switches. */
   devices: DeviceService;
+  /** The door entry log (devices). */
+  entries: EntryLog;
   /** Device sync (plan, deliver, repair); tests drive it directly. */
   deviceSync: DeviceSync;
   deviceTransport: DeviceTransport;
@@ -352,8 +355,11 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
     accessLog: devices.service,
     outbox,
     jobs,
+    entries: devices.entries,
   });
   devices.sync.addSource(visitors.accessSource);
+  // The entry log names a card's member and a QR code's visitor through them.
+  devices.entries.connect({ cards: members.cardHolders, visitors: visitors.visitors });
   return { devices, site, siteSealed, members, visitors };
 }
 
@@ -434,6 +440,8 @@ export async function createServices(
   const { catalogue, webhooks, lifecycle, booking, payments, paymentSync, paymentDetails, observers } = createBookingCore(p);
   const { devices, site, siteSealed, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
   const calendar = createConnectedCalendars(p, { bookings: booking.bookings, catalogue, site, observers });
+  // A granted member entry at a room's or desk's door: the booking module checks their booking in.
+  devices.entries.connect({ presence: booking.doorPresence });
   const changeFeed = createChangeFeed(p, [
     { kind: 'meeting', ...booking.changeSource },
     { kind: 'delivery', changedSince: (t, n) => webhooks.webhooks.changedSince(t, n), latest: () => webhooks.webhooks.lastChangeAt() },
@@ -471,6 +479,7 @@ export async function createServices(
     credentials: members.credentials,
     partnerRateLimit: members.partnerRateLimit,
     devices: devices.service,
+    entries: devices.entries,
     deviceSync,
     zkteco: devices.zkteco,
     deviceTransport,

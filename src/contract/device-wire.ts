@@ -43,6 +43,21 @@ export const WireAck = Type.Object({
 });
 export type WireAck = Static<typeof WireAck>;
 
+/** `{prefix}/devices/{deviceId}/events`: an access event at the device (granted or refused), gateway → service. */
+export const WireAccessEvent = Type.Object({
+  v: Type.Literal(1),
+  deviceId: Type.String(),
+  eventId: Type.String({ description: "The device's own id of the event: a resend carries the same and is recorded once" }),
+  at: Type.String({ description: "The device's time of the event (ISO 8601 instant)" }),
+  granted: Type.Boolean(),
+  credentialKind: Type.Enum(['card', 'face', 'qr', 'plate', 'pin', 'fingerprint', 'other']),
+  subject: Type.Optional(Subject),
+  cardNo: Type.Optional(
+    Type.String({ description: "The card number (or QR code) read, in the device's card format, when no subject is named" }),
+  ),
+});
+export type WireAccessEvent = Static<typeof WireAccessEvent>;
+
 export const WireStatus = Type.Object({
   v: Type.Literal(1),
   online: Type.Boolean(),

@@ -12,7 +12,9 @@ const History = Type.Object(
     action: Type.String({ description: 'create, pay, payment-timeout, update, cancel-updating, cancel, check-in, check-out or rejected' }),
     at: DateTime(),
     by: Type.String({ description: 'Id of the user (or app) that acted; "system" for the clock' }),
-    source: Type.String({ description: 'user (a member through act_as), partner (an app token) or system' }),
+    source: Type.String({
+      description: 'user (a member through act_as), partner (an app token), device (a door: sourceDetail is the device id) or system',
+    }),
     sourceDetail: Type.Optional(Type.String()),
     reason: Type.Optional(Type.String()),
     statusBeforeUpdate: Type.Optional(Type.String()),

@@ -178,7 +178,14 @@ describe('bad input and repair', () => {
     expect(res.body.data.face).toEqual({ present: true });
     // The sandbox device takes only a baseline JPEG within 480x640 and 200 KB (the rule a terminal applies).
     const view = await waitForDevice(svc, dev('t1'), (v) => settled(v) && !!enrollmentOf(v, m.memberId)?.cardNos.length);
-    expect(enrollmentOf(view, m.memberId)).toEqual({ memberId: m.memberId, cardNos: ['0000000401'], face: true, faceRefused: null, validFrom: null, validUntil: null });
+    expect(enrollmentOf(view, m.memberId)).toEqual({
+      memberId: m.memberId,
+      cardNos: ['0000000401'],
+      face: true,
+      faceRefused: null,
+      validFrom: null,
+      validUntil: null,
+    });
     expect(view.problems.filter((p: any) => p.subject.id === m.memberId)).toEqual([]);
     const cardOnly = await waitForDevice(svc, dev('t2'), (v) => settled(v) && !!enrollmentOf(v, m.memberId));
     expect(enrollmentOf(cardOnly, m.memberId)).toMatchObject({ cardNos: ['0000000401'], face: false, faceRefused: null });
@@ -222,7 +229,14 @@ describe('bad input and repair', () => {
     // A good face later replaces the refusal.
     expect((await api.credentials('dev-badface', { face: face(11), faceConsentAt: CONSENT })).status).toBe(200);
     const fixed = await waitForDevice(svc, dev('t1'), (v) => settled(v) && enrollmentOf(v, m.memberId)?.face === true);
-    expect(enrollmentOf(fixed, m.memberId)).toEqual({ memberId: m.memberId, cardNos: ['0000000402'], face: true, faceRefused: null, validFrom: null, validUntil: null });
+    expect(enrollmentOf(fixed, m.memberId)).toEqual({
+      memberId: m.memberId,
+      cardNos: ['0000000402'],
+      face: true,
+      faceRefused: null,
+      validFrom: null,
+      validUntil: null,
+    });
   });
 
   it('a device that lost an enrollment gets it back on the next repair', async () => {

@@ -204,6 +204,8 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /ops/v1/devices/{deviceId}': 'getDevice',
   'POST /ops/v1/devices/{deviceId}/offline': 'setDeviceOffline',
   'POST /ops/v1/devices/{deviceId}/online': 'setDeviceOnline',
+  'POST /ops/v1/devices/{deviceId}/badge': 'badgeAtDevice',
+  'GET /ops/v1/access-entries': 'listAccessEntries',
   'POST /ops/v1/calendar-sync/{provider}/messages': 'receiveCalendarMessage',
   'POST /ops/v1/visitors/invites': 'createVisitorInvite',
   'GET /ops/v1/visitors/invites': 'listVisitorInvites',

@@ -180,6 +180,38 @@ export class GatewaySimulator {
     this.save();
   }
 
+  /**
+   * Publishes an access event at a device (`{prefix}/devices/{deviceId}/events`), as a door does when a card
+   * or a face is presented: granted or refused, with the subject when the device knows it, else the card read.
+   * The same eventId again is a resend (the service records it once). Returns the eventId.
+   */
+  async publishAccessEvent(
+    deviceId: string,
+    e: {
+      granted: boolean;
+      credentialKind?: string;
+      subject?: { kind: SubjectKind; id: string };
+      cardNo?: string;
+      eventId?: string;
+      at?: Date;
+    },
+  ): Promise<string> {
+    const eventId = e.eventId ?? randomUUID();
+    const event = {
+      v: 1,
+      deviceId,
+      eventId,
+      at: (e.at ?? new Date()).toISOString(),
+      granted: e.granted,
+      credentialKind: e.credentialKind ?? (e.cardNo !== undefined ? 'card' : 'face'),
+      ...(e.subject ? { subject: e.subject } : {}),
+      ...(e.cardNo !== undefined ? { cardNo: e.cardNo } : {}),
+    };
+    if (!this.client?.connected) throw new Error('gateway-sim: not connected');
+    await this.client.publishAsync(this.topics.events(deviceId), JSON.stringify(event), { qos: 1, retain: false });
+    return eventId;
+  }
+
   /** Publishes one device's inventory now. */
   async publishInventory(deviceId: string): Promise<void> {
     if (this.client?.connected) await this.sendInventory(this.client, deviceId);

@@ -23,6 +23,7 @@ import { latePaymentDesk, type PaymentDesk } from './payment-port.js';
 import { PeopleRepository } from './people-repository.js';
 import { SlotRepository } from './slot-repository.js';
 import { meetingRoutes, opsMeetingRoutes } from './routes.js';
+import { DoorPresenceService } from './door-presence-service.js';
 import type { SealedTable } from '../../platform/crypto/reseal.js';
 import { sealedBookingColumns } from './meeting-repository.js';
 export { plainBookingColumns } from './meeting-repository.js';
@@ -30,6 +31,7 @@ export { plainBookingColumns } from './meeting-repository.js';
 export { MeetingService, DEFAULT_MEETING_PAGE_SIZE, PIN_PATTERN } from './meeting-service.js';
 export type { CreateMeetingInput, UpdateMeetingInput, ListMeetingsInput } from './meeting-service.js';
 export { OpsBookings } from './ops-bookings.js';
+export { DoorPresenceService, type DoorEntry, type DoorPresenceResult } from './door-presence-service.js';
 export { BookingChanges, scopeOf } from './booking-changes.js';
 export type { FeedBooking, LockedBooking } from './booking-changes.js';
 export { BookingChangeWriter, SYSTEM_ACTOR, bookingFacts, newPinCode } from './booking-change.js';
@@ -92,6 +94,8 @@ export interface BookingModule {
   opsBookings: OpsBookings;
   /** Locks a booking and applies any actor's change through the one writer. */
   bookings: BookingChanges;
+  /** The door's actor: a granted member entry at an asset's access device checks their booking there in. */
+  doorPresence: DoorPresenceService;
   /** Bookings' changes for the console's change feed. */
   changeSource: {
     changedSince(after: number, limit: number): Promise<{ id: string; projectId: string; at: number }[]>;
@@ -134,6 +138,13 @@ export function createBooking(deps: BookingDeps): BookingModule {
       people,
     }),
     bookings,
+    doorPresence: new DoorPresenceService({
+      clock: deps.clock,
+      catalogue: deps.catalogue,
+      meetings: meetingRepo,
+      slots: new SlotRepository(deps.db),
+      changes: bookings,
+    }),
     changeSource: { changedSince: (t, n) => meetingRepo.changedSince(t, n), latest: () => meetingRepo.lastChangeAt() },
     sealed: sealedBookingColumns(deps.db),
   };

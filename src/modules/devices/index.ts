@@ -14,7 +14,9 @@ import { guarded, type RouteGuards } from '../../platform/http/module.js';
 import { DeviceRepository } from './device-repository.js';
 import { DeviceService } from './device-service.js';
 import { DeviceSync } from './device-sync.js';
-import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, deviceSyncJob, ReconcileSchedule } from './jobs.js';
+import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, DOOR_ENTRIES_JOB, deviceSyncJob, doorEntriesJob, ReconcileSchedule } from './jobs.js';
+import { EntryLog } from './entry-log.js';
+import { EntryRepository } from './entry-repository.js';
 import { MqttTransport, type TransportLogger } from './mqtt-transport.js';
 import { SandboxTransport } from './sandbox-transport.js';
 import type { DeviceTransport, DoorEvent } from './transport.js';
@@ -33,8 +35,11 @@ export { RoutingTransport } from './routing-transport.js';
 export { IsapiTransport } from './vendors/isapi-transport.js';
 export type { IsapiRouteDeps } from './vendors/isapi-routes.js';
 export type { TransportLogger } from './mqtt-transport.js';
-export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB } from './jobs.js';
+export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, DOOR_ENTRIES_JOB } from './jobs.js';
 export { ZktecoService } from './vendors/zkteco-service.js';
+export { EntryLog } from './entry-log.js';
+export type { CardHolders, DoorEntered, DoorPresence, EntryPorts, PresenceOutcome, VisitorCodes } from './entry-log.js';
+export type { CredentialKind } from './transport.js';
 
 export interface DevicesDeps {
   db: Kysely<Database>;
@@ -55,7 +60,7 @@ export interface DevicesDeps {
   openSecret: (sealed: string) => string;
   /** Vendor transports by kind (`isapi`, `zkteco-push`), beside the default DEVICE_TRANSPORT picks. */
   vendors?: ReadonlyMap<string, DeviceTransport>;
-  /** Where door events go (the entry log). */
+  /** Where door events go: the module's entry log unless given. */
   onAccess?: (event: DoorEvent) => Promise<void>;
   /** Checks an ISAPI device's event-URL token (constant time); without it every ISAPI notification is refused. */
   verifyIsapiToken?: (deviceId: string, token: string) => boolean;
@@ -67,6 +72,8 @@ export interface DevicesModule {
   /** Plan, deliver, repair; members and visitors add their AccessSource with `sync.addSource`. */
   sync: DeviceSync;
   transport: RoutingTransport;
+  /** The entry log: door events, the sandbox badge, the ops read; `entries.connect` plugs in members, visitors, booking. */
+  entries: EntryLog;
   /** Reconcile soon (after a site apply). */
   reconcileSoon(): void;
   /** The console's change feed: device sync state changes. */
@@ -87,6 +94,15 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
     ...(deps.vendors ?? []),
   ]);
   const transport = new RoutingTransport(createTransport(config, deps.logger, repo), vendors);
+  const entries = new EntryLog({
+    repo: new EntryRepository(db),
+    devices: repo,
+    clock,
+    realNow: () => deps.realClock.now(),
+    wake: () => void jobs.poke(DOOR_ENTRIES_JOB),
+    sandbox: deps.sandbox,
+    transport: config.transport === 'sandbox' ? 'sandbox' : 'mqtt',
+  });
   const sync = new DeviceSync({
     db,
     engine,
@@ -95,7 +111,7 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
     clock,
     realNow: () => deps.realClock.now(),
     openSecret: deps.openSecret,
-    onAccess: deps.onAccess,
+    onAccess: deps.onAccess ?? (async (event) => void (await entries.record(event))),
     pullStaleMs: config.pullStaleMs,
     sources: [],
     onQueued: () => void jobs.poke(DEVICE_SYNC_JOB),
@@ -113,7 +129,9 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
   const reconcile = new ReconcileSchedule(() => deps.realClock.now(), config.reconcileMs);
   jobs.register(reconcile.job(sync));
   const zkteco = new ZktecoService({ sync, repo, openSecret: deps.openSecret, realNow: () => deps.realClock.now() });
+  jobs.register(doorEntriesJob(entries));
   return {
+    entries,
     service,
     sync,
     transport,
@@ -147,6 +165,7 @@ function createTransport(
 export interface DevicesRouteDeps {
   guards: RouteGuards;
   devices: DeviceService;
+  entries: EntryLog;
   /** The ISAPI notification route's needs (DevicesModule.isapiEvents); without them every notification is answered 404. */
   isapi?: IsapiRouteDeps;
   /** The ZKTeco PUSH endpoints (public: terminals are known by their serial numbers). */

@@ -5,13 +5,19 @@
  *   at once; leased so two instances never deliver to one device together.
  * - `device-reconcile`: every few minutes (and soon after start), plan every
  *   subject again and queue what devices lack (repairs drift).
+ * - `door-entries`: each pending entry of the entry log is claimed (a conditional update of its
+ *   lease, so one instance judges it), handed to the booking module and its outcome stored; an
+ *   error leaves it pending, tried again with backoff.
  */
 import type { JobHandler } from '../../platform/jobs/handler.js';
 import type { DeviceStateRow } from './device-repository.js';
 import type { DeviceSync } from './device-sync.js';
+import type { EntryLog } from './entry-log.js';
+import type { EntryRow } from './entry-repository.js';
 
 export const DEVICE_SYNC_JOB = 'device-sync';
 export const DEVICE_RECONCILE_JOB = 'device-reconcile';
+export const DOOR_ENTRIES_JOB = 'door-entries';
 /** Devices delivered to at once. */
 export const DEVICE_CONCURRENCY = 8;
 
@@ -63,4 +69,23 @@ export class ReconcileSchedule {
       },
     };
   }
+}
+
+/** Pending door entries: claimed one by one (lease), judged by the booking module, retried with backoff on error. */
+export function doorEntriesJob(log: EntryLog, opts: { leaseMs?: number; intervalMs?: number } = {}): JobHandler<EntryRow> {
+  return {
+    name: DOOR_ENTRIES_JOB,
+    intervalMs: opts.intervalMs ?? 1_000,
+    concurrency: 4,
+    id: (e) => e.id,
+    dueAt: (e) => e.receivedAt,
+    dueClock: 'real',
+    due: ({ realNow, limit }) => log.due(realNow, limit),
+    backlog: () => log.backlog(),
+    page: { size: 50, max: 4 },
+    claim: (e, { realNow, leaseMs }) => log.claim(e.id, realNow, leaseMs),
+    leaseMs: opts.leaseMs ?? 30_000,
+    run: (e) => log.process(e),
+    retry: { maxAttempts: Infinity, delayMs: (n) => Math.min(60_000, 1_000 * 2 ** Math.min(n - 1, 6)) },
+  };
 }

@@ -6,6 +6,7 @@
  *   {prefix}/devices/{deviceId}/acks       gateway → service  QoS 1, not retained  WireAck
  *   {prefix}/devices/{deviceId}/status     gateway → service  QoS 1, retained      {v:1, online}
  *   {prefix}/devices/{deviceId}/inventory  gateway → service  QoS 1, not retained  {v:1, deviceId, lastSeq, holds}
+ *   {prefix}/devices/{deviceId}/events     gateway → service  QoS 1, not retained  WireAccessEvent (an access event; resends recognised by eventId)
  *   {prefix}/gateway/status                gateway → service  QoS 1, retained      {v:1, online, bootId?} (last will: online false)
  *   {prefix}/gateway/sync                  service → gateway  QoS 1, not retained  {v:1, deviceIds?}: publish every inventory
  *
@@ -17,7 +18,7 @@
  * A parser answers the payload, or a short reason it was refused (never the payload
  * itself: a command carries a face and a QR code, which must not reach a log).
  */
-import type { FailureKind, WireAck, WireCommand } from './transport.js';
+import type { CredentialKind, DoorEvent, FailureKind, WireAck, WireCommand } from './transport.js';
 import type { SubjectKind } from './rules/subject-state.js';
 
 export interface StatusMessage {
@@ -48,14 +49,18 @@ export interface MqttTopics {
   acks(deviceId: string): string;
   status(deviceId: string): string;
   inventory(deviceId: string): string;
+  events(deviceId: string): string;
   gatewayStatus: string;
   gatewaySync: string;
   /** Subscription filters (`+` for the device id). */
-  wildcard: { commands: string; acks: string; status: string; inventory: string };
+  wildcard: { commands: string; acks: string; status: string; inventory: string; events: string };
   /** What a received topic is about, or null for a topic outside this wire. */
   parse(
     topic: string,
-  ): { kind: 'commands' | 'acks' | 'status' | 'inventory'; deviceId: string } | { kind: 'gateway-status' | 'gateway-sync' } | null;
+  ):
+    | { kind: 'commands' | 'acks' | 'status' | 'inventory' | 'events'; deviceId: string }
+    | { kind: 'gateway-status' | 'gateway-sync' }
+    | null;
 }
 
 /** A topic level may not be empty or hold `/`, `+`, `#` (or NUL). */
@@ -81,6 +86,7 @@ export function mqttTopics(topicPrefix: string): MqttTopics {
     acks: device('acks'),
     status: device('status'),
     inventory: device('inventory'),
+    events: device('events'),
     gatewayStatus: `${prefix}/gateway/status`,
     gatewaySync: `${prefix}/gateway/sync`,
     wildcard: {
@@ -88,6 +94,7 @@ export function mqttTopics(topicPrefix: string): MqttTopics {
       acks: `${prefix}/devices/+/acks`,
       status: `${prefix}/devices/+/status`,
       inventory: `${prefix}/devices/+/inventory`,
+      events: `${prefix}/devices/+/events`,
     },
     parse(topic) {
       if (!topic.startsWith(`${prefix}/`)) return null;
@@ -99,7 +106,8 @@ export function mqttTopics(topicPrefix: string): MqttTopics {
       }
       if (rest.length === 3 && rest[0] === 'devices' && isTopicLevel(rest[1])) {
         const leaf = rest[2];
-        if (leaf === 'commands' || leaf === 'acks' || leaf === 'status' || leaf === 'inventory') return { kind: leaf, deviceId: rest[1] };
+        if (leaf === 'commands' || leaf === 'acks' || leaf === 'status' || leaf === 'inventory' || leaf === 'events')
+          return { kind: leaf, deviceId: rest[1] };
       }
       return null;
     },
@@ -172,6 +180,37 @@ export function parseInventory(payload: Buffer | string): Parsed<InventoryMessag
     holds.push({ subject: { kind: h.subject.kind, id: h.subject.id }, stateHash: h.stateHash });
   }
   return { ok: true, value: { v: 1, deviceId: r.deviceId, lastSeq: r.lastSeq, holds } };
+}
+
+const CREDENTIAL_KINDS: readonly string[] = ['card', 'face', 'qr', 'plate', 'pin', 'fingerprint', 'other'];
+
+/** An access event from `{prefix}/devices/{deviceId}/events`, as a DoorEvent (its eventId is the event key). */
+export function parseAccessEvent(payload: Buffer | string): Parsed<DoorEvent> {
+  const j = json(payload);
+  if (!j.ok) return j;
+  const e = j.value;
+  if (!isStr(e.deviceId) || !isStr(e.eventId) || !e.eventId || e.eventId.length > 256 || typeof e.granted !== 'boolean')
+    return { ok: false, reason: 'event without deviceId, eventId or granted' };
+  const at = isStr(e.at) ? Date.parse(e.at) : NaN;
+  if (Number.isNaN(at)) return { ok: false, reason: 'event without a valid at' };
+  if (!isStr(e.credentialKind) || !CREDENTIAL_KINDS.includes(e.credentialKind))
+    return { ok: false, reason: 'event with an unknown credentialKind' };
+  if (e.subject !== undefined && e.subject !== null && !isSubject(e.subject))
+    return { ok: false, reason: 'event with a malformed subject' };
+  if (e.cardNo !== undefined && e.cardNo !== null && (!isStr(e.cardNo) || e.cardNo.length > 256))
+    return { ok: false, reason: 'event with a malformed cardNo' };
+  return {
+    ok: true,
+    value: {
+      deviceId: e.deviceId,
+      eventKey: e.eventId,
+      at,
+      granted: e.granted,
+      credentialKind: e.credentialKind as CredentialKind,
+      subject: isSubject(e.subject) ? { kind: e.subject.kind, id: e.subject.id } : null,
+      cardNo: isStr(e.cardNo) ? e.cardNo : null,
+    },
+  };
 }
 
 export function parseSync(payload: Buffer | string): Parsed<SyncMessage> {

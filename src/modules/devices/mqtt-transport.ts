@@ -25,7 +25,16 @@
 import { randomUUID } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import type { DeliveryReport, DeviceTarget, DeviceTransport, TransportEvents, WireAck, WireCommand } from './transport.js';
-import { isTopicLevel, mqttTopics, sendImmediately, parseAck, parseInventory, parseStatus, type MqttTopics } from './mqtt-topics.js';
+import {
+  isTopicLevel,
+  mqttTopics,
+  sendImmediately,
+  parseAccessEvent,
+  parseAck,
+  parseInventory,
+  parseStatus,
+  type MqttTopics,
+} from './mqtt-topics.js';
 
 /** pino-compatible. */
 export interface TransportLogger {
@@ -279,6 +288,7 @@ export class MqttTransport implements DeviceTransport {
         [t.wildcard.acks]: { qos: 1 },
         [t.wildcard.status]: { qos: 1 },
         [t.wildcard.inventory]: { qos: 1 },
+        [t.wildcard.events]: { qos: 1 },
         [t.gatewayStatus]: { qos: 1 },
       });
       this.connectedAt = Date.now();
@@ -338,9 +348,21 @@ export class MqttTransport implements DeviceTransport {
         this.emit('inventory', () => void this.events?.inventory(where.deviceId, { lastSeq, holds }));
         return;
       }
+      case 'events': {
+        const e = parseAccessEvent(payload);
+        if (!e.ok) return this.malformed(topic, e.reason);
+        if (e.value.deviceId !== where.deviceId) return this.malformed(topic, 'event deviceId does not match its topic');
+        const event = e.value;
+        this.emit('access', () => void this.events?.access(event).catch((err: unknown) => this.accessFailed(err)));
+        return;
+      }
       default:
         return;
     }
+  }
+
+  private accessFailed(err: unknown): void {
+    this.log.error({ err: (err as Error).message, event: 'access' }, 'mqtt transport: recording an access event failed');
   }
 
   private emit(what: string, call: () => void): void {

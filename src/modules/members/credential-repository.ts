@@ -25,6 +25,19 @@ export class CredentialRepository {
     return rows.map((r) => ({ ...r, generated: r.generated === 1 }));
   }
 
+  /** The member holding an active card with this UID in the project (the door entry log's card look-up). */
+  async holderOfCard(projectId: string, uid: string, db: Db = this.db): Promise<string | null> {
+    const row = await db
+      .selectFrom('cards')
+      .select('user_id')
+      .where('project_id', '=', projectId)
+      .where('uid', '=', uid)
+      .where('status', '=', 'active')
+      .orderBy('created_at')
+      .executeTakeFirst();
+    return row?.user_id ?? null;
+  }
+
   async insertCards(cards: CardRow[], db: Db = this.db): Promise<void> {
     if (cards.length)
       await db

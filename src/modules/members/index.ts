@@ -48,6 +48,8 @@ export interface MembersModule {
   credentials: CredentialService;
   /** What a member holds on a device: the devices module's AccessSource for kind `member`. */
   accessSource: MemberAccessSource;
+  /** Which member holds a card (decoded UID) in a project: the devices' entry log names a card's holder with it. */
+  cardHolders: { memberOfCard(projectId: string, uid: string): Promise<string | null> };
   /** 30 requests per 60 s per app across the partner member routes (real time). */
   partnerRateLimit: RateLimiter;
   /** Sealed columns (face photos and derived pictures), for a SECRETS_KEY rotation. */
@@ -65,6 +67,7 @@ export function createMembers(deps: MembersDeps): MembersModule {
     members,
     credentials,
     accessSource: new MemberAccessSource(repo, credentialRepo, secretBox, faces),
+    cardHolders: { memberOfCard: (projectId, uid) => credentialRepo.holderOfCard(projectId, uid) },
     partnerRateLimit: new RateLimiter(new RateLimitRepository(db), deps.realClock, deps.partnerRateLimitPerMinute, 60_000),
     sealed: sealedMemberColumns(db),
   };

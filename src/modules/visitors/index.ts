@@ -14,7 +14,14 @@ import type { App } from '../../platform/http/types.js';
 import { guarded, type RouteGuards } from '../../platform/http/module.js';
 import type { AccessChangeLog } from '../devices/index.js';
 import { VisitorRepository, sealedVisitorColumns } from './visitor-repository.js';
-import { VisitorService, type DeviceDirectory, type VisitorEvents, type VisitorSite, type VisitorUnits } from './visitor-service.js';
+import {
+  VisitorService,
+  type DeviceDirectory,
+  type ScanEntries,
+  type VisitorEvents,
+  type VisitorSite,
+  type VisitorUnits,
+} from './visitor-service.js';
 import { VisitorAccessSource } from './visitor-access.js';
 import { visitorExpiryJob } from './jobs.js';
 import { opsVisitorRoutes } from './routes.js';
@@ -30,6 +37,7 @@ export {
   type VisitorUnits,
 } from './visitor-service.js';
 export { VisitorAccessSource } from './visitor-access.js';
+export type { ScanEntries } from './visitor-service.js';
 export { VISITOR_EXPIRY_JOB } from './jobs.js';
 
 export interface VisitorsDeps {
@@ -47,6 +55,8 @@ export interface VisitorsDeps {
   outbox: VisitorEvents;
   /** The runner the visitor-expiry handler is registered with. */
   jobs: JobRunner;
+  /** The devices' entry log: every scan is logged as a door entry. */
+  entries?: ScanEntries;
 }
 
 export interface VisitorsModule {
@@ -73,6 +83,7 @@ export function createVisitors(deps: VisitorsDeps): VisitorsModule {
     outbox: deps.outbox,
     secretBox,
     clock,
+    entries: deps.entries,
   });
   deps.jobs.register(visitorExpiryJob(visitors));
   return {

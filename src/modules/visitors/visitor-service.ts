@@ -92,6 +92,11 @@ export interface VisitorEvents {
   emitEvent(trx: Db, e: VisitorEvent): Promise<void>;
 }
 
+/** The devices' entry log, as scans go into it (granted and refused): the invite, or null for an unknown code or plate. */
+export interface ScanEntries {
+  scanned(e: { deviceId: string; granted: boolean; credentialKind: 'qr' | 'plate'; inviteId: string | null }): Promise<void>;
+}
+
 export interface VisitorServiceDeps {
   db: Kysely<Database>;
   engine: Engine;
@@ -103,6 +108,8 @@ export interface VisitorServiceDeps {
   outbox: VisitorEvents;
   secretBox: SecretBox;
   clock: Clock;
+  /** Where scans are logged as door entries (optional). */
+  entries?: ScanEntries;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -210,8 +217,27 @@ export class VisitorService {
     return this.view(row, entries, this.deps.secretBox.open(row.qr_enc), this.deps.clock.now());
   }
 
-  /** POST /ops/v1/devices/{deviceId}/scans: a code or a plate read at a device. */
+  /** POST /ops/v1/devices/{deviceId}/scans: a code or a plate read at a device; logged as a door entry, granted or refused. */
   async scan(deviceId: string, body: ScanBody): Promise<ScanResult> {
+    const result = await this.scanOnce(deviceId, body);
+    await this.deps.entries?.scanned({
+      deviceId,
+      granted: result.granted,
+      credentialKind: body.cardCode !== undefined ? 'qr' : 'plate',
+      inviteId: result.inviteId ?? null,
+    });
+    return result;
+  }
+
+  /** Which invite of the project a QR code read at a door is (the one a scan now would be about), or null. */
+  async inviteOfCode(projectId: string, cardCode: string): Promise<string | null> {
+    const code = normalizeCode(cardCode);
+    if (!code) return null;
+    const rows = await this.deps.repo.byTag(projectId, this.deps.secretBox.tags(VISITOR_QR_TAG_PURPOSE, code));
+    return pickInvite(rows.map(facts), this.deps.clock.now())?.row.id ?? null;
+  }
+
+  private async scanOnce(deviceId: string, body: ScanBody): Promise<ScanResult> {
     const { repo, clock } = this.deps;
     const given = [body.cardCode, body.licensePlate].filter((v) => v !== undefined).length;
     if (given !== 1) throw errors.validation(['body must have exactly one of cardCode or licensePlate']);

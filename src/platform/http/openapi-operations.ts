@@ -225,6 +225,17 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     operationId: 'setDeviceOnline',
     description: 'Sandbox transport: makes a simulated device reachable again; its queued changes are delivered at once.',
   },
+  'POST /ops/v1/devices/{deviceId}/badge': {
+    operationId: 'badgeAtDevice',
+    description:
+      "Sandbox transport: presents a card number or a member at a simulated device. The device grants what it holds; the event goes into the entry log (the same eventId twice records one entry) and a granted member at a room's or desk's door checks their booking in when its check-in window is open.",
+    request: { cardNo: '0001234567' },
+  },
+  'GET /ops/v1/access-entries': {
+    operationId: 'listAccessEntries',
+    description:
+      "Lists a project's door entries, newest first: who (member, visitor or unknown credential), where (device, room or desk), granted or refused, the device's and the service's time, and what it did (check-in, booked, walk-in, recorded, refused).",
+  },
   'POST /ops/v1/calendar-sync/{provider}/messages': {
     operationId: 'receiveCalendarMessage',
     description:
