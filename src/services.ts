@@ -442,10 +442,13 @@ export async function createServices(
   const calendar = createConnectedCalendars(p, { bookings: booking.bookings, catalogue, site, observers });
   // A granted member entry at a room's or desk's door: the booking module checks their booking in.
   devices.entries.connect({ presence: booking.doorPresence });
+  // The console's floor plan: who badged in at an asset's doors.
+  booking.connectPresence(devices.entries);
   const changeFeed = createChangeFeed(p, [
     { kind: 'meeting', ...booking.changeSource },
     { kind: 'delivery', changedSince: (t, n) => webhooks.webhooks.changedSince(t, n), latest: () => webhooks.webhooks.lastChangeAt() },
     devices.changes,
+    devices.entryChanges,
     visitors.changes,
   ]);
   const { transport: deviceTransport, sync: deviceSync } = devices;

@@ -161,6 +161,11 @@ export const AssetNow = Type.Object({
   }),
   current: Nullable(BookingSummary),
   next: Nullable(BookingSummary),
+  occupiedByBadge: Type.Boolean({
+    description:
+      "Someone badged in at the asset's doors (accessDevices): a granted entry since the current booking's check-in window opened, or with no booking now, in the last 30 minutes (a walk-in). Always false for assets without door devices",
+  }),
+  lastBadgeAt: Nullable(DateTime("The latest granted entry at the asset's doors that counts for occupiedByBadge")),
 });
 export type AssetNow = Static<typeof AssetNow>;
 
@@ -360,7 +365,7 @@ export type ConsolePaymentDetail = Static<typeof ConsolePaymentDetail>;
 // Change stream
 // ---------------------------------------------------------------------------
 
-export const CHANGE_KINDS = ['meeting', 'delivery', 'device', 'visitor', 'clock'] as const;
+export const CHANGE_KINDS = ['meeting', 'delivery', 'device', 'visitor', 'clock', 'entry'] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
 /** The data of an `event: change` of GET /ops/v1/stream. */

@@ -28,7 +28,7 @@ import { useLiveChanges } from '../live.js';
 import { useSite } from '../site.js';
 import { Empty, ProjectOptions, Show, StateBadge, StatusBadge, useLoad } from '../ui.js';
 
-const LIVE_KINDS = ['meeting', 'clock', 'device'] as const;
+const LIVE_KINDS = ['meeting', 'clock', 'device', 'entry'] as const;
 
 /** A room's bounding box on the plan (percent). */
 function outline(points: Point[]): RoomBox {
@@ -44,7 +44,19 @@ function Legend() {
       {ASSET_STATES.map((s) => (
         <StateBadge key={s} state={s} />
       ))}
+      <BadgeMark />
     </div>
+  );
+}
+
+/** "Occupied by badge": someone badged in at the asset's doors (see AssetNow.occupiedByBadge). */
+function BadgeMark({ at, tz }: { at?: string | null; tz?: string }) {
+  const { t, lang } = useI18n();
+  return (
+    <span class="badge badge-in" title={at && tz ? t('badgedInAt', { t: time(at, tz, lang) }) : undefined}>
+      <span aria-hidden="true">▣ </span>
+      <span class="badge-text">{t('occupiedByBadge')}</span>
+    </span>
   );
 }
 
@@ -72,14 +84,23 @@ function BookingLine({ b, tz, which }: { b: BookingSummary | null; tz: string; w
 }
 
 function AssetCard({ asset, tz, room }: { asset: FloorAsset | undefined; tz: string; room?: Room }) {
-  const { t } = useI18n();
+  const { t, lang } = useI18n();
   if (!asset) return <p class="muted hint">{t('selectAsset')}</p>;
   return (
     <div class="asset-card" aria-live="polite">
       <h3>
         {asset.name} <StateBadge state={asset.state} />
+        {asset.occupiedByBadge ? (
+          <>
+            {' '}
+            <BadgeMark at={asset.lastBadgeAt} tz={tz} />
+          </>
+        ) : null}
       </h3>
       {room ? <p class="muted">{t('capacity', { n: room.capacity })}</p> : null}
+      {asset.occupiedByBadge && asset.lastBadgeAt ? (
+        <p class="muted">{t('badgedInAt', { t: time(asset.lastBadgeAt, tz, lang) })}</p>
+      ) : null}
       <dl>
         <BookingLine b={asset.current} tz={tz} which="current" />
         <BookingLine b={asset.next} tz={tz} which="next" />
@@ -173,6 +194,8 @@ function FloorPicker({ floor, groups }: { floor: Floor; groups: { label: string;
 /** What the plan's rooms and tiles share: each asset's state now, which one is selected, and how to select or open one. */
 interface Picking {
   stateOf: (id: string) => AssetState;
+  /** Whether a badge says someone is there now. */
+  badgedIn: (id: string) => boolean;
   selected: string | null;
   select: (id: string) => void;
   open: (id: string) => void;
@@ -187,7 +210,7 @@ function RoomPolygon({ room, pick }: { room: Room; pick: Picking }) {
       points={room.polygon!.map((p) => `${px(p)},${py(p)}`).join(' ')}
       tabIndex={0}
       role="button"
-      aria-label={`${room.name}: ${label(t, 'state_', st)}`}
+      aria-label={`${room.name}: ${label(t, 'state_', st)}${pick.badgedIn(room._id) ? `, ${t('occupiedByBadge')}` : ''}`}
       aria-pressed={pick.selected === room._id}
       data-asset={room._id}
       data-name={room.name}
@@ -239,6 +262,7 @@ function Plan({ floor, drawn, pick }: { floor: Floor; drawn: Room[]; pick: Picki
           >
             <RoomName name={r.name} />
             <StateBadge state={pick.stateOf(r._id)} />
+            {pick.badgedIn(r._id) ? <BadgeMark /> : null}
           </div>
         );
       })}
@@ -264,6 +288,7 @@ function UnplacedRooms({ listed, anyDrawn, pick }: { listed: Room[]; anyDrawn: b
             >
               <span class="tile-name">{r.name}</span>
               <StateBadge state={pick.stateOf(r._id)} />
+              {pick.badgedIn(r._id) ? <BadgeMark /> : null}
             </button>
           </li>
         ))}
@@ -291,6 +316,7 @@ function DeskGrid({ desks, pick }: { desks: Desk[]; pick: Picking }) {
               >
                 <span class="tile-name">{d.name}</span>
                 <StateBadge state={pick.stateOf(d._id)} />
+                {pick.badgedIn(d._id) ? <BadgeMark /> : null}
               </button>
             </li>
           ))}
@@ -324,6 +350,7 @@ function FloorState({
   const tz = data.timeZone;
   const pick: Picking = {
     stateOf: (id) => byId.get(id)?.state ?? 'closed',
+    badgedIn: (id) => byId.get(id)?.occupiedByBadge ?? false,
     selected,
     select: setSelected,
     open: (id) => (location.hash = `#/day/${id}`),

@@ -18,7 +18,7 @@ import { BookingChanges } from './booking-changes.js';
 import { BookingBusySlots } from './busy-slots.js';
 import { MeetingRepository } from './meeting-repository.js';
 import { MeetingService } from './meeting-service.js';
-import { OpsBookings } from './ops-bookings.js';
+import { OpsBookings, type BadgePresence } from './ops-bookings.js';
 import { latePaymentDesk, type PaymentDesk } from './payment-port.js';
 import { PeopleRepository } from './people-repository.js';
 import { SlotRepository } from './slot-repository.js';
@@ -30,7 +30,7 @@ export { plainBookingColumns } from './meeting-repository.js';
 
 export { MeetingService, DEFAULT_MEETING_PAGE_SIZE, PIN_PATTERN } from './meeting-service.js';
 export type { CreateMeetingInput, UpdateMeetingInput, ListMeetingsInput } from './meeting-service.js';
-export { OpsBookings } from './ops-bookings.js';
+export { OpsBookings, type BadgePresence } from './ops-bookings.js';
 export { DoorPresenceService, type DoorEntry, type DoorPresenceResult } from './door-presence-service.js';
 export { BookingChanges, scopeOf } from './booking-changes.js';
 export type { FeedBooking, LockedBooking } from './booking-changes.js';
@@ -103,12 +103,16 @@ export interface BookingModule {
   };
   /** Booking's sealed columns, for a SECRETS_KEY rotation. */
   sealed: SealedTable[];
+  /** Plugs in the entry log the console's floor reads ask who badged in at an asset's doors. */
+  connectPresence(presence: BadgePresence): void;
 }
 
 export function createBooking(deps: BookingDeps): BookingModule {
   const meetingRepo = new MeetingRepository(deps.db);
   const people = new PeopleRepository(deps.db);
   const payments = latePaymentDesk(deps.payments);
+  // The entry log is built after booking: plugged in with `connectPresence`.
+  const presenceRef: { current?: BadgePresence } = {};
   // The one writer of booking changes; events and lifecycle steps plug in through its ports.
   const writer = new BookingChangeWriter({
     meetings: meetingRepo,
@@ -130,6 +134,7 @@ export function createBooking(deps: BookingDeps): BookingModule {
   return {
     meetings,
     opsBookings: new OpsBookings({
+      presence: () => presenceRef.current,
       clock: deps.clock,
       meetings: meetingRepo,
       catalogue: deps.catalogue,
@@ -147,6 +152,7 @@ export function createBooking(deps: BookingDeps): BookingModule {
     }),
     changeSource: { changedSince: (t, n) => meetingRepo.changedSince(t, n), latest: () => meetingRepo.lastChangeAt() },
     sealed: sealedBookingColumns(deps.db),
+    connectPresence: (presence) => void (presenceRef.current = presence),
   };
 }
 

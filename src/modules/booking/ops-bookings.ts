@@ -17,8 +17,17 @@ import { DEFAULT_MEETING_PAGE_SIZE } from './meeting-service.js';
 import type { PaymentDesk } from './payment-port.js';
 import type { PeopleRepository } from './people-repository.js';
 import { historyActor } from './rules/history-actor.js';
+import { resolveMeetingConfig } from './rules/asset-config.js';
 import { allOccurrences, listedRows, meetingView, occurrenceStatus } from './meeting-view.js';
-import { assetNow, daySchedule, localDate, localDayBounds, type AssetBooking } from './rules/asset-now.js';
+import {
+  assetNow,
+  daySchedule,
+  localDate,
+  localDayBounds,
+  occupiedByBadge,
+  WALK_IN_PRESENCE_MS,
+  type AssetBooking,
+} from './rules/asset-now.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 /** How far ahead a floor view looks for each asset's next booking. */
@@ -30,7 +39,14 @@ interface Occurrence extends AssetBooking {
   assetId: string;
 }
 
+/** Port: the latest granted door entry per asset since an instant (service time); the devices module's entry log answers. */
+export interface BadgePresence {
+  lastGrantedByAsset(assetIds: readonly string[], since: number): Promise<Map<string, number>>;
+}
+
 export interface OpsBookingsDeps {
+  /** Late-bound: the entry log (built after booking). */
+  presence?: () => BadgePresence | undefined;
   clock: Clock;
   meetings: MeetingRepository;
   catalogue: CatalogueService;
@@ -179,6 +195,19 @@ export class OpsBookings {
       now - MAX_CLEANUP_MS,
       now + NEXT_HORIZON_MS,
     );
+    // Door entries since the earliest instant occupiedByBadge looks back to: a current booking's check-in window, or the walk-in span.
+    const withDoors = assets.filter((a) => a.row.access_devices);
+    const lookBack = withDoors.flatMap(({ row }) => {
+      const pre = Math.max(0, resolveMeetingConfig(row.config).preStartMinutes) * 60_000;
+      return bookings.filter((b) => b.assetId === row.id && b.start <= now && now < b.end).map((b) => b.start - pre);
+    });
+    const presence = withDoors.length ? this.deps.presence?.() : undefined;
+    const badges = presence
+      ? await presence.lastGrantedByAsset(
+          withDoors.map((a) => a.row.id),
+          Math.min(now - WALK_IN_PRESENCE_MS, ...lookBack),
+        )
+      : new Map<string, number>();
     return {
       floorId,
       at: iso(now),
@@ -193,7 +222,23 @@ export class OpsBookings {
           cleanupMinutes: cleanupFor(project, row, kind === 'desk'),
           bookings: bookings.filter((b) => b.assetId === row.id),
         });
-        return { _id: row.id, kind, name: row.name, state: r.state, current: summary(r.current), next: summary(r.next) };
+        const lastEntryAt = badges.get(row.id) ?? null;
+        const badged = occupiedByBadge({
+          now,
+          current: r.current,
+          preStartMinutes: resolveMeetingConfig(row.config).preStartMinutes,
+          lastEntryAt,
+        });
+        return {
+          _id: row.id,
+          kind,
+          name: row.name,
+          state: r.state,
+          current: summary(r.current),
+          next: summary(r.next),
+          occupiedByBadge: badged,
+          lastBadgeAt: badged && lastEntryAt !== null ? iso(Math.min(lastEntryAt, now)) : null,
+        };
       }),
     };
   }

@@ -99,6 +99,16 @@ export class EntryLog {
     this.ports = { ...this.ports, ...ports };
   }
 
+  /**
+   * Per asset, the latest granted entry at its doors since `since` (service time), in service time: devices keep real
+   * time, the service's clock may be offset (the sandbox clock). The console's "occupied by badge".
+   */
+  async lastGrantedByAsset(assetIds: readonly string[], since: number): Promise<Map<string, number>> {
+    const offset = this.deps.clock.now() - this.deps.realNow();
+    const found = await this.deps.repo.lastGranted(assetIds, since - offset);
+    return new Map([...found].map(([id, at]) => [id, at + offset]));
+  }
+
   /** Records a door event (once per device event key); the stored entry, or null for an unknown device. */
   async record(event: DoorEvent): Promise<EntryRow | null> {
     const { repo, devices } = this.deps;

@@ -175,6 +175,38 @@ export class EntryRepository {
     return Number(res.numUpdatedRows) === 1;
   }
 
+  /** Per asset, the latest granted entry at its doors at or after `since` (device time); assets without one are left out. */
+  async lastGranted(assetIds: readonly string[], since: number, db: Db = this.db): Promise<Map<string, number>> {
+    if (!assetIds.length) return new Map();
+    const rows = await db
+      .selectFrom('access_entries')
+      .select((eb) => ['asset_id', eb.fn.max('device_at').as('at')])
+      .where('asset_id', 'in', [...assetIds])
+      .where('granted', '=', 1)
+      .where('device_at', '>=', since)
+      .groupBy('asset_id')
+      .execute();
+    return new Map(rows.flatMap((r) => (r.asset_id === null || r.at === null ? [] : [[r.asset_id, Number(r.at)] as const])));
+  }
+
+  /** Entries received after `after` (real time), oldest first: the console's change feed. */
+  async changedSince(after: number, limit: number, db: Db = this.db): Promise<{ id: string; projectId: string; at: number }[]> {
+    const rows = await db
+      .selectFrom('access_entries')
+      .select(['id', 'project_id', 'received_at'])
+      .where('received_at', '>', after)
+      .orderBy('received_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ id: r.id, projectId: r.project_id, at: Number(r.received_at) }));
+  }
+
+  /** The latest time an entry was received (0 when none). */
+  async lastChangeAt(db: Db = this.db): Promise<number> {
+    const row = await db.selectFrom('access_entries').select((eb) => eb.fn.max('received_at').as('at')).executeTakeFirst();
+    return Number(row?.at ?? 0);
+  }
+
   /** A project's entries, newest (device time) first. */
   async list(f: EntryFilter, db: Db = this.db): Promise<EntryRow[]> {
     let q = db.selectFrom('access_entries').selectAll().where('project_id', '=', f.projectId);

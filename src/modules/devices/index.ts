@@ -78,6 +78,8 @@ export interface DevicesModule {
   reconcileSoon(): void;
   /** The console's change feed: device sync state changes. */
   changes: ChangeSource;
+  /** The console's change feed: door entries received (kind `entry`). */
+  entryChanges: ChangeSource;
   /** What the ZKTeco PUSH endpoints do (the terminals poll the service). */
   zkteco: ZktecoService;
   /** What the ISAPI notification route needs (POST /devices/isapi/{deviceId}/events/{token}). */
@@ -94,8 +96,9 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
     ...(deps.vendors ?? []),
   ]);
   const transport = new RoutingTransport(createTransport(config, deps.logger, repo), vendors);
+  const entryRepo = new EntryRepository(db);
   const entries = new EntryLog({
-    repo: new EntryRepository(db),
+    repo: entryRepo,
     devices: repo,
     clock,
     realNow: () => deps.realClock.now(),
@@ -141,6 +144,7 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
       void jobs.poke(DEVICE_RECONCILE_JOB);
     },
     changes: { kind: 'device', changedSince: (t, n) => repo.changedSince(t, n), latest: () => repo.lastChangeAt() },
+    entryChanges: { kind: 'entry', changedSince: (t, n) => entryRepo.changedSince(t, n), latest: () => entryRepo.lastChangeAt() },
     isapiEvents: {
       verify: (deviceId, token) => deps.verifyIsapiToken?.(deviceId, token) ?? false,
       device: async (deviceId) => {

@@ -56,8 +56,21 @@ function assetColumns(doc: RoomDoc | DeskDoc, at: AssetParents) {
     charge_rate: canonicalJson(rate.amount === undefined ? { perHour: rate.perHour, perDay: rate.perDay } : rate),
     config: canonicalJson(doc.config ?? {}),
     polygon: doc.polygon === undefined ? null : canonicalJson(doc.polygon),
-    access_devices: at.accessDeviceIds?.length ? canonicalJson(at.accessDeviceIds) : null,
   };
+}
+
+/**
+ * Columns a migration added, written only when they hold something or held something before: an apply that uses
+ * none of them touches only the columns the previous release knew (rolling upgrades: test/http/upgrade-compat.test.ts).
+ */
+function added<T extends Record<string, unknown>>(next: T, stored: object | undefined): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(next).filter(([k, v]) => v !== null || ((stored as Record<string, unknown> | undefined)?.[k] ?? null) !== null),
+  ) as Partial<T>;
+}
+
+function accessDevicesColumn(at: AssetParents, stored: { access_devices?: string | null } | undefined) {
+  return added({ access_devices: at.accessDeviceIds?.length ? canonicalJson(at.accessDeviceIds) : null }, stored);
 }
 
 function roomColumns(doc: RoomDoc, at: AssetParents) {
@@ -167,9 +180,9 @@ async function writeHierarchy(w: RowWriter, plan: SitePlan): Promise<void> {
   for (const e of plan.floors) {
     await w.upsert('floors', e.id, e.stored, { key: e.doc.key, project_id: e.projectId, zone_id: e.zoneId, name: e.doc.name });
   }
-  for (const e of plan.rooms) await w.upsert('rooms', e.id, e.stored, roomColumns(e.doc, e));
+  for (const e of plan.rooms) await w.upsert('rooms', e.id, e.stored, { ...roomColumns(e.doc, e), ...accessDevicesColumn(e, e.stored) });
   for (const e of plan.desks) {
-    await w.upsert('desks', e.id, e.stored, { ...assetColumns(e.doc, e), desk_index: e.index });
+    await w.upsert('desks', e.id, e.stored, { ...assetColumns(e.doc, e), desk_index: e.index, ...accessDevicesColumn(e, e.stored) });
   }
 }
 
@@ -225,7 +238,7 @@ async function writeAccessGroups(w: RowWriter, plan: SitePlan, secrets: Prepared
         location_en: d.doc.location?.en ?? null,
         location_th: d.doc.location?.th ?? null,
         card_format: d.doc.cardFormat ?? null,
-        ...deviceTransportColumns(d.doc.transport, secrets.deviceSecretEnc.get(d.id)),
+        ...added(deviceTransportColumns(d.doc.transport, secrets.deviceSecretEnc.get(d.id)), d.stored),
       });
     }
   }

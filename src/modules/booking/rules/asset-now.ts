@@ -65,6 +65,27 @@ export function assetNow<B extends AssetBooking>(input: AssetNowInput<B>): Asset
   return { state, current, next };
 }
 
+/** How long a granted entry at the doors of an asset nobody booked counts as someone being there (a walk-in). */
+export const WALK_IN_PRESENCE_MS = 30 * 60_000;
+
+/**
+ * Whether a badge says someone is in the asset now (the console's "occupied by badge"): a granted entry at its
+ * doors since the current booking's check-in window opened (`preStartMinutes` before its start; a negative value
+ * counts from the start), or, with no booking now, within the last WALK_IN_PRESENCE_MS. `lastEntryAt` is the latest
+ * granted entry there (null: none); an entry dated after `now` (a device clock ahead) counts as now.
+ */
+export function occupiedByBadge(p: {
+  now: number;
+  current: { start: number; end: number } | null;
+  preStartMinutes: number;
+  lastEntryAt: number | null;
+}): boolean {
+  if (p.lastEntryAt === null) return false;
+  const at = Math.min(p.lastEntryAt, p.now);
+  if (p.current) return at >= p.current.start - Math.max(0, p.preStartMinutes) * 60_000;
+  return at > p.now - WALK_IN_PRESENCE_MS;
+}
+
 /** Whether the asset's hours include `now` (property-local) and no break covers it. */
 export function isOpenAt(config: AssetConfig | null | undefined, timeZone: string, now: number): boolean {
   const local = DateTime.fromMillis(now, { zone: timeZone });

@@ -77,6 +77,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('access_entries_pending_idx').on('access_entries').columns(['outcome', 'received_at']).execute();
   await db.schema.createIndex('access_entries_asset_idx').on('access_entries').columns(['asset_id', 'device_at']).execute();
+  await db.schema.createIndex('access_entries_received_idx').on('access_entries').column('received_at').execute();
   await db.schema.createIndex('access_entries_project_idx').on('access_entries').columns(['project_id', 'device_at']).execute();
 }
 
