@@ -315,6 +315,7 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
     clock,
     realClock,
     access: devices.service,
+    doorWindows: devices.doorWindows,
     partnerRateLimitPerMinute: config.partnerRateLimitPerMinute,
     onMembershipsChanged: () => tokens.forgetCallers(),
   });
@@ -412,6 +413,8 @@ export async function createServices(
   const auth = createAuthOn(p);
   const { catalogue, webhooks, lifecycle, booking, payments, paymentSync, paymentDetails, observers } = createBookingCore(p);
   const { devices, site, siteSealed, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
+  // Booking participants' door windows: planned in the booking change's transaction.
+  observers.push(devices.doorWindows);
   const calendar = createConnectedCalendars(p, { bookings: booking.bookings, catalogue, site, observers });
   const changeFeed = createChangeFeed(p, [
     { kind: 'meeting', ...booking.changeSource },

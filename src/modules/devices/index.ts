@@ -14,7 +14,9 @@ import { guarded, type RouteGuards } from '../../platform/http/module.js';
 import { DeviceRepository } from './device-repository.js';
 import { DeviceService } from './device-service.js';
 import { DeviceSync } from './device-sync.js';
-import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, deviceSyncJob, ReconcileSchedule } from './jobs.js';
+import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, deviceSyncJob, doorWindowsJob, ReconcileSchedule } from './jobs.js';
+import { DoorWindowRepository } from './door-window-repository.js';
+import { DoorWindows } from './door-windows.js';
 import { MqttTransport, type TransportLogger } from './mqtt-transport.js';
 import { SandboxTransport } from './sandbox-transport.js';
 import type { DeviceTransport, DoorEvent } from './transport.js';
@@ -27,7 +29,8 @@ export type { AccessChangeLog, AccessSource, DeviceInfo, SubjectSecrets, Subject
 export type { DeviceTransport, DoorEvent, DeviceTarget, DeviceConnection } from './transport.js';
 export { RoutingTransport } from './routing-transport.js';
 export type { TransportLogger } from './mqtt-transport.js';
-export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB } from './jobs.js';
+export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, DOOR_WINDOWS_JOB } from './jobs.js';
+export { DoorWindows, type DoorFacts, type HeldWindow } from './door-windows.js';
 
 export interface DevicesDeps {
   db: Kysely<Database>;
@@ -58,6 +61,8 @@ export interface DevicesModule {
   /** Plan, deliver, repair; members and visitors add their AccessSource with `sync.addSource`. */
   sync: DeviceSync;
   transport: RoutingTransport;
+  /** Booking participants' door windows: the booking writer's observer, read by the members' access source. */
+  doorWindows: DoorWindows;
   /** Reconcile soon (after a site apply). */
   reconcileSoon(): void;
   /** The console's change feed: device sync state changes. */
@@ -93,10 +98,13 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
   jobs.register(deviceSyncJob(sync, { leaseMs: config.ackTimeoutMs + 30_000 }));
   const reconcile = new ReconcileSchedule(() => deps.realClock.now(), config.reconcileMs);
   jobs.register(reconcile.job(sync));
+  const doorWindows = new DoorWindows({ db, engine, repo: new DoorWindowRepository(db), access: service });
+  jobs.register(doorWindowsJob(doorWindows));
   return {
     service,
     sync,
     transport,
+    doorWindows,
     reconcileSoon: () => {
       reconcile.soon();
       void jobs.poke(DEVICE_RECONCILE_JOB);

@@ -5,13 +5,20 @@
  *   at once; leased so two instances never deliver to one device together.
  * - `device-reconcile`: every few minutes (and soon after start), plan every
  *   subject again and queue what devices lack (repairs drift).
+ * - `door-windows`: a booking participant's door window that is over goes, and the
+ *   user's devices drop the member or move to the next window; replayed in time order
+ *   when the sandbox clock moves.
  */
 import type { JobHandler } from '../../platform/jobs/handler.js';
 import type { DeviceStateRow } from './device-repository.js';
 import type { DeviceSync } from './device-sync.js';
+import { timedJob } from '../../platform/jobs/timed.js';
+import type { DoorWindowRow } from './door-window-repository.js';
+import type { DoorWindows } from './door-windows.js';
 
 export const DEVICE_SYNC_JOB = 'device-sync';
 export const DEVICE_RECONCILE_JOB = 'device-reconcile';
+export const DOOR_WINDOWS_JOB = 'door-windows';
 /** Devices delivered to at once. */
 export const DEVICE_CONCURRENCY = 8;
 
@@ -63,4 +70,17 @@ export class ReconcileSchedule {
       },
     };
   }
+}
+
+/** Door windows that are over: each row goes and its user's devices are planned again. */
+export function doorWindowsJob(windows: DoorWindows, intervalMs = 1000): JobHandler<DoorWindowRow> {
+  return timedJob<DoorWindowRow>({
+    name: DOOR_WINDOWS_JOB,
+    intervalMs,
+    id: (r) => `${r.meetingId}:${r.userId}@${r.validUntil}`,
+    dueAt: (r) => r.validUntil,
+    due: (now, limit) => windows.due(now, limit),
+    backlog: (now) => windows.backlog(now),
+    run: (r) => windows.expire(r),
+  });
 }
