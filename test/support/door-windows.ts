@@ -134,7 +134,7 @@ export function doorWindowScenarios(harness: () => DoorHarness): void {
       await holds('d1', m.id, null);
     });
 
-    it('attendee members get the window too; a member without credentials gets nothing', async () => {
+    it('attendee members get the window too (and lose it when taken off); a member without credentials gets nothing', async () => {
       const org = await member();
       const att = await member();
       const bare = await member(false);
@@ -142,6 +142,10 @@ export function doorWindowScenarios(harness: () => DoorHarness): void {
       await holds('d1', org.id, win('12:45', '14:00'));
       await holds('d1', att.id, win('12:45', '14:00'));
       expect(enrollmentOf(await deviceView(h().svc, dev('d1')), bare.id)).toBeUndefined();
+      // An attendee taken off the booking loses the window; the organizer keeps it.
+      await patch(org.token, b._id, { attendees: [{ email: bare.email }] });
+      await holds('d1', att.id, null);
+      await holds('d1', org.id, win('12:45', '14:00'));
       await action(org.token, b._id, 'cancel');
       await holds('d1', org.id, null);
       await holds('d1', att.id, null);
