@@ -339,6 +339,7 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
     clock,
     realClock,
     access: devices.service,
+    doorWindows: devices.doorWindows,
     partnerRateLimitPerMinute: config.partnerRateLimitPerMinute,
     onMembershipsChanged: () => tokens.forgetCallers(),
   });
@@ -426,6 +427,18 @@ function createMetrics(p: Platform, m: { deliveryRepo: DeliveryRepository; devic
   });
 }
 
+/** Doors and bookings: participants' door windows planned in the booking change's transaction (the writer's observer), a
+ * granted member entry at a door checking the booking in, and the console's floor plan asking who badged in. */
+function connectDoors(
+  devices: ReturnType<typeof createBuilding>['devices'],
+  booking: ReturnType<typeof createBookingCore>['booking'],
+  observers: BookingChangeObserver[],
+): void {
+  observers.push(devices.doorWindows);
+  devices.entries.connect({ presence: booking.doorPresence });
+  booking.connectPresence(devices.entries);
+}
+
 export async function createServices(
   config: Config,
   storage: Storage,
@@ -439,11 +452,8 @@ export async function createServices(
   const auth = createAuthOn(p);
   const { catalogue, webhooks, lifecycle, booking, payments, paymentSync, paymentDetails, observers } = createBookingCore(p);
   const { devices, site, siteSealed, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
+  connectDoors(devices, booking, observers);
   const calendar = createConnectedCalendars(p, { bookings: booking.bookings, catalogue, site, observers });
-  // A granted member entry at a room's or desk's door: the booking module checks their booking in.
-  devices.entries.connect({ presence: booking.doorPresence });
-  // The console's floor plan: who badged in at an asset's doors.
-  booking.connectPresence(devices.entries);
   const changeFeed = createChangeFeed(p, [
     { kind: 'meeting', ...booking.changeSource },
     { kind: 'delivery', changedSince: (t, n) => webhooks.webhooks.changedSince(t, n), latest: () => webhooks.webhooks.lastChangeAt() },

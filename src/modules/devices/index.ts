@@ -14,9 +14,19 @@ import { guarded, type RouteGuards } from '../../platform/http/module.js';
 import { DeviceRepository } from './device-repository.js';
 import { DeviceService } from './device-service.js';
 import { DeviceSync } from './device-sync.js';
-import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, DOOR_ENTRIES_JOB, deviceSyncJob, doorEntriesJob, ReconcileSchedule } from './jobs.js';
+import {
+  DEVICE_RECONCILE_JOB,
+  DEVICE_SYNC_JOB,
+  DOOR_ENTRIES_JOB,
+  deviceSyncJob,
+  doorEntriesJob,
+  doorWindowsJob,
+  ReconcileSchedule,
+} from './jobs.js';
 import { EntryLog } from './entry-log.js';
 import { EntryRepository } from './entry-repository.js';
+import { DoorWindowRepository } from './door-window-repository.js';
+import { DoorWindows } from './door-windows.js';
 import { MqttTransport, type TransportLogger } from './mqtt-transport.js';
 import { SandboxTransport } from './sandbox-transport.js';
 import type { DeviceTransport, DoorEvent } from './transport.js';
@@ -35,11 +45,12 @@ export { RoutingTransport } from './routing-transport.js';
 export { IsapiTransport } from './vendors/isapi-transport.js';
 export type { IsapiRouteDeps } from './vendors/isapi-routes.js';
 export type { TransportLogger } from './mqtt-transport.js';
-export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, DOOR_ENTRIES_JOB } from './jobs.js';
+export { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB, DOOR_ENTRIES_JOB, DOOR_WINDOWS_JOB } from './jobs.js';
 export { ZktecoService } from './vendors/zkteco-service.js';
 export { EntryLog } from './entry-log.js';
 export type { CardHolders, DoorEntered, DoorPresence, EntryPorts, PresenceOutcome, VisitorCodes } from './entry-log.js';
 export type { CredentialKind } from './transport.js';
+export { DoorWindows, type DoorFacts, type HeldWindow } from './door-windows.js';
 
 export interface DevicesDeps {
   db: Kysely<Database>;
@@ -74,6 +85,8 @@ export interface DevicesModule {
   transport: RoutingTransport;
   /** The entry log: door events, the sandbox badge, the ops read; `entries.connect` plugs in members, visitors, booking. */
   entries: EntryLog;
+  /** Booking participants' door windows: the booking writer's observer, read by the members' access source. */
+  doorWindows: DoorWindows;
   /** Reconcile soon (after a site apply). */
   reconcileSoon(): void;
   /** The console's change feed: device sync state changes. */
@@ -133,12 +146,15 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
   jobs.register(reconcile.job(sync));
   const zkteco = new ZktecoService({ sync, repo, openSecret: deps.openSecret, realNow: () => deps.realClock.now() });
   jobs.register(doorEntriesJob(entries));
+  const doorWindows = new DoorWindows({ db, engine, repo: new DoorWindowRepository(db), access: service });
+  jobs.register(doorWindowsJob(doorWindows));
   return {
     entries,
     service,
     sync,
     transport,
     zkteco,
+    doorWindows,
     reconcileSoon: () => {
       reconcile.soon();
       void jobs.poke(DEVICE_RECONCILE_JOB);

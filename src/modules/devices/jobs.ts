@@ -8,16 +8,23 @@
  * - `door-entries`: each pending entry of the entry log is claimed (a conditional update of its
  *   lease, so one instance judges it), handed to the booking module and its outcome stored; an
  *   error leaves it pending, tried again with backoff.
+ * - `door-windows`: a booking participant's door window that is over goes, and the
+ *   user's devices drop the member or move to the next window; replayed in time order
+ *   when the sandbox clock moves.
  */
 import type { JobHandler } from '../../platform/jobs/handler.js';
 import type { DeviceStateRow } from './device-repository.js';
 import type { DeviceSync } from './device-sync.js';
+import { timedJob } from '../../platform/jobs/timed.js';
 import type { EntryLog } from './entry-log.js';
 import type { EntryRow } from './entry-repository.js';
+import type { DoorWindowRow } from './door-window-repository.js';
+import type { DoorWindows } from './door-windows.js';
 
 export const DEVICE_SYNC_JOB = 'device-sync';
 export const DEVICE_RECONCILE_JOB = 'device-reconcile';
 export const DOOR_ENTRIES_JOB = 'door-entries';
+export const DOOR_WINDOWS_JOB = 'door-windows';
 /** Devices delivered to at once. */
 export const DEVICE_CONCURRENCY = 8;
 
@@ -88,4 +95,17 @@ export function doorEntriesJob(log: EntryLog, opts: { leaseMs?: number; interval
     run: (e) => log.process(e),
     retry: { maxAttempts: Infinity, delayMs: (n) => Math.min(60_000, 1_000 * 2 ** Math.min(n - 1, 6)) },
   };
+}
+
+/** Door windows that are over: each row goes and its user's devices are planned again. */
+export function doorWindowsJob(windows: DoorWindows, intervalMs = 1000): JobHandler<DoorWindowRow> {
+  return timedJob<DoorWindowRow>({
+    name: DOOR_WINDOWS_JOB,
+    intervalMs,
+    id: (r) => `${r.meetingId}:${r.userId}@${r.validUntil}`,
+    dueAt: (r) => r.validUntil,
+    due: (now, limit) => windows.due(now, limit),
+    backlog: (now) => windows.backlog(now),
+    run: (r) => windows.expire(r),
+  });
 }

@@ -18,13 +18,13 @@ import { CredentialRepository, sealedMemberColumns } from './credential-reposito
 import { FaceVariants } from './face-variants.js';
 import { CredentialService } from './credential-service.js';
 import { MemberService } from './member-service.js';
-import { MemberAccessSource } from './member-access.js';
+import { MemberAccessSource, type DoorWindowsReader } from './member-access.js';
 import { memberRoutes, type PartnerRateLimit } from './routes.js';
 import type { SealedTable } from '../../platform/crypto/reseal.js';
 
 export { MemberService, partnerContext, type PartnerCaller, type PartnerContext } from './member-service.js';
 export { CredentialService, type ReachedMember } from './credential-service.js';
-export { MemberAccessSource } from './member-access.js';
+export { MemberAccessSource, type DoorWindowsReader } from './member-access.js';
 export type { PartnerRateLimit } from './routes.js';
 
 export interface MembersDeps {
@@ -39,6 +39,8 @@ export interface MembersDeps {
   access: AccessChangeLog;
   /** Partner requests per app per 60 s (PARTNER_RATE_LIMIT_PER_MINUTE). */
   partnerRateLimitPerMinute: number;
+  /** The door windows booking participants hold (the devices module's DoorWindows); none: group access only. */
+  doorWindows?: DoorWindowsReader;
   /** Told after a member's memberships changed (callers resolved earlier may carry an old scope). */
   onMembershipsChanged?: () => void;
 }
@@ -66,7 +68,7 @@ export function createMembers(deps: MembersDeps): MembersModule {
   return {
     members,
     credentials,
-    accessSource: new MemberAccessSource(repo, credentialRepo, secretBox, faces),
+    accessSource: new MemberAccessSource(repo, credentialRepo, secretBox, faces, deps.doorWindows ?? null, () => clock.now()),
     cardHolders: { memberOfCard: (projectId, uid) => credentialRepo.holderOfCard(projectId, uid) },
     partnerRateLimit: new RateLimiter(new RateLimitRepository(db), deps.realClock, deps.partnerRateLimitPerMinute, 60_000),
     sealed: sealedMemberColumns(db),

@@ -4,15 +4,40 @@
  * active cards (physical and virtual) and, where the device takes faces, their
  * face (the picture derived for the device's kind). A member with nothing to hold
  * on a device (no card, no face it takes) has no entry there. Face bytes leave the module only inside a command sent to a device.
+ *
+ * Besides, a booking's participants hold the same credential set on the doors of the booked
+ * room or desk within the booking's window (`validFrom`/`validUntil`, read through the
+ * `DoorWindowsReader` port). Group access wins: a device held permanently carries no window.
  */
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Db } from '../../platform/db/db.js';
 import type { AccessSource, DeviceInfo, SubjectSecrets } from '../devices/index.js';
 import { faceLimitsFor } from '../devices/rules/face-limits.js';
 import type { SubjectState } from '../devices/rules/subject-state.js';
+import { windowToSet, type AccessWindow } from '../devices/rules/door-window.js';
 import type { CredentialRepository } from './credential-repository.js';
 import type { FaceVariants } from './face-variants.js';
 import type { MembersRepository } from './members-repository.js';
+
+/** Port (filled with the devices module's DoorWindows): the door windows booking participants hold. */
+export interface DoorWindowsReader {
+  /** The user's windows in the project not over by `now`. */
+  forUser(projectId: string, userId: string, now: number, trx?: Db): Promise<{ deviceIds: string[]; from: number; until: number }[]>;
+  /** Users of the project with a stored window. */
+  usersWithWindows(projectId: string, trx?: Db): Promise<string[]>;
+}
+
+/** Per device, the window to set now of the windows a user holds there. */
+function windowsByDevice(held: { deviceIds: string[]; from: number; until: number }[], now: number): Map<string, AccessWindow> {
+  const all = new Map<string, AccessWindow[]>();
+  for (const h of held) for (const id of h.deviceIds) all.set(id, [...(all.get(id) ?? []), { from: h.from, until: h.until }]);
+  const out = new Map<string, AccessWindow>();
+  for (const [id, ws] of all) {
+    const w = windowToSet(ws, now);
+    if (w) out.set(id, w);
+  }
+  return out;
+}
 
 export class MemberAccessSource implements AccessSource {
   readonly kind = 'member' as const;
@@ -22,6 +47,8 @@ export class MemberAccessSource implements AccessSource {
     private readonly credentials: CredentialRepository,
     private readonly secretBox: SecretBox,
     private readonly faces: FaceVariants,
+    private readonly windows: DoorWindowsReader | null = null,
+    private readonly now: () => number = () => 0,
   ) {}
 
   async desired(projectId: string, userId: string, devices: DeviceInfo[], trx?: Db): Promise<Map<string, SubjectState>> {
@@ -29,7 +56,11 @@ export class MemberAccessSource implements AccessSource {
     const membership = await this.members.membership(userId, projectId, trx);
     if (membership?.status !== 'active') return out;
     const groups = new Set(await this.members.memberGroupIds(userId, projectId, trx));
-    const mine = devices.filter((d) => groups.has(d.accessGroupId));
+    const now = this.now();
+    const held = this.windows
+      ? windowsByDevice(await this.windows.forUser(projectId, userId, now, trx), now)
+      : new Map<string, AccessWindow>();
+    const mine = devices.filter((d) => groups.has(d.accessGroupId) || held.has(d.id));
     if (!mine.length) return out;
     const [cards, face, variants] = await Promise.all([
       this.credentials.activeCards(projectId, userId, trx),
@@ -37,6 +68,8 @@ export class MemberAccessSource implements AccessSource {
       this.credentials.variantDigests(projectId, userId, trx),
     ]);
     for (const d of mine) {
+      // Group access wins: a device the member holds permanently keeps no window.
+      const window: AccessWindow | null = groups.has(d.accessGroupId) ? null : (held.get(d.id) ?? null);
       // The picture derived for the device's kind from the current original; a refusal keeps the face off, never the cards.
       // No picture yet (a face stored before its profile existed) holds no face until the next reconcile derives it.
       const limits = faceLimitsFor(d.kind);
@@ -49,15 +82,18 @@ export class MemberAccessSource implements AccessSource {
         faceRefused: variant?.refused ?? null,
         qr: null,
         plates: [],
-        validFrom: null,
-        validUntil: null,
+        validFrom: window?.from ?? null,
+        validUntil: window?.until ?? null,
       });
     }
     return out;
   }
 
-  subjects(projectId: string, trx?: Db): Promise<string[]> {
-    return this.members.groupedMembers(projectId, trx);
+  async subjects(projectId: string, trx?: Db): Promise<string[]> {
+    const grouped = await this.members.groupedMembers(projectId, trx);
+    if (!this.windows) return grouped;
+    const booked = await this.windows.usersWithWindows(projectId, trx);
+    return [...new Set([...grouped, ...booked])];
   }
 
   async secrets(projectId: string, userId: string, device: DeviceInfo): Promise<SubjectSecrets> {

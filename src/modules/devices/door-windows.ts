@@ -1,0 +1,114 @@
+/**
+ * Door access in a booking's window: the booking writer's observer (structurally; the
+ * devices module does not depend on booking). For a booking at an asset with door devices
+ * it keeps one `door_windows` row per participant user holding the booking's current
+ * window, in the booking change's transaction, and records an access change for every
+ * user whose window changed (the members' access source then plans the devices in the
+ * same transaction). The `door-windows` job drops windows that are over.
+ */
+import type { Kysely } from 'kysely';
+import type { Engine } from '../../platform/db/database.js';
+import type { Db } from '../../platform/db/db.js';
+import type { Database } from '../../platform/db/schema.js';
+import { writeTransaction } from '../../platform/db/transactions.js';
+import type { Backlog } from '../../platform/jobs/handler.js';
+import type { AccessChangeLog } from './access-source.js';
+import type { DoorWindowRepository, DoorWindowRow } from './door-window-repository.js';
+import { doorWindow, type DoorWindowFacts } from './rules/door-window.js';
+
+/** The booking's door facts as the writer hands them (see booking's DoorAccessFacts). */
+export interface DoorFacts extends DoorWindowFacts {
+  projectId: string;
+  deviceIds: readonly string[];
+  userIds: readonly string[];
+}
+
+/** A window a user holds on some devices. */
+export interface HeldWindow {
+  deviceIds: string[];
+  from: number;
+  until: number;
+}
+
+export interface DoorWindowsDeps {
+  db: Kysely<Database>;
+  engine: Engine;
+  repo: DoorWindowRepository;
+  access: AccessChangeLog;
+}
+
+const sameRow = (a: DoorWindowRow | undefined, b: DoorWindowRow | undefined): boolean =>
+  !!a &&
+  !!b &&
+  a.validFrom === b.validFrom &&
+  a.validUntil === b.validUntil &&
+  JSON.stringify([...a.deviceIds].sort()) === JSON.stringify([...b.deviceIds].sort());
+
+export class DoorWindows {
+  constructor(private readonly deps: DoorWindowsDeps) {}
+
+  /** The booking writer's observer: a booking changed (same transaction). Nothing at all for assets without door devices. */
+  async changed(trx: Db, c: { meetingId: string; at: number; door: DoorFacts | null }): Promise<void> {
+    const door = c.door;
+    if (!door) return;
+    const { repo, access } = this.deps;
+    const old = await repo.ofMeeting(c.meetingId, trx);
+    const w = doorWindow(door, c.at);
+    const rows: DoorWindowRow[] = w
+      ? door.userIds.map((userId) => ({
+          meetingId: c.meetingId,
+          userId,
+          projectId: door.projectId,
+          deviceIds: [...door.deviceIds],
+          validFrom: w.from,
+          validUntil: w.until,
+        }))
+      : [];
+    const before = new Map(old.map((r) => [r.userId, r]));
+    const after = new Map(rows.map((r) => [r.userId, r]));
+    const changedUsers = [...new Set([...before.keys(), ...after.keys()])].filter((u) => !sameRow(before.get(u), after.get(u))).sort();
+    if (!changedUsers.length) return;
+    await repo.replace(c.meetingId, rows, c.at, trx);
+    for (const userId of changedUsers) {
+      const projectId = (after.get(userId) ?? before.get(userId))!.projectId;
+      await access.record(trx, { projectId, subject: { kind: 'member', id: userId }, reason: 'booking', at: c.at });
+    }
+    // No poke here: the booking's transaction is still open; the device-sync job finds the commands on its next poll.
+  }
+
+  /** The user's windows in the project not over by `now`. */
+  async forUser(projectId: string, userId: string, now: number, trx?: Db): Promise<HeldWindow[]> {
+    const rows = await this.deps.repo.ofUser(projectId, userId, now, trx);
+    return rows.map((r) => ({ deviceIds: r.deviceIds, from: r.validFrom, until: r.validUntil }));
+  }
+
+  /** Users of the project with a stored window (reconcile plans them). */
+  usersWithWindows(projectId: string, trx?: Db): Promise<string[]> {
+    return this.deps.repo.users(projectId, trx);
+  }
+
+  /** Windows over by `now` (the door-windows job). */
+  due(now: number, limit: number): Promise<DoorWindowRow[]> {
+    return this.deps.repo.due(now, limit);
+  }
+
+  backlog(now: number): Promise<Backlog> {
+    return this.deps.repo.backlog(now);
+  }
+
+  /** A window is over: the row goes and the user's devices drop the member or move to the next window. */
+  async expire(r: DoorWindowRow): Promise<void> {
+    const { repo, access } = this.deps;
+    const changed = await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
+      if (!(await repo.expire(r, trx))) return false;
+      await access.record(trx, {
+        projectId: r.projectId,
+        subject: { kind: 'member', id: r.userId },
+        reason: 'booking-ended',
+        at: r.validUntil,
+      });
+      return true;
+    });
+    if (changed) access.poke();
+  }
+}
