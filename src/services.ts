@@ -461,7 +461,6 @@ export async function createServices(
     devices.entryChanges,
     visitors.changes,
   ]);
-  const { transport: deviceTransport, sync: deviceSync } = devices;
   const sealed = [...booking.sealed, ...siteSealed, ...members.sealed, ...visitors.sealed, ...calendar.sealed];
   const metrics = createMetrics(p, { deliveryRepo: webhooks.deliveryRepo, devices: devices.service, payments });
   return {
@@ -493,9 +492,9 @@ export async function createServices(
     partnerRateLimit: members.partnerRateLimit,
     devices: devices.service,
     entries: devices.entries,
-    deviceSync,
+    deviceSync: devices.sync,
     zkteco: devices.zkteco,
-    deviceTransport,
+    deviceTransport: devices.transport,
     isapiEvents: devices.isapiEvents,
     visitors: visitors.visitors,
     visitorAccess: visitors.accessSource,
@@ -510,14 +509,14 @@ export async function createServices(
     sealedColumns: () => sealed.flatMap((t) => t.columns),
     resealSecrets: () => resealSecrets(p, sealed, () => devices.reconcileSoon()),
     startWorkers: () => {
-      void deviceTransport.start(deviceSync).catch((err) => onError(err, { job: 'device-transport' }));
+      void devices.transport.start(devices.sync).catch((err) => onError(err, { job: 'device-transport' }));
       jobs.start();
     },
     stop: async () => {
       sandboxClock.stop();
       await changeFeed.stop();
       await jobs.stop();
-      await deviceTransport.stop();
+      await devices.transport.stop();
     },
   };
 }
