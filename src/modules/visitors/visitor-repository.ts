@@ -19,7 +19,8 @@ export class VisitorRepository {
   async insertInvite(invite: InviteRow, db: Db = this.db): Promise<void> {
     await db
       .insertInto('visitor_invites')
-      .values({ ...invite, end_given: invite.end_given ? 1 : 0 })
+      // meeting_id only when set: an invite for no booking writes only what the previous release knew (rolling upgrades).
+      .values({ ...withoutNull(invite, 'meeting_id'), end_given: invite.end_given ? 1 : 0 })
       .execute();
   }
 
@@ -195,4 +196,11 @@ export function sealedVisitorColumns(db: Kysely<Database>): SealedTable[] {
       tags: [{ column: 'qr_tag', of: 'qr_enc', purpose: VISITOR_QR_TAG_PURPOSE }],
     }),
   ];
+}
+
+/** `row` without `key` when that is null. */
+function withoutNull<T extends object, K extends keyof T>(row: T, key: K): T | Omit<T, K> {
+  if (row[key] !== null) return row;
+  const { [key]: _dropped, ...rest } = row;
+  return rest;
 }

@@ -156,6 +156,7 @@ export class VisitorService {
       cancelled_at: null,
       withdrawn_at: null,
       created_at: now,
+      meeting_id: null,
     };
     const code = await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
       for (let attempt = 0; attempt < CODE_ATTEMPTS; attempt++) {

@@ -684,6 +684,8 @@ export interface VisitorInviteTable {
   cancelled_at: Millis | null;
   withdrawn_at: Millis | null;
   created_at: Millis;
+  /** The booking the visitor is invited to, or null. */
+  meeting_id: string | null;
 }
 
 export interface VisitorEntryTable {

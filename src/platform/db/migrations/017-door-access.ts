@@ -8,6 +8,8 @@
  *   asset's bookings (from the site document's `accessDevices` keys).
  * - `device_state` (devices): `last_seen_at` (real time a pull device last polled) and `pull_cursor`
  *   (JSON: what a pull device has uploaded so far).
+ * - `visitor_invites` (visitors): `meeting_id`, the booking a visitor is invited to (their pass then opens that
+ *   booking's doors in its window).
  * - `door_windows` (devices): per booking and participant, the devices and the validity window the
  *   participant holds there (from the booking's pre-start to its end), written in the booking change's
  *   own transaction.
@@ -26,6 +28,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('rooms').addColumn('access_devices', 'text').execute();
   await db.schema.alterTable('desks').addColumn('access_devices', 'text').execute();
   await db.schema.alterTable('device_state').addColumn('last_seen_at', 'bigint').execute();
+  await db.schema.alterTable('visitor_invites').addColumn('meeting_id', 'text').execute();
   await db.schema.alterTable('device_state').addColumn('pull_cursor', 'text').execute();
 
   await db.schema
