@@ -181,7 +181,15 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
       ['h23-chaophraya', 'ห้องประชุมเจ้าพระยา', box(18, 8, 10, 34)],
       ['h23-sala', 'Sala ศาลา', box(34, 8, 30, 50)],
     ] as const) {
-      doc.rooms.push({ ...structuredClone(teak), key, floor: 'h23-p3', name, email: `${key}@rooms.demo.example`, polygon });
+      doc.rooms.push({
+        ...structuredClone(teak),
+        key,
+        floor: 'h23-p3',
+        name,
+        email: `${key}@rooms.demo.example`,
+        polygon,
+        accessDevices: undefined,
+      });
     }
     ids = await applySite(svc, doc);
     D = await dayAhead(svc, TZ, 2);
@@ -318,6 +326,42 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in a real browser', () => {
       { action: 'cancel', by: 'Operator console staff' },
     ]);
     await shot(page, 'booking-cancelled-desktop');
+  }, 60_000);
+
+  it('shows someone who badged in at a room door as occupied by badge, live (English and Thai)', async () => {
+    await page.goto(`${svc.url}/console#/floor/${id('demo-s8')}`);
+    const teak = page.locator(`polygon[data-asset="${id('demo-teak')}"]`);
+    await expect.poll(() => teak.getAttribute('aria-label')).toBe('Teak: Free');
+    expect(await page.locator('.legend').getByText('Occupied by badge').isVisible()).toBe(true);
+    const users = (await svc.ops('GET', '/ops/v1/site')).body.data.users as { _id: string; projectIds: string[] }[];
+    const who = users.find((u) => u.projectIds.includes(id('demo-tower')))!._id;
+    // The door reader of Teak (the demo site's accessDevices) reports a granted card: nobody booked Teak now, a walk-in.
+    await svc.services.deviceSync.access({
+      deviceId: id('demo-teak-door'),
+      eventKey: 'console-walk-in-1',
+      at: Date.now(),
+      granted: true,
+      credentialKind: 'card',
+      subject: { kind: 'member', id: who },
+    });
+    await expect.poll(() => teak.getAttribute('aria-label'), { timeout: 15_000 }).toBe('Teak: Free, Occupied by badge');
+    await page.locator(`.room-label[data-asset="${id('demo-teak')}"] .badge-in`).waitFor();
+    await teak.hover();
+    const card = page.locator('.asset-card');
+    await card.getByText('Occupied by badge').waitFor();
+    await card.getByText(/^Badged in at \d\d:\d\d$/).waitFor();
+    await shot(page, 'floor-plan-badge-desktop');
+    await page.getByRole('button', { name: 'ภาษาไทย' }).click();
+    await card.getByText('มีคนแตะบัตรเข้า').waitFor();
+    await card.getByText(/^แตะบัตรเข้าเมื่อ \d\d:\d\d$/).waitFor();
+    await shot(page, 'floor-plan-badge-thai-desktop');
+    await page.getByRole('button', { name: 'English' }).click();
+    await page.getByRole('heading', { name: 'Floor plan', level: 1 }).waitFor();
+    await expect
+      .poll(async () => (await svc.ops('GET', `/ops/v1/access-entries?project=${id('demo-tower')}`)).body.data[0]?.outcome)
+      .toBe('walk-in');
+    // Other rooms of the floor show no badge.
+    expect(await page.locator('.room-label .badge-in').count()).toBe(1);
   }, 60_000);
 
   it('names an app that booked as itself, and shows an organizer without email by name only', async () => {

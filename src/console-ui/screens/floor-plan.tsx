@@ -98,9 +98,7 @@ function AssetCard({ asset, tz, room }: { asset: FloorAsset | undefined; tz: str
         ) : null}
       </h3>
       {room ? <p class="muted">{t('capacity', { n: room.capacity })}</p> : null}
-      {asset.occupiedByBadge && asset.lastBadgeAt ? (
-        <p class="muted">{t('badgedInAt', { t: time(asset.lastBadgeAt, tz, lang) })}</p>
-      ) : null}
+      {asset.occupiedByBadge && asset.lastBadgeAt ? <p class="muted">{t('badgedInAt', { t: time(asset.lastBadgeAt, tz, lang) })}</p> : null}
       <dl>
         <BookingLine b={asset.current} tz={tz} which="current" />
         <BookingLine b={asset.next} tz={tz} which="next" />
