@@ -49,7 +49,7 @@ import {
   type ConnectedSync,
   type RoomFeedService,
 } from './modules/calendar-sync/index.js';
-import { createVisitors, type VisitorAccessSource, type VisitorService } from './modules/visitors/index.js';
+import { createVisitors, type VisitorAccessSource, type VisitorBookings, type VisitorService } from './modules/visitors/index.js';
 import { UrlGuard } from './platform/net/url-guard.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
 import { OpsTokenFailures } from './platform/http/authenticate.js';
@@ -299,7 +299,7 @@ function createBookingCore(p: Platform) {
 const ISAPI_EVENTS_TAG = 'isapi-events';
 
 /** Devices, and the site, members and visitors whose changes they enroll. */
-function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logger: TransportLogger | undefined) {
+function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, options: ServiceOptions, bookings: BookingChanges) {
   const { storage, config, clock, realClock, secretBox, jobs } = p;
   // Members (and visitors) tell the devices module what changed; the sync job delivers.
   const devices = createDevices({
@@ -310,7 +310,7 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
     config: config.devices,
     sandbox: isSandbox(config.env),
     jobs,
-    logger,
+    logger: options.logger,
     onError: p.onError,
     openSecret: (sealed) => secretBox.open(sealed),
     // HikVision terminals post their events to a URL whose last segment is an HMAC of the device id.
@@ -357,11 +357,32 @@ function createBuilding(p: Platform, tokens: TokenService, outbox: Outbox, logge
     outbox,
     jobs,
     entries: devices.entries,
+    bookings: invitedBookings(bookings),
+    doors: devices.doorWindows,
   });
   devices.sync.addSource(visitors.accessSource);
+  // A booking's door window changing re-plans the visitors invited for it, in the booking change's transaction.
+  devices.doorWindows.connectInvites(visitors.meetingInvites);
   // The entry log names a card's member and a QR code's visitor through them.
   devices.entries.connect({ cards: members.cardHolders, visitors: visitors.visitors });
   return { devices, site, siteSealed, members, visitors };
+}
+
+/** Bookings as a visitor invite naming one checks it (project, organizer and attendees, status). */
+function invitedBookings(bookings: BookingChanges): VisitorBookings {
+  return {
+    booking: async (meetingId) => {
+      const m = (await bookings.read(meetingId))?.meeting;
+      return (
+        m && {
+          projectId: m.project_id,
+          status: m.status,
+          organizerUserId: m.organizer_user_id,
+          attendeeUserIds: m.attendees.flatMap((a) => (a.userId ? [a.userId] : [])),
+        }
+      );
+    },
+  };
 }
 
 /** Calendar sync: iTIP messages, room feeds, and room calendars connected to Microsoft 365 and Google Workspace. */
@@ -451,7 +472,7 @@ export async function createServices(
   const { clock, sandboxClock, secretBox, jobs, onError } = p;
   const auth = createAuthOn(p);
   const { catalogue, webhooks, lifecycle, booking, payments, paymentSync, paymentDetails, observers } = createBookingCore(p);
-  const { devices, site, siteSealed, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options.logger);
+  const { devices, site, siteSealed, members, visitors } = createBuilding(p, auth.tokens, webhooks.outbox, options, booking.bookings);
   connectDoors(devices, booking, observers);
   const calendar = createConnectedCalendars(p, { bookings: booking.bookings, catalogue, site, observers });
   const changeFeed = createChangeFeed(p, [

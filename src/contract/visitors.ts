@@ -19,6 +19,11 @@ export const CreateInviteBody = Type.Object(
     }),
     licensePlate: Type.Optional(Text(32, "The visitor's car plate; matched ignoring case, spaces and dashes")),
     visitPurpose: Type.Optional(Text(500, 'Why the visitor comes')),
+    meetingId: Type.Optional(
+      ObjectId(
+        "The booking the visitor comes to (the host its organizer or an attendee): the doors of the booked room or desk hold the visitor's pass in the booking's window",
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -44,6 +49,7 @@ export const InviteView = Type.Object({
   validUntil: DateTime('When the invite stops admitting (the end, or the end of the property-local start day)'),
   licensePlate: Type.Union([Type.String(), Type.Null()]),
   visitPurpose: Type.Union([Type.String(), Type.Null()]),
+  meetingId: Type.Union([Type.String(), Type.Null()], { description: 'The booking the visitor comes to; null when none' }),
   qrCardCode: Type.String({ description: 'The code the visitor shows at a reader' }),
   cancelledAt: Type.Union([DateTime(), Type.Null()]),
   entries: Type.Array(VisitorEntry),

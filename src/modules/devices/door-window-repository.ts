@@ -56,6 +56,16 @@ export class DoorWindowRepository {
       .execute();
   }
 
+  /** The project's devices some room or desk names among its access devices (reads site's rooms and desks, as the entry log does). */
+  async doorDevices(projectId: string, db: Db = this.db): Promise<string[]> {
+    const [rooms, desks] = await Promise.all([
+      db.selectFrom('rooms').select('access_devices').where('project_id', '=', projectId).where('access_devices', 'is not', null).execute(),
+      db.selectFrom('desks').select('access_devices').where('project_id', '=', projectId).where('access_devices', 'is not', null).execute(),
+    ]);
+    const ids = [...rooms, ...desks].flatMap((r) => (r.access_devices ? (JSON.parse(r.access_devices) as string[]) : []));
+    return [...new Set(ids)].sort();
+  }
+
   /** A user's windows in a project that are not over by `now`, earliest first. */
   async ofUser(projectId: string, userId: string, now: number, db: Db = this.db): Promise<DoorWindowRow[]> {
     const rows = await db

@@ -4,7 +4,9 @@
  * it keeps one `door_windows` row per participant user holding the booking's current
  * window, in the booking change's transaction, and records an access change for every
  * user whose window changed (the members' access source then plans the devices in the
- * same transaction). The `door-windows` job drops windows that are over.
+ * same transaction). The `door-windows` job drops windows that are over. Visitors invited
+ * for the booking (the `MeetingInvites` port) are re-planned in the same transaction
+ * whenever the booking's window changes: their pass on its doors follows it.
  */
 import type { Kysely } from 'kysely';
 import type { Engine } from '../../platform/db/database.js';
@@ -30,6 +32,18 @@ export interface HeldWindow {
   until: number;
 }
 
+/** Port (filled by the visitors module): the invites naming a booking whose pass may still be on some device. */
+export interface MeetingInvites {
+  ofMeeting(meetingId: string, trx?: Db): Promise<{ id: string; projectId: string }[]>;
+}
+
+/** A booking's door window as visitors' passes follow it. */
+export interface MeetingWindow {
+  deviceIds: string[];
+  from: number;
+  until: number;
+}
+
 export interface DoorWindowsDeps {
   db: Kysely<Database>;
   engine: Engine;
@@ -45,7 +59,14 @@ const sameRow = (a: DoorWindowRow | undefined, b: DoorWindowRow | undefined): bo
   JSON.stringify([...a.deviceIds].sort()) === JSON.stringify([...b.deviceIds].sort());
 
 export class DoorWindows {
+  private invites: MeetingInvites | null = null;
+
   constructor(private readonly deps: DoorWindowsDeps) {}
+
+  /** Plugs in the visitors' invites (built after the devices module). */
+  connectInvites(invites: MeetingInvites): void {
+    this.invites = invites;
+  }
 
   /** The booking writer's observer: a booking changed (same transaction). Nothing at all for assets without door devices. */
   async changed(trx: Db, c: { meetingId: string; at: number; door: DoorFacts | null }): Promise<void> {
@@ -73,7 +94,27 @@ export class DoorWindows {
       const projectId = (after.get(userId) ?? before.get(userId))!.projectId;
       await access.record(trx, { projectId, subject: { kind: 'member', id: userId }, reason: 'booking', at: c.at });
     }
+    if (!sameRow(old[0] && { ...old[0], userId: '' }, rows[0] && { ...rows[0], userId: '' }))
+      await this.replanVisitors(trx, c.meetingId, 'booking', c.at);
     // No poke here: the booking's transaction is still open; the device-sync job finds the commands on its next poll.
+  }
+
+  /** Records an access change for each visitor invited for the meeting (their door passes follow its window). */
+  private async replanVisitors(trx: Db, meetingId: string, reason: string, at: number): Promise<void> {
+    if (!this.invites) return;
+    for (const inv of await this.invites.ofMeeting(meetingId, trx))
+      await this.deps.access.record(trx, { projectId: inv.projectId, subject: { kind: 'visitor', id: inv.id }, reason, at });
+  }
+
+  /** The meeting's door window not over by `now` (every participant holds the same), or null. */
+  async forMeeting(meetingId: string, now: number, trx?: Db): Promise<MeetingWindow | null> {
+    const row = (await this.deps.repo.ofMeeting(meetingId, trx)).find((r) => r.validUntil > now);
+    return row ? { deviceIds: row.deviceIds, from: row.validFrom, until: row.validUntil } : null;
+  }
+
+  /** The project's devices named in some room's or desk's accessDevices (they open only in a booking's window). */
+  doorDevices(projectId: string, trx?: Db): Promise<string[]> {
+    return this.deps.repo.doorDevices(projectId, trx);
   }
 
   /** The user's windows in the project not over by `now`. */
@@ -107,6 +148,8 @@ export class DoorWindows {
         reason: 'booking-ended',
         at: r.validUntil,
       });
+      // The meeting's last window gone: its visitors' door passes go too.
+      if (!(await repo.ofMeeting(r.meetingId, trx)).length) await this.replanVisitors(trx, r.meetingId, 'booking-ended', r.validUntil);
       return true;
     });
     if (changed) access.poke();

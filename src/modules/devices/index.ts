@@ -50,7 +50,7 @@ export { ZktecoService } from './vendors/zkteco-service.js';
 export { EntryLog } from './entry-log.js';
 export type { CardHolders, DoorEntered, DoorPresence, EntryPorts, PresenceOutcome, VisitorCodes } from './entry-log.js';
 export type { CredentialKind } from './transport.js';
-export { DoorWindows, type DoorFacts, type HeldWindow } from './door-windows.js';
+export { DoorWindows, type DoorFacts, type HeldWindow, type MeetingInvites, type MeetingWindow } from './door-windows.js';
 
 export interface DevicesDeps {
   db: Kysely<Database>;

@@ -8,6 +8,7 @@ import type { Clock } from '../../platform/clock/clock.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Engine } from '../../platform/db/database.js';
 import type { Database } from '../../platform/db/schema.js';
+import type { Db } from '../../platform/db/db.js';
 import type { ChangeSource } from '../../platform/changes/change-feed.js';
 import type { JobRunner } from '../../platform/jobs/runner.js';
 import type { App } from '../../platform/http/types.js';
@@ -21,8 +22,9 @@ import {
   type VisitorEvents,
   type VisitorSite,
   type VisitorUnits,
+  type VisitorBookings,
 } from './visitor-service.js';
-import { VisitorAccessSource } from './visitor-access.js';
+import { VisitorAccessSource, type VisitorDoors } from './visitor-access.js';
 import { visitorExpiryJob } from './jobs.js';
 import { opsVisitorRoutes } from './routes.js';
 import type { SealedTable } from '../../platform/crypto/reseal.js';
@@ -35,8 +37,10 @@ export {
   type VisitorEvents,
   type VisitorSite,
   type VisitorUnits,
+  type VisitorBookings,
 } from './visitor-service.js';
-export { VisitorAccessSource } from './visitor-access.js';
+export { VisitorAccessSource, type VisitorDoors } from './visitor-access.js';
+export type { InvitedBooking } from './rules/door-pass.js';
 export type { ScanEntries } from './visitor-service.js';
 export { VISITOR_EXPIRY_JOB } from './jobs.js';
 
@@ -57,12 +61,18 @@ export interface VisitorsDeps {
   jobs: JobRunner;
   /** The devices' entry log: every scan is logged as a door entry. */
   entries?: ScanEntries;
+  /** Bookings an invite may name (`meetingId`). */
+  bookings?: VisitorBookings;
+  /** The doors of rooms and desks and bookings' door windows (the devices' DoorWindows). */
+  doors?: VisitorDoors;
 }
 
 export interface VisitorsModule {
   visitors: VisitorService;
   /** What devices must hold for visitor invites (the devices module's AccessSource for kind `visitor`). */
   accessSource: VisitorAccessSource;
+  /** The invites naming a booking, for the devices' DoorWindows to re-plan when the booking's window changes. */
+  meetingInvites: { ofMeeting(meetingId: string, trx?: Db): Promise<{ id: string; projectId: string }[]> };
   /** The console's change feed: invites and entries. */
   changes: ChangeSource;
   /** Sealed columns (QR codes and their tags), for a SECRETS_KEY rotation. */
@@ -84,11 +94,13 @@ export function createVisitors(deps: VisitorsDeps): VisitorsModule {
     secretBox,
     clock,
     entries: deps.entries,
+    bookings: deps.bookings,
   });
   deps.jobs.register(visitorExpiryJob(visitors));
   return {
     visitors,
-    accessSource: new VisitorAccessSource({ repo, clock, secretBox }),
+    accessSource: new VisitorAccessSource({ repo, clock, secretBox, doors: deps.doors }),
+    meetingInvites: { ofMeeting: (meetingId, trx) => repo.ofMeeting(meetingId, trx) },
     changes: { kind: 'visitor', changedSince: (t, n) => repo.changedSince(t, n), latest: () => repo.lastChangeAt() },
     sealed: sealedVisitorColumns(db),
   };

@@ -4,6 +4,10 @@
  * withdrawn and its window is not over, licence-plate cameras (see devices'
  * `isPlateCamera`) hold its plate, when it has one, and every other device its QR
  * code's keyed tag, both limited to the window. Otherwise no device holds anything.
+ *
+ * The doors of rooms and desks (devices some `accessDevices` names) are the exception
+ * (rules/door-pass.ts): they hold the visitor only when the invite names a booking whose
+ * door window covers them, and then in the booking's window (read through `VisitorDoors`).
  */
 import type { Clock } from '../../platform/clock/clock.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
@@ -12,20 +16,34 @@ import type { AccessSource, DeviceInfo, SubjectSecrets } from '../devices/index.
 import type { SubjectState } from '../devices/rules/subject-state.js';
 import { isPlateCamera } from '../devices/rules/device-kinds.js';
 import type { VisitorRepository } from './visitor-repository.js';
+import { passWindow, type BookingDoorWindow } from './rules/door-pass.js';
+
+/** Port (filled with the devices module's DoorWindows): the doors of rooms and desks, and a booking's door window. */
+export interface VisitorDoors {
+  /** The project's devices named in some room's or desk's accessDevices. */
+  doorDevices(projectId: string, trx?: Db): Promise<string[]>;
+  /** The booking's door window not over by `now`, or null (no door, no window held). */
+  forMeeting(meetingId: string, now: number, trx?: Db): Promise<BookingDoorWindow | null>;
+}
 
 export class VisitorAccessSource implements AccessSource {
   readonly kind = 'visitor' as const;
 
-  constructor(private readonly deps: { repo: VisitorRepository; clock: Clock; secretBox: SecretBox }) {}
+  constructor(private readonly deps: { repo: VisitorRepository; clock: Clock; secretBox: SecretBox; doors?: VisitorDoors }) {}
 
   async desired(projectId: string, inviteId: string, devices: DeviceInfo[], trx?: Db): Promise<Map<string, SubjectState>> {
     const out = new Map<string, SubjectState>();
     const invite = await this.deps.repo.invite(inviteId, trx);
     if (!invite || invite.project_id !== projectId) return out;
-    if (invite.cancelled_at !== null || invite.withdrawn_at !== null || this.deps.clock.now() >= invite.end_at) return out;
-    const window = { validFrom: invite.start_at, validUntil: invite.end_at };
+    const now = this.deps.clock.now();
+    if (invite.cancelled_at !== null || invite.withdrawn_at !== null || now >= invite.end_at) return out;
+    const doors = new Set(this.deps.doors ? await this.deps.doors.doorDevices(projectId, trx) : []);
+    const booking = invite.meeting_id && this.deps.doors ? await this.deps.doors.forMeeting(invite.meeting_id, now, trx) : null;
     for (const d of devices) {
       if (d.projectId !== projectId) continue;
+      const w = passWindow(d.id, doors, booking, { from: invite.start_at, until: invite.end_at });
+      if (!w) continue;
+      const window = { validFrom: w.from, validUntil: w.until };
       if (isPlateCamera(d.kind)) {
         if (invite.plate_key) out.set(d.id, { cards: [], face: null, qr: null, plates: [invite.plate_key], ...window });
       } else {

@@ -118,6 +118,18 @@ export class VisitorRepository {
     return backlogOf(row);
   }
 
+  /** The invites naming a booking whose code may still be on some device (their door passes follow the booking's window). */
+  async ofMeeting(meetingId: string, db: Db = this.db): Promise<{ id: string; projectId: string }[]> {
+    const rows = await db
+      .selectFrom('visitor_invites')
+      .select(['id', 'project_id'])
+      .where('meeting_id', '=', meetingId)
+      .where('withdrawn_at', 'is', null)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({ id: r.id, projectId: r.project_id }));
+  }
+
   /** Ids of the project's invites whose code may still be on some device. */
   async unwithdrawn(projectId: string, db: Db = this.db): Promise<string[]> {
     const rows = await db

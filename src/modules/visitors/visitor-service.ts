@@ -13,6 +13,9 @@
  * - A host who is not an active member of the project is 400 KS001 (a bad
  *   reference in the body); an unknown project is 404 KS005.
  * - An invite whose window is already over may be created; it is `expired` at once.
+ * - An invite may name a booking (`meetingId`) of the project the host organizes or
+ *   attends, active, checked-in or unpaid (rules/door-pass.ts); else 400 KS001. The
+ *   doors of its room or desk then hold the visitor in the booking's window.
  * - Every granted scan is an entry and emits VMS_VISITOR_CHECKED_IN.
  * - A refusal names the invite (`inviteId`) when the scan matched one of the
  *   device's project; an unknown code or plate names none.
@@ -33,6 +36,7 @@ import type { CreateInviteBody, InviteView, ScanBody, ScanResult, VisitorEntry }
 import type { AccessChangeLog } from '../devices/index.js';
 import { CODE_BYTES, codeFromBytes, normalizeCode, plateKey } from './rules/plates.js';
 import { inviteStatus, pickInvite, scanDecision, validUntil } from './rules/window.js';
+import { invitedBookingProblem, type InvitedBooking } from './rules/door-pass.js';
 import {
   checkedInData,
   hostCancelledData,
@@ -76,6 +80,11 @@ export interface VisitorUnits {
   unitName(projectId: string, userId: string): Promise<string | undefined>;
 }
 
+/** Bookings (the booking module), as an invite naming one checks it. */
+export interface VisitorBookings {
+  booking(meetingId: string): Promise<InvitedBooking | undefined>;
+}
+
 /** A VMS_* event as the outbox records it. */
 export interface VisitorEvent {
   projectId: string;
@@ -110,6 +119,8 @@ export interface VisitorServiceDeps {
   clock: Clock;
   /** Where scans are logged as door entries (optional). */
   entries?: ScanEntries;
+  /** Bookings an invite may name (without it, no invite may name one). */
+  bookings?: VisitorBookings;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -136,6 +147,7 @@ export class VisitorService {
     if (!project) throw errors.notFound('Project not found');
     const host = await site.projectMember(project.id, body.hostUserId);
     if (!host) throw errors.validation(['body.hostUserId must name an active member of the project']);
+    if (body.meetingId !== undefined) await this.checkBooking(body.meetingId, project.id, host.id);
 
     const now = clock.now();
     const id = newId(now);
@@ -156,7 +168,7 @@ export class VisitorService {
       cancelled_at: null,
       withdrawn_at: null,
       created_at: now,
-      meeting_id: null,
+      meeting_id: body.meetingId ?? null,
     };
     const code = await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
       for (let attempt = 0; attempt < CODE_ATTEMPTS; attempt++) {
@@ -180,6 +192,13 @@ export class VisitorService {
     });
     this.deps.devices.poke();
     return this.view(row, [], code, now);
+  }
+
+  /** An invite may name the booking only when it is the project's, the host's, and holds (or will hold) a door window. */
+  private async checkBooking(meetingId: string, projectId: string, hostUserId: string): Promise<void> {
+    const booking = this.deps.bookings ? await this.deps.bookings.booking(meetingId) : undefined;
+    const problem = invitedBookingProblem(booking, projectId, hostUserId);
+    if (problem) throw errors.validation([problem]);
   }
 
   /** POST /ops/v1/visitors/invites/{id}/cancel: idempotent; the first cancel emits VMS_HOST_CANCELLED. */
@@ -353,6 +372,7 @@ export class VisitorService {
       validUntil: iso(row.end_at),
       licensePlate: row.license_plate,
       visitPurpose: row.visit_purpose,
+      meetingId: row.meeting_id ?? null,
       qrCardCode,
       cancelledAt: row.cancelled_at === null ? null : iso(row.cancelled_at),
       entries: entries.map((e) => ({
