@@ -90,14 +90,14 @@ describe('ZKTeco PUSH terminal', () => {
     expect(terminal.received.every((l) => !/Name=[^\t]/.test(l))).toBe(true); // names are never sent
   });
 
-  it('an unknown serial gets 404 with an empty body, and nothing changes', async () => {
+  it('an unknown serial gets the 404 envelope and nothing of the protocol, and nothing changes', async () => {
     const before = await deviceView(svc, z1());
     const stranger = new ZktecoTerminal({ serverUrl: svc.url, serialNumber: 'ZKNOBODY', pollMs: 50 });
     await stranger.pollOnce();
     expect(stranger.statuses).toEqual([404]);
     const res = await fetch(`${svc.url}/iclock/getrequest?SN=ZKNOBODY`);
     expect(res.status).toBe(404);
-    expect(await res.text()).toBe('');
+    expect(await res.json()).toEqual({ code: 'KS005', success: false, message: 'Not found' });
     // Logged once: the next 404 for that serial within the minute is not.
     expect(svc.services.zkteco.shouldLogUnknown('ZKNOBODY')).toBe(false);
     expect(svc.services.zkteco.shouldLogUnknown('ZKSOMEONE')).toBe(true);

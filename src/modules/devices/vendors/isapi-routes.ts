@@ -7,6 +7,8 @@
  */
 import { Type } from 'typebox';
 import type { App } from '../../../platform/http/types.js';
+import { errors } from '../../../platform/errors.js';
+import { ErrorEnvelope } from '../../../contract/envelope.js';
 import type { DoorEvent } from '../transport.js';
 import { Readable } from 'node:stream';
 import { Busboy, type BusboyFileStream } from '@fastify/busboy';
@@ -50,7 +52,7 @@ async function routes(app: App, deps: IsapiRouteDeps): Promise<void> {
           'An unknown device or a wrong token is answered 404.',
         security: [],
         params: Params,
-        response: { 200: Received, 404: Type.Null(), 503: Type.Null() },
+        response: { 200: Received, 404: ErrorEnvelope, 503: ErrorEnvelope },
       },
     },
     async (req, reply) => {
@@ -58,14 +60,14 @@ async function routes(app: App, deps: IsapiRouteDeps): Promise<void> {
       const device = deps.verify(deviceId, token) ? await deps.device(deviceId) : null;
       if (!device) {
         deps.log?.('ISAPI notification for an unknown device or with a wrong token', deviceId);
-        return reply.code(404).send(null);
+        throw errors.notFound('Not found');
       }
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const events = parseNotification(deviceId, await jsonTexts(body, req.headers['content-type']), device.timeZone);
       try {
         for (const e of events) await deps.onEvent(e);
       } catch {
-        return reply.code(503).send(null); // the device sends it again
+        throw errors.upstreamUnavailable(); // the device sends it again
       }
       return reply.code(200).send({ received: events.length });
     },

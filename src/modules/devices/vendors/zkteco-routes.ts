@@ -1,11 +1,13 @@
 /**
  * The ZKTeco PUSH (ADMS) endpoints the terminals poll (public: a terminal is known by its registered
- * serial number; an unknown one gets 404 with an empty body, logged at most once a minute per serial).
+ * serial number; an unknown one gets the usual 404 envelope and nothing of the protocol, logged at most once a minute per serial).
  * Bodies are text (tab-separated records), in their own scope; answers are text/plain.
  */
 import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../../platform/http/types.js';
+import { errors } from '../../../platform/errors.js';
+import { ErrorEnvelope } from '../../../contract/envelope.js';
 import type { ZkAnswer, ZktecoService } from './zkteco-service.js';
 
 /** Largest upload accepted (a face photo query answer, a batch of logs). */
@@ -15,7 +17,7 @@ const Query = Type.Object(
   { SN: Type.Optional(Type.String({ description: "The terminal's serial number" })) },
   { additionalProperties: Type.String() },
 );
-const TEXT = { 200: Type.String(), 404: Type.String() };
+const TEXT = { 200: Type.String(), 404: ErrorEnvelope };
 
 export interface ZktecoRouteDeps {
   zkteco: ZktecoService;
@@ -30,8 +32,11 @@ export async function zktecoRoutes(app: App, deps: ZktecoRouteDeps): Promise<voi
     const z = deps.zkteco;
     const send = (req: FastifyRequest, reply: FastifyReply, answer: ZkAnswer) => {
       const serial = (req.query as Q).SN ?? '';
-      if (answer.status === 404 && z.shouldLogUnknown(serial))
-        req.log.warn({ serialNumber: serial.slice(0, 64) }, 'zkteco: unknown serial number');
+      if (answer.status === 404) {
+        if (z.shouldLogUnknown(serial)) req.log.warn({ serialNumber: serial.slice(0, 64) }, 'zkteco: unknown serial number');
+        // Nothing for a terminal the site does not name: the usual not-found answer, no protocol text.
+        throw errors.notFound('Not found');
+      }
       return reply.code(answer.status).type('text/plain; charset=utf-8').send(answer.text);
     };
     const schema = (summary: string, description: string) => ({

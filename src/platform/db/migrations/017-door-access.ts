@@ -29,6 +29,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('desks').addColumn('access_devices', 'text').execute();
   await db.schema.alterTable('device_state').addColumn('last_seen_at', 'bigint').execute();
   await db.schema.alterTable('visitor_invites').addColumn('meeting_id', 'text').execute();
+  await db.schema.createIndex('visitor_invites_meeting_idx').on('visitor_invites').column('meeting_id').execute();
   await db.schema.alterTable('device_state').addColumn('pull_cursor', 'text').execute();
 
   await db.schema
