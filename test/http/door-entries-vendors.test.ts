@@ -107,10 +107,12 @@ beforeAll(async () => {
   booking.board = await book({ meetingRoomId: idOf(ids, 'board') });
   booking.desk = await book({ deskId: idOf(ids, 'hot1') });
   // Each door holds Alice only through her booking's window (08:45–10:00).
-  const held = (id: string) => (v: any) =>
-    settled(v) && Date.parse(v.enrollments.find((e: any) => e.memberId === alice)?.validFrom ?? '') === ms('08:45');
-  await waitForDevice(svc, d1(), held(d1()), 10_000);
-  await waitForDevice(svc, d2(), held(d2()), 10_000);
+  const held = (v: any) => {
+    const e = v.enrollments.find((x: any) => x.memberId === alice);
+    return settled(v) && !!e && Date.parse(e.validFrom) === ms('08:45') && Date.parse(e.validUntil) === ms('10:00');
+  };
+  await waitForDevice(svc, d1(), held, 10_000);
+  await waitForDevice(svc, d2(), held, 10_000);
   const user = await until(
     'the ISAPI terminal holds Alice',
     () => isapi.users().find((u) => u.employeeNo === `m${alice}`),
