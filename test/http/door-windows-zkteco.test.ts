@@ -9,9 +9,11 @@ import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { doorWindowScenarios } from '../support/door-windows.js';
-import { idOf, type SiteIds } from '../support/fixtures.js';
+import { actAsToken, appToken, idOf, type SiteIds } from '../support/fixtures.js';
+import { PartnerClient, PARTNER_APP_ID, PARTNER_SECRET } from '../support/partner-members.js';
+import { at, dayAhead, setClock } from '../support/catalogue.js';
 import { doorSite } from '../support/doors.js';
-import { deviceView } from '../support/devices.js';
+import { deviceView, settled, waitForDevice } from '../support/devices.js';
 import { ZktecoTerminal } from '../../tools/device-sim/zkteco-terminal.js';
 
 const ZONE = 'Asia/Bangkok';
@@ -37,6 +39,7 @@ describe('door windows (ZKTeco PUSH terminals)', () => {
   let svc: TestService;
   let terminals: Record<keyof typeof SERIALS, ZktecoTerminal>;
   let keyOf: Map<string, keyof typeof SERIALS>;
+  let siteIds: SiteIds;
 
   beforeAll(async () => {
     svc = await startTestService({ env: { DEVICE_PULL_STALE_SECONDS: '1' } });
@@ -68,6 +71,7 @@ describe('door windows (ZKTeco PUSH terminals)', () => {
         },
       }),
     onIds: (ids: SiteIds) => {
+      siteIds = ids;
       keyOf = new Map([
         [idOf(ids, 'd1'), 'd1'],
         [idOf(ids, 'd2'), 'd2'],
@@ -90,5 +94,41 @@ describe('door windows (ZKTeco PUSH terminals)', () => {
       expect((await deviceView(svc, id)).transport).toBe('zkteco-push');
       expect(terminals[key].received.some((l) => /\tDATA UPDATE user\t|DATA UPDATE user /.test(l))).toBe(true);
     }
+  });
+
+  it('a terminal offline (stale) through a move and past the moved window is never sent that window; back, it holds nothing', async () => {
+    const api = new PartnerClient(svc, (await appToken(svc, PARTNER_APP_ID, PARTNER_SECRET)).access_token);
+    const m = await api.putOk('zk-expire', { firstName: 'Zk', lastName: 'Expire' });
+    expect((await api.credentials('zk-expire', { cards: [{ cardNo: '0004900001' }] })).status).toBe(200);
+    const token = (await actAsToken(svc, { appId: PARTNER_APP_ID, secret: PARTNER_SECRET, subject: 'zk-expire' })).access_token;
+    const D = await dayAhead(svc, ZONE, 8);
+    const d1 = idOf(siteIds, 'd1');
+    const pin = await pinOf(m.memberId);
+    await setClock(svc, at(D, '08:00'));
+    const res = await svc.request('POST', '/meetings', {
+      token,
+      body: { meetingRoomId: idOf(siteIds, 'board'), title: 'Expire', startDateTime: at(D, '09:00'), endDateTime: at(D, '10:00') },
+    });
+    expect(res.status, res.text).toBe(201);
+    const holdsPin = () => terminals.d1.users().find((u) => u.pin === pin);
+    await waitForDevice(svc, d1, (v) => settled(v) && v.enrollments.some((e: any) => e.memberId === m.memberId), 10_000);
+    expect(holdsPin()).toMatchObject({ authorized: true });
+    // Stops polling; the move waits for it, and the service counts it offline.
+    terminals.d1.setOffline(true);
+    const moved = await svc.request('PATCH', `/meetings/${res.body.data._id}`, {
+      token,
+      body: { startDateTime: at(D, '10:00'), endDateTime: at(D, '10:30') },
+    });
+    expect(moved.status, moved.text).toBe(200);
+    await waitForDevice(svc, d1, (v) => !v.online && v.pendingChanges > 0, 10_000);
+    await setClock(svc, at(D, '10:35'));
+    await new Promise((r) => setTimeout(r, 300));
+    const mark = terminals.d1.received.length;
+    terminals.d1.setOffline(false);
+    await waitForDevice(svc, d1, (v) => settled(v) && v.online && !v.enrollments.some((e: any) => e.memberId === m.memberId), 10_000);
+    expect(holdsPin()).toBeUndefined();
+    const sent = terminals.d1.received.slice(mark).filter((l) => new RegExp(`Pin=${pin}(\\t|$)`).test(l));
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.filter((l) => /UPDATE user\b/.test(l))).toEqual([]);
   });
 });
