@@ -3,7 +3,8 @@
  * credential, granted or refused, device and receipt time), once per device event key; a granted entry of
  * a booking's participant at the asset's door inside the check-in window checks the booking in (history
  * source `device`), outside it is recorded only; an entry with no booking there is a walk-in.
- * Driven over loopback with the sandbox badge route and doorSite() (room `board` door d1).
+ * Driven over loopback with the sandbox badge route and doorSite() (room `board` doors d1 and t1); d1 holds the
+ * member only through the booking's window (the sandbox badge grants only what the device holds at that moment).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DateTime } from 'luxon';
@@ -59,16 +60,14 @@ const meeting = async (id: string) => {
 
 beforeAll(async () => {
   svc = await startTestService();
-  const doc = doorSite() as any;
-  // Until booking windows reach the doors, the partner app grants the door group: d1 holds the member's card.
-  const partner = doc.apps.find((a: any) => a.appId === PARTNER_APP_ID);
-  partner.accessGroups = [...partner.accessGroups, 'doors'];
+  // d1 holds a member only through a booking's window; the lobby turnstile t1 (an access group the partner
+  // app grants: it holds members for good) is the board room's second door, for the walk-in.
+  const doc = doorSite({ roomDoors: ['d1', 't1'] });
   ids = await applySite(svc, doc);
   const api = new PartnerClient(svc, (await appToken(svc, PARTNER_APP_ID, PARTNER_SECRET)).access_token);
   alice = (await api.putOk('door-alice', { firstName: 'Alice', lastName: 'Example', email: 'alice@example.com' })).memberId;
   expect(alice).toBe(idOf(ids, 'alice'));
   expect((await api.credentials('door-alice', { cards: [{ cardNo: CARD }] })).status).toBe(200);
-  await waitForDevice(svc, d1(), (v) => settled(v) && !!v.enrollments.find((e: any) => e.memberId === alice)?.cardNos.length);
   D = await dayAhead(svc, TZ, 2);
   await setClock(svc, t('08:00'));
   aliceToken = (await actAsToken(svc, { subject: 'ext-alice' })).access_token;
@@ -78,6 +77,13 @@ beforeAll(async () => {
   });
   expect(res.status, res.text).toBe(201);
   meetingId = res.body.data._id;
+  // The booking's window (08:45–10:00) on d1, with Alice's card.
+  const held = (v: any) => v.enrollments.find((e: any) => e.memberId === alice);
+  const view = await waitForDevice(svc, d1(), (v) => settled(v) && !!held(v)?.cardNos.length);
+  expect(held(view)).toMatchObject({
+    validFrom: new Date(Date.parse(t('08:45'))).toISOString(),
+    validUntil: new Date(Date.parse(t('10:00'))).toISOString(),
+  });
 });
 
 afterAll(async () => {
@@ -85,8 +91,25 @@ afterAll(async () => {
 });
 
 describe('badge check-in', () => {
-  it('before the check-in window: recorded only (booked), the booking untouched', async () => {
-    const e = await judged((await badge({ cardNo: CARD }))._id);
+  it("before the booking's window: the door refuses the badge; a granted event the device reports is recorded only (booked)", async () => {
+    const refused = await badge({ cardNo: CARD });
+    expect(refused).toMatchObject({ deviceId: d1(), granted: false, outcome: 'refused', credentialKind: 'card' });
+    const asMember = await badge({ memberId: alice });
+    expect(asMember).toMatchObject({ granted: false, outcome: 'refused', subject: { kind: 'member', id: alice } });
+    await svc.services.deviceSync.access({
+      deviceId: d1(),
+      eventKey: 'before-window',
+      at: Date.parse(t('08:00')),
+      granted: true,
+      credentialKind: 'card',
+      subject: { kind: 'member', id: alice },
+    });
+    const row = await svc.services.storage.db
+      .selectFrom('access_entries')
+      .select('id')
+      .where('event_key', '=', 'before-window')
+      .executeTakeFirstOrThrow();
+    const e = await judged(row.id);
     expect(e).toMatchObject({
       deviceId: d1(),
       assetKind: 'room',
@@ -148,10 +171,13 @@ describe('badge check-in', () => {
     for (const x of listed) expect((await judged(x._id)).outcome).toBe('booked');
   });
 
-  it('no booking at the door: a walk-in, and no booking is made', async () => {
+  it('no booking at the door: a walk-in, and no booking is made; d1 no longer lets her in', async () => {
     await setClock(svc, t('11:00'));
-    const e = await judged((await badge({ memberId: alice }))._id);
-    expect(e).toMatchObject({ outcome: 'walk-in', meetingId: null, credentialKind: 'face', granted: true });
+    const t1 = idOf(ids, 't1');
+    await waitForDevice(svc, d1(), (v) => settled(v) && !v.enrollments.some((e: any) => e.memberId === alice));
+    expect(await badge({ memberId: alice })).toMatchObject({ granted: false, outcome: 'refused' });
+    const e = await judged((await badge({ memberId: alice }, t1))._id);
+    expect(e).toMatchObject({ deviceId: t1, outcome: 'walk-in', meetingId: null, credentialKind: 'face', granted: true });
     const onBoard = await svc.services.storage.db.selectFrom('meetings').select('id').where('asset_id', '=', idOf(ids, 'board')).execute();
     expect(onBoard.map((r) => r.id)).toEqual([meetingId]);
   });

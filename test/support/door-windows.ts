@@ -15,13 +15,23 @@ import { at, dayAhead, setClock } from './catalogue.js';
 
 const TZ = 'Asia/Bangkok';
 
+/** A member's window as a device itself holds it (ISO, null for an open end). */
+export interface Held {
+  validFrom: string | null;
+  validUntil: string | null;
+}
+
 export interface DoorHarness {
   svc: TestService;
   /** Switch a device unreachable or back (sandbox switch, or the gateway simulator's device). */
   setOnline(deviceId: string, online: boolean): Promise<void>;
   /** What the device itself holds for the member ({validFrom, validUntil} ISO or null), or undefined when nothing. */
-  heldOnDevice?(deviceId: string, memberId: string): { validFrom: string | null; validUntil: string | null } | undefined;
+  heldOnDevice?(deviceId: string, memberId: string): Held | undefined | Promise<Held | undefined>;
   timeoutMs: number;
+  /** The site document (doorSite() by default; vendor transports give d1/d2 theirs). */
+  site?: () => ReturnType<typeof doorSite>;
+  /** Told the site's ids once applied (to map device ids to stand-ins). */
+  onIds?(ids: SiteIds): void;
 }
 
 interface World {
@@ -44,10 +54,11 @@ export function doorWindowScenarios(harness: () => DoorHarness): void {
   async function setup(): Promise<void> {
     const { svc } = h();
     // The partner app books for its members too (act_as on the links its member PUTs make).
-    const doc = doorSite() as any;
+    const doc = (h().site?.() ?? doorSite()) as any;
     const partner = doc.apps.find((a: any) => a.appId === PARTNER_APP_ID);
     Object.assign(partner, { actAs: true });
     const ids = await applySite(svc, doc);
+    h().onIds?.(ids);
     const api = new PartnerClient(svc, (await appToken(svc, PARTNER_APP_ID, PARTNER_SECRET)).access_token);
     const D = await dayAhead(svc, TZ, 2);
     w = { ids, api, D };
@@ -97,7 +108,7 @@ export function doorWindowScenarios(harness: () => DoorHarness): void {
       h().timeoutMs,
     );
     if (want) expect(enrollmentOf(view, memberId).cardNos.length).toBe(1);
-    const onDevice = h().heldOnDevice?.(dev(key), memberId);
+    const onDevice = await h().heldOnDevice?.(dev(key), memberId);
     if (h().heldOnDevice) {
       if (!want) expect(onDevice).toBeUndefined();
       else expect({ validFrom: ms(onDevice?.validFrom), validUntil: ms(onDevice?.validUntil) }).toEqual(want);

@@ -277,6 +277,8 @@ export class DeviceSync implements TransportEvents {
         if (report.stopped.kind === 'offline' && state.online && reportsReachability) await repo.setOnline(deviceId, false, now, trx);
       } else {
         await repo.synced(deviceId, report.answered.length > 0, now, trx);
+        // A device that answered is reachable again (an ISAPI terminal is otherwise marked online only by an inventory).
+        if (report.answered.length > 0 && !state.online && reportsReachability) await repo.setOnline(deviceId, true, now, trx);
       }
     });
   }
