@@ -667,7 +667,11 @@ function layoutRules(file: SourceFile, parsed: Parsed): Violation[] {
 }
 
 /** Sub-folders a module may hold besides rules/: the payment provider adapters (payments/providers/). */
-const EXTRA_MODULE_FOLDERS = new Set(['src/modules/payments/providers/', 'src/modules/calendar-sync/connectors/', 'src/modules/devices/vendors/']);
+const EXTRA_MODULE_FOLDERS = new Set([
+  'src/modules/payments/providers/',
+  'src/modules/calendar-sync/connectors/',
+  'src/modules/devices/vendors/',
+]);
 
 /** Per module folder: an index.ts, and no sub-folder but rules/ (and EXTRA_MODULE_FOLDERS). */
 function moduleFolderRules(files: SourceFile[]): Violation[] {

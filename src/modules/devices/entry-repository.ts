@@ -203,7 +203,10 @@ export class EntryRepository {
 
   /** The latest time an entry was received (0 when none). */
   async lastChangeAt(db: Db = this.db): Promise<number> {
-    const row = await db.selectFrom('access_entries').select((eb) => eb.fn.max('received_at').as('at')).executeTakeFirst();
+    const row = await db
+      .selectFrom('access_entries')
+      .select((eb) => eb.fn.max('received_at').as('at'))
+      .executeTakeFirst();
     return Number(row?.at ?? 0);
   }
 
