@@ -49,6 +49,11 @@ export interface DoorWindowsDeps {
   engine: Engine;
   repo: DoorWindowRepository;
   access: AccessChangeLog;
+  /**
+   * Wakes the delivery job a moment after the booking's transaction (still open while the observer runs) has
+   * committed in the usual case; if it has not yet, the job's own poll finds the commands.
+   */
+  deliverSoon?: () => void;
 }
 
 const sameRow = (a: DoorWindowRow | undefined, b: DoorWindowRow | undefined): boolean =>
@@ -96,7 +101,8 @@ export class DoorWindows {
     }
     if (!sameRow(old[0] && { ...old[0], userId: '' }, rows[0] && { ...rows[0], userId: '' }))
       await this.replanVisitors(trx, c.meetingId, 'booking', c.at);
-    // No poke here: the booking's transaction is still open; the device-sync job finds the commands on its next poll.
+    // The booking's transaction is still open: the delivery job is woken a moment later, not now.
+    this.deps.deliverSoon?.();
   }
 
   /** Records an access change for each visitor invited for the meeting (their door passes follow its window). */

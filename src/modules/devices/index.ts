@@ -99,6 +99,9 @@ export interface DevicesModule {
   isapiEvents: IsapiRouteDeps;
 }
 
+/** How long after a booking change that moved door windows the delivery job is woken (the booking's commit comes first). */
+const DOOR_DELIVERY_DELAY_MS = 25;
+
 // Members and visitors need the service (their AccessChangeLog) before their AccessSource exists: they add it with `sync.addSource`.
 export function createDevices(deps: DevicesDeps): DevicesModule {
   const { db, engine, clock, config, jobs } = deps;
@@ -146,7 +149,13 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
   jobs.register(reconcile.job(sync));
   const zkteco = new ZktecoService({ sync, repo, openSecret: deps.openSecret, realNow: () => deps.realClock.now() });
   jobs.register(doorEntriesJob(entries));
-  const doorWindows = new DoorWindows({ db, engine, repo: new DoorWindowRepository(db), access: service });
+  const doorWindows = new DoorWindows({
+    db,
+    engine,
+    repo: new DoorWindowRepository(db),
+    access: service,
+    deliverSoon: () => void setTimeout(() => void jobs.poke(DEVICE_SYNC_JOB), DOOR_DELIVERY_DELAY_MS).unref(),
+  });
   jobs.register(doorWindowsJob(doorWindows));
   return {
     entries,
