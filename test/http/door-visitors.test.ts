@@ -147,6 +147,31 @@ describe('visitors invited for a booking', () => {
     expect(day.body.data.filter((i: any) => i.hostUserId === host.id || i.hostUserId === other.id)).toEqual([]);
   });
 
+  it("a scan at a room's door admits only the visitors of its booking, in the booking's window; elsewhere the invite's", async () => {
+    const host = await member();
+    const meetingId = await book(host.token, '14:30', '15:30');
+    const forIt = await inviteOk({ hostUserId: host.id, meetingId });
+    const notForIt = await inviteOk({ hostUserId: host.id });
+    const scan = async (key: string, inv: { qrCardCode: string }) => {
+      const res = await svc.ops('POST', `/ops/v1/devices/${dev(key)}/scans`, { cardCode: inv.qrCardCode });
+      expect(res.status, res.text).toBe(200);
+      return res.body.data;
+    };
+    await holds('d1', forIt._id, win('14:15', '15:30'));
+    // Inside both invites' windows (08:00–18:00), before the door's (14:15).
+    await setClock(svc, t('14:00'));
+    expect(await scan('d1', forIt)).toMatchObject({ granted: false, reason: 'not-yet-valid', inviteId: forIt._id });
+    expect(await scan('t1', forIt)).toMatchObject({ granted: true, inviteId: forIt._id });
+    await setClock(svc, t('14:20'));
+    expect(await scan('d1', forIt)).toMatchObject({ granted: true, inviteId: forIt._id });
+    expect(await scan('d1', notForIt)).toMatchObject({ granted: false, reason: 'unknown', inviteId: notForIt._id });
+    expect(await scan('d2', forIt)).toMatchObject({ granted: false, reason: 'unknown' });
+    expect(await scan('t1', notForIt)).toMatchObject({ granted: true, inviteId: notForIt._id });
+    // The entry log has each scan, granted or refused, at its device.
+    const log = await svc.ops('GET', `/ops/v1/access-entries?project=${dev('tower')}&deviceId=${dev('d1')}`);
+    expect(log.body.data.filter((e: any) => e.subject.kind === 'visitor').map((e: any) => e.granted)).toEqual([false, true, false]);
+  });
+
   it("the booking's end (the door-windows job) drops the pass from its door; the lobby keeps it until the invite ends", async () => {
     const host = await member();
     const meetingId = await book(host.token, '16:30', '17:00');

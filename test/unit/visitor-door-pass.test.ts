@@ -4,7 +4,7 @@
  * window. And which bookings an invite may name.
  */
 import { describe, expect, it } from 'vitest';
-import { invitedBookingProblem, passWindow } from '../../src/modules/visitors/rules/door-pass.js';
+import { doorScanRefusal, invitedBookingProblem, passWindow } from '../../src/modules/visitors/rules/door-pass.js';
 
 const invite = { from: 1_000, until: 9_000 };
 const doors = new Set(['door-a', 'door-b']);
@@ -43,5 +43,18 @@ describe('invitedBookingProblem', () => {
     expect(invitedBookingProblem(b, 'p2', 'u1')).toMatch(/booking of the project/);
     expect(invitedBookingProblem(b, 'p1', 'u3')).toMatch(/organizes or attends/);
     for (const status of ['cancelled', 'done', 'rejected']) expect(invitedBookingProblem({ ...b, status }, 'p1', 'u1')).toMatch(status);
+  });
+});
+
+describe('doorScanRefusal: a scan now against the pass window at that device', () => {
+  const w = { from: 1_000, until: 2_000 };
+  it('admits inside the window only', () => {
+    expect(doorScanRefusal(w, 1_000)).toBeNull();
+    expect(doorScanRefusal(w, 1_999)).toBeNull();
+    expect(doorScanRefusal(w, 999)).toBe('not-yet-valid');
+    expect(doorScanRefusal(w, 2_000)).toBe('expired');
+  });
+  it('a device holding no pass for the invite does not know the visitor', () => {
+    expect(doorScanRefusal(null, 1_500)).toBe('unknown');
   });
 });

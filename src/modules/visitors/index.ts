@@ -95,6 +95,7 @@ export function createVisitors(deps: VisitorsDeps): VisitorsModule {
     clock,
     entries: deps.entries,
     bookings: deps.bookings,
+    doors: deps.doors,
   });
   deps.jobs.register(visitorExpiryJob(visitors));
   return {

@@ -36,7 +36,7 @@ import type { CreateInviteBody, InviteView, ScanBody, ScanResult, VisitorEntry }
 import type { AccessChangeLog } from '../devices/index.js';
 import { CODE_BYTES, codeFromBytes, normalizeCode, plateKey } from './rules/plates.js';
 import { inviteStatus, pickInvite, scanDecision, validUntil } from './rules/window.js';
-import { invitedBookingProblem, type InvitedBooking } from './rules/door-pass.js';
+import { doorScanRefusal, invitedBookingProblem, passWindow, type InvitedBooking } from './rules/door-pass.js';
 import {
   checkedInData,
   hostCancelledData,
@@ -47,6 +47,7 @@ import {
   type Host,
 } from './visitor-events.js';
 import { VISITOR_QR_TAG_PURPOSE, type EntryRow, type InviteRow, type VisitorRepository } from './visitor-repository.js';
+import type { VisitorDoors } from './visitor-access.js';
 import { parseInstant } from '../../platform/time/instant.js';
 
 /** The SecretBox tag purpose of QR card codes. */
@@ -121,6 +122,8 @@ export interface VisitorServiceDeps {
   entries?: ScanEntries;
   /** Bookings an invite may name (without it, no invite may name one). */
   bookings?: VisitorBookings;
+  /** The doors of rooms and desks, and bookings' door windows: a scan at a door holds only for its booking. */
+  doors?: VisitorDoors;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -257,6 +260,19 @@ export class VisitorService {
     return pickInvite(rows.map(facts), this.deps.clock.now())?.row.id ?? null;
   }
 
+  /**
+   * At a room's or desk's door the pass holds only for the booking the invite names, in that booking's door
+   * window (what the door itself holds, rules/door-pass.ts); null elsewhere, or when it holds now.
+   */
+  private async doorRefusal(device: { id: string; projectId: string }, invite: InviteRow, now: number) {
+    const doors = this.deps.doors;
+    if (!doors) return null;
+    const doorIds = new Set(await doors.doorDevices(device.projectId));
+    if (!doorIds.has(device.id)) return null;
+    const booking = invite.meeting_id ? await doors.forMeeting(invite.meeting_id, now) : null;
+    return doorScanRefusal(passWindow(device.id, doorIds, booking, { from: invite.start_at, until: invite.end_at }), now);
+  }
+
   private async scanOnce(deviceId: string, body: ScanBody): Promise<ScanResult> {
     const { repo, clock } = this.deps;
     const given = [body.cardCode, body.licensePlate].filter((v) => v !== undefined).length;
@@ -278,6 +294,8 @@ export class VisitorService {
     if (!invite) return { granted: false, reason: 'unknown' };
     const decision = scanDecision(facts(invite), now);
     if (!decision.granted) return { granted: false, reason: decision.reason, inviteId: invite.id };
+    const atDoor = await this.doorRefusal(device, invite, now);
+    if (atDoor) return { granted: false, reason: atDoor, inviteId: invite.id };
 
     const [project, unit] = await Promise.all([
       this.deps.site.project(invite.project_id),

@@ -54,3 +54,15 @@ export function invitedBookingProblem(booking: InvitedBooking | undefined, proje
     return `body.meetingId names a booking that is ${booking.status}: only an active, checked-in or unpaid booking may be named`;
   return null;
 }
+
+/**
+ * A scan now at a device whose pass window there is `window` (from passWindow; null: the device holds no pass
+ * for the invite): null when the window holds `now`, else the refusal a scan answers. Only a room's or desk's
+ * door can have a window other than the invite's own.
+ */
+export function doorScanRefusal(window: PassWindow | null, now: number): 'unknown' | 'not-yet-valid' | 'expired' | null {
+  if (!window) return 'unknown';
+  if (now < window.from) return 'not-yet-valid';
+  if (now >= window.until) return 'expired';
+  return null;
+}
