@@ -17,7 +17,8 @@
  *   BENCH_TRANSPORT=mqtt npm run bench:devices     (MQTT: Mosquitto on 127.0.0.1:1883 + npm run gateway:sim)
  *   BENCH_MEMBERS=200 BENCH_DEVICES=5 npm run bench:devices
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { startScript, stopScript } from './lib/scripts.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,45 +34,6 @@ const OPS = 'bench-ops-token-0123456789abcdef0123456789';
 const APP_ID = 'bench-partner';
 const APP_SECRET = 'bench-partner-secret-0123456789abcdef0123';
 const CONCURRENCY = 8;
-
-function start(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
-  const child = spawn(
-    process.execPath,
-    [
-      ...(process.env.BENCH_PROFILE_DIR && args[0] === 'src/main.ts'
-        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
-        : []),
-      '--import',
-      'tsx',
-      ...args,
-    ],
-    { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start: ${out}`)), 60_000);
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = out.match(ready);
-      if (m) {
-        clearTimeout(timer);
-        child.stdout!.removeAllListeners('data');
-        child.stdout!.resume();
-        resolve({ child, match: m });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${out}`)));
-  });
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.removeAllListeners('exit');
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
 
 let base = '';
 async function call(method: string, path: string, body?: unknown, token = OPS): Promise<any> {
@@ -124,10 +86,14 @@ async function main(): Promise<void> {
   const procs: ChildProcess[] = [];
   try {
     if (TRANSPORT === 'mqtt') {
-      const gw = await start(['scripts/gateway-sim.ts'], { MQTT_URL, MQTT_TOPIC_PREFIX: prefix, LOG_LEVEL: 'info' }, /gateway-sim: online/);
+      const gw = await startScript(
+        ['scripts/gateway-sim.ts'],
+        { MQTT_URL, MQTT_TOPIC_PREFIX: prefix, LOG_LEVEL: 'info' },
+        /gateway-sim: online/,
+      );
       procs.push(gw.child);
     }
-    const svc = await start(
+    const svc = await startScript(
       ['src/main.ts'],
       {
         PORT: '0',
@@ -240,7 +206,7 @@ async function main(): Promise<void> {
       `  B. credentials PUT → acknowledged by the last of ${DEVICES} devices, ${ROUNDS} rounds: median ${quantile(latencies, 0.5).toFixed(0)} ms, p95 ${quantile(latencies, 0.95).toFixed(0)} ms`,
     );
   } finally {
-    for (const p of procs.reverse()) await stop(p);
+    for (const p of procs.reverse()) await stopScript(p);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -17,7 +17,8 @@
  *   BENCH_MEMBERS=200 BENCH_DEVICES=5 BENCH_ROUNDS=20 npm run bench:doors
  *   BENCH_DATABASE_URL=postgres://… npm run bench:doors        (PostgreSQL; an empty database)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { startScript, stopScript } from './lib/scripts.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,37 +39,6 @@ interface Terminal {
   url: string;
   username: string;
   password: string;
-}
-
-function start(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start: ${out}`)), 60_000);
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = out.match(ready);
-      if (m) {
-        clearTimeout(timer);
-        child.stdout!.removeAllListeners('data');
-        child.stdout!.resume();
-        resolve({ child, match: m });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${out}`)));
-  });
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.removeAllListeners('exit');
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 }
 
 let base = '';
@@ -215,11 +185,11 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-doors-'));
   const procs: ChildProcess[] = [];
   try {
-    const sims = await start(['bench/isapi-terminals.ts'], { ISAPI_TERMINALS: String(DEVICES + 1) }, /isapi-terminals: (\{.*\})\n/);
+    const sims = await startScript(['bench/isapi-terminals.ts'], { ISAPI_TERMINALS: String(DEVICES + 1) }, /isapi-terminals: (\{.*\})\n/);
     procs.push(sims.child);
     const { control: controlUrl, terminals } = JSON.parse(sims.match[1]!) as { control: string; terminals: Terminal[] };
     control = controlUrl;
-    const svc = await start(
+    const svc = await startScript(
       ['src/main.ts'],
       {
         PORT: '0',
@@ -257,7 +227,7 @@ async function main(): Promise<void> {
       `  B. POST /meetings answered → the door terminal holds the member with the booking's window, ${ROUNDS} rounds: median ${quantile(latencies, 0.5).toFixed(0)} ms, p95 ${quantile(latencies, 0.95).toFixed(0)} ms (min ${Math.min(...latencies).toFixed(0)}, max ${Math.max(...latencies).toFixed(0)})`,
     );
   } finally {
-    for (const p of procs.reverse()) await stop(p);
+    for (const p of procs.reverse()) await stopScript(p);
     rmSync(dir, { recursive: true, force: true });
   }
 }
