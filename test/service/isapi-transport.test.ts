@@ -7,6 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
+import { toErrorResponse } from '../../src/platform/http/error-mapping.js';
 import sharp from 'sharp';
 import { IsapiTerminal } from '../../tools/device-sim/isapi-terminal.js';
 import { IsapiTransport } from '../../src/modules/devices/vendors/isapi-transport.js';
@@ -206,6 +207,11 @@ describe('ISAPI transport against the terminal stand-in', () => {
   it('a granted access the terminal posts arrives as a door event for the member (JSON and multipart)', async () => {
     const received: DoorEvent[] = [];
     const app = Fastify() as unknown as App;
+    // The service's one error mapping, as app.ts installs it: refusals leave as envelopes.
+    app.setErrorHandler((err, _req, reply) => {
+      const res = toErrorResponse(err);
+      void reply.status(res.status).send(res.body);
+    });
     await isapiRoutes(app, {
       verify: (id, token) => id === 'dev-1' && token === TOKEN,
       device: (id) => Promise.resolve(id === 'dev-1' ? { timeZone: ZONE } : null),
