@@ -19,6 +19,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { startScript, stopScript } from './lib/scripts.js';
+import { pool, quantile } from './lib/driver.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,17 +69,6 @@ function site(devices: number) {
 const face = (i: number) =>
   Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(4096, i % 251)]).toString('base64');
 const card = (n: number) => String(n).padStart(10, '0');
-
-async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
-}
-
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-devices-'));

@@ -19,6 +19,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { startScript, stopScript } from './lib/scripts.js';
+import { pool, quantile } from './lib/driver.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,16 +101,6 @@ async function face(i: number): Promise<string> {
 }
 const card = (n: number) => String(n).padStart(10, '0');
 
-async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
-}
-
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function provision(token: string): Promise<number> {

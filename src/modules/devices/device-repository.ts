@@ -231,11 +231,6 @@ export class DeviceRepository {
     return row && { kind: row.subject_kind, id: row.subject_id };
   }
 
-  async allDeviceIds(db: Db = this.db): Promise<string[]> {
-    const rows = await db.selectFrom('devices').select('id').orderBy('id').execute();
-    return rows.map((r) => r.id);
-  }
-
   /** What a sandbox device holds (what it acknowledged), with the seq that wrote each entry; null when it is switched offline. */
   async sandboxMemory(
     deviceId: string,
