@@ -2,9 +2,9 @@
  * Authenticated GET throughput through the service's full auth layer (bearer →
  * token row → principal with project scope: `GET /auth/whoami`) against
  *   - a bare Fastify GET (no auth, no database; target: service ≥ 0.6 × bare),
- *   - the reference server's authenticated GET (bench/reference-server.ts: one
- *     indexed select of the token row with its app and project roles, and a
- *     constant-time hash compare).
+ *   - the reference server's authenticated GET (bench/reference-server.ts: the
+ *     token row with its app and project roles from a cache filled by one indexed
+ *     select, a constant-time compare of the secret's SHA-256, the JSON answer).
  * Each in its own process, autocannon in another; interleaved rounds, medians
  * and ratios, server CPU per request (bench/lib/harness.ts).
  *
@@ -12,6 +12,7 @@
  *   BENCH_SECONDS=10 BENCH_ROUNDS=5 npm run bench:auth
  *   BENCH_ENGINES=postgres npm run bench:auth    (the service on a throwaway PostgreSQL database)
  *   BENCH_PROFILE=1 npm run bench:auth           (the service under --cpu-prof)
+ *   BENCH_PREVIOUS_REFERENCE=bench/prev.ts        (another reference server file run beside, to compare)
  */
 import { BENCH_OPS_TOKEN } from './support.js';
 import { benchEngines } from './lib/databases.js';
@@ -54,6 +55,10 @@ await runBench(async (ctx) => {
   const load = await startLoad(ctx);
   const bare = await startBare(ctx);
   const ref = await startReference(ctx, { rooms: 1, timezone: 'Asia/Bangkok' });
+  const previous = process.env.BENCH_PREVIOUS_REFERENCE;
+  const prev = previous
+    ? await startReference(ctx, { rooms: 1, timezone: 'Asia/Bangkok', entry: previous, name: 'previous-reference' })
+    : undefined;
 
   const subjects: Subject[] = [
     {
@@ -75,6 +80,19 @@ await runBench(async (ctx) => {
       }),
     },
   ];
+  if (prev)
+    subjects.push({
+      key: 'previous-reference',
+      label: `previous reference authenticated GET /whoami (${previous})`,
+      server: prev,
+      spec: (seconds) => ({
+        url: prev.ready.url,
+        path: '/whoami',
+        headers: { authorization: `Bearer ${prev.ready.token}` },
+        connections: SETTINGS.connections,
+        duration: seconds,
+      }),
+    });
   for (const engine of engines) {
     const svc = await startService(ctx, engine);
     const applied = await svc.http('POST', '/ops/v1/apply', site, BENCH_OPS_TOKEN);
@@ -120,6 +138,7 @@ await runBench(async (ctx) => {
     ratios.push(ratio(`service whoami (${engine}) / reference authenticated GET`, get(`service:${engine}`), get('reference')));
   }
   ratios.push(ratio('reference authenticated GET / bare Fastify GET', get('reference'), get('bare')));
+  if (prev) ratios.push(ratio('previous reference / reference authenticated GET', get('previous-reference'), get('reference')));
   if (engines.length === 2) ratios.push(ratio('service PostgreSQL / service SQLite', get('service:postgres'), get('service:sqlite')));
   printRatios('ratios of the medians', ratios);
 

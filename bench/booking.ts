@@ -7,8 +7,10 @@
  *   (a) concurrent POST /meetings on distinct slots (200 rooms open all week;
  *       rotating room, then hour, then day), on the service and on the reference
  *       server, and a bare Fastify POST of the same body; interleaved rounds,
- *       medians and their ratios (targets: service ≥ 0.7 × the reference; with
- *       PostgreSQL, PostgreSQL ≥ 0.7 × SQLite). The bench site has one webhook
+ *       medians and their ratios (targets: service ≥ 0.8 × the reference on SQLite;
+ *       with PostgreSQL, the service on PostgreSQL ≥ 0.7 × the PostgreSQL reference,
+ *       bench/lib/pg-reference.ts, on a throwaway database of the same server,
+ *       and ≥ 0.7 × the service on SQLite). The bench site has one webhook
  *       listener subscribed to ROOM_BOOK, so each create queues one delivery as
  *       on the reference (the background workers are off: nothing is sent);
  *   (b) 50 concurrent POST /meetings for one slot of a dedicated room, repeated
@@ -21,6 +23,7 @@
  *   npm run bench:booking:pg                  (BENCH_ENGINES=sqlite,postgres: both, interleaved)
  *   BENCH_PROFILE=1 npm run bench:booking     (the service under --cpu-prof; prints where the profile went)
  *   BENCH_CONTENDED_ROUNDS=10                 (contention rounds per subject, default 5)
+ *   BENCH_PREVIOUS_REFERENCE=bench/prev.ts    (another reference server file run beside, e.g. `git show <commit>:bench/reference-server.ts`)
  */
 import { DateTime } from 'luxon';
 import { BENCH_OPS_TOKEN } from './support.js';
@@ -46,7 +49,7 @@ import {
 } from './lib/harness.js';
 import type { LoadSpec } from './lib/load-main.js';
 import { slotBodies, type SlotPlan } from './lib/slots.js';
-import { startBare, startLoad, startReference, startService, type ServiceProcess } from './lib/subjects.js';
+import { startBare, startLoad, startPgReference, startReference, startService, type ServiceProcess } from './lib/subjects.js';
 
 const ROOMS = 200;
 const CONTENDERS = 50;
@@ -57,6 +60,8 @@ const FIRST_HOUR = 6;
 const HOURS_PER_DAY = 16;
 const MINUTES = 45;
 const APP_SECRET = 'bench-secret-0123456789abcdef0123456789';
+/** BENCH_PREVIOUS_REFERENCE=<file>: another reference server (e.g. an earlier version of reference-server.ts) run beside, to compare. */
+const PREVIOUS_REFERENCE = process.env.BENCH_PREVIOUS_REFERENCE;
 
 const weekdays = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 const openAllWeek = {
@@ -155,10 +160,10 @@ async function serviceBooker(svc: ServiceProcess): Promise<Booker> {
   };
 }
 
-function referenceBooker(ref: Awaited<ReturnType<typeof startReference>>): Booker {
+function referenceBooker(ref: Awaited<ReturnType<typeof startPgReference>>, key: string, label: string): Booker {
   return {
-    key: 'reference',
-    label: 'reference server POST /meetings (SQLite)',
+    key,
+    label,
     server: ref,
     url: ref.ready.url,
     token: ref.ready.token,
@@ -185,7 +190,15 @@ await runBench(async (ctx) => {
   const load = await startLoad(ctx);
   const bare = await startBare(ctx);
   const ref = await startReference(ctx, { rooms: ROOMS, timezone: TZ });
-  const bookers: Booker[] = [referenceBooker(ref)];
+  const bookers: Booker[] = [referenceBooker(ref, 'reference', 'reference server POST /meetings (SQLite)')];
+  if (engines.includes('postgres')) {
+    const pgRef = await startPgReference(ctx, { rooms: ROOMS, timezone: TZ });
+    bookers.push(referenceBooker(pgRef, 'reference:postgres', 'PostgreSQL reference server POST /meetings'));
+  }
+  if (PREVIOUS_REFERENCE) {
+    const prev = await startReference(ctx, { rooms: ROOMS, timezone: TZ, entry: PREVIOUS_REFERENCE, name: 'previous-reference' });
+    bookers.push(referenceBooker(prev, 'previous-reference', `previous reference POST /meetings (${PREVIOUS_REFERENCE})`));
+  }
   for (const engine of engines) bookers.push(await serviceBooker(await startService(ctx, engine)));
 
   // Tomorrow on the project's wall clock onwards; the contended room has its own day.
@@ -249,10 +262,14 @@ await runBench(async (ctx) => {
   const get = (k: string) => sums.get(k)!;
   const ratios: Ratio[] = [];
   for (const engine of engines) {
-    ratios.push(ratio(`service (${engine}) / reference server`, get(`service:${engine}`), get('reference'), 0.7));
+    if (engine === 'sqlite') ratios.push(ratio('service (sqlite) / reference server', get('service:sqlite'), get('reference'), 0.8));
+    else ratios.push(ratio('service (postgres) / PostgreSQL reference', get('service:postgres'), get('reference:postgres'), 0.7));
     ratios.push(ratio(`service (${engine}) / bare Fastify POST`, get(`service:${engine}`), get('bare')));
   }
   ratios.push(ratio('reference server / bare Fastify POST', get('reference'), get('bare')));
+  if (engines.includes('postgres'))
+    ratios.push(ratio('PostgreSQL reference / SQLite reference', get('reference:postgres'), get('reference')));
+  if (PREVIOUS_REFERENCE) ratios.push(ratio('previous reference / reference server', get('previous-reference'), get('reference')));
   if (engines.includes('postgres') && engines.includes('sqlite'))
     ratios.push(ratio('service PostgreSQL / service SQLite', get('service:postgres'), get('service:sqlite'), 0.7));
   printRatios('(a) ratios of the medians', ratios);

@@ -19,7 +19,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { startScript, stopScript } from './lib/scripts.js';
-import { pool, quantile } from './lib/driver.js';
+import { apiCall, pool, quantile } from './lib/driver.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,16 +44,8 @@ interface Terminal {
 
 let base = '';
 let control = '';
-async function call(method: string, path: string, body?: unknown, token = OPS): Promise<any> {
-  const res = await fetch(base + path, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
+
+const call = (method: string, path: string, body?: unknown, token = OPS): Promise<any> => apiCall(base, token, method, path, body);
 
 async function terminalsRead(path: string): Promise<any> {
   return (await fetch(control + path)).json();

@@ -43,6 +43,7 @@ import * as devices from './modules/devices/index.js';
 import * as calendarSync from './modules/calendar-sync/index.js';
 import * as payments from './modules/payments/index.js';
 import * as visitors from './modules/visitors/index.js';
+import * as analytics from './modules/analytics/index.js';
 import * as operatorConsole from './modules/console/index.js';
 import type { Config } from './platform/config.js';
 import { requestChildLogger } from './platform/logging.js';
@@ -132,14 +133,16 @@ function mapErrors(app: App): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async () => {
+  // (Synchronous hooks here and in platform/http: no promise per request for checks that wait for nothing.)
+  app.addHook('onRequest', (_req, _reply, done) => {
     if (closing) throw errors.upstreamUnavailable('The service is shutting down; retry after the Retry-After seconds');
+    done();
   });
   // Every answer sent while closing ends its connection: a kept-alive connection (a proxy's) that was busy when the
   // close began would otherwise stay open, idle, until KEEP_ALIVE_TIMEOUT_MS, and the close would wait for it.
-  app.addHook('onSend', async (_req, reply, payload) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send(errorBody('KS005', `No route ${req.method} ${req.url.split('?')[0]}`));
@@ -261,6 +264,7 @@ async function registerModules(app: App, services: Services): Promise<void> {
     zkteco: services.zkteco,
   });
   await visitors.register(app, { guards, visitors: services.visitors });
+  await analytics.register(app, { guards, analytics: services.analytics });
   await guarded(app, guards.ops, async (ops) => {
     await sandbox.register(ops, { sandboxClock: services.sandboxClock });
     await site.register(ops, { site: services.site, config });

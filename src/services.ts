@@ -22,11 +22,12 @@ import {
   type MeetingService,
   type OpsBookings,
 } from './modules/booking/index.js';
-import { createLifecycle, type Lifecycle } from './modules/lifecycle/index.js';
+import { createLifecycle, LIFECYCLE_JOB, type Lifecycle } from './modules/lifecycle/index.js';
 import { createWebhooks, type DeliveryRepository, type Outbox, type WebhookService } from './modules/webhooks/index.js';
 import { createSite, type SiteService } from './modules/site/index.js';
 import { createPayments, type PaymentDetails, type PaymentService, type ProviderSync } from './modules/payments/index.js';
 import { JobRunner } from './platform/jobs/runner.js';
+import { jobWake } from './platform/db/job-wake.js';
 import { createMembers, type CredentialService, type MemberService, type PartnerRateLimit } from './modules/members/index.js';
 import { RateLimitRepository } from './platform/db/rate-limit-repository.js';
 import { ConsoleSessionRepository } from './platform/db/console-session-repository.js';
@@ -49,6 +50,7 @@ import {
   type ConnectedSync,
   type RoomFeedService,
 } from './modules/calendar-sync/index.js';
+import { createAnalytics, type AnalyticsService } from './modules/analytics/index.js';
 import { createVisitors, type VisitorAccessSource, type VisitorBookings, type VisitorService } from './modules/visitors/index.js';
 import { UrlGuard } from './platform/net/url-guard.js';
 import { ConsoleSessions } from './platform/http/console-session.js';
@@ -112,6 +114,8 @@ export interface Services {
   visitors: VisitorService;
   /** What devices must hold for visitor invites (the devices module's AccessSource for kind `visitor`). */
   visitorAccess: VisitorAccessSource;
+  /** Utilisation analytics: figures kept by the `analytics` job, the questions the ops routes ask. */
+  analytics: AnalyticsService;
   /** Room feeds: each room's bookings as an iCalendar feed at a secret, revocable address. */
   roomFeeds: RoomFeedService;
   /** Room calendars connected to Microsoft 365 and Google Workspace. */
@@ -212,6 +216,10 @@ interface Platform {
   secretBox: SecretBox;
   urlGuard: UrlGuard;
   jobs: JobRunner;
+  /** Starts the runner and the wake-ups of committed timers and deliveries (in-process on SQLite, LISTEN/NOTIFY on PostgreSQL). */
+  startJobs(): void;
+  /** Stops the wake-ups, then the runner (letting in-flight work finish). */
+  stopJobs(): Promise<void>;
   onError: (err: unknown, context?: { job: string }) => void;
 }
 
@@ -230,10 +238,24 @@ async function createPlatform(config: Config, storage: Storage, realClock: Clock
     allowLoopback: config.webhookAllowLoopback,
     environment: config.env,
   });
-  const jobs = new JobRunner({ clock, realClock, onError, itemContext: { around: runJobItem, failed: recordJobFailure } });
+  const itemContext = { around: runJobItem, failed: recordJobFailure };
+  const jobs = new JobRunner({ clock, realClock, onError, itemContext, ...(config.jobPollMs ? { pollMs: config.jobPollMs } : {}) });
+  const wakeups = jobWake({
+    ...{ engine: storage.engine, databaseUrl: config.databaseUrl, tables: { timers: LIFECYCLE_JOB, deliveries: DELIVERY_JOB } },
+    ...{
+      observeQueries: (l) => storage.observeQueries(l),
+      wake: (job) => jobs.wake(job),
+      onError: (err) => onError(err, { job: 'job-wake' }),
+    },
+  });
   // Moving the sandbox clock applies every step that falls due, in time order, before it answers.
   sandboxClock.onAdvance((_from, to) => jobs.replay(to));
-  return { config, storage, realClock, clock, sandboxClock, settings, secretBox, urlGuard, jobs, onError };
+  const startJobs = () => {
+    jobs.start();
+    wakeups.start();
+  };
+  const stopJobs = () => wakeups.stop().then(() => jobs.stop());
+  return { config, storage, realClock, clock, sandboxClock, settings, secretBox, urlGuard, jobs, startJobs, stopJobs, onError };
 }
 
 /** Search, bookings and what a booking change sets off: the writer's ports (events, lifecycle), payments. */
@@ -478,10 +500,9 @@ export async function createServices(
   const changeFeed = createChangeFeed(p, [
     { kind: 'meeting', ...booking.changeSource },
     { kind: 'delivery', changedSince: (t, n) => webhooks.webhooks.changedSince(t, n), latest: () => webhooks.webhooks.lastChangeAt() },
-    devices.changes,
-    devices.entryChanges,
-    visitors.changes,
+    ...[devices.changes, devices.entryChanges, visitors.changes],
   ]);
+  const { analytics } = createAnalytics({ db: p.storage.db, engine: p.storage.engine, clock, realClock: p.realClock, jobs });
   const sealed = [...booking.sealed, ...siteSealed, ...members.sealed, ...visitors.sealed, ...calendar.sealed];
   const metrics = createMetrics(p, { deliveryRepo: webhooks.deliveryRepo, devices: devices.service, payments });
   return {
@@ -519,6 +540,7 @@ export async function createServices(
     isapiEvents: devices.isapiEvents,
     visitors: visitors.visitors,
     visitorAccess: visitors.accessSource,
+    analytics,
     calendarSync: calendar.calendarSync,
     roomFeeds: calendar.roomFeeds,
     calendarConnections: calendar.connected,
@@ -531,12 +553,12 @@ export async function createServices(
     resealSecrets: () => resealSecrets(p, sealed, () => devices.reconcileSoon()),
     startWorkers: () => {
       void devices.transport.start(devices.sync).catch((err) => onError(err, { job: 'device-transport' }));
-      jobs.start();
+      p.startJobs();
     },
     stop: async () => {
-      sandboxClock.stop();
+      await sandboxClock.stop();
       await changeFeed.stop();
-      await jobs.stop();
+      await p.stopJobs();
       await devices.transport.stop();
     },
   };

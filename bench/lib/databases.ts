@@ -85,9 +85,10 @@ export function tempDir(prefix: string): { dir: string; remove(): void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export async function createBenchDatabase(engine: Engine): Promise<BenchDatabase> {
+/** `o.throwaway`: a new database even when BENCH_DATABASE_URL names one (a second party on the same server). */
+export async function createBenchDatabase(engine: Engine, o: { throwaway?: boolean } = {}): Promise<BenchDatabase> {
   const given = process.env.BENCH_DATABASE_URL;
-  if (given && isPostgres(given) === (engine === 'postgres')) {
+  if (given && !o.throwaway && isPostgres(given) === (engine === 'postgres')) {
     const name = engine === 'postgres' ? new URL(given).pathname.slice(1) : given;
     return {
       engine,

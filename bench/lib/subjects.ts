@@ -116,19 +116,46 @@ export interface ReferenceReady {
   dbFile: string;
 }
 
-export async function startReference(ctx: BenchContext, o: { rooms: number; timezone: string }): Promise<Child<ReferenceReady>> {
+/** `o.entry`: another reference server file (BENCH_PREVIOUS_REFERENCE: a previous version, to compare rates). */
+export async function startReference(
+  ctx: BenchContext,
+  o: { rooms: number; timezone: string; entry?: string; name?: string },
+): Promise<Child<ReferenceReady>> {
   const tmp = tempDir('booking-bench-reference-');
   ctx.defer(`remove ${tmp.dir}`, () => tmp.remove());
-  const prof = PROFILING_ALL ? profileDir('reference') : undefined;
+  const name = o.name ?? 'reference';
+  const prof = PROFILING_ALL ? profileDir(name) : undefined;
   const child = await startChild<ReferenceReady>({
-    name: 'reference',
-    entry: modulePath('../reference-server.ts', import.meta.url),
+    name,
+    entry: o.entry ?? modulePath('../reference-server.ts', import.meta.url),
     env: { REFERENCE_DB: join(tmp.dir, 'reference.sqlite'), REFERENCE_ROOMS: String(o.rooms), REFERENCE_TIMEZONE: o.timezone },
     nodeArgs: prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [],
   });
-  ctx.defer('stop reference', () => stopAndReport(child, prof));
-  console.log(`reference server: pid ${child.pid}, ${child.ready.url}, SQLite file in ${tmp.dir}${prof ? `, profiling into ${prof}` : ''}`);
+  ctx.defer(`stop ${name}`, () => stopAndReport(child, prof));
+  console.log(`${name} server: pid ${child.pid}, ${child.ready.url}, SQLite file in ${tmp.dir}${prof ? `, profiling into ${prof}` : ''}`);
   return child;
+}
+
+/**
+ * The PostgreSQL reference server (bench/lib/pg-reference.ts) on a throwaway database of the same PostgreSQL
+ * server as the service; its backends' CPU is read like the service's.
+ */
+export async function startPgReference(
+  ctx: BenchContext,
+  o: { rooms: number; timezone: string },
+): Promise<Child<ReferenceReady> & { dbCpuMs?(): Promise<number | undefined> }> {
+  const db = await createBenchDatabase('postgres', { throwaway: true });
+  ctx.defer(`drop ${db.where}`, () => db.drop());
+  const prof = PROFILING_ALL ? profileDir('reference-postgres') : undefined;
+  const child = await startChild<ReferenceReady>({
+    name: 'reference:postgres',
+    entry: modulePath('./pg-reference.ts', import.meta.url),
+    env: { REFERENCE_PG_URL: db.url, REFERENCE_ROOMS: String(o.rooms), REFERENCE_TIMEZONE: o.timezone },
+    nodeArgs: prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [],
+  });
+  ctx.defer('stop reference:postgres', () => stopAndReport(child, prof));
+  console.log(`PostgreSQL reference server: pid ${child.pid}, ${child.ready.url}, ${db.where}${prof ? `, profiling into ${prof}` : ''}`);
+  return { ...child, ...(db.serverCpuMs ? { dbCpuMs: db.serverCpuMs } : {}) };
 }
 
 export async function startLoad(ctx: BenchContext): Promise<Child> {

@@ -70,9 +70,14 @@ export const TABLES: TableDeclaration = {
     settings: 'platform',
     rate_limits: 'platform',
     console_sessions: 'platform',
+    analytics_occurrences: 'analytics',
+    analytics_rollups: 'analytics',
+    analytics_assets: 'analytics',
+    analytics_state: 'analytics',
   },
   // Not declared on purpose: catalogue's reads of meeting_slots and meetings (the conflict check moves into booking).
   reads: {
+    analytics: ['meetings', 'projects', 'zones', 'floors', 'rooms', 'desks', 'users'],
     auth: ['apps', 'app_projects', 'app_links', 'users', 'memberships', 'projects'],
     booking: ['users', 'memberships', 'apps'],
     'calendar-sync': ['calendar_connections'],
@@ -82,6 +87,10 @@ export const TABLES: TableDeclaration = {
     payments: ['payment_providers'],
   },
   writes: {
+    analytics: [
+      { table: 'meeting_histories', why: 'analytics_at: the entries the figures have taken in (the job reads the rest)' },
+      { table: 'access_entries', why: 'analytics_at: the walk-ins the figures have counted' },
+    ],
     auth: [
       { table: 'users', why: 'an act_as token for a new external user creates a federated visitor member' },
       { table: 'memberships', why: "the federated visitor member's membership" },

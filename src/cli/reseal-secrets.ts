@@ -7,8 +7,7 @@
  * under none of the keys given (left as they are, counted under `unreadable`). docs/operations.md.
  */
 import { loadConfigOrReport } from '../platform/config.js';
-import { openStorage } from '../platform/db/database.js';
-import { createServices } from '../services.js';
+import { withServices } from './with-services.js';
 
 async function main(): Promise<number> {
   const config = loadConfigOrReport();
@@ -17,23 +16,16 @@ async function main(): Promise<number> {
     console.error('configuration error: SECRETS_KEY must name the key to seal under (the old one goes in SECRETS_KEY_PREVIOUS)');
     return 2;
   }
-  const storage = await openStorage(config.databaseUrl);
-  try {
-    const services = await createServices(config, storage);
-    try {
-      const started = performance.now();
-      const report = await services.resealSecrets();
-      const ms = Math.round(performance.now() - started);
-      process.stdout.write(JSON.stringify({ ...report, columns: services.sealedColumns(), ms }, null, 2) + '\n');
-      if (Object.keys(report.unreadable).length > 0) {
-        console.error('some values open under none of the keys given (SECRETS_KEY, SECRETS_KEY_PREVIOUS): see "unreadable"');
-        return 3;
-      }
-    } finally {
-      await services.stop();
-    }
-  } finally {
-    await storage.close();
+  const unreadable = await withServices(config, async (services) => {
+    const started = performance.now();
+    const report = await services.resealSecrets();
+    const ms = Math.round(performance.now() - started);
+    process.stdout.write(JSON.stringify({ ...report, columns: services.sealedColumns(), ms }, null, 2) + '\n');
+    return Object.keys(report.unreadable).length > 0;
+  });
+  if (unreadable) {
+    console.error('some values open under none of the keys given (SECRETS_KEY, SECRETS_KEY_PREVIOUS): see "unreadable"');
+    return 3;
   }
   return 0;
 }

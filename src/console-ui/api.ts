@@ -21,9 +21,11 @@ import type {
 } from '../contract/ops-console.js';
 import type { MeetingStatus } from '../contract/meetings.js';
 import type { PageMeta } from '../contract/envelope.js';
+import type { AnalyticsGroupBy, AnalyticsStatus, UtilisationRow } from '../contract/analytics.js';
 
 export type { AssetDay, AssetState, BookingSummary, FloorNow } from '../contract/ops-console.js';
 export type { Delivery, PageMeta };
+export type { AnalyticsGroupBy, AnalyticsStatus, UtilisationRow };
 
 /** The contract's ASSET_STATES and MEETING_STATUSES, restated as values: importing the contract's values would bundle TypeBox. */
 export const ASSET_STATES: readonly AssetState[] = ['free', 'booked', 'checked-in', 'cleaning', 'closed'];
@@ -115,17 +117,40 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<{ 
   } catch {
     /* not JSON: keep the status */
   }
-  if (!res.ok) {
-    const message = Array.isArray(json.message) ? json.message.join('; ') : (json.message ?? res.statusText);
-    const retry = res.headers.get('retry-after');
-    const err = new ApiError(res.status, json.code ?? String(res.status), message, retry ? Number(retry) : null);
-    if (res.status === 401 && path !== '/ops/v1/session') {
-      setCsrf(null);
-      onSignedOut();
-    }
-    throw err;
-  }
+  if (!res.ok) throw failure(res, path, json);
   return { data: json.data as T, meta: json.meta };
+}
+
+/** The ApiError of a refused answer (its envelope's code and message); a 401 outside sign-in signs the console out. */
+function failure(res: Response, path: string, json: { code?: string; message?: string | string[] }): ApiError {
+  const message = Array.isArray(json.message) ? json.message.join('; ') : (json.message ?? res.statusText);
+  const retry = res.headers.get('retry-after');
+  const err = new ApiError(res.status, json.code ?? String(res.status), message, retry ? Number(retry) : null);
+  if (res.status === 401 && path !== '/ops/v1/session') {
+    setCsrf(null);
+    onSignedOut();
+  }
+  return err;
+}
+
+/** A GET answered as a file in another format (e.g. `Accept: text/csv`), as a Blob; a refusal is the API's error as usual. */
+export async function getFile(path: string, query: Query, accept: string): Promise<Blob> {
+  let res: Response;
+  try {
+    res = await fetch(withQuery(path, query), { headers: { accept }, credentials: 'same-origin' });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'network');
+  }
+  if (!res.ok) {
+    let json: { code?: string; message?: string | string[] } = {};
+    try {
+      json = (await res.json()) as typeof json;
+    } catch {
+      /* not JSON: keep the status */
+    }
+    throw failure(res, path, json);
+  }
+  return res.blob();
 }
 
 export const get = async <T>(path: string, query?: Query): Promise<T> => (await call<T>('GET', withQuery(path, query))).data;

@@ -5,7 +5,7 @@ import { ApiError, checkSession, get, setSignedOutHandler, signOut, type Site } 
 import { I18n, translator, useI18n, type Key, type Lang } from './i18n.js';
 import { Live, LiveFeed } from './live.js';
 import { SiteData, type SiteContext } from './site.js';
-import { ErrorBox, Loading } from './ui.js';
+import { ErrorBox, Loading, Show, useLoad } from './ui.js';
 import { SignIn } from './screens/sign-in.js';
 import { FloorPlan } from './screens/floor-plan.js';
 import { DayView } from './screens/day-view.js';
@@ -16,7 +16,7 @@ import { DevicesVisitors } from './screens/devices-visitors.js';
 import { Sandbox } from './screens/sandbox.js';
 
 export interface Route {
-  name: 'floor' | 'day' | 'booking' | 'bookings' | 'webhooks' | 'devices' | 'sandbox';
+  name: 'floor' | 'day' | 'booking' | 'bookings' | 'analytics' | 'webhooks' | 'devices' | 'sandbox';
   parts: string[];
   query: URLSearchParams;
 }
@@ -24,7 +24,7 @@ export interface Route {
 function parseHash(hash: string): Route {
   const [path = '', qs = ''] = hash.replace(/^#\/?/, '').split('?');
   const [name = 'floor', ...parts] = path.split('/').filter(Boolean).map(decodeURIComponent);
-  const known: Route['name'][] = ['floor', 'day', 'booking', 'bookings', 'webhooks', 'devices', 'sandbox'];
+  const known: Route['name'][] = ['floor', 'day', 'booking', 'bookings', 'analytics', 'webhooks', 'devices', 'sandbox'];
   return { name: (known as string[]).includes(name) ? (name as Route['name']) : 'floor', parts, query: new URLSearchParams(qs) };
 }
 
@@ -42,6 +42,7 @@ const NAV: { name: Route['name']; key: Key; href: string }[] = [
   { name: 'floor', key: 'navFloor', href: '#/floor' },
   { name: 'day', key: 'navDay', href: '#/day' },
   { name: 'bookings', key: 'navBookings', href: '#/bookings' },
+  { name: 'analytics', key: 'navAnalytics', href: '#/analytics' },
   { name: 'webhooks', key: 'navWebhooks', href: '#/webhooks' },
   { name: 'devices', key: 'navDevices', href: '#/devices' },
   { name: 'sandbox', key: 'navSandbox', href: '#/sandbox' },
@@ -138,6 +139,12 @@ function TabBar({ items, active }: { items: typeof NAV; active: Route['name'] })
   );
 }
 
+/** The analytics screen and its chart library (uPlot) load on the first visit, as a chunk of their own: the first load stays small. */
+function AnalyticsScreen({ query }: { query: URLSearchParams }) {
+  const screen = useLoad(() => import('./screens/analytics.js'), []);
+  return <Show value={screen}>{({ Analytics }) => <Analytics query={query} />}</Show>;
+}
+
 function Screen({ route }: { route: Route }) {
   switch (route.name) {
     case 'day':
@@ -146,6 +153,8 @@ function Screen({ route }: { route: Route }) {
       return <BookingDetail key={route.parts[0]} id={route.parts[0] ?? ''} />;
     case 'bookings':
       return <Bookings query={route.query} />;
+    case 'analytics':
+      return <AnalyticsScreen query={route.query} />;
     case 'webhooks':
       return <Webhooks listenerId={route.parts[0]} />;
     case 'devices':

@@ -104,6 +104,18 @@ export const ProjectDoc = Type.Object(
     backofficePaymentDueMinutes: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 10080, description: 'Hold of an unpaid back-office booking; absent = 1440' }),
     ),
+    analytics: Type.Optional(
+      Type.Object(
+        {
+          namedReports: Type.Optional(
+            Type.Boolean({
+              description: 'Serve the per-organizer report (GET /ops/v1/analytics/organizers); default false: aggregates only',
+            }),
+          ),
+        },
+        { additionalProperties: false, description: 'Analytics settings of the project' },
+      ),
+    ),
   },
   { additionalProperties: false, description: 'A property (building or site)' },
 );

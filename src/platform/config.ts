@@ -56,6 +56,11 @@ export interface Config {
   tokenFailures: { perApp: number; perAddress: number; windowMs: number };
   /** How long SIGTERM may take (in-flight requests and the running job) before the process exits 1 anyway. */
   shutdownTimeoutMs: number;
+  /**
+   * JOB_POLL_MS: every job handler's poll interval instead of its own (unset: their own, 0.25–60 s). Work is
+   * started by wake-ups (commits, LISTEN/NOTIFY, next due times) and the poll is the fallback; tests set it long.
+   */
+  jobPollMs?: number;
   /** HTTP connection timeouts (Node's server: keep-alive idle, headers, whole request, socket inactivity). */
   timeouts: { keepAliveMs: number; headersMs: number; requestMs: number; connectionMs: number };
   /**
@@ -312,6 +317,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     payments: readPayments(env),
     calendars: { providerTimeoutMs: intVar(env, 'CALENDAR_PROVIDER_TIMEOUT_MS', 10_000, 100) },
     devices: readDevices(env, transport),
+    ...(env.JOB_POLL_MS ? { jobPollMs: intVar(env, 'JOB_POLL_MS', 1000, 10) } : {}),
   };
 }
 

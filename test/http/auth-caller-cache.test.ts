@@ -30,6 +30,8 @@ describe('caller cache over HTTP', () => {
       env: { CALLER_CACHE_MS: '400', REFRESH_REUSE_GRACE_SECONDS: '0' },
     });
     await applySite(a);
+    // The sandbox clock re-reads its offset every second: stop it on the counted instance so every statement counted is the request's.
+    await a.services.sandboxClock.stop();
   });
   afterAll(async () => {
     await b?.close();

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DateTime } from 'luxon';
 import { startTestService, type TestService } from '../support/test-service.js';
-import { statementCounter } from '../support/statements.js';
+import { quietService, statementCounter } from '../support/statements.js';
 import { appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
 import { ROOM_EVENTS, webhookSite } from '../support/webhook-site.js';
 import { at, dayAhead, setClock } from '../support/catalogue.js';
@@ -36,7 +36,7 @@ describe('SQL per paid create', () => {
     );
     D = await dayAhead(svc, 'Asia/Bangkok', 2);
     await setClock(svc, at(D, '06:00'));
-    svc.services.sandboxClock.stop();
+    await quietService(svc);
   });
   afterAll(async () => {
     await svc?.close();

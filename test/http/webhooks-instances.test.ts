@@ -1,8 +1,9 @@
 /**
  * Two service instances on one database, both delivering: a backlog to two listeners
  * goes out with every delivery attempted exactly once, whichever instance leased
- * it; no attempt is ever sent twice, and neither instance has more than a
- * listener's budget in flight to it at once.
+ * it; no attempt is ever sent twice, and neither instance holds more than
+ * LEASE_DEPTH leases of one listener at once (its budget in flight, the rest
+ * leased ahead; the runner keeps the budget of attempts in flight).
  *
  * (The same across retries and clock moves: lifecycle-multi-instance.test.ts.) On
  * SQLite both instances open the same file in this process: the lease is the same
@@ -15,14 +16,14 @@ import { webhookSite } from '../support/webhook-site.js';
 import { WebhookReceiver, header } from '../support/webhook-receiver.js';
 import { TEST_ENGINE } from '../support/test-database.js';
 import { writeTransaction } from '../../src/platform/db/transactions.js';
-import { PER_LISTENER_CONCURRENCY } from '../../src/modules/webhooks/jobs.js';
+import { LEASE_DEPTH } from '../../src/modules/webhooks/jobs.js';
 
 describe(`two instances deliver one backlog (${TEST_ENGINE})`, () => {
   let a: TestService;
   let b: TestService;
   let rx: WebhookReceiver;
   let ids: SiteIds;
-  /** Requests each instance has in flight per path, and the most seen at once. */
+  /** Deliveries each instance has leased and not recorded, per listener, and the most seen at once. */
   const inFlight = new Map<string, number>();
   const most = new Map<string, number>();
 
@@ -47,20 +48,26 @@ describe(`two instances deliver one backlog (${TEST_ENGINE})`, () => {
     ] as const) {
       const repo = svc.services.deliveryRepo;
       const claimDue = repo.claimDue.bind(repo);
-      repo.claimDue = async (...args: Parameters<typeof claimDue>) => {
-        const items = await claimDue(...args);
+      const leased = (items: readonly { webhook_id: string }[]) => {
         for (const d of items) {
           const key = `${name} ${d.webhook_id}`;
           const n = (inFlight.get(key) ?? 0) + 1;
           inFlight.set(key, n);
           most.set(key, Math.max(most.get(key) ?? 0, n));
         }
+      };
+      repo.claimDue = async (...args: Parameters<typeof claimDue>) => {
+        const items = await claimDue(...args);
+        leased(items);
         return items;
       };
+      // On PostgreSQL the statement that records attempts also leases the next ones.
       const done = repo.recordSuccesses.bind(repo);
       repo.recordSuccesses = async (...args: Parameters<typeof done>) => {
-        await done(...args);
+        const items = await done(...args);
         for (const { d } of args[0]) inFlight.set(`${name} ${d.webhook_id}`, (inFlight.get(`${name} ${d.webhook_id}`) ?? 1) - 1);
+        leased(items);
+        return items;
       };
     }
   });
@@ -89,10 +96,10 @@ describe(`two instances deliver one backlog (${TEST_ENGINE})`, () => {
     const rows = await db.selectFrom('deliveries').select(['status', 'attempts', 'claimed_until']).execute();
     expect(rows).toHaveLength(2 * n);
     expect(rows.filter((r) => r.status !== 'delivered' || r.attempts !== 1 || r.claimed_until !== null)).toEqual([]);
-    for (const [key, m] of most) expect(m, key).toBeLessThanOrEqual(PER_LISTENER_CONCURRENCY);
+    for (const [key, m] of most) expect(m, key).toBeLessThanOrEqual(LEASE_DEPTH);
     const by = (name: string) => [...inFlight.keys()].some((k) => k.startsWith(`${name} `));
     console.log(
-      `[${TEST_ENGINE}] most in flight per instance and listener: ${JSON.stringify(Object.fromEntries(most))}; a leased: ${by('a')}, b leased: ${by('b')}`,
+      `[${TEST_ENGINE}] most leased per instance and listener: ${JSON.stringify(Object.fromEntries(most))}; a leased: ${by('a')}, b leased: ${by('b')}`,
     );
   });
 });

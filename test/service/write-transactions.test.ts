@@ -8,11 +8,15 @@
  * - a failing transaction writes nothing and does not disturb the others.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompiledQuery, sql } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
+import type { Database } from '../../src/platform/db/schema.js';
 import { openStorage, type Storage } from '../../src/platform/db/database.js';
 import { writeTransaction } from '../../src/platform/db/transactions.js';
 import { combineInserts, inlineParameters, plainInsertRows } from '../../src/platform/db/pg-driver.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
+import { insertRows } from '../../src/platform/db/statements.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe(`write transactions (${TEST_ENGINE})`, () => {
   let database: TestDatabase;
@@ -135,6 +139,82 @@ describe(`write transactions (${TEST_ENGINE})`, () => {
       expect(await names('q2')).toEqual(['q2']);
     },
   );
+
+  it.runIf(TEST_ENGINE === 'postgres')(
+    'PostgreSQL: a row lock taken first rides with begin and the read under it, and still holds another transaction back',
+    async () => {
+      await sql`create table lock_probe (id text primary key)`.execute(other.db);
+      await sql`insert into lock_probe (id) values ('x')`.execute(other.db);
+      // The form withAssetLock takes (platform/db/transactions.ts), on a table of this test's own.
+      const lock = (db: Kysely<Database>) => sql`select id from ${sql.table('lock_probe')} where id = ${'x'} for update`.execute(db);
+      const order: string[] = [];
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      trips.length = 0;
+      const a = storage.db.transaction().execute(async (trx) => {
+        await lock(trx);
+        await trx.selectFrom('settings').select('name').where('name', '=', 'lock-a').execute();
+        await held;
+        order.push('a');
+      });
+      await sleep(100);
+      expect(trips).toEqual([
+        `begin;\nselect id from "lock_probe" where id = 'x' for update;\nselect "name" from "settings" where "name" = 'lock-a'`,
+      ]);
+      const b = other.db.transaction().execute(async (trx) => {
+        await lock(trx);
+        await trx.selectFrom('settings').select('name').where('name', '=', 'lock-b').execute();
+        order.push('b');
+      });
+      await sleep(200);
+      expect(order).toEqual([]); // b waits for a's lock
+      release();
+      await Promise.all([a, b]);
+      expect(order).toEqual(['a', 'b']);
+    },
+  );
+});
+
+describe(`insertRows (${TEST_ENGINE})`, () => {
+  let database: TestDatabase;
+  let storage: Storage;
+  const statements: string[] = [];
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    storage = await openStorage(database.url, { onQuery: (s) => statements.push(s) });
+  });
+  afterAll(async () => {
+    await storage?.close();
+    await database?.drop();
+  });
+
+  it('writes the statement Kysely compiles for the same rows, and falls back to Kysely when the rows differ', async () => {
+    const rows = [
+      { name: 'ir-a', value: 'x' },
+      { name: 'ir-b', value: 'y' },
+    ];
+    statements.length = 0;
+    await insertRows(storage.db, 'settings', rows);
+    expect(statements).toEqual([storage.db.insertInto('settings').values(rows).compile().sql]);
+    // A column left undefined is left out, as Kysely leaves it out.
+    await insertRows(storage.db, 'settings', [{ name: 'ir-c', value: 'z', updated_at: undefined } as never]);
+    expect(statements[1]).toBe(storage.db.insertInto('settings').values({ name: 'ir-c', value: 'z' }).compile().sql);
+    // Rows with different columns: Kysely's builder (defaults fill the gaps).
+    const mixed = [{ name: 'ir-d', value: 'w' }, { name: 'ir-e' } as never];
+    await insertRows(storage.db, 'settings', mixed).catch(() => {});
+    expect(statements[2]).toBe(storage.db.insertInto('settings').values(mixed).compile().sql);
+    const stored = await storage.db
+      .selectFrom('settings')
+      .select(['name', 'value'])
+      .where('name', 'like', 'ir-%')
+      .orderBy('name')
+      .execute();
+    expect(stored.slice(0, 3)).toEqual([
+      { name: 'ir-a', value: 'x' },
+      { name: 'ir-b', value: 'y' },
+      { name: 'ir-c', value: 'z' },
+    ]);
+  });
 });
 
 describe('plain inserts that may wait (PostgreSQL)', () => {

@@ -19,10 +19,23 @@ declare module 'fastify' {
   }
 }
 
-/** Resolves the bearer token of a public API call to its Principal (401/503 otherwise). */
+/**
+ * Resolves the bearer token of a public API call to its Principal (401/503 otherwise).
+ * Synchronous when the caller cache answers (no promise per request); a malformed
+ * header throws 401 at once, which Fastify's hook runner hands to the error mapping.
+ */
 export function bearerAuth(tokens: TokenService) {
-  return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    req.principal = await tokens.authenticate(req.headers.authorization);
+  return (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+    const caller = tokens.caller(req.headers.authorization);
+    if (caller instanceof Promise) {
+      caller.then((principal) => {
+        req.principal = principal;
+        done();
+      }, done);
+      return;
+    }
+    req.principal = caller;
+    done();
   };
 }
 
@@ -105,14 +118,17 @@ export async function tokenRoutes(app: App, deps: AuthRouteDeps): Promise<void> 
         },
       },
     },
-    async (req) => {
+    // Synchronous (no promise per request): the principal is already resolved.
+    (req, reply) => {
       const p = req.principal;
-      return ok({
-        kind: p.kind,
-        appId: p.clientId,
-        userId: p.userId,
-        projects: [...p.projects].map(([projectId, scope]) => ({ projectId, permissions: [...scope.permissions].sort() })),
-      });
+      void reply.send(
+        ok({
+          kind: p.kind,
+          appId: p.clientId,
+          userId: p.userId,
+          projects: [...p.projects].map(([projectId, scope]) => ({ projectId, permissions: [...scope.permissions].sort() })),
+        }),
+      );
     },
   );
 }

@@ -267,16 +267,28 @@ export class TokenService {
 
   /** Resolves `Authorization: Bearer …` to a Principal (from the caller cache when fresh). */
   async authenticate(authorization: string | undefined): Promise<Principal> {
+    return this.caller(authorization);
+  }
+
+  /**
+   * `authenticate` without a promise when the caller cache answers: the Principal
+   * itself on a fresh hit (the presented secret's hash compared in constant time
+   * with the cached one), else the promise of the store's answer. A malformed
+   * header throws 401 at once.
+   */
+  caller(authorization: string | undefined): Principal | Promise<Principal> {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!m) throw errors.unauthorized('Missing bearer token');
     const t = TOKEN_RE.exec(m[1]);
     if (!t || t[1] !== ACCESS_PREFIX) throw errors.unauthorized();
     const secretHash = sha256Hex(t[3]);
     const now = this.deps.clock.now();
-    const cached = this.callers.get(t[2], secretHash, now);
-    if (cached) return cached;
+    return this.callers.get(t[2], secretHash, now) ?? this.resolveCaller(t[2], secretHash, now);
+  }
+
+  private async resolveCaller(tokenId: string, secretHash: string, now: number): Promise<Principal> {
     const mark = this.callers.mark();
-    const token = await this.lookupParsed(t[2], secretHash);
+    const token = await this.lookupParsed(tokenId, secretHash);
     const principal = await this.resolvePrincipal(token);
     this.callers.set(token.id, { principal, secretHash, expiresAt: token.expiresAt }, now, mark);
     return principal;

@@ -63,11 +63,13 @@ export class MeetingCreateService {
 
   async create(p: Principal, input: CreateMeetingInput) {
     validateCreate(input);
+    // The caller's own account and the attendees' are read beside the asset when the caller books for itself.
+    const early = this.earlyUsers(p, input);
     const asset = await this.s.loadAsset(input.meetingRoomId ? 'room' : 'desk', (input.meetingRoomId ?? input.deskId)!, p);
     const project = asset.ctx.project;
     const now = this.s.deps.clock.now();
     const appUser = await this.s.appUserForWrite(p, now);
-    const { organizer, usersByEmail } = await this.resolveOrganizer(p, input, project, appUser);
+    const { organizer, usersByEmail } = await this.resolveOrganizer(p, input, project, appUser, early);
     await this.checkPrivateAccess(p, asset, organizer, project);
     checkBookable(asset, organizer);
 
@@ -103,8 +105,28 @@ export class MeetingCreateService {
     return { draft: false as const, data };
   }
 
+  /**
+   * The read of the organizer's and attendees' accounts, started before the asset is read when the
+   * organizer is the caller and known without a write (a member, or an app whose service user exists).
+   */
+  private earlyUsers(p: Principal, input: CreateMeetingInput): UsersRead | null {
+    if (input.organizerId !== undefined) return null;
+    const userId = p.kind === 'member' ? p.userId : p.kind === 'app' ? p.appServiceUserId : undefined;
+    if (!userId) return null;
+    const read = this.s.deps.people.userAndEmails(userId, attendeeEmails(input));
+    // Awaited later unless the asset read fails first: a failure then is not left unhandled.
+    read.catch(() => {});
+    return { userId, read };
+  }
+
   /** The organizer, and the attendees' accounts found by email in the same read. */
-  private async resolveOrganizer(p: Principal, input: CreateMeetingInput, project: ProjectRow, appUser: string | null) {
+  private async resolveOrganizer(
+    p: Principal,
+    input: CreateMeetingInput,
+    project: ProjectRow,
+    appUser: string | null,
+    early: UsersRead | null,
+  ) {
     let userId: string;
     if (input.organizerId !== undefined) {
       if (!hasPermission(p, project.id, MEETING_UPDATE))
@@ -115,7 +137,8 @@ export class MeetingCreateService {
     } else {
       userId = p.kind === 'member' ? p.userId! : appUser!;
     }
-    const found = await this.s.deps.people.userAndEmails(userId, input.draft ? [] : (input.attendees ?? []).map((a) => a.email));
+    const found =
+      early && early.userId === userId ? await early.read : await this.s.deps.people.userAndEmails(userId, attendeeEmails(input));
     const user = found.user!;
     const organizer: ResolvedOrganizer = {
       userId,
@@ -367,6 +390,16 @@ export class MeetingCreateService {
     return result;
   }
 }
+
+/** A read of the organizer's account and the attendees' accounts by email, started early. */
+interface UsersRead {
+  userId: string;
+  read: ReturnType<PeopleRead['userAndEmails']>;
+}
+type PeopleRead = MeetingSupport['deps']['people'];
+
+/** The attendees' emails looked up for a booking (none for a draft). */
+const attendeeEmails = (input: CreateMeetingInput): string[] => (input.draft ? [] : (input.attendees ?? []).map((a) => a.email));
 
 function validateCreate(input: CreateMeetingInput): void {
   const problems: string[] = [];

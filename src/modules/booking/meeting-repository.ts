@@ -10,6 +10,7 @@ import type { StoredAttendee, StoredOrganizer, StoredRecurrence } from './meetin
 import type { BillingEntry, PaymentSnapshot } from './payment-port.js';
 import { sealedTable } from '../../platform/db/sealed-table-repository.js';
 import type { SealedTable } from '../../platform/crypto/reseal.js';
+import { insertRows } from '../../platform/db/statements.js';
 
 /** The meeting columns stored as JSON text or 0/1, as the record carries them (parsed once, here). */
 interface TypedMeetingColumns {
@@ -46,7 +47,7 @@ export type MeetingChanges = Omit<Updateable<MeetingTable>, TypedColumn> & Parti
 
 /** A stored booking: its JSON columns parsed and its all_day flag a boolean. */
 export type MeetingRow = Omit<MeetingTable, TypedColumn | 'pin_failures'> & TypedMeetingColumns & { pin_failures: number };
-export type HistoryRow = MeetingHistoryTable;
+export type HistoryRow = Omit<MeetingHistoryTable, 'analytics_at'>;
 
 type StoredMeeting = Omit<MeetingTable, 'pin_failures'> & { pin_failures: number };
 
@@ -163,10 +164,32 @@ export class MeetingRepository {
     return out;
   }
 
-  /** Meetings whose span overlaps [from, to) and match the filter, ordered by start. */
+  /**
+   * Meetings whose span overlaps [from, to) and match the filter, ordered by start (then id).
+   *
+   * Read in two disjoint parts so that neither walks the project's history: a single booking
+   * is no longer than its project's longest hold (projects.max_hold_ms, kept by every booking
+   * change), so its start lies in (from - longest, to): a two-sided range of the start-time
+   * index. A series row (its span runs to its last occurrence) is found by its span's end
+   * through the partial index meetings_series_span_idx (migration 022); its start is checked
+   * here, since a second range term in SQL would let SQLite's planner pick the start-time index.
+   */
   async list(f: MeetingListFilter, db: Db = this.db): Promise<MeetingRow[]> {
     if (!f.anyProject && !f.projectIds.length) return [];
-    let q = db.selectFrom('meetings').selectAll().where('start_at', '<', f.to).where('span_end_at', '>', f.from);
+    const longest = db.selectFrom('projects').select((eb) => eb.fn.max('max_hold_ms').as('m'));
+    const single = this.listFiltered(db, f)
+      .where('recurrence', 'is', null)
+      .where('start_at', '<', f.to)
+      .where('start_at', '>', (eb) => eb(eb.val(f.from), '-', f.anyProject ? longest : longest.where('id', 'in', f.projectIds)))
+      .where('span_end_at', '>', f.from);
+    const series = this.listFiltered(db, f).where('recurrence', 'is not', null).where('span_end_at', '>', f.from);
+    const rows = await single.unionAll(series).orderBy('start_at').orderBy('id').execute();
+    return rows.filter((r) => Number(r.start_at) < f.to).map(meetingRecord);
+  }
+
+  /** The caller's and the query's filters of `list`, common to both of its parts. */
+  private listFiltered(db: Db, f: MeetingListFilter) {
+    let q = db.selectFrom('meetings').selectAll();
     if (!f.anyProject) q = q.where('project_id', 'in', f.projectIds);
     if (f.participantUserId) {
       const uid = f.participantUserId;
@@ -194,7 +217,7 @@ export class MeetingRepository {
       const statuses = f.statuses;
       q = q.where((eb) => eb.or([eb('status', 'in', statuses), eb('recurrence', 'is not', null)]));
     }
-    return (await q.orderBy('start_at').orderBy('id').execute()).map(meetingRecord);
+    return q;
   }
 
   /**
@@ -229,7 +252,8 @@ export class MeetingRepository {
           )
           .as('changes'),
       )
-      // project_id + start_at: the meetings_project_start_idx index bounds the read.
+      // room_id + project_id + span_end_at: meetings_room_span_idx (migration 019) bounds the read to the window's
+      // bookings, however long the room's history.
       .where('m.project_id', '=', f.projectId)
       .where('m.room_id', '=', roomId)
       .where('m.start_at', '<', f.to)
@@ -240,21 +264,22 @@ export class MeetingRepository {
           eb.and([eb('m.status', '=', 'cancelled'), eb('m.updated_at', '>=', f.cancelledSince)]),
         ]),
       )
-      .orderBy('m.start_at')
-      .orderBy('m.id')
+      // Sorted here, not in SQL: an ORDER BY start_at makes SQLite's planner walk meetings_project_start_idx instead.
       .execute();
-    return rows.map((r) => ({
-      ...r,
-      start_at: Number(r.start_at),
-      end_at: Number(r.end_at),
-      updated_at: Number(r.updated_at),
-      changes: Number(r.changes ?? 0),
-      recurrence: r.recurrence ? (JSON.parse(r.recurrence) as StoredRecurrence) : null,
-    }));
+    return rows
+      .map((r) => ({
+        ...r,
+        start_at: Number(r.start_at),
+        end_at: Number(r.end_at),
+        updated_at: Number(r.updated_at),
+        changes: Number(r.changes ?? 0),
+        recurrence: r.recurrence ? (JSON.parse(r.recurrence) as StoredRecurrence) : null,
+      }))
+      .sort((a, b) => a.start_at - b.start_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   async insert(meeting: NewMeeting, db: Db = this.db): Promise<void> {
-    await db.insertInto('meetings').values(storedMeeting(meeting)).execute();
+    await insertRows(db, 'meetings', [storedMeeting(meeting)]);
   }
 
   /** A booking with its held slots, keeping the project's longest hold (bulk imports, fixtures and benches). */
@@ -281,7 +306,7 @@ export class MeetingRepository {
   /** History entries of a booking that has none yet, numbered from 1. */
   async insertFirstHistories(entries: NewHistory[], db: Db = this.db): Promise<HistoryRow[]> {
     const rows = entries.map((h, i) => ({ ...h, seq: i + 1 }));
-    if (rows.length) await db.insertInto('meeting_histories').values(rows).execute();
+    await insertRows(db, 'meeting_histories', rows);
     return rows as HistoryRow[];
   }
 
@@ -331,7 +356,7 @@ export class MeetingRepository {
   }
 
   async insertSlots(slots: NewSlot[], db: Db = this.db): Promise<void> {
-    if (slots.length) await db.insertInto('meeting_slots').values(slots).execute();
+    await insertRows(db, 'meeting_slots', slots);
   }
 
   async replaceSlots(meetingId: string, slots: NewSlot[], db: Db = this.db): Promise<void> {
@@ -362,10 +387,11 @@ export class MeetingRepository {
 
   async insertAttendees(meetingId: string, attendees: { userId: string | null; email: string }[], db: Db = this.db): Promise<void> {
     if (!attendees.length) return;
-    await db
-      .insertInto('meeting_attendees')
-      .values(attendees.map((a, i) => ({ meeting_id: meetingId, position: i, user_id: a.userId, email_lower: a.email.toLowerCase() })))
-      .execute();
+    await insertRows(
+      db,
+      'meeting_attendees',
+      attendees.map((a, i) => ({ meeting_id: meetingId, position: i, user_id: a.userId, email_lower: a.email.toLowerCase() })),
+    );
   }
 
   async replaceAttendees(meetingId: string, attendees: { userId: string | null; email: string }[], db: Db = this.db): Promise<void> {

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
 import type { Database, MembershipTable, UserTable } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
+import { PreparedStatements, slot } from '../../platform/db/statements.js';
 
 /** A user as the booking flows read it: the 0/1 flag as a boolean, the brand-staff list parsed. */
 export type UserRow = Omit<UserTable, 'blocked_from_booking' | 'brand_staff'> & { blocked_from_booking: boolean; brand_staff: string[] };
@@ -13,7 +14,11 @@ function userRecord(u: UserTable): UserRow {
 }
 
 export class PeopleRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly statements: PreparedStatements;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.statements = new PreparedStatements(db);
+  }
 
   async user(id: string, db: Db = this.db): Promise<UserRow | undefined> {
     const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
@@ -38,12 +43,30 @@ export class PeopleRepository {
     db: Db = this.db,
   ): Promise<{ user: UserRow | undefined; byEmail: Map<string, UserRow> }> {
     const lower = [...new Set(emails.map((e) => e.toLowerCase()))];
+    const n = lower.length;
     const rows = (
-      await db
-        .selectFrom('users')
-        .selectAll()
-        .where((eb) => (lower.length ? eb.or([eb('id', '=', id), eb('email_lower', 'in', lower)]) : eb('id', '=', id)))
-        .execute()
+      await this.statements.rows(
+        db,
+        `userAndEmails:${n}`,
+        (root) =>
+          root
+            .selectFrom('users')
+            .selectAll()
+            .where((eb) =>
+              n
+                ? eb.or([
+                    eb('id', '=', slot(0)),
+                    eb(
+                      'email_lower',
+                      'in',
+                      lower.map((_, i) => slot(i + 1)),
+                    ),
+                  ])
+                : eb('id', '=', slot(0)),
+            )
+            .compile(),
+        [id, ...lower],
+      )
     ).map(userRecord);
     const wanted = new Set(lower);
     return {

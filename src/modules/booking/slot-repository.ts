@@ -4,12 +4,17 @@
  * BusySlots port, see busy-slots.ts).
  */
 import type { Kysely } from 'kysely';
+import { PreparedStatements, slot } from '../../platform/db/statements.js';
 import type { Db } from '../../platform/db/db.js';
 import type { Database } from '../../platform/db/schema.js';
 import { MAX_CLEANUP_MS, type HoldRow, type MeetingSummary, type SlotRow } from '../catalogue/index.js';
 
 export class SlotRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly statements: PreparedStatements;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.statements = new PreparedStatements(db);
+  }
 
   /**
    * Holds in the given projects that could conflict with [from, to) once cleaning
@@ -58,17 +63,23 @@ export class SlotRepository {
    * hold as stored now (a concurrent booking may just have raised it).
    */
   async lockedAssetSlots(assetId: string, projectId: string, from: number, to: number, db: Db): Promise<SlotRow[]> {
-    return db
-      .selectFrom('meeting_slots')
-      .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
-      .where('asset_id', '=', assetId)
-      .where('start_at', '<', to)
-      .where('start_at', '>', (eb) =>
-        eb(eb.val(from - MAX_CLEANUP_MS), '-', eb.selectFrom('projects').select('max_hold_ms').where('id', '=', projectId)),
-      )
-      .where('end_at', '>', from)
-      .orderBy('start_at')
-      .execute();
+    return this.statements.rows(
+      db,
+      'lockedAssetSlots',
+      (root) =>
+        root
+          .selectFrom('meeting_slots')
+          .select(['id', 'meeting_id', 'asset_id', 'start_at', 'end_at'])
+          .where('asset_id', '=', slot(0))
+          .where('start_at', '<', slot(1))
+          .where('start_at', '>', (eb) =>
+            eb(eb.val<number>(slot(2)), '-', eb.selectFrom('projects').select('max_hold_ms').where('id', '=', slot(3))),
+          )
+          .where('end_at', '>', slot(4))
+          .orderBy('start_at')
+          .compile(),
+      [assetId, to, from - MAX_CLEANUP_MS, projectId, from],
+    );
   }
 
   /** Title, organizer and attendees of meetings, for participants' calendar entries (attendees parsed). */

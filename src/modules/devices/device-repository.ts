@@ -309,13 +309,24 @@ export class DeviceRepository {
     return rows.map((r) => r.subject_id);
   }
 
-  async putTarget(row: SubjectStateRow, now: number, db: Db = this.db): Promise<void> {
-    const state = stateJson(row.state);
-    await db
-      .insertInto('device_targets')
-      .values({ ...row, state, updated_at: now })
-      .onConflict((oc) => oc.columns(['device_id', 'subject_kind', 'subject_id']).doUpdateSet({ state, updated_at: now }))
-      .execute();
+  /** Many targets at once (upserted; a null state deletes), in statements of at most IN_CHUNK rows. */
+  async putTargets(
+    rows: { device_id: string; subject_kind: string; subject_id: string; state: SubjectState | null }[],
+    now: number,
+    db: Db,
+  ) {
+    const puts = rows.filter((r) => r.state !== null).map((r) => ({ ...r, state: stateJson(r.state!), updated_at: now }));
+    for (const part of chunks(puts, IN_CHUNK))
+      await db
+        .insertInto('device_targets')
+        .values(part)
+        .onConflict((oc) =>
+          oc
+            .columns(['device_id', 'subject_kind', 'subject_id'])
+            .doUpdateSet((eb) => ({ state: eb.ref('excluded.state'), updated_at: now })),
+        )
+        .execute();
+    for (const r of rows) if (r.state === null) await this.deleteTarget(r.device_id, r.subject_kind, r.subject_id, db);
   }
 
   async deleteTarget(deviceId: string, kind: string, subjectId: string, db: Db = this.db): Promise<void> {
@@ -367,40 +378,61 @@ export class DeviceRepository {
     return row && stateRecord(row);
   }
 
-  /** Takes the device's next sequence number (on PostgreSQL this locks the device's row until commit, so commits come in sequence order). */
-  async takeSeq(deviceId: string, db: Db): Promise<number> {
-    const row = await db
-      .updateTable('device_state')
-      .set({ next_seq: sql<number>`next_seq + 1` })
-      .where('device_id', '=', deviceId)
-      .returning('next_seq')
-      .executeTakeFirstOrThrow();
-    return Number(row.next_seq) - 1;
+  async insertCommands(rows: NewCommand[], db: Db): Promise<void> {
+    const values = rows.map((row) => ({
+      ...row,
+      state: row.state === null ? null : stateJson(row.state),
+      status: 'pending',
+      attempts: 0,
+      last_error: null,
+      done_at: null,
+    }));
+    for (const part of chunks(values, IN_CHUNK)) await db.insertInto('device_commands').values(part).execute();
   }
 
-  /** Drops the subject's unsent commands on a device: a newer command carries its whole state. */
-  async supersede(deviceId: string, kind: string, subjectId: string, db: Db): Promise<void> {
-    await db
-      .deleteFrom('device_commands')
-      .where('device_id', '=', deviceId)
-      .where('subject_kind', '=', kind)
-      .where('subject_id', '=', subjectId)
-      .where('status', '=', 'pending')
-      .execute();
+  /**
+   * Drops the unsent commands of these (device, subject) pairs (a newer command carries the whole state):
+   * one statement per subject over its devices, or per device over its subjects, whichever makes fewer.
+   */
+  async supersedeMany(pairs: { deviceId: string; kind: string; subjectId: string }[], db: Db): Promise<void> {
+    const bySubject = groupBy(pairs, (p) => `${p.kind}\0${p.subjectId}`);
+    const byDevice = groupBy(pairs, (p) => `${p.kind}\0${p.deviceId}`);
+    const perSubject = bySubject.size <= byDevice.size;
+    for (const group of (perSubject ? bySubject : byDevice).values()) {
+      const { kind, deviceId, subjectId } = group[0]!;
+      const others = group.map((p) => (perSubject ? p.deviceId : p.subjectId));
+      for (const part of chunks(others, IN_CHUNK))
+        await db
+          .deleteFrom('device_commands')
+          .where('subject_kind', '=', kind)
+          .where('status', '=', 'pending')
+          .where(perSubject ? 'subject_id' : 'device_id', '=', perSubject ? subjectId : deviceId)
+          .where(perSubject ? 'device_id' : 'subject_id', 'in', part)
+          .execute();
+    }
   }
 
-  async insertCommand(row: Omit<CommandRow, 'done_at' | 'last_error' | 'attempts' | 'status'>, db: Db): Promise<void> {
-    await db
-      .insertInto('device_commands')
-      .values({
-        ...row,
-        state: row.state === null ? null : stateJson(row.state),
-        status: 'pending',
-        attempts: 0,
-        last_error: null,
-        done_at: null,
-      })
-      .execute();
+  /**
+   * Takes `n` sequence numbers on each device (on PostgreSQL this locks the devices' rows until commit, so commits come
+   * in sequence order; lock them in id order first). Returns each device's first number.
+   */
+  async takeSeqs(counts: Map<string, number>, db: Db): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const byCount = groupBy([...counts], ([, n]) => String(n));
+    for (const [n, group] of byCount)
+      for (const part of chunks(
+        group.map(([id]) => id),
+        IN_CHUNK,
+      )) {
+        const rows = await db
+          .updateTable('device_state')
+          .set({ next_seq: sql<number>`next_seq + ${Number(n)}` })
+          .where('device_id', 'in', part)
+          .returning(['device_id', 'next_seq'])
+          .execute();
+        for (const r of rows) out.set(r.device_id, Number(r.next_seq) - Number(n));
+      }
+    return out;
   }
 
   /** Devices with pending commands due by `now` and not leased by another worker. */
@@ -513,32 +545,50 @@ export class DeviceRepository {
     return rows.map(commandRecord);
   }
 
-  /** A command the device applied: done, and what it now holds for the subject. */
-  async applied(cmd: CommandRow, now: number, db: Db): Promise<void> {
-    const res = await db
-      .updateTable('device_commands')
-      .set({ status: 'done', done_at: now, attempts: cmd.attempts + 1 })
-      .where('id', '=', cmd.id)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    if (Number(res.numUpdatedRows) !== 1) return; // superseded meanwhile: a newer command follows
-    if (cmd.op === 'remove') {
-      await this.deleteEnrollment(cmd.device_id, cmd.subject_kind, cmd.subject_id, db);
-    } else {
-      const state = stateJson(cmd.state!);
+  /**
+   * Commands the device applied (one device's answers): done, and what it now holds for each subject (the
+   * newest applied command per subject). Commands superseded meanwhile change nothing: a newer command follows.
+   */
+  async appliedMany(cmds: CommandRow[], now: number, db: Db): Promise<void> {
+    const done = new Set<string>();
+    for (const part of chunks(cmds, IN_CHUNK)) {
+      const rows = await db
+        .updateTable('device_commands')
+        .set((eb) => ({ status: 'done', done_at: now, attempts: eb('attempts', '+', 1) }))
+        .where(
+          'id',
+          'in',
+          part.map((c) => c.id),
+        )
+        .where('status', '=', 'pending')
+        .returning('id')
+        .execute();
+      for (const r of rows) done.add(r.id);
+    }
+    const last = new Map<string, CommandRow>();
+    for (const c of [...cmds].sort((a, b) => Number(a.seq) - Number(b.seq)))
+      if (done.has(c.id)) last.set(`${c.device_id}\0${c.subject_kind}\0${c.subject_id}`, c);
+    const upserts = [...last.values()]
+      .filter((c) => c.op !== 'remove')
+      .map((c) => ({
+        device_id: c.device_id,
+        subject_kind: c.subject_kind,
+        subject_id: c.subject_id,
+        state: stateJson(c.state!),
+        seq: c.seq,
+        updated_at: now,
+      }));
+    for (const part of chunks(upserts, IN_CHUNK))
       await db
         .insertInto('device_enrollments')
-        .values({
-          device_id: cmd.device_id,
-          subject_kind: cmd.subject_kind,
-          subject_id: cmd.subject_id,
-          state,
-          seq: cmd.seq,
-          updated_at: now,
-        })
-        .onConflict((oc) => oc.columns(['device_id', 'subject_kind', 'subject_id']).doUpdateSet({ state, seq: cmd.seq, updated_at: now }))
+        .values(part)
+        .onConflict((oc) =>
+          oc
+            .columns(['device_id', 'subject_kind', 'subject_id'])
+            .doUpdateSet((eb) => ({ state: eb.ref('excluded.state'), seq: eb.ref('excluded.seq'), updated_at: now })),
+        )
         .execute();
-    }
+    for (const c of last.values()) if (c.op === 'remove') await this.deleteEnrollment(c.device_id, c.subject_kind, c.subject_id, db);
   }
 
   async refused(cmd: CommandRow, message: string, now: number, db: Db): Promise<void> {
@@ -610,6 +660,28 @@ export class DeviceRepository {
       .where('subject_id', '=', subjectId)
       .execute();
   }
+}
+
+/** Rows per multi-row statement and values per IN list (well under SQLite's and PostgreSQL's parameter limits). */
+const IN_CHUNK = 500;
+
+type NewCommand = Omit<CommandRow, 'done_at' | 'last_error' | 'attempts' | 'status'>;
+
+function chunks<T>(xs: T[], n: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
+  return out;
+}
+
+function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const x of xs) {
+    const k = key(x);
+    const g = out.get(k);
+    if (g) g.push(x);
+    else out.set(k, [x]);
+  }
+  return out;
 }
 
 /** A device_state row's device has a pending command. */

@@ -136,37 +136,53 @@ export class DeviceSync implements TransportEvents {
     for (const [deviceId] of targets) if (!all.some((d) => d.id === deviceId)) work.push({ deviceId, state: null });
     if (!work.length) return 0;
     work.sort((a, b) => (a.deviceId < b.deviceId ? -1 : 1));
-    await repo.ensureStates(
-      work.map((w) => w.deviceId),
+    const moved = work.filter((w) => !ids.includes(w.deviceId)).map((w) => w.deviceId);
+    if (moved.length) {
+      await repo.ensureStates(moved, now, trx); // a device that left the project
+      await repo.lockDevices(moved, trx);
+    }
+    await repo.putTargets(
+      work.map((w) => ({ device_id: w.deviceId, subject_kind: subject.kind, subject_id: subject.id, state: w.state })),
       now,
       trx,
-    ); // a device that left the project
-    for (const w of work) {
-      if (w.state)
-        await repo.putTarget({ device_id: w.deviceId, subject_kind: subject.kind, subject_id: subject.id, state: w.state }, now, trx);
-      else await repo.deleteTarget(w.deviceId, subject.kind, subject.id, trx);
-      await this.enqueue(trx, w.deviceId, subject, w.state, now);
-    }
+    );
+    await this.enqueue(
+      trx,
+      work.map((w) => ({ deviceId: w.deviceId, subject, state: w.state })),
+      now,
+    );
     return work.length;
   }
 
-  private async enqueue(trx: Db, deviceId: string, subject: SubjectRef, state: SubjectState | null, now: number): Promise<void> {
+  /**
+   * Queues commands (at most one per device and subject), each with its device's next sequence number, dropping
+   * the unsent older commands of the same subjects: the new ones carry the whole state. A few statements in all.
+   */
+  private async enqueue(trx: Db, items: { deviceId: string; subject: SubjectRef; state: SubjectState | null }[], now: number) {
     const { repo } = this.deps;
-    await repo.supersede(deviceId, subject.kind, subject.id, trx);
-    const seq = await repo.takeSeq(deviceId, trx);
-    await repo.insertCommand(
-      {
-        id: newId(now),
-        device_id: deviceId,
-        seq,
-        subject_kind: subject.kind,
-        subject_id: subject.id,
-        op: state ? 'upsert' : 'remove',
-        state,
-        created_at: now,
-      },
+    await repo.supersedeMany(
+      items.map((w) => ({ deviceId: w.deviceId, kind: w.subject.kind, subjectId: w.subject.id })),
       trx,
     );
+    const counts = new Map<string, number>();
+    for (const w of items) counts.set(w.deviceId, (counts.get(w.deviceId) ?? 0) + 1);
+    const next = await repo.takeSeqs(counts, trx);
+    const commands = items.map((w) => {
+      const seq = next.get(w.deviceId)!;
+      next.set(w.deviceId, seq + 1);
+      const op = w.state ? ('upsert' as const) : ('remove' as const);
+      return {
+        id: newId(now),
+        device_id: w.deviceId,
+        seq,
+        subject_kind: w.subject.kind,
+        subject_id: w.subject.id,
+        op,
+        state: w.state,
+        created_at: now,
+      };
+    });
+    await repo.insertCommands(commands, trx);
   }
 
   // ----- 2. deliver --------------------------------------------------------------
@@ -265,12 +281,14 @@ export class DeviceSync implements TransportEvents {
     await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
       // The device's row first, as planners take it: a planner and this write never wait on each other crosswise.
       await repo.lockDevices([deviceId], trx);
+      const applied: CommandRow[] = [];
       for (const a of report.answered) {
         const cmd = bySeq.get(a.seq);
         if (!cmd) continue;
-        if (a.ok) await repo.applied(cmd, now, trx);
+        if (a.ok) applied.push(cmd);
         else await repo.refused(cmd, a.message ?? 'refused by the device', now, trx);
       }
+      await repo.appliedMany(applied, now, trx);
       if (report.stopped) {
         const attempts = state.attempts + 1;
         await repo.stopped(deviceId, `${report.stopped.kind}: ${report.stopped.message}`, now + retryDelayMs(attempts), now, trx);
@@ -405,7 +423,11 @@ export class DeviceSync implements TransportEvents {
         if (!targetBy.has(key) && !heldBy.has(key) && !pending.has(key)) work.push({ subject: s, state: null });
       }
       if (!work.length) return 0;
-      for (const w of work) await this.enqueue(trx, deviceId, w.subject, w.state, now);
+      await this.enqueue(
+        trx,
+        work.map((w) => ({ deviceId, ...w })),
+        now,
+      );
       return work.length;
     });
   }

@@ -35,6 +35,7 @@ import { opsDeviceRoutes } from './routes.js';
 import { ZktecoTransport } from './vendors/zkteco-transport.js';
 import { ZktecoService } from './vendors/zkteco-service.js';
 import { zktecoRoutes } from './vendors/zkteco-routes.js';
+import { CursorLocks } from './vendors/zkteco-cursor.js';
 import { isapiRoutes, type IsapiRouteDeps } from './vendors/isapi-routes.js';
 
 export { DeviceService, type DeviceRecord } from './device-service.js';
@@ -107,8 +108,9 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
   const { db, engine, clock, config, jobs } = deps;
   const repo = new DeviceRepository(db, engine);
   // ZKTeco terminals poll the service: their transport is always there (it only records inventory requests).
+  const cursorLocks = new CursorLocks();
   const vendors = new Map<string, DeviceTransport>([
-    ['zkteco-push', new ZktecoTransport(repo, () => clock.now())],
+    ['zkteco-push', new ZktecoTransport(repo, () => clock.now(), cursorLocks)],
     ...(deps.vendors ?? []),
   ]);
   const transport = new RoutingTransport(createTransport(config, deps.logger, repo), vendors);
@@ -147,7 +149,7 @@ export function createDevices(deps: DevicesDeps): DevicesModule {
   jobs.register(deviceSyncJob(sync, { leaseMs: config.ackTimeoutMs + 30_000 }));
   const reconcile = new ReconcileSchedule(() => deps.realClock.now(), config.reconcileMs);
   jobs.register(reconcile.job(sync));
-  const zkteco = new ZktecoService({ sync, repo, openSecret: deps.openSecret, realNow: () => deps.realClock.now() });
+  const zkteco = new ZktecoService({ sync, repo, openSecret: deps.openSecret, realNow: () => deps.realClock.now(), locks: cursorLocks });
   jobs.register(doorEntriesJob(entries));
   const doorWindows = new DoorWindows({
     db,

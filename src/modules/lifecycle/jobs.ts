@@ -33,6 +33,7 @@ export class Lifecycle {
       dueAt: (t) => t.due_at,
       due: (now, limit) => this.deps.timers.due(now, limit),
       backlog: (now) => this.deps.timers.backlog(now),
+      nextDueAt: (now) => this.deps.timers.nextDueAfter(now),
       run: (t) => this.fire(t),
       traceParent: (t) => t.trace_parent ?? null,
       pageSize: 200,

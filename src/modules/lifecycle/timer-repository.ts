@@ -7,6 +7,7 @@ import { currentTraceParent } from '../../platform/observability/tracing.js';
 import type { Backlog } from '../../platform/jobs/handler.js';
 import { backlogOf } from '../../platform/db/backlog-row.js';
 import { TIMER_KINDS, type PlannedTimer } from './rules/timer-plan.js';
+import { insertRows } from '../../platform/db/statements.js';
 
 export type TimerRow = TimerTable;
 
@@ -30,23 +31,22 @@ export class TimerRepository {
     if (!timers.length) return;
     // The scheduling request's trace context: the steps' job spans join its trace.
     const traceParent = currentTraceParent();
-    await db
-      .insertInto('timers')
-      .values(
-        timers.map((t) => ({
-          id: newId(now),
-          meeting_id: meetingId,
-          kind: t.kind,
-          due_at: t.dueAt,
-          window_start: window.start,
-          window_end: window.end,
-          status: 'pending',
-          created_at: now,
-          fired_at: null,
-          trace_parent: traceParent,
-        })),
-      )
-      .execute();
+    await insertRows(
+      db,
+      'timers',
+      timers.map((t) => ({
+        id: newId(now),
+        meeting_id: meetingId,
+        kind: t.kind,
+        due_at: t.dueAt,
+        window_start: window.start,
+        window_end: window.end,
+        status: 'pending',
+        created_at: now,
+        fired_at: null,
+        trace_parent: traceParent,
+      })),
+    );
   }
 
   /** Drops every pending step of a booking (it moved, was cancelled or ended). */
@@ -103,6 +103,19 @@ export class TimerRepository {
       .orderBy('id')
       .limit(limit)
       .execute();
+  }
+
+  /** The earliest due time of a pending timer after `after`, or null (the runner's wake-up; the pending-due index's first entry). */
+  async nextDueAfter(after: number, db: Db = this.db): Promise<number | null> {
+    const row = await db
+      .selectFrom('timers')
+      .select('due_at')
+      .where('status', '=', 'pending')
+      .where('due_at', '>', after)
+      .orderBy('due_at')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.due_at ?? null;
   }
 
   /** Pending timers due by `until`: how many, and the earliest due time (metrics; the pending-due index). */

@@ -111,8 +111,13 @@ export const MAX_ROWS_PER_STATEMENT = 100;
  */
 export function sameColumnChunks<R extends Record<string, unknown>>(rows: readonly R[]): R[][] {
   const bySignature = new Map<string, R[]>();
+  // Rows built by one piece of code list their keys in one order: sort each order once, not each row's keys.
+  const sortedOf = new Map<string, string>();
   for (const row of rows) {
-    const signature = Object.keys(row).sort().join(',');
+    const keys = Object.keys(row);
+    const order = keys.join(',');
+    let signature = sortedOf.get(order);
+    if (signature === undefined) sortedOf.set(order, (signature = keys.sort().join(',')));
     const list = bySignature.get(signature);
     if (list) list.push(row);
     else bySignature.set(signature, [row]);

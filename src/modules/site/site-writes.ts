@@ -171,6 +171,7 @@ async function writeHierarchy(w: RowWriter, plan: SitePlan): Promise<void> {
       default_cleanup_minutes: e.doc.defaultCleanupMinutes ?? null,
       booking_grid_minutes: e.doc.bookingGridMinutes ?? null,
       backoffice_payment_due_minutes: e.doc.backofficePaymentDueMinutes ?? null,
+      ...added({ analytics_named_reports: e.doc.analytics?.namedReports === true ? 1 : null }, e.stored),
     });
   }
 

@@ -1,9 +1,10 @@
 /** Webhook listeners and their deliveries, for the delivery worker and the ops API. */
-import { PostgresAdapter, sql, type CompiledQuery, type Kysely, type QueryResult } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
 import { inTransaction, type Db } from '../../platform/db/db.js';
 import type { Database, DeliveryTable, WebhookTable } from '../../platform/db/schema.js';
 import type { Backlog } from '../../platform/jobs/handler.js';
 import { backlogOf } from '../../platform/db/backlog-row.js';
+import { PreparedStatements, slot } from '../../platform/db/statements.js';
 
 export type DeliveryRow = DeliveryTable;
 /** A webhook listener as the ops views read it: its event types parsed, `enabled` a boolean. */
@@ -61,42 +62,70 @@ const LISTENER_COLUMNS = sql.raw(
     .join(', '),
 );
 
-/** Stands for the i-th value of a statement while it is built (see `Statements`). */
-class Slot {
-  constructor(readonly index: number) {}
+/** What a due read leases: at most `room[listener]` (default `budget`) per listener, due by `now`, leased until `realNow + leaseMs`. */
+export interface ClaimParams {
+  now: number;
+  realNow: number;
+  leaseMs: number;
+  budget: number;
+  room: Readonly<Record<string, number>>;
 }
-/** A value given at execution; typed `never` so it fits whatever the builder expects there. */
-const slot = (index: number): never => new Slot(index) as unknown as never;
+
+type LeasedRow = DueDelivery & ClaimedDelivery;
+
+/** Leased rows as items, in sending order (next attempt, then creation). */
+function toItems(rows: LeasedRow[]): DeliveryItem[] {
+  rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
+  return rows.map((r) => ({
+    id: r.id,
+    webhook_id: r.webhook_id,
+    attempts: r.attempts,
+    next_attempt_at: r.next_attempt_at,
+    created_at: r.created_at,
+    trace_parent: r.trace_parent ?? null,
+    claimed: { type: r.type, body: r.body, project_id: r.project_id, url: r.url, secret_enc: r.secret_enc, auth_enc: r.auth_enc },
+  }));
+}
+
+/** What `leased` (see pgClaim) returns. */
+const LEASED_COLUMNS = sql.raw(
+  'id, webhook_id, attempts, next_attempt_at, created_at, trace_parent, type, body, project_id, url, secret_enc, auth_enc',
+);
 
 /**
- * The delivery job's statements, each built with Kysely once per database and
- * then run with fresh values: building and compiling a query costs about as much
- * CPU as SQLite takes to run one of these (tens of microseconds), and the job runs
- * them for every delivery. A variant key tells apart shapes that differ (the
- * length of a list).
+ * PostgreSQL's due read as two CTEs after `l` (values: 0 lease end, 1 now, 2 real now, 3 rooms as JSON):
+ * `c` locks each listener's first due, unleased rows (as many as its room), `leased` leases them and
+ * returns them with their bodies and listener. `exclude`: leave out the ids of value 5 (rows the same
+ * statement records: PostgreSQL does not update one row twice in a statement).
  */
-class Statements {
-  private readonly compiled = new Map<string, CompiledQuery>();
-
-  constructor(private readonly root: Kysely<Database>) {}
-
-  run<R>(db: Db, name: string, build: (root: Kysely<Database>) => CompiledQuery<R>, values: readonly unknown[]): Promise<QueryResult<R>> {
-    let c = this.compiled.get(name);
-    if (!c) {
-      c = build(this.root);
-      this.compiled.set(name, c);
-    }
-    const parameters = c.parameters.map((p) => (p instanceof Slot ? values[p.index] : p));
-    return db.executeQuery<R>({ ...c, parameters } as CompiledQuery<R>);
-  }
+function pgClaim(budget: RawBuilder<unknown>, exclude: boolean) {
+  const excluded = exclude ? sql`and not (id = any(${slot(5)}::text[]))` : sql``;
+  return sql`c as (
+    select d.id from l
+    join webhooks w on w.id = l.wid and w.enabled = 1
+    cross join lateral (
+      select id from deliveries
+      where status = 'pending' and webhook_id = l.wid and next_attempt_at <= ${slot(1)} and (claimed_until is null or claimed_until < ${slot(2)}) ${excluded}
+      order by next_attempt_at, created_at
+      limit greatest(0, least(${budget}, coalesce((${slot(3)}::jsonb ->> l.wid)::int, ${budget})))
+      for update skip locked) d
+  ),
+  leased as (
+    update deliveries set claimed_until = ${slot(0)}
+    from c
+    where deliveries.id = c.id and deliveries.status = 'pending' and deliveries.next_attempt_at <= ${slot(1)}
+      and (deliveries.claimed_until is null or deliveries.claimed_until < ${slot(2)})
+    returning deliveries.id, deliveries.webhook_id, deliveries.attempts, deliveries.next_attempt_at, deliveries.created_at,
+      deliveries.trace_parent, deliveries.type, deliveries.body, ${LISTENER_COLUMNS}
+  )`;
 }
 
 export class DeliveryRepository {
-  private readonly statements: Statements;
+  private readonly statements: PreparedStatements;
   private readonly postgres: boolean;
 
   constructor(private readonly db: Kysely<Database>) {
-    this.statements = new Statements(db);
+    this.statements = new PreparedStatements(db);
     this.postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   }
 
@@ -111,48 +140,28 @@ export class DeliveryRepository {
    * their bodies and their listener's address and secrets (no body is read for a
    * row it does not lease). Sorted in sending order.
    */
-  async claimDue(
-    p: { now: number; realNow: number; leaseMs: number; budget: number; room: Readonly<Record<string, number>> },
-    db: Db = this.db,
-  ): Promise<DeliveryItem[]> {
+  async claimDue(p: ClaimParams, db: Db = this.db): Promise<DeliveryItem[]> {
     // The budget goes in as a literal: SQLite re-prepares a statement whose LIMIT is a bound value on every run.
     const budget = sql.lit(Math.max(0, Math.trunc(p.budget)));
     const values = [p.realNow + p.leaseMs, p.now, p.realNow, JSON.stringify(p.room)];
-    let rows: (DueDelivery & ClaimedDelivery)[];
+    let rows: LeasedRow[];
     if (this.postgres) {
       rows = (
-        await this.statements.run<DueDelivery & ClaimedDelivery>(
+        await this.statements.run<LeasedRow>(
           db,
           `claimDue/${p.budget}`,
-          (root) =>
-            sql<DueDelivery & ClaimedDelivery>`${LISTENERS_WITH_PENDING},
-        c as (
-          select d.id from l
-          join webhooks w on w.id = l.wid and w.enabled = 1
-          cross join lateral (
-            select id from deliveries
-            where status = 'pending' and webhook_id = l.wid and next_attempt_at <= ${slot(1)} and (claimed_until is null or claimed_until < ${slot(2)})
-            order by next_attempt_at, created_at
-            limit greatest(0, least(${budget}, coalesce((${slot(3)}::jsonb ->> l.wid)::int, ${budget})))
-            for update skip locked) d
-        )
-        update deliveries set claimed_until = ${slot(0)}
-        from c
-        where deliveries.id = c.id and deliveries.status = 'pending' and deliveries.next_attempt_at <= ${slot(1)}
-          and (deliveries.claimed_until is null or deliveries.claimed_until < ${slot(2)})
-        returning deliveries.id, deliveries.webhook_id, deliveries.attempts, deliveries.next_attempt_at, deliveries.created_at,
-          deliveries.trace_parent, deliveries.type, deliveries.body, ${LISTENER_COLUMNS}`.compile(root),
+          (root) => sql<LeasedRow>`${LISTENERS_WITH_PENDING}, ${pgClaim(budget, false)} select ${LEASED_COLUMNS} from leased`.compile(root),
           values,
         )
       ).rows;
     } else {
       // SQLite has no LATERAL: each listener's first entries come as a JSON array of ids, cut at its room.
       rows = (
-        await this.statements.run<DueDelivery & ClaimedDelivery>(
+        await this.statements.run<LeasedRow>(
           db,
           `claimDue/${p.budget}`,
           (root) =>
-            sql<DueDelivery & ClaimedDelivery>`
+            sql<LeasedRow>`
         update deliveries set claimed_until = ${slot(0)}
         where id in (${LISTENERS_WITH_PENDING}
           select j.value from l cross join webhooks w cross join json_each((
@@ -167,16 +176,7 @@ export class DeliveryRepository {
         )
       ).rows;
     }
-    rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
-    return rows.map((r) => ({
-      id: r.id,
-      webhook_id: r.webhook_id,
-      attempts: r.attempts,
-      next_attempt_at: r.next_attempt_at,
-      created_at: r.created_at,
-      trace_parent: r.trace_parent ?? null,
-      claimed: { type: r.type, body: r.body, project_id: r.project_id, url: r.url, secret_enc: r.secret_enc, auth_enc: r.auth_enc },
-    }));
+    return toItems(rows);
   }
 
   /**
@@ -231,6 +231,7 @@ export class DeliveryRepository {
    */
   async lease(d: DeliveryItem, realNow: number, leaseMs: number, db: Db = this.db): Promise<boolean> {
     if (d.claimed) return true; // leased (and read) by claimDue
+    // (A lease of ours that is running out, `d.leaseUntil`, is renewed.)
     const res = await this.statements.run<ClaimedDelivery>(
       db,
       'lease',
@@ -244,7 +245,7 @@ export class DeliveryRepository {
           .where('status', '=', PENDING)
           .where('attempts', '=', slot(2))
           .where('next_attempt_at', '=', slot(3))
-          .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', slot(4))]))
+          .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', slot(4)), eb('claimed_until', '=', slot(5))]))
           .where((eb) =>
             eb.exists(
               eb
@@ -257,7 +258,7 @@ export class DeliveryRepository {
           .returning(['type', 'body', listener('project_id'), listener('url'), listener('secret_enc'), listener('auth_enc')])
           .compile();
       },
-      [realNow + leaseMs, d.id, d.attempts, d.next_attempt_at, realNow],
+      [realNow + leaseMs, d.id, d.attempts, d.next_attempt_at, realNow, d.leaseUntil ?? -1],
     );
     const row = res.rows[0];
     if (!row) return false;
@@ -302,19 +303,87 @@ export class DeliveryRepository {
   }
 
   /**
-   * Records delivered attempts, one statement for all that got the same status
-   * (their attempts count one more, their lease ends); it also reads their
-   * listeners' failure counts, and only those not already 0 are reset, by one more
-   * statement.
+   * Records delivered attempts (their attempts count one more, their lease ends)
+   * and reads their listeners' failure counts; only those not already 0 are reset,
+   * by one more statement. With `next`, on PostgreSQL, the same statement is also
+   * the next due read (`claimDue`): it leases what may start next and returns it,
+   * so a delivery costs one round trip. On SQLite (no round trips: the database is
+   * in the process) it records only, one statement for all that got the same
+   * status, and returns nothing.
    */
   async recordSuccesses(
     done: readonly { d: Pick<DueDelivery, 'id' | 'webhook_id'>; status: number }[],
     now: number,
+    next?: ClaimParams,
     db: Db = this.db,
-  ): Promise<void> {
+  ): Promise<DeliveryItem[]> {
+    const reset = new Set<string>();
+    let leased: DeliveryItem[] = [];
+    if (this.postgres && next) {
+      const rows = await this.recordAndClaim(done, now, next, db);
+      for (const r of rows) if (r.id === null && Number(r.failures ?? 0) > 0) reset.add(r.webhook_id);
+      leased = toItems(rows.filter((r) => r.id !== null) as LeasedRow[]);
+    } else {
+      for (const r of await this.recordOnly(done, now, db)) if (Number(r.failures ?? 0) > 0) reset.add(r.webhook_id);
+    }
+    if (reset.size) {
+      await db
+        .updateTable('webhooks')
+        .set({ consecutive_failures: 0 })
+        .where('id', 'in', [...reset])
+        .where('consecutive_failures', '>', 0)
+        .execute();
+    }
+    return leased;
+  }
+
+  /** PostgreSQL: records `done` and leases what may start next, in one statement (rows recorded come back with a null id). */
+  private async recordAndClaim(
+    done: readonly { d: Pick<DueDelivery, 'id' | 'webhook_id'>; status: number }[],
+    now: number,
+    next: ClaimParams,
+    db: Db,
+  ): Promise<(Omit<LeasedRow, 'id'> & { id: string | null; failures: number | null })[]> {
+    const budget = sql.lit(Math.max(0, Math.trunc(next.budget)));
+    const values = [
+      next.realNow + next.leaseMs,
+      next.now,
+      next.realNow,
+      JSON.stringify(next.room),
+      now,
+      done.map((x) => x.d.id),
+      done.map((x) => x.status),
+    ];
+    const res = await this.statements.run<Omit<LeasedRow, 'id'> & { id: string | null; failures: number | null }>(
+      db,
+      `deliveredAndClaim/${next.budget}`,
+      (root) =>
+        sql<Omit<LeasedRow, 'id'> & { id: string | null; failures: number | null }>`${LISTENERS_WITH_PENDING},
+      done as (
+        update deliveries set status = 'delivered', attempts = attempts + 1, last_status = o.status, last_error = null,
+          delivered_at = ${slot(4)}, next_attempt_at = null, claimed_until = null, updated_at = ${slot(4)}
+        from unnest(${slot(5)}::text[], ${slot(6)}::int[]) as o(id, status)
+        where deliveries.id = o.id
+        returning deliveries.webhook_id, (select consecutive_failures from webhooks where webhooks.id = deliveries.webhook_id) as failures
+      ),
+      ${pgClaim(budget, true)}
+      select ${LEASED_COLUMNS}, null::int as failures from leased
+      union all
+      select null, webhook_id, null, null, null, null, null, null, null, null, null, null, failures from done`.compile(root),
+      values,
+    );
+    return res.rows;
+  }
+
+  /** Records `done`, one statement per status (and per MAX_BATCH rows); returns each row's listener and its failure count. */
+  private async recordOnly(
+    done: readonly { d: Pick<DueDelivery, 'id' | 'webhook_id'>; status: number }[],
+    now: number,
+    db: Db,
+  ): Promise<{ webhook_id: string; failures: number | null }[]> {
     const byStatus = new Map<number, string[]>();
     for (const { d, status } of done) (byStatus.get(status) ?? byStatus.set(status, []).get(status)!).push(d.id);
-    const reset = new Set<string>();
+    const out: { webhook_id: string; failures: number | null }[] = [];
     for (const [status, all] of byStatus) {
       for (let i = 0; i < all.length; i += MAX_BATCH) {
         const ids = all.slice(i, i + MAX_BATCH);
@@ -350,17 +419,10 @@ export class DeliveryRepository {
               .compile(),
           [status, now, ...ids],
         );
-        for (const r of res.rows) if (Number(r.failures ?? 0) > 0) reset.add(r.webhook_id);
+        out.push(...res.rows);
       }
     }
-    if (reset.size) {
-      await db
-        .updateTable('webhooks')
-        .set({ consecutive_failures: 0 })
-        .where('id', 'in', [...reset])
-        .where('consecutive_failures', '>', 0)
-        .execute();
-    }
+    return out;
   }
 
   /**

@@ -22,6 +22,7 @@ import type { JobHandler } from '../../platform/jobs/handler.js';
 import type { ClaimedDelivery, DeliveryItem, DeliveryRepository } from './delivery-repository.js';
 import type { UrlGuard } from '../../platform/net/url-guard.js';
 import { DeliveryClient, TransportError } from './delivery-client.js';
+import { DeliveryLeases } from './delivery-leases.js';
 import { deliveryHeaders, openDeliveryAuth, type DeliveryAuth } from './signing.js';
 import { currentTraceParent } from '../../platform/observability/tracing.js';
 
@@ -31,8 +32,12 @@ export const FIRST_RETRY_MS = 60_000;
 export const DISABLE_AFTER_EXHAUSTED = 20;
 export const DELIVERY_TIMEOUT_MS = 10_000;
 export const PER_LISTENER_CONCURRENCY = 4;
+/** Deliveries per listener one worker leases at most: in flight, and leased ahead to start as slots free up. */
+export const LEASE_DEPTH = 2 * PER_LISTENER_CONCURRENCY;
 /** A lease outlasts the attempt's timeout by this much. */
 const LEASE_MARGIN_MS = 20_000;
+/** A lease leased ahead is renewed before its attempt starts when less than the timeout and this much is left. */
+const RENEW_MARGIN_MS = 5_000;
 
 /** When attempt number `attemptsMade` failed, the next try is due after this long (1, 2, 4, 8 minutes). */
 export function retryDelayMs(attemptsMade: number): number {
@@ -67,24 +72,12 @@ export function deliveryJob(deps: DeliveryJobDeps): JobHandler<DeliveryItem> {
   const leaseMs = timeoutMs + LEASE_MARGIN_MS;
   const client = deps.client ?? new DeliveryClient(timeoutMs, undefined, deps.urlGuard);
   const credentials = listenerCredentials(deps.secretBox);
-  /** Attempts this worker holds, per listener: leased by its due read and not yet over. */
-  const held = new Map<string, number>();
-  /** Leased by the last due read and not yet claimed by the runner. */
-  let unstarted = new Map<string, DeliveryItem>();
-  /** Attempts over (room made) so far, and that count when the last due read ran in this turn of the event loop. */
-  let freed = 0;
+  const leases = new DeliveryLeases(PER_LISTENER_CONCURRENCY, LEASE_DEPTH);
+  /** Leased ahead and to be given back at the next due read (their listener used up a delivery: it may be disabled now). */
+  let giveBack: DeliveryItem[] = [];
+  /** `leases.freed` when the last due read ran in this turn of the event loop. */
   let readThisTurn: number | null = null;
-  const hold = (d: DeliveryItem, n: 1 | -1) => {
-    const left = (held.get(d.webhook_id) ?? 0) + n;
-    if (left > 0) held.set(d.webhook_id, left);
-    else held.delete(d.webhook_id);
-    if (n < 0) freed++;
-  };
-  // The runner frees the attempt's slot a few microtasks after our last line for it, and then
-  // reads again. Should a read of another pass fall in between, it leases one row more than the
-  // runner starts for that listener: that row is given back at the next read.
-  const over = (d: DeliveryItem) => hold(d, -1);
-  const delivered = successRecorder(repo, deps.clock);
+  const delivered = successRecorder(repo, deps, leases, leaseMs);
   return {
     name: DELIVERY_JOB,
     intervalMs: deps.intervalMs ?? 250,
@@ -93,38 +86,46 @@ export function deliveryJob(deps: DeliveryJobDeps): JobHandler<DeliveryItem> {
     id: (d) => d.id,
     dueAt: (d) => d.next_attempt_at,
     traceParent: (d) => d.trace_parent,
-    // The due read leases what it returns, at most the room each listener's budget has left; the
-    // runner starts all of it. What it leaves unstarted (it was stopping, or an item failed to be
-    // recorded this pass) is given back at the next read.
-    due: async ({ now, realNow, fullKeys }) => {
-      if (unstarted.size) {
-        const left = [...unstarted.values()];
-        unstarted = new Map();
-        for (const d of left) hold(d, -1);
-        await repo.release(left, left[0]!.leaseUntil!);
+    // What was leased ahead starts first, from memory. Only when none of it can start does the due
+    // read run: it leases, with their bodies, what may start now and as many more per listener as
+    // LEASE_DEPTH allows, and what the runner does not start stays leased ahead.
+    due: async ({ now, realNow }) => {
+      if (giveBack.length) {
+        const back = giveBack;
+        giveBack = [];
+        // Each read's leases end at their own time: given back by it.
+        const byLease = new Map<number, DeliveryItem[]>();
+        for (const d of back) (byLease.get(d.leaseUntil!) ?? byLease.set(d.leaseUntil!, []).get(d.leaseUntil!)!).push(d);
+        for (const [until, items] of byLease) await repo.release(items, until);
       }
+      const ready = leases.startable();
+      if (ready.length) return ready;
       // While attempts are in flight, a read right after another one in the same turn of the event
       // loop, with no attempt over in between, would find nothing the first did not (the runner reads
       // again after every start). When nothing is in flight (a drain, a quiet poll) it always reads.
-      if (held.size > 0 && readThisTurn === freed) return [];
+      if (leases.busy && readThisTurn === leases.freed) return [];
       if (readThisTurn === null) setImmediate(() => (readThisTurn = null));
-      readThisTurn = freed;
-      const room: Record<string, number> = {};
-      for (const [webhookId, n] of held) room[webhookId] = Math.max(0, PER_LISTENER_CONCURRENCY - n);
-      for (const webhookId of fullKeys) room[webhookId] = 0;
-      const items = await repo.claimDue({ now, realNow, leaseMs, budget: PER_LISTENER_CONCURRENCY, room });
-      for (const d of items) {
-        d.leaseUntil = realNow + leaseMs;
-        unstarted.set(d.id, d);
-        hold(d, 1);
-      }
-      return items;
+      readThisTurn = leases.freed;
+      const items = await repo.claimDue({ now, realNow, leaseMs, budget: LEASE_DEPTH, room: leases.room() });
+      leases.add(items, realNow + leaseMs);
+      return leases.startable();
     },
     page: { size: 50, max: 8 },
     backlog: ({ now }) => repo.backlog(now),
-    claim: (d, { realNow, leaseMs: ms }) => {
-      unstarted.delete(d.id);
-      return repo.lease(d, realNow, ms);
+    // Leased ahead: started as it is, unless its lease would run out during the attempt (then renewed first).
+    claim: async (d, { realNow, leaseMs: ms }) => {
+      const ahead = leases.start(d);
+      if (ahead && d.leaseUntil! - realNow >= timeoutMs + RENEW_MARGIN_MS) return repo.lease(d, realNow, ms); // no statement: leased and read
+      d.claimed = undefined;
+      let ok = false;
+      try {
+        ok = await repo.lease(d, realNow, ms);
+      } finally {
+        if (ok && !ahead) leases.adopt(d);
+        if (!ok && ahead) leases.over(d);
+      }
+      if (ok) d.leaseUntil = realNow + ms;
+      return ok;
     },
     leaseMs,
     run: async (d) => {
@@ -135,7 +136,7 @@ export function deliveryJob(deps: DeliveryJobDeps): JobHandler<DeliveryItem> {
         failed = false;
       } finally {
         // A failed attempt is over once the runner has recorded it (below).
-        if (!failed) over(d);
+        if (!failed) leases.over(d);
       }
     },
     retry: {
@@ -147,8 +148,10 @@ export function deliveryJob(deps: DeliveryJobDeps): JobHandler<DeliveryItem> {
           // Anything else (e.g. the database) leaves the lease to expire, and the attempt is made again.
           if (!(err instanceof DeliveryFailed)) throw err;
           await repo.recordFailure(d, err.outcome, now, retryAt, DISABLE_AFTER_EXHAUSTED);
+          // Used up: the listener may be disabled now; what is leased ahead for it goes back (a due read leases it again if not).
+          if (retryAt === null) giveBack.push(...leases.drop(d.webhook_id));
         } finally {
-          over(d);
+          leases.over(d);
         }
       },
     },
@@ -158,19 +161,23 @@ export function deliveryJob(deps: DeliveryJobDeps): JobHandler<DeliveryItem> {
 /**
  * Records delivered attempts together: those that end in the same turn of the event
  * loop are written by one statement just after it (each attempt waits for its own
- * record, so nothing counts as delivered before it is written). Their listeners'
- * next attempts, started as the records complete, are leased together too.
+ * record, so nothing counts as delivered before it is written). On PostgreSQL that
+ * statement is also the next due read: it leases what may start next (kept ahead),
+ * so in a steady flow a delivery costs one round trip.
  */
-function successRecorder(repo: DeliveryRepository, clock: Clock) {
+function successRecorder(repo: DeliveryRepository, deps: DeliveryJobDeps, leases: DeliveryLeases, leaseMs: number) {
   let batch: { d: DeliveryItem; status: number }[] = [];
   let written: Promise<void> | null = null;
   return (d: DeliveryItem, status: number): Promise<void> => {
     batch.push({ d, status });
-    written ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+    written ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       const done = batch;
       batch = [];
       written = null;
-      return repo.recordSuccesses(done, clock.now());
+      const realNow = deps.realClock.now();
+      const room = leases.room(done.map((x) => x.d));
+      const next = { now: deps.clock.now(), realNow, leaseMs, budget: LEASE_DEPTH, room };
+      leases.add(await repo.recordSuccesses(done, next.now, next), realNow + leaseMs);
     });
     return written;
   };

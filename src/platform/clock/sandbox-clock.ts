@@ -49,6 +49,8 @@ export class SandboxClock {
   private readonly hooks: ClockAdvanceHook[] = [];
   private queue: Promise<unknown> = Promise.resolve();
   private poller: NodeJS.Timeout | undefined;
+  /** The poll in flight, if any: stop() waits for it, so no poll's statement runs after stop() resolves. */
+  private polling: Promise<void> | null = null;
   /** The reset generation this instance's offset belongs to. */
   private generation = 0;
 
@@ -77,13 +79,20 @@ export class SandboxClock {
   /** Polls the shared offset so several instances agree on the time. */
   startPolling(intervalMs = 1000): void {
     if (!this.enabled || this.poller) return;
-    this.poller = setInterval(() => void this.refresh().catch(() => {}), intervalMs);
+    this.poller = setInterval(() => {
+      if (this.polling) return;
+      this.polling = this.refresh()
+        .catch(() => {})
+        .finally(() => (this.polling = null));
+    }, intervalMs);
     this.poller.unref();
   }
 
-  stop(): void {
+  /** Stops polling; resolves once a poll in flight has finished. */
+  async stop(): Promise<void> {
     clearInterval(this.poller);
     this.poller = undefined;
+    await this.polling;
   }
 
   onAdvance(hook: ClockAdvanceHook): void {

@@ -31,6 +31,8 @@ export interface ProjectTable extends Timestamps {
   default_cleanup_minutes: number | null;
   booking_grid_minutes: number | null;
   backoffice_payment_due_minutes: number | null;
+  /** Site document `analytics.namedReports` (0/1; null before migration 018 or when absent). */
+  analytics_named_reports: Generated<number | null>;
   /** Longest hold (end + cleaning - start) ever booked in the project; bounds overlap look-ups. */
   max_hold_ms: Generated<number>;
 }
@@ -273,6 +275,10 @@ export interface Database {
   door_windows: DoorWindowTable;
   device_user_numbers: DeviceUserNumberTable;
   access_entries: AccessEntryTable;
+  analytics_occurrences: AnalyticsOccurrenceTable;
+  analytics_rollups: AnalyticsRollupTable;
+  analytics_assets: AnalyticsAssetTable;
+  analytics_state: AnalyticsStateTable;
   visitor_invites: VisitorInviteTable;
   visitor_entries: VisitorEntryTable;
   calendar_events: CalendarEventTable;
@@ -580,6 +586,8 @@ export interface MeetingHistoryTable {
   old_end_at: Millis | null;
   new_start_at: Millis | null;
   new_end_at: Millis | null;
+  /** When the analytics job took the entry into its figures; null until then (migration 018). */
+  analytics_at: Generated<Millis | null>;
 }
 
 /** Per device: sync cursor, retry schedule, lease, reachability. */
@@ -635,6 +643,8 @@ export interface AccessEntryTable {
   outcome: string;
   meeting_id: string | null;
   processed_at: Millis | null;
+  /** When the analytics job counted the walk-in; null until then (migration 018). */
+  analytics_at: Generated<Millis | null>;
 }
 
 /** A subject's credential set on one device: the planned target, or what the device holds. */
@@ -795,4 +805,60 @@ export interface CalendarOutboxTable {
   attempts: Generated<number>;
   last_error: string | null;
   created_at: Millis;
+}
+
+/** What one occurrence of a booking adds to the analytics figures (migration 018). */
+export interface AnalyticsOccurrenceTable {
+  meeting_id: string;
+  occurrence_id: string;
+  project_id: string;
+  asset_kind: string;
+  asset_id: string;
+  organizer_user_id: string;
+  start_at: Millis;
+  /** 1: counted and not cancelled before its start. */
+  held: number;
+  booked: number;
+  no_show: number;
+  checked_in: number;
+  /** JSON array of buckets (modules/analytics/rules/booking-figures.ts). */
+  buckets: string;
+}
+
+/** Sums of the figures per level, asset or project, and local period (migration 018). */
+export interface AnalyticsRollupTable {
+  project_id: string;
+  asset_kind: string;
+  level: string;
+  asset_id: string;
+  period: string;
+  slot: number;
+  booked: number;
+  occupied: number;
+  released: number;
+  bookings: number;
+  check_ins: number;
+  no_shows: number;
+  cancellations: number;
+  walk_ins: number;
+  held: number;
+}
+
+/** An asset's opening hours, zone and status from a local day on (migration 018). */
+export interface AnalyticsAssetTable {
+  asset_id: string;
+  from_day: string;
+  project_id: string;
+  asset_kind: string;
+  hours: string;
+  timezone: string;
+  active: number;
+  source_mark: string;
+}
+
+/** The analytics job's lease (migration 018). */
+export interface AnalyticsStateTable {
+  name: string;
+  lease_until: Millis;
+  lease_owner: string;
 }

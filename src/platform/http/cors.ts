@@ -37,16 +37,18 @@ export function registerCors(app: App, origins: readonly string[]): void {
   const isAllowed = (origin: string | undefined, url: string): origin is string =>
     origin !== undefined && allowed.has(origin) && !isOpsPath(url);
 
-  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    if (allowed.size === 0) return payload;
-    reply.header('vary', appendVary(reply.getHeader('vary'), 'origin'));
-    const origin = req.headers.origin;
-    if (isAllowed(origin, req.url) && !reply.hasHeader('access-control-allow-origin')) {
-      reply.header('access-control-allow-origin', origin);
-      reply.header('access-control-expose-headers', EXPOSED_HEADERS);
-    }
-    return payload;
-  });
+  // No list: no CORS header on any answer, and no hook to run. Else one synchronous onSend hook (no promise per answer).
+  if (allowed.size > 0) {
+    app.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, p: unknown) => void) => {
+      reply.header('vary', appendVary(reply.getHeader('vary'), 'origin'));
+      const origin = req.headers.origin;
+      if (isAllowed(origin, req.url) && !reply.hasHeader('access-control-allow-origin')) {
+        reply.header('access-control-allow-origin', origin);
+        reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+      }
+      done(null, payload);
+    });
+  }
 
   app.route({
     method: 'OPTIONS',

@@ -11,8 +11,12 @@ import type { FastifyRequest } from 'fastify';
 import { errors } from '../errors.js';
 import { firstPath } from './nul-guard.js';
 
-/** preHandler hook: 400 KS001 naming the field. */
-export async function rejectNonFiniteNumbers(req: FastifyRequest): Promise<void> {
-  const found = firstPath(req.body, 'body', (v) => typeof v === 'number' && !Number.isFinite(v));
-  if (found) throw errors.validation([`${found} must be a finite number`]);
+/** preHandler hook, synchronous (no promise per request): 400 KS001 naming the field. */
+export function rejectNonFiniteNumbers(req: FastifyRequest, _reply: unknown, done: () => void): void {
+  const body = req.body;
+  if (body !== undefined && body !== null) {
+    const found = firstPath(body, 'body', (v) => typeof v === 'number' && !Number.isFinite(v));
+    if (found) throw errors.validation([`${found} must be a finite number`]);
+  }
+  done();
 }

@@ -84,13 +84,23 @@ const hasNul = (v: unknown) => typeof v === 'string' && v.includes(NUL);
 const firstNul = (value: unknown, root: string) => findFirst(value, root, hasNul, MAX_BODY_DEPTH);
 
 /**
- * preValidation hook: the NUL character, and a body (or query) nested more than
- * MAX_BODY_DEPTH levels, are 400 KS001 before validation. The HTML payment page
- * answers mangled links itself (its own 404 page).
+ * preValidation hook, synchronous (no promise per request): the NUL character,
+ * and a body (or query) nested more than MAX_BODY_DEPTH levels, are 400 KS001
+ * before validation. The HTML payment page answers mangled links itself (its own
+ * 404 page).
+ *
+ * Path parameters and the query come from the request line, where Node's parser
+ * refuses a raw NUL byte: one can only arrive percent-encoded (`%00`), so they are
+ * walked only when the raw URL holds `%00`. The query parser makes no nesting
+ * (values are strings or lists of strings), so the depth limit concerns the body.
  */
-export async function rejectNulCharacters(req: FastifyRequest): Promise<void> {
-  if (req.routeOptions.url?.startsWith('/pay/')) return;
-  const found = firstNul(req.params, 'params') ?? firstNul(req.query, 'query') ?? firstNul(req.body, 'body');
-  if (found?.tooDeep) throw errors.validation([`${found.path} is nested more than ${MAX_BODY_DEPTH} levels deep`]);
-  if (found) throw errors.validation([`${found.path} must not contain the NUL character (U+0000)`]);
+export function rejectNulCharacters(req: FastifyRequest, _reply: unknown, done: () => void): void {
+  const fromUrl = req.raw.url?.includes('%00') === true;
+  const body = req.body;
+  if ((fromUrl || (body !== undefined && body !== null)) && !req.routeOptions.url?.startsWith('/pay/')) {
+    const found = (fromUrl ? (firstNul(req.params, 'params') ?? firstNul(req.query, 'query')) : undefined) ?? firstNul(body, 'body');
+    if (found?.tooDeep) throw errors.validation([`${found.path} is nested more than ${MAX_BODY_DEPTH} levels deep`]);
+    if (found) throw errors.validation([`${found.path} must not contain the NUL character (U+0000)`]);
+  }
+  done();
 }

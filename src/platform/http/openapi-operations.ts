@@ -236,6 +236,20 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     description:
       "Lists a project's door entries, newest first: who (member, visitor or unknown credential), where (device, room or desk), granted or refused, the device's and the service's time, and what it did (check-in, booked, walk-in, recorded, refused).",
   },
+  'GET /ops/v1/analytics/utilisation': {
+    operationId: 'getUtilisation',
+    description:
+      "Answers a project's utilisation over a range of the property's local days, one row per group (project, zone, floor, asset, day, ISO week, month or hour of the week): available, booked, occupied and released minutes, bookings, check-ins, no-shows, cancellations, walk-ins and the three ratios. Accept: text/csv gives the same rows as CSV.",
+  },
+  'GET /ops/v1/analytics/organizers': {
+    operationId: 'getOrganizerReport',
+    description:
+      'Per organizer: counted bookings, those that reached their start, no-shows, ghost meetings (reached their start, nobody checked in) and booked minutes. Served only for a project whose site document turns named reports on; 403 otherwise.',
+  },
+  'GET /ops/v1/analytics/status': {
+    operationId: 'getAnalyticsStatus',
+    description: 'How many changed bookings and walk-ins of the project the figures have not taken in yet (normally none after a second).',
+  },
   'POST /ops/v1/calendar-sync/{provider}/messages': {
     operationId: 'receiveCalendarMessage',
     description:

@@ -27,10 +27,26 @@ interface PropertySchema {
 
 const asList = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
-export async function guardQuery(req: FastifyRequest): Promise<void> {
-  const schema = req.routeOptions.schema?.querystring as { properties?: Record<string, PropertySchema> } | undefined;
+/** Whether an object has no own enumerable key (without building the key list). */
+function isEmpty(o: object): boolean {
+  for (const key in o) if (Object.prototype.hasOwnProperty.call(o, key)) return false;
+  return true;
+}
+
+/**
+ * preValidation hook, synchronous (no promise per request): throws 400 KS001. A
+ * request without a query string is passed at once; only one with a query reads
+ * its route's querystring schema.
+ */
+export function guardQuery(req: FastifyRequest, _reply: unknown, done: () => void): void {
   const q = req.query as Record<string, unknown> | undefined;
-  if (!schema?.properties || !q || typeof q !== 'object') return;
+  if (q && typeof q === 'object' && !isEmpty(q)) checkQuery(req, q);
+  done();
+}
+
+function checkQuery(req: FastifyRequest, q: Record<string, unknown>): void {
+  const schema = req.routeOptions.schema?.querystring as { properties?: Record<string, PropertySchema> } | undefined;
+  if (!schema?.properties) return;
   const props = schema.properties;
   const has = (key: string) => Object.prototype.hasOwnProperty.call(props, key);
   const problems: string[] = [];

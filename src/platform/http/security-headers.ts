@@ -64,18 +64,21 @@ export const PAGE_POLICIES: readonly PagePolicy[] = [
   { prefix: '/console', csp: CONSOLE_CSP },
 ];
 
+const HTML = /^text\/html\b/i;
+
+/** The onSend hook, synchronous (no promise per answer). */
 export function securityHeaders(pagePolicies: readonly PagePolicy[] = PAGE_POLICIES) {
-  return async (req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
+  return (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void => {
     reply.removeHeader('x-powered-by');
     reply.header('x-content-type-options', 'nosniff');
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
-    const type = String(reply.getHeader('content-type') ?? '');
-    if (/^text\/html\b/i.test(type)) {
+    const type = reply.getHeader('content-type');
+    if (type !== undefined && HTML.test(String(type))) {
       if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', pageCsp(req.url, pagePolicies));
       if (!reply.hasHeader('referrer-policy')) reply.header('referrer-policy', 'no-referrer');
       if (!reply.hasHeader('x-frame-options')) reply.header('x-frame-options', 'DENY');
     }
-    return payload;
+    done(null, payload);
   };
 }
 

@@ -90,7 +90,13 @@ export interface JobHandler<T> {
    * `oldestDueAt` in the clock this handler's due times use (`clock: 'real'` when that is real time).
    */
   backlog?(q: { now: number; realNow: number }): Promise<Backlog>;
-  /** Which clock `backlog().oldestDueAt` is on (default the service clock). */
+  /**
+   * When the next item falls due after `now` (in the clock of `dueClock`), or null when none waits; read after a pass
+   * so the runner can wake the handler at that moment instead of at its next poll. Cheap reads only (an index's
+   * first entry): it runs after every pass.
+   */
+  nextDueAt?(q: { now: number; realNow: number }): Promise<number | null>;
+  /** Which clock `backlog().oldestDueAt` and `nextDueAt` are on (default the service clock). */
   dueClock?: 'service' | 'real';
   /** Included in `JobRunner.replay` (moving the sandbox clock runs its due items before answering). */
   replay?: boolean;

@@ -18,6 +18,12 @@
  * MAX_POLL_BACKOFF_MS), so an outage costs a few attempts, not one per tick. The
  * first poll that succeeds ends the backoff; a poke (work was just committed)
  * polls at once.
+ *
+ * Polling is the fallback; two things start work sooner. After a pass, a handler
+ * that tells its next due time (`nextDueAt`) is woken by a timer at that moment
+ * when it comes before the next poll. And `wake(name)` (work committed here, or on
+ * another instance: platform/jobs/wake.ts) runs a pass at once, at most one per
+ * WAKE_GAP_MS per handler, so a stream of commits costs a bounded number of reads.
  */
 import type { Clock } from '../clock/clock.js';
 import type { ClaimContext, JobHandler } from './handler.js';
@@ -48,6 +54,8 @@ export interface JobRunnerDeps {
   /** Real time: leases and drain deadlines. */
   realClock: Clock;
   onError?: (err: unknown, context: { job: string }) => void;
+  /** Every handler's poll interval instead of its own (real milliseconds; tests prove the wake paths with a long one). */
+  pollMs?: number;
   /** Where each item runs (its log context, and tracing on its span: platform/observability/tracing.ts); default: as is. */
   itemContext?: JobItemContext;
 }
@@ -68,6 +76,8 @@ interface PassResult {
 
 const DEFAULT_PAGE = 100;
 const DEFAULT_LEASE_MS = 60_000;
+/** The shortest time between two passes started by `wake` for one handler (real milliseconds). */
+export const WAKE_GAP_MS = 10;
 /** The longest a failing handler waits between polls (real time). */
 export const MAX_POLL_BACKOFF_MS = 5_000;
 
@@ -102,6 +112,12 @@ interface Slot {
   stats: PollStats;
   /** Real time before which ticks are skipped (after failed polls). */
   pausedUntil: number;
+  /** A timer that runs a pass when the next item falls due (`nextDueAt`), and the real time it is set for. */
+  dueTimer?: NodeJS.Timeout;
+  dueTimerAt: number;
+  /** A `wake` held back by WAKE_GAP_MS, and when the last `wake` pass started (real time). */
+  wakeTimer?: NodeJS.Timeout;
+  lastWake: number;
 }
 
 export class JobRunner {
@@ -110,6 +126,8 @@ export class JobRunner {
   private stopping = false;
   private replays: Promise<unknown> = Promise.resolve();
   private readonly runObservers: JobRunObserver[] = [];
+  /** `nextDueAt` reads in flight (stop waits for them). */
+  private readonly planning = new Set<Promise<void>>();
 
   constructor(private readonly deps: JobRunnerDeps) {}
 
@@ -126,6 +144,8 @@ export class JobRunner {
       backoff: new Map(),
       stats: { polls: 0, failedPolls: 0, failing: 0 },
       pausedUntil: 0,
+      dueTimerAt: 0,
+      lastWake: -Infinity,
     };
     this.slots.set(handler.name, s);
     if (this.started) this.arm(s);
@@ -145,9 +165,12 @@ export class JobRunner {
     try {
       for (const s of this.slots.values()) {
         clearInterval(s.timer);
-        s.timer = undefined;
+        clearTimeout(s.dueTimer);
+        clearTimeout(s.wakeTimer);
+        s.timer = s.dueTimer = s.wakeTimer = undefined;
       }
       for (const s of this.slots.values()) await this.settle(s);
+      await Promise.allSettled([...this.planning]);
     } finally {
       this.stopping = false;
     }
@@ -162,6 +185,30 @@ export class JobRunner {
     const s = this.slot(name);
     if (s.current) s.again = true;
     return this.tick(s, true);
+  }
+
+  /**
+   * Work for the handler `name` was committed (here or on another instance): while started, a pass runs
+   * now, or WAKE_GAP_MS after the last one `wake` started. Unknown names are ignored.
+   */
+  wake(name: string): void {
+    const s = this.slots.get(name);
+    if (!s || !this.started || this.stopping || s.wakeTimer) return;
+    const wait = s.lastWake + WAKE_GAP_MS - this.deps.realClock.now();
+    if (wait <= 0) {
+      this.wakeNow(s);
+      return;
+    }
+    s.wakeTimer = setTimeout(() => {
+      s.wakeTimer = undefined;
+      if (this.started && !this.stopping) this.wakeNow(s);
+    }, wait);
+    s.wakeTimer.unref();
+  }
+
+  /** Names of the registered handlers. */
+  names(): string[] {
+    return [...this.slots.keys()];
   }
 
   /** Adds a listener told of every item run and its outcome (metrics); a throwing listener is ignored. */
@@ -238,8 +285,56 @@ export class JobRunner {
 
   private arm(s: Slot): void {
     if (s.timer) return;
-    s.timer = setInterval(() => void this.tick(s), s.h.intervalMs);
+    s.timer = setInterval(() => void this.tick(s), this.intervalOf(s));
     s.timer.unref();
+  }
+
+  private intervalOf(s: Slot): number {
+    return this.deps.pollMs ?? s.h.intervalMs;
+  }
+
+  private wakeNow(s: Slot): void {
+    s.lastWake = this.deps.realClock.now();
+    if (s.current) s.again = true;
+    void this.tick(s, true);
+  }
+
+  private replan(s: Slot): void {
+    clearTimeout(s.dueTimer);
+    s.dueTimer = undefined;
+    const plan = this.planWake(s).finally(() => this.planning.delete(plan));
+    this.planning.add(plan);
+  }
+
+  /**
+   * After a pass: when the handler's next item falls due before its next poll, a timer runs a pass at that
+   * moment (an earlier timer already set stays). Items due already are the poll's (they were left by this pass).
+   */
+  private async planWake(s: Slot): Promise<void> {
+    const h = s.h;
+    if (!h.nextDueAt || !this.started || this.stopping) return;
+    const now = this.deps.clock.now();
+    const realNow = this.deps.realClock.now();
+    let at: number | null;
+    try {
+      at = await h.nextDueAt({ now, realNow });
+    } catch (err) {
+      this.report(err, s);
+      return;
+    }
+    if (at === null || !this.started || this.stopping) return;
+    const delay = at - (h.dueClock === 'real' ? realNow : now);
+    if (delay <= 0 || delay >= this.intervalOf(s)) return;
+    const fireAt = realNow + delay;
+    if (s.dueTimer && s.dueTimerAt <= fireAt) return;
+    clearTimeout(s.dueTimer);
+    s.dueTimerAt = fireAt;
+    s.dueTimer = setTimeout(() => {
+      s.dueTimer = undefined;
+      if (s.current) s.again = true;
+      void this.tick(s, true);
+    }, delay);
+    s.dueTimer.unref();
   }
 
   private tick(s: Slot, force = false): Promise<void> {
@@ -251,6 +346,8 @@ export class JobRunner {
       () => {
         s.stats.failing = 0;
         s.pausedUntil = 0;
+        const plan = this.planWake(s).finally(() => this.planning.delete(plan));
+        this.planning.add(plan);
       },
       (err) => {
         s.stats.failedPolls++;
@@ -460,6 +557,8 @@ export class JobRunner {
     } finally {
       for (const release of releases) release();
     }
+    // The clock moved: a wake-up timer set before is for the wrong moment.
+    for (const s of slots) this.replan(s);
   }
 
   /**

@@ -19,6 +19,8 @@ export function timedJob<T>(p: {
   traceParent?(item: T): string | null;
   /** Everything due by `now` (service time): count and earliest due time (metrics). */
   backlog?(now: number): Promise<Backlog>;
+  /** The earliest due time after `now` (service time) of a waiting item, or null (see JobHandler.nextDueAt). */
+  nextDueAt?(now: number): Promise<number | null>;
 }): JobHandler<T> {
   return {
     name: p.name,
@@ -35,5 +37,6 @@ export function timedJob<T>(p: {
     },
     replay: true,
     ...(p.backlog ? { backlog: ({ now }: { now: number }) => p.backlog!(now) } : {}),
+    ...(p.nextDueAt ? { nextDueAt: ({ now }: { now: number }) => p.nextDueAt!(now) } : {}),
   };
 }

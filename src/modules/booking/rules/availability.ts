@@ -22,12 +22,20 @@
  * be booked gets the same answer whatever else is booked, and a search can tell "booked" apart
  * from "free but not bookable".
  */
-import { IANAZone } from 'luxon';
+import type { IANAZone } from 'luxon';
+import {
+  DAY,
+  MINUTE,
+  instantAtLocalTime,
+  isoDate,
+  localDayOf,
+  offsetAt,
+  offsetChangeBefore,
+  weekdayIndex,
+  zoneOf,
+} from '../../../platform/time/wall-clock.js';
 import { dayHours, WEEKDAYS, type AssetConfig, type DayHours, type TimeRange, type Weekday } from './asset-config.js';
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
 const NOON = 12 * 60;
 
 export function truncateToMinute(ms: number): number {
@@ -119,64 +127,8 @@ export type BookingWindowInput = ConfigRulesInput & ConflictInput;
 // Local clock helpers (luxon supplies the zone's UTC offsets)
 // ---------------------------------------------------------------------------
 
-function zoneOf(timeZone: string): IANAZone {
-  const zone = IANAZone.create(timeZone);
-  if (!zone.isValid) throw new RangeError(`Unknown IANA time zone: ${timeZone}`);
-  return zone;
-}
-
-/**
- * UTC offsets already computed, per zone name and instant. luxon formats the instant
- * in the zone for every offset it is asked for; a search judges one window under each
- * distinct config, and every config asks for the offsets of the same few instants.
- */
-const offsetMemo = new Map<string, Map<number, number>>();
-const OFFSET_MEMO_SIZE = 4096;
-
-function offsetAt(zone: IANAZone, t: number): number {
-  let memo = offsetMemo.get(zone.name);
-  if (!memo) offsetMemo.set(zone.name, (memo = new Map<number, number>()));
-  let offset = memo.get(t);
-  if (offset === undefined) {
-    offset = Math.round(zone.offset(t)) * MINUTE;
-    if (memo.size >= OFFSET_MEMO_SIZE) memo.clear();
-    memo.set(t, offset);
-  }
-  return offset;
-}
-
-/** Local calendar date of an instant, as a day number (days since 1970-01-01 on the wall clock). */
-function localDayOf(zone: IANAZone, t: number): number {
-  return Math.floor((t + offsetAt(zone, t)) / DAY);
-}
-
 function weekdayOf(day: number): Weekday {
-  return WEEKDAYS[(((day + 3) % 7) + 7) % 7]; // day 0 (1970-01-01) was a Thursday
-}
-
-function isoDate(day: number): string {
-  return new Date(day * DAY).toISOString().slice(0, 10);
-}
-
-/**
- * Earliest instant at which the wall clock shows `minutes` past midnight of local `day`
- * (minutes may be 1440 = next midnight). Repeated times resolve to their first occurrence;
- * skipped times to the first instant after the jump.
- */
-function instantAtLocalTime(zone: IANAZone, day: number, minutes: number): number {
-  const wall = day * DAY + minutes * MINUTE;
-  const guesses = [wall - 14 * HOUR, wall + 14 * HOUR].map((t) => wall - offsetAt(zone, t));
-  const exact = guesses.filter((t) => t + offsetAt(zone, t) === wall);
-  if (exact.length > 0) return Math.min(...exact);
-  // Gap: find the first minute whose wall clock is at or past `wall`.
-  let lo = Math.min(...guesses);
-  let hi = Math.max(...guesses);
-  while (hi - lo > MINUTE) {
-    const mid = lo + Math.floor((hi - lo) / 2 / MINUTE) * MINUTE;
-    if (mid + offsetAt(zone, mid) >= wall) hi = mid;
-    else lo = mid;
-  }
-  return hi;
+  return WEEKDAYS[weekdayIndex(day)];
 }
 
 /** A piece of a window on one local date with one UTC offset, in minutes of that date: [from, to). */
@@ -184,19 +136,6 @@ interface LocalPart {
   day: number;
   from: number;
   to: number;
-}
-
-/** First instant in (a, limit) whose UTC offset differs from `offset`; `limit` when none. */
-function offsetChangeBefore(zone: IANAZone, a: number, limit: number, offset: number): number {
-  if (offsetAt(zone, limit - MINUTE) === offset) return limit;
-  let lo = a;
-  let hi = limit - MINUTE;
-  while (hi - lo > MINUTE) {
-    const mid = lo + Math.floor((hi - lo) / 2 / MINUTE) * MINUTE;
-    if (offsetAt(zone, mid) === offset) lo = mid;
-    else hi = mid;
-  }
-  return hi;
 }
 
 /** Splits a minute-aligned window into local-date / constant-offset pieces. */

@@ -22,3 +22,27 @@ export function askInventory(cursor: ZkCursor): void {
   if (!cursor.inventory) cursor.inventory = { round: (cursor.round ?? 0) + 1, sentAt: null, tables: {} };
   cursor.round = cursor.inventory.round;
 }
+
+/**
+ * One read-modify-write of a device's cursor at a time per device, in this process. A terminal's poll reads
+ * the cursor, awaits other reads and writes it back whole; without this, an inventory asked for meanwhile (a
+ * reconcile, another request of the terminal) was overwritten and only asked again at the next handshake or
+ * reconcile. Between instances the cursor is still read-then-write (docs/devices.md).
+ */
+export class CursorLocks {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  run<T>(deviceId: string, work: () => Promise<T>): Promise<T> {
+    const before = this.tails.get(deviceId) ?? Promise.resolve();
+    const result = before.then(work);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tails.set(deviceId, tail);
+    void tail.then(() => {
+      if (this.tails.get(deviceId) === tail) this.tails.delete(deviceId);
+    });
+    return result;
+  }
+}

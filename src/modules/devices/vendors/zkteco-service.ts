@@ -32,7 +32,7 @@ import {
   type RawAccess,
   type ZkCommand,
 } from '../rules/zkteco-protocol.js';
-import { askInventory, readCursor, type ZkCursor } from './zkteco-cursor.js';
+import { askInventory, readCursor, type CursorLocks, type ZkCursor } from './zkteco-cursor.js';
 
 /** Commands per poll. */
 const POLL_BATCH = 50;
@@ -44,6 +44,8 @@ export interface ZktecoServiceDeps {
   openSecret: (sealed: string) => string;
   /** Real time (ms). */
   realNow: () => number;
+  /** Shared with the ZKTeco transport: one change of a device's cursor at a time. */
+  locks: CursorLocks;
   /** Seconds between polls the handshake asks for. */
   pollSeconds?: number;
   /** A command handed out and not answered within this long (real ms) is handed out again. */
@@ -92,10 +94,13 @@ export class ZktecoService {
     const device = await this.device(query.SN);
     if (!device || !this.commKeyAccepted(device, query.pushcommkey)) return NOT_FOUND;
     await this.deps.sync.pulled(device.id);
-    const cursor = await this.cursor(device.id);
     // A terminal handshakes when it starts (maybe without its memory): its user list is read back.
-    askInventory(cursor);
-    await this.save(device.id, cursor);
+    const cursor = await this.deps.locks.run(device.id, async () => {
+      const c = await this.cursor(device.id);
+      askInventory(c);
+      await this.save(device.id, c);
+      return c;
+    });
     const text = handshakeText({
       serialNumber: query.SN ?? '',
       stamps: cursor.stamps,
@@ -117,8 +122,13 @@ export class ZktecoService {
   async getrequest(serial: string | undefined): Promise<ZkAnswer> {
     const device = await this.device(serial);
     if (!device) return NOT_FOUND;
+    await this.deps.sync.pulled(device.id);
+    return this.deps.locks.run(device.id, () => this.handOut(device));
+  }
+
+  /** getrequest's answer, the device's cursor held. */
+  private async handOut(device: DeviceRow): Promise<ZkAnswer> {
     const { sync, repo, realNow } = this.deps;
-    await sync.pulled(device.id);
     const cursor = await this.cursor(device.id);
     const now = realNow();
     const resendMs = this.deps.resendMs ?? 60_000;
@@ -149,6 +159,12 @@ export class ZktecoService {
     const device = await this.device(serial);
     if (!device) return NOT_FOUND;
     await this.deps.sync.pulled(device.id);
+    await this.deps.locks.run(device.id, () => this.results(device, body));
+    return { status: 200, text: 'OK' };
+  }
+
+  /** devicecmd's results applied, the device's cursor held. */
+  private async results(device: DeviceRow, body: string): Promise<void> {
     const cursor = await this.cursor(device.id);
     const answered: { seq: number; ok: boolean; message?: string }[] = [];
     let inventoryReady = false;
@@ -180,7 +196,6 @@ export class ZktecoService {
     await this.save(device.id, cursor);
     if (answered.length) await this.deps.sync.acknowledge(device.id, answered);
     if (inventoryReady) await this.finishInventory(device, cursor);
-    return { status: 200, text: 'OK' };
   }
 
   /** A query's result: a failure drops the round (asked again at the next reconcile); Return=0 is an empty table. */
@@ -201,19 +216,20 @@ export class ZktecoService {
     const device = await this.device(query.SN);
     if (!device) return NOT_FOUND;
     await this.deps.sync.pulled(device.id);
-    const cursor = await this.cursor(device.id);
-    const inv = cursor.inventory;
-    const id = Number(query.cmdid);
-    const table = INVENTORY_TABLES.find((t) => t === query.tablename);
     const rows = parseRecords(body).map((r) => lower(r.fields));
-    if (inv && table && Number.isSafeInteger(id) && Math.floor(id / PARTS_PER_SEQ) === inv.round) {
+    await this.deps.locks.run(device.id, async () => {
+      const cursor = await this.cursor(device.id);
+      const inv = cursor.inventory;
+      const id = Number(query.cmdid);
+      const table = INVENTORY_TABLES.find((t) => t === query.tablename);
+      if (!inv || !table || !Number.isSafeInteger(id) || Math.floor(id / PARTS_PER_SEQ) !== inv.round) return;
       const have = inv.tables[table] ?? { rows: [], done: false };
       const packIdx = Number(query.packidx ?? '1');
       const packCnt = Number(query.packcnt ?? '1');
       inv.tables[table] = { rows: [...have.rows, ...rows], done: !(packIdx < packCnt) };
       await this.save(device.id, cursor);
       if (INVENTORY_TABLES.every((t) => inv.tables[t]?.done)) await this.finishInventory(device, cursor);
-    }
+    });
     return { status: 200, text: `${query.tablename ?? ''}=${rows.length}` };
   }
 
@@ -266,9 +282,11 @@ export class ZktecoService {
     for (const raw of raws) await this.deps.sync.access(await this.event(device.id, raw));
     const stamp = query.Stamp ?? query.stamp;
     if (table && stamp) {
-      const cursor = await this.cursor(device.id);
-      cursor.stamps[table] = stamp;
-      await this.save(device.id, cursor);
+      await this.deps.locks.run(device.id, async () => {
+        const cursor = await this.cursor(device.id);
+        cursor.stamps[table] = stamp;
+        await this.save(device.id, cursor);
+      });
     }
     return { status: 200, text: `OK: ${lines.length}` };
   }

@@ -5,7 +5,7 @@
  */
 import type { DeliveryReport, DeviceTarget, DeviceTransport, TransportEvents } from '../transport.js';
 import type { DeviceRepository } from '../device-repository.js';
-import { askInventory, readCursor } from './zkteco-cursor.js';
+import { askInventory, readCursor, type CursorLocks } from './zkteco-cursor.js';
 
 export class ZktecoTransport implements DeviceTransport {
   readonly name = 'zkteco-push' as const;
@@ -14,6 +14,7 @@ export class ZktecoTransport implements DeviceTransport {
   constructor(
     private readonly repo: DeviceRepository,
     private readonly now: () => number,
+    private readonly locks: CursorLocks,
   ) {}
 
   async start(_events: TransportEvents): Promise<void> {}
@@ -27,9 +28,11 @@ export class ZktecoTransport implements DeviceTransport {
   async requestInventory(targets: DeviceTarget[]): Promise<number> {
     for (const t of targets) {
       await this.repo.ensureStates([t.id], this.now());
-      const cursor = readCursor(await this.repo.pullCursor(t.id));
-      askInventory(cursor);
-      await this.repo.setPullCursor(t.id, JSON.stringify(cursor));
+      await this.locks.run(t.id, async () => {
+        const cursor = readCursor(await this.repo.pullCursor(t.id));
+        askInventory(cursor);
+        await this.repo.setPullCursor(t.id, JSON.stringify(cursor));
+      });
     }
     return 0;
   }

@@ -17,6 +17,11 @@ import * as m014 from './014-trace-context.js';
 import * as m015 from './015-payment-providers.js';
 import * as m016 from './016-calendar-connections.js';
 import * as m017 from './017-door-access.js';
+import * as m018 from './018-analytics.js';
+import * as m019 from './019-scale-indexes.js';
+import * as m020 from './020-device-scale.js';
+import * as m021 from './021-job-wake.js';
+import * as m022 from './022-series-span.js';
 
 /** Every migration this code knows, by name (applied in name order). */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -37,6 +42,11 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '015-payment-providers': m015,
   '016-calendar-connections': m016,
   '017-door-access': m017,
+  '018-analytics': m018,
+  '019-scale-indexes': m019,
+  '020-device-scale': m020,
+  '021-job-wake': m021,
+  '022-series-span': m022,
 };
 
 export const migrationProvider: MigrationProvider = providerOf(migrations);
