@@ -9,7 +9,9 @@
  *      transaction, as a state change would) while the job runner is stopped;
  *      then the service's runner delivers them, timed until the receiver has
  *      every delivery id, with the service process's CPU time
- *      (process.cpuUsage) per delivery. The bare loop signs the same bodies with
+ *      (process.cpuUsage) per delivery, and the receiver's and (PostgreSQL)
+ *      the local database server's CPU per delivery (/proc; every process
+ *      named postgres). The bare loop signs the same bodies with
  *      the same signing code and POSTs them to the same receiver over a
  *      keep-alive agent, PER_LISTENER_CONCURRENCY at a time: the ceiling for one
  *      listener. A2: four listeners on each event. A3: a hanging listener with a
@@ -34,7 +36,7 @@
  */
 import { plainBookingColumns } from '../src/modules/booking/index.js';
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
@@ -153,6 +155,10 @@ class Child {
       proc.once('message', () => resolve(new Child(role, proc)));
       proc.once('exit', (code) => reject(new Error(`${role} exited with ${code} before it was ready`)));
     });
+  }
+
+  get pid(): number {
+    return this.proc.pid!;
   }
 
   call<T = any>(cmd: string, args: Record<string, unknown> = {}): Promise<T> {
@@ -529,6 +535,35 @@ async function serviceMain(): Promise<void> {
   });
 }
 
+/** The engine the service runs on (an empty PostgreSQL database when BENCH_DATABASE_URL is set). */
+const ENGINE = process.env.BENCH_DATABASE_URL ? 'postgres' : 'sqlite';
+
+/**
+ * CPU time (user + system, ms) of one process, or of every process of this machine named `postgres` (the
+ * local database server, its backends included), from /proc.
+ */
+function procCpuMs(which: number | 'postgres'): number {
+  const ticks = (pid: string) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const name = stat.slice(stat.indexOf('(') + 1, close);
+      if (which === 'postgres' && name !== 'postgres') return 0;
+      const f = stat.slice(close + 2).split(' ');
+      return Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
+    } catch {
+      return 0; // exited meanwhile
+    }
+  };
+  const total =
+    which === 'postgres'
+      ? readdirSync('/proc')
+          .filter((d) => /^\d+$/.test(d))
+          .reduce((a, d) => a + ticks(d), 0)
+      : ticks(String(which));
+  return total * 10; // USER_HZ = 100 on Linux
+}
+
 /** Top self time of a CPU profile (Chrome .cpuprofile), by function. */
 function profileSummary(file: string, top = 20): string[] {
   const p = JSON.parse(readFileSync(file, 'utf8')) as {
@@ -582,8 +617,15 @@ async function partA(rows: string[][]): Promise<void> {
       const got = await done;
       return { got, ms: performance.now() - t0 };
     };
-    const service1 = { rate: [] as number[], cpu: [] as number[] };
-    const bare1 = { rate: [] as number[], cpu: [] as number[] };
+    const service1 = { rate: [] as number[], cpu: [] as number[], db: [] as number[], rx: [] as number[] };
+    const bare1 = { rate: [] as number[], cpu: [] as number[], rx: [] as number[] };
+    // The receiver's CPU and (PostgreSQL) the local database server's, per delivery: what else the machine spends on it.
+    const others = async <T>(go: () => Promise<T>) => {
+      const rx0 = procCpuMs(receiver.pid);
+      const db0 = ENGINE === 'postgres' ? procCpuMs('postgres') : 0;
+      const r = await go();
+      return { r, rxMs: procCpuMs(receiver.pid) - rx0, dbMs: ENGINE === 'postgres' ? procCpuMs('postgres') - db0 : 0 };
+    };
     const perRound: string[] = [];
     let statements: [string, number][] = [];
     if (WARMUP > 0) {
@@ -602,7 +644,9 @@ async function partA(rows: string[][]): Promise<void> {
       }
       const last = round === ROUNDS - 1;
       const runService = async () => {
-        const r = await timed('/a1', EVENTS, () => service.call('go', { profile: last && !!PROFILE_DIR }));
+        const { r, rxMs, dbMs } = await others(() => timed('/a1', EVENTS, () => service.call('go', { profile: last && !!PROFILE_DIR })));
+        service1.rx.push(rxMs / EVENTS);
+        service1.db.push(dbMs / EVENTS);
         const s = await service.call<{ cpuMs: number; undelivered: number; statements: [string, number][] }>('stop', {
           profileFile: last ? profileFile : undefined,
         });
@@ -614,9 +658,12 @@ async function partA(rows: string[][]): Promise<void> {
       };
       const runBare = async () => {
         let b = { cpuMs: 0, refused: 0 };
-        const r = await timed('/a1', EVENTS, async () => {
-          b = await bare.call('go', { profileFile: last && PROFILE_DIR ? bareProfileFile : undefined });
-        });
+        const { r, rxMs } = await others(() =>
+          timed('/a1', EVENTS, async () => {
+            b = await bare.call('go', { profileFile: last && PROFILE_DIR ? bareProfileFile : undefined });
+          }),
+        );
+        bare1.rx.push(rxMs / EVENTS);
         if (r.got < EVENTS || b.refused) throw new Error(`bare round ${round}: ${r.got}/${EVENTS} received, ${b.refused} refused`);
         bare1.rate.push((EVENTS / r.ms) * 1000);
         bare1.cpu.push(b.cpuMs / EVENTS);
@@ -637,14 +684,16 @@ async function partA(rows: string[][]): Promise<void> {
       `${EVENTS}`,
       fmt((EVENTS / median(service1.rate)) * 1000),
       fmt(median(service1.rate)),
-      `service CPU ${fmt(median(service1.cpu), 3)} ms/delivery; rounds service vs bare: ${perRound.join(', ')}`,
+      `service CPU ${fmt(median(service1.cpu), 3)} ms/delivery` +
+        (ENGINE === 'postgres' ? `, database server ${fmt(median(service1.db), 3)}` : '') +
+        `, receiver ${fmt(median(service1.rx), 3)}; rounds service vs bare: ${perRound.join(', ')}`,
     ]);
     rows.push([
       `A1 bare loop: sign + POST, keep-alive, ${PER_LISTENER_CONCURRENCY} at once (median of ${ROUNDS})`,
       `${EVENTS}`,
       fmt((EVENTS / median(bare1.rate)) * 1000),
       fmt(median(bare1.rate)),
-      `bare CPU ${fmt(median(bare1.cpu), 3)} ms/request; service/bare ratio ${fmt(ratio, 2)}`,
+      `bare CPU ${fmt(median(bare1.cpu), 3)} ms/request, receiver ${fmt(median(bare1.rx), 3)}; service/bare ratio ${fmt(ratio, 2)}`,
     ]);
 
     if (COUNT_STATEMENTS) {
@@ -884,9 +933,7 @@ async function partB(rows: string[][]): Promise<void> {
 
 async function main(): Promise<void> {
   const rows: string[][] = [];
-  console.log(
-    `engine: ${process.env.BENCH_DATABASE_URL ? 'postgres' : 'sqlite'}; deliveries per run: ${EVENTS}; rounds: ${ROUNDS}; bookings: ${BOOKINGS}`,
-  );
+  console.log(`engine: ${ENGINE}; deliveries per run: ${EVENTS}; rounds: ${ROUNDS}; bookings: ${BOOKINGS}`);
   if (PART.includes('A')) await partA(rows);
   if (PART.includes('B')) await partB(rows);
   console.log('\n| scenario | count | ms | per s | notes |');

@@ -228,6 +228,14 @@ function table(results: Map<string, Figures>): void {
     const r = (xs: number[], q: number) => Math.round(quantile(xs, q));
     console.log(`| ${setup} | ${code} | ${r(f.delivery, 0.5)} | ${r(f.delivery, 0.95)} | ${r(f.step, 0.5)} | ${r(f.step, 0.95)} |`);
   }
+  // The tails themselves: a p95 of a few dozen samples is one or two of them.
+  const worst = (xs: number[]) =>
+    [...xs]
+      .sort((a, b) => b - a)
+      .slice(0, 5)
+      .map(Math.round)
+      .join(', ');
+  for (const [key, f] of results) console.log(`worst (${key}): first delivery ${worst(f.delivery)}; step ${worst(f.step)}`);
 }
 
 main().then(

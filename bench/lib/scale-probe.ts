@@ -1,11 +1,11 @@
 /**
  * bench:scale's probe, its own process on the service's database: times the background reads through
- * the service's own repositories, as the job runner and the change feed call them (the job runner's due
+ * the service's own repositories, as their callers call them (the room search's read of the holds, the job runner's due
  * timers and due deliveries, the change stream's booking and delivery sources), shows their plans
  * (SQLite: EXPLAIN QUERY PLAN; PostgreSQL: EXPLAIN) from the very statement a repository compiled, and
  * applies or reverts migration 019 (its `up` timed, in a transaction as the migrator runs it).
  *
- * IPC: `time` {name, reps, now} → ms per call; `plan` {name, now} → plan lines; `migration` {up} → ms.
+ * IPC: `time` {name, reps, now, projectId} → ms per call; `plan` {name, now, projectId} → plan lines; `migration` {up} → ms.
  */
 import { CompiledQuery, type Kysely, type KyselyPlugin } from 'kysely';
 import { openStorage } from '../../src/platform/db/database.js';
@@ -13,6 +13,7 @@ import type { Database } from '../../src/platform/db/schema.js';
 import { MeetingRepository } from '../../src/modules/booking/meeting-repository.js';
 import { TimerRepository } from '../../src/modules/lifecycle/timer-repository.js';
 import { DeliveryRepository } from '../../src/modules/webhooks/delivery-repository.js';
+import { SlotRepository } from '../../src/modules/booking/slot-repository.js';
 import { FEED_AHEAD_MS, FEED_CANCELLED_MS, FEED_PAST_MS, FEED_STATUSES } from '../../src/modules/calendar-sync/feed-service.js';
 import * as m019 from '../../src/platform/db/migrations/019-scale-indexes.js';
 import { failed, serve } from './rpc-child.js';
@@ -37,9 +38,13 @@ async function main(): Promise<void> {
   const meetings = new MeetingRepository(db);
   const timers = new TimerRepository(db);
   const deliveries = new DeliveryRepository(db);
+  const slots = new SlotRepository(db);
   let realNow = Date.now();
-  const run = async (name: ProbeName, now: number, on: Kysely<Database>) => {
+  const run = async (name: ProbeName, now: number, on: Kysely<Database>, projectId: string) => {
     switch (name) {
+      case 'room search: holds':
+        // The read of GET /meeting-rooms (catalogue's BusySlots port): an hour's window a day ahead.
+        return (await slots.slotsNear([projectId], now + 86_400_000, now + 90_000_000, on)).length;
       case 'due timers':
         return (await timers.due(now, 100, on)).length;
       case 'due deliveries':
@@ -64,7 +69,7 @@ async function main(): Promise<void> {
         const samples: number[] = [];
         for (let i = 0; i < (msg.reps as number); i++) {
           const t0 = performance.now();
-          await run(msg.name as ProbeName, msg.now as number, db);
+          await run(msg.name as ProbeName, msg.now as number, db, msg.projectId as string);
           samples.push(performance.now() - t0);
         }
         return samples;
@@ -78,7 +83,7 @@ async function main(): Promise<void> {
           await deliveries.lastChangeAt(traced);
           return [...a, ...(await explain(last!))];
         }
-        await run(msg.name as ProbeName, msg.now as number, traced);
+        await run(msg.name as ProbeName, msg.now as number, traced, msg.projectId as string);
         return last ? explain(last) : ['(no statement)'];
       },
       async migration(msg) {

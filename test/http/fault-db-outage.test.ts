@@ -8,7 +8,8 @@
  * tokens issued before the outage still work).
  *
  * SQLite: a write lock held by another connection past busy_timeout answers 503
- * KS004 with Retry-After and the service recovers; a full database (SQLITE_FULL,
+ * KS004 (or KS234 when the token check meets it first) with Retry-After and the
+ * service recovers; a full database (SQLITE_FULL,
  * made with PRAGMA max_page_count on the service's connection) answers 503 with
  * Retry-After, writes nothing and leaves the file intact.
  */
@@ -208,7 +209,10 @@ describe.runIf(TEST_ENGINE === 'sqlite')('SQLite busy and full', () => {
       other.exec('BEGIN IMMEDIATE');
       other.prepare('INSERT INTO settings (name, value) VALUES (?, ?)').run('fault-test-lock', 'held');
       const refused = await svc.request('POST', '/meetings', { token: site.token, body: createBody(site) });
-      expectUnavailable(refused, 'create while locked', ['KS004']);
+      // Usually the write meets the lock (KS004); when the caller is not cached and the token's read waits on the
+      // one connection behind a background job's write transaction, the token check answers first (KS234).
+      // Either way the answer is a 503 with Retry-After.
+      expectUnavailable(refused, 'create while locked', ['KS004', 'KS234']);
       other.exec('ROLLBACK');
     } finally {
       other.close();

@@ -4,6 +4,7 @@
  * utilisation and per-organizer questions from the rollups, and rebuilds everything from the
  * bookings. One instance refreshes at a time (a lease); answers are read by any instance.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { AnalyticsStatus, OrganizerRow, OrganizersQuery, UtilisationQuery, UtilisationRow } from '../../contract/analytics.js';
 import { ANALYTICS_MAX_DAYS } from '../../contract/analytics.js';
@@ -149,7 +150,7 @@ export class AnalyticsService {
     // A hundred assets at a time (read, then recorded in one transaction), the event loop getting a turn between
     // them: a site apply that adds ten thousand rooms must not hold SQLite's one connection (and every request).
     for (let at = 0; at < changed.length; at += SYNC_CHUNK) {
-      if (at > 0) await new Promise((r) => setImmediate(r));
+      if (at > 0) await nextTurn();
       const ids = changed.slice(at, at + SYNC_CHUNK);
       const chunk = await repo.assets({ ids });
       const latest = new Map<string, VersionRecord>();

@@ -18,6 +18,7 @@
  *    targets, for subjects with nothing pending, is queued. A gateway coming online
  *    or restarting (maybe without its memory) is asked the same.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Backlog } from '../../platform/jobs/handler.js';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock/clock.js';
@@ -69,12 +70,6 @@ export interface DeviceSyncDeps {
   onQueued?: () => void;
   onError?: (err: unknown, context: { job: string }) => void;
 }
-
-/**
- * Lets pending I/O (requests) run: on SQLite every statement completes at once, so
- * a long pass of awaits would otherwise hold the event loop until it ends.
- */
-const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export function deviceInfo(d: DeviceRow): DeviceInfo {
   return { id: d.id, projectId: d.projectId, accessGroupId: d.accessGroupId, kind: d.kind };
@@ -383,7 +378,7 @@ export class DeviceSync implements TransportEvents {
         });
         if (n) this.deps.onQueued?.(); // deliveries start while the pass goes on
         queued += n;
-        await yieldToRequests();
+        await nextTurn(); // requests run meanwhile: SQLite statements complete at once and do not yield
       }
     }
     // What devices lack is queued from what they report (requestInventories), never from what was sent to them.

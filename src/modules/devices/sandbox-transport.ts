@@ -5,6 +5,7 @@
  * device holds is what it acknowledged (device_enrollments), so it survives restarts;
  * asked for its inventory, a reachable device reports that, as a gateway would.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { checkCommand } from './rules/device-command-check.js';
 import type { SubjectKind, SubjectState } from './rules/subject-state.js';
 import { stateHash } from './state-hash.js';
@@ -46,7 +47,7 @@ export class SandboxTransport implements DeviceTransport {
     let queued = 0;
     for (const id of deviceIds) {
       const held = await this.memory(id);
-      await new Promise<void>((resolve) => setImmediate(resolve)); // requests run between devices (SQLite statements do not yield)
+      await nextTurn(); // requests run between devices (SQLite statements do not yield)
       if (!held) continue; // switched offline: it does not answer
       queued += await events.inventory(id, {
         lastSeq: held.reduce((m, h) => Math.max(m, h.seq), 0),
