@@ -104,7 +104,13 @@ describe('windows in time', () => {
     expect(qr.qr).not.toBe(withPlate.qrCardCode);
     const b = await source.desired(tower, noPlate._id, devices);
     expect([...b.keys()]).toEqual([c.id('t1')]);
-    expect(await source.secrets(tower, withPlate._id)).toEqual({ face: null, qrCode: withPlate.qrCardCode });
+    expect(await source.secrets(tower, [withPlate._id, noPlate._id, withPlate._id])).toEqual(
+      new Map([
+        [withPlate._id, { face: null, qrCode: withPlate.qrCardCode }],
+        [noPlate._id, { face: null, qrCode: noPlate.qrCardCode }],
+      ]),
+    );
+    expect(await source.secrets(c.id('annex'), [withPlate._id])).toEqual(new Map());
     expect(await source.subjects(tower)).toEqual(expect.arrayContaining([withPlate._id, noPlate._id]));
     expect((await source.desired(c.id('annex'), withPlate._id, devices)).size).toBe(0);
 

@@ -4,6 +4,7 @@
  * upserts), the assets' hours per day, the job's lease, and the reads a question makes.
  */
 import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
+import { chunked } from '../../platform/db/in-chunks.js';
 import type { Db } from '../../platform/db/db.js';
 import type { AnalyticsAssetTable, AnalyticsOccurrenceTable, Database, RoomTable } from '../../platform/db/schema.js';
 
@@ -73,11 +74,7 @@ export type RollupGroupColumn = 'asset_id' | 'period' | 'slot';
 const CHUNK = 400;
 const LEASE = 'refresh';
 
-function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
+const chunks = <T>(items: readonly T[], size = CHUNK): T[][] => chunked(items, size);
 
 function rollupRows(projectId: string, kind: string, deltas: readonly RollupDelta[]): Database['analytics_rollups'][] {
   return deltas.map((d) => {

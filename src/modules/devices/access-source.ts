@@ -29,8 +29,11 @@ export interface AccessSource {
   desired(projectId: string, subjectId: string, devices: DeviceInfo[], trx?: Db): Promise<Map<string, SubjectState>>;
   /** Every subject of the project with anything to hold on some device (reconcile). */
   subjects(projectId: string, trx?: Db): Promise<string[]>;
-  /** The secrets a command for this subject to `device` carries (the face as that kind of device takes it); null fields when there are none. */
-  secrets(projectId: string, subjectId: string, device: DeviceInfo): Promise<SubjectSecrets>;
+  /**
+   * The secrets commands for these subjects to `device` carry (the face as that kind of device takes it), read
+   * together (a delivery round asks once for all its commands); a subject left out of the map has none.
+   */
+  secrets(projectId: string, subjectIds: readonly string[], device: DeviceInfo): Promise<Map<string, SubjectSecrets>>;
   /** Optional work before a reconcile plans the project (outside any transaction): e.g. deriving missing face pictures. */
   prepare?(projectId: string): Promise<void>;
 }

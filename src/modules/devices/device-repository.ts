@@ -4,6 +4,7 @@
  * Devices themselves are written by the site module; this reads them.
  */
 import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
+import { chunked, IN_CHUNK } from '../../platform/db/in-chunks.js';
 import type { Db } from '../../platform/db/db.js';
 import type { Backlog } from '../../platform/jobs/handler.js';
 import { backlogOf } from '../../platform/db/backlog-row.js';
@@ -662,16 +663,9 @@ export class DeviceRepository {
   }
 }
 
-/** Rows per multi-row statement and values per IN list (well under SQLite's and PostgreSQL's parameter limits). */
-const IN_CHUNK = 500;
-
 type NewCommand = Omit<CommandRow, 'done_at' | 'last_error' | 'attempts' | 'status'>;
 
-function chunks<T>(xs: T[], n: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
-  return out;
-}
+const chunks = chunked;
 
 function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {
   const out = new Map<string, T[]>();

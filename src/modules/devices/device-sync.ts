@@ -28,7 +28,7 @@ import type { Database } from '../../platform/db/schema.js';
 import { writeTransaction } from '../../platform/db/transactions.js';
 import { newId } from '../../platform/ids.js';
 import { encodeCard, fitsFormat, isCardCodeFormat, DEFAULT_CARD_CODE_FORMAT } from '../members/rules/card-codec.js';
-import type { AccessSource, DeviceInfo } from './access-source.js';
+import type { AccessSource, DeviceInfo, SubjectSecrets } from './access-source.js';
 import type { CommandRow, DeviceRepository, DeviceRow, DeviceStateRow } from './device-repository.js';
 import { retryDelayMs } from './rules/device-kinds.js';
 import { stateHash } from './state-hash.js';
@@ -47,6 +47,8 @@ import type {
 
 /** Commands per delivery round. */
 export const DELIVERY_BATCH = 200;
+/** What a command for a subject with no secrets carries. */
+const NO_SECRETS: SubjectSecrets = { face: null, qrCode: null };
 /** Subjects planned per transaction by a repair pass. */
 const RECONCILE_CHUNK = 25;
 
@@ -214,7 +216,7 @@ export class DeviceSync implements TransportEvents {
     if (transport.of(target).pull) return this.watchPullDevice(deviceId, state.online);
     const commands = await repo.pendingCommands(deviceId, DELIVERY_BATCH);
     if (!commands.length) return;
-    const wires = await Promise.all(commands.map((c) => this.wire(device, c)));
+    const wires = await this.wires(device, commands);
     const report = await transport.deliver(target, wires);
     await this.record(deviceId, commands, report, state, transport.of(target).name !== 'sandbox');
   }
@@ -241,7 +243,7 @@ export class DeviceSync implements TransportEvents {
     const device = await this.deps.repo.device(deviceId);
     if (!device) return [];
     const commands = await this.deps.repo.pendingCommands(deviceId, limit);
-    return Promise.all(commands.map((c) => this.wire(device, c)));
+    return this.wires(device, commands);
   }
 
   /** A pull device polled: it is reachable, and what it lacks goes out with its next poll. */
@@ -296,18 +298,34 @@ export class DeviceSync implements TransportEvents {
     });
   }
 
-  /** The command as the device receives it: cards in its format, the face bytes and QR code resolved now. */
-  private async wire(device: DeviceRow, c: CommandRow): Promise<WireCommand> {
+  /**
+   * The commands as the device receives them (see `wire`), the secrets of all of them read together: one read
+   * per kind of subject for a whole delivery round, not one per command.
+   */
+  private async wires(device: DeviceRow, commands: readonly CommandRow[]): Promise<WireCommand[]> {
+    const wanted = new Map<SubjectKind, string[]>();
+    for (const c of commands) {
+      if (c.op === 'remove' || !c.state || (c.state.face === null && c.state.qr === null)) continue;
+      const kind = c.subject_kind as SubjectKind;
+      wanted.set(kind, [...(wanted.get(kind) ?? []), c.subject_id]);
+    }
+    const secrets = new Map<string, SubjectSecrets>();
+    for (const [kind, ids] of wanted) {
+      for (const [id, s] of await this.source(kind).secrets(device.projectId, ids, deviceInfo(device)))
+        secrets.set(subjectKey({ kind, id }), s);
+    }
+    return commands.map((c) => this.wire(device, c, secrets));
+  }
+
+  /** The command as the device receives it: cards in its format, the face bytes and QR code resolved now (in `secrets`). */
+  private wire(device: DeviceRow, c: CommandRow, secretsBySubject: ReadonlyMap<string, SubjectSecrets>): WireCommand {
     const subject = { kind: c.subject_kind as SubjectKind, id: c.subject_id };
     if (c.op === 'remove' || !c.state) {
       return { v: 1, deviceId: device.id, seq: Number(c.seq), op: 'remove', subject, stateHash: '' };
     }
     const state = c.state;
     const format = cardFormatOf(device);
-    const needsSecrets = state.face !== null || state.qr !== null;
-    const secrets = needsSecrets
-      ? await this.source(subject.kind).secrets(device.projectId, subject.id, deviceInfo(device))
-      : { face: null, qrCode: null };
+    const secrets = secretsBySubject.get(subjectKey(subject)) ?? NO_SECRETS;
     return {
       v: 1,
       deviceId: device.id,

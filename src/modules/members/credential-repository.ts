@@ -2,6 +2,7 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { CardTable, Database, FaceTable, FaceVariantTable } from '../../platform/db/schema.js';
 import type { Db } from '../../platform/db/db.js';
+import { inChunks } from '../../platform/db/in-chunks.js';
 import { sealedTable } from '../../platform/db/sealed-table-repository.js';
 import type { SealedTable } from '../../platform/crypto/reseal.js';
 
@@ -101,19 +102,25 @@ export class CredentialRepository {
       .execute();
   }
 
-  async sealedVariant(
+  /** The sealed pictures of `profile` of these members (one statement per IN_CHUNK members). */
+  async sealedVariants(
     projectId: string,
-    userId: string,
+    userIds: readonly string[],
     profile: string,
     db: Db = this.db,
-  ): Promise<Pick<FaceVariantRow, 'image_enc' | 'mime' | 'sha256'> | undefined> {
-    return db
-      .selectFrom('face_variants')
-      .select(['image_enc', 'mime', 'sha256'])
-      .where('project_id', '=', projectId)
-      .where('user_id', '=', userId)
-      .where('profile', '=', profile)
-      .executeTakeFirst();
+  ): Promise<Pick<FaceVariantRow, 'user_id' | 'image_enc' | 'mime' | 'sha256'>[]> {
+    const out: Pick<FaceVariantRow, 'user_id' | 'image_enc' | 'mime' | 'sha256'>[] = [];
+    for (const ids of inChunks(userIds)) {
+      const rows = await db
+        .selectFrom('face_variants')
+        .select(['user_id', 'image_enc', 'mime', 'sha256'])
+        .where('project_id', '=', projectId)
+        .where('user_id', 'in', ids)
+        .where('profile', '=', profile)
+        .execute();
+      out.push(...rows);
+    }
+    return out;
   }
 
   /** Members of the project whose face has no derived picture for one of `profiles` (stored before derivation existed, or the limits changed). */

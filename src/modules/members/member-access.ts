@@ -96,16 +96,16 @@ export class MemberAccessSource implements AccessSource {
     return [...new Set([...grouped, ...booked])];
   }
 
-  async secrets(projectId: string, userId: string, device: DeviceInfo): Promise<SubjectSecrets> {
+  async secrets(projectId: string, userIds: readonly string[], device: DeviceInfo): Promise<Map<string, SubjectSecrets>> {
+    const out = new Map<string, SubjectSecrets>();
     const limits = faceLimitsFor(device.kind);
-    const face = limits ? await this.credentials.sealedVariant(projectId, userId, limits.profile) : undefined;
-    return {
-      face:
-        face?.image_enc && face.sha256
-          ? { mime: face.mime ?? 'image/jpeg', sha256: face.sha256, bytes: Buffer.from(this.secretBox.open(face.image_enc), 'base64') }
-          : null,
-      qrCode: null,
-    };
+    if (!limits || !userIds.length) return out;
+    for (const face of await this.credentials.sealedVariants(projectId, userIds, limits.profile)) {
+      if (!face.image_enc || !face.sha256) continue;
+      const bytes = Buffer.from(this.secretBox.open(face.image_enc), 'base64');
+      out.set(face.user_id, { face: { mime: face.mime ?? 'image/jpeg', sha256: face.sha256, bytes }, qrCode: null });
+    }
+    return out;
   }
 
   async prepare(projectId: string): Promise<void> {

@@ -1,5 +1,6 @@
 /** Persistence for declarative site apply: look-ups by key/identity, change-only upserts, derived-column cascades. */
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { IN_CHUNK, inChunks } from '../../platform/db/in-chunks.js';
 import type { Db } from '../../platform/db/db.js';
 import type { Database } from '../../platform/db/schema.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -27,14 +28,8 @@ export type Row<T extends keyof Database> = Database[T];
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
 
-const CHUNK = 500;
-
-function chunks<T>(values: Iterable<T>): T[][] {
-  const all = [...new Set(values)];
-  const out: T[][] = [];
-  for (let i = 0; i < all.length; i += CHUNK) out.push(all.slice(i, i + CHUNK));
-  return out;
-}
+const CHUNK = IN_CHUNK;
+const chunks = <T>(values: Iterable<T>): T[][] => inChunks(values);
 
 async function selectIn<T extends keyof Database>(db: Db, table: T, column: string, values: Iterable<string>): Promise<Row<T>[]> {
   const out: Row<T>[] = [];

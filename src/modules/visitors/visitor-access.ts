@@ -57,9 +57,11 @@ export class VisitorAccessSource implements AccessSource {
     return this.deps.repo.unwithdrawn(projectId, trx);
   }
 
-  async secrets(projectId: string, inviteId: string): Promise<SubjectSecrets> {
-    const invite = await this.deps.repo.invite(inviteId);
-    if (!invite || invite.project_id !== projectId) return { face: null, qrCode: null };
-    return { face: null, qrCode: this.deps.secretBox.open(invite.qr_enc) };
+  async secrets(projectId: string, inviteIds: readonly string[]): Promise<Map<string, SubjectSecrets>> {
+    const out = new Map<string, SubjectSecrets>();
+    for (const invite of await this.deps.repo.sealedCodes(projectId, inviteIds)) {
+      out.set(invite.id, { face: null, qrCode: this.deps.secretBox.open(invite.qr_enc) });
+    }
+    return out;
   }
 }
