@@ -12,11 +12,14 @@ import { quietService, statementCounter } from '../support/statements.js';
 import { appToken, applySite, idOf, type SiteIds } from '../support/fixtures.js';
 import { PartnerClient, PARTNER_APP_ID, PARTNER_SECRET } from '../support/partner-members.js';
 import { deviceSite, deviceView, face } from '../support/devices.js';
-import { DEVICE_SYNC_JOB } from '../../src/modules/devices/index.js';
+import { DEVICE_RECONCILE_JOB, DEVICE_SYNC_JOB } from '../../src/modules/devices/index.js';
 import type { DeviceTarget, WireCommand } from '../../src/modules/devices/transport.js';
 
 const MEMBERS = 6;
 const FACE_READ = /\bfrom\s+"?face_variants"?/i;
+/** The read of planned subjects' targets, and the insert of commands. */
+const TARGETS_READ = /\bfrom\s+"?device_targets"?\s+where\s+"?subject_kind"?\s*=\s*(\$\d+|\?)\s+and\s+"?subject_id"?\s+in\b/i;
+const COMMANDS_INSERT = /^\s*insert\s+into\s+"?device_commands"?/i;
 
 describe('SQL per device delivery round', () => {
   let svc: TestService;
@@ -31,10 +34,11 @@ describe('SQL per device delivery round', () => {
     ids = await applySite(svc, deviceSite());
     api = new PartnerClient(svc, (await appToken(svc, PARTNER_APP_ID, PARTNER_SECRET)).access_token);
     await quietService(svc);
-    // A credentials PUT pokes the sync job, which would deliver each member on its own: here the drain delivers them all.
+    // A credentials PUT pokes the sync job, which would deliver each member on its own, and a site apply the reconcile:
+    // here the drains run them, counted.
     const jobs = svc.services.jobs;
     const poke = jobs.poke.bind(jobs);
-    jobs.poke = (name: string) => (name === DEVICE_SYNC_JOB ? Promise.resolve() : poke(name));
+    jobs.poke = (name: string) => (name === DEVICE_SYNC_JOB || name === DEVICE_RECONCILE_JOB ? Promise.resolve() : poke(name));
     const transport = svc.services.deviceTransport;
     const deliver = transport.deliver.bind(transport);
     transport.deliver = (target: DeviceTarget, commands: WireCommand[]) => {
@@ -46,8 +50,9 @@ describe('SQL per device delivery round', () => {
     await svc?.close();
   });
 
+  const members: string[] = [];
+
   it(`${MEMBERS} members with faces: one read of the pictures per face reader's round; each command carries its member's picture`, async () => {
-    const members: string[] = [];
     for (let i = 0; i < MEMBERS; i++) {
       const ext = `stmt-${i}`;
       members.push((await api.putOk(ext, { firstName: ext, lastName: 'Member' })).memberId);
@@ -83,5 +88,20 @@ describe('SQL per device delivery round', () => {
     expect(new Set(members.map((m) => pictureOf.get(m))).size).toBe(MEMBERS);
     // The card reader's commands carry no picture, and reading none was needed.
     for (const c of sent.get(idOf(ids, 't2')) ?? []) if (c.op === 'upsert') expect(c.face).toBeNull();
+  });
+
+  it("a device added by a site apply: its reconcile reads the members' targets in one statement and queues their commands in one", async () => {
+    const doc = deviceSite();
+    doc.accessGroups[0]!.devices.push({ key: 't3', name: 'Turnstile 3', kind: 'face-card-reader' });
+    ids = await applySite(svc, doc);
+    const { statements } = await counted(() => svc.services.jobs.drain(DEVICE_RECONCILE_JOB));
+    expect(statements.filter((s) => TARGETS_READ.test(s))).toHaveLength(1);
+    expect(statements.filter((s) => COMMANDS_INSERT.test(s))).toHaveLength(1);
+
+    await svc.services.jobs.drain(DEVICE_SYNC_JOB);
+    const view = await deviceView(svc, idOf(ids, 't3'));
+    expect(view.pendingChanges).toBe(0);
+    const held = view.enrollments.filter((e: any) => e.face && e.cardNos.length === 1).map((e: any) => e.memberId);
+    expect(held.sort()).toEqual([...members].sort());
   });
 });

@@ -4,7 +4,8 @@
  * Devices themselves are written by the site module; this reads them.
  */
 import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
-import { chunked, IN_CHUNK } from '../../platform/db/in-chunks.js';
+import { groupBy } from '../../platform/group-by.js';
+import { chunked, IN_CHUNK, inChunks } from '../../platform/db/in-chunks.js';
 import type { Db } from '../../platform/db/db.js';
 import type { Backlog } from '../../platform/jobs/handler.js';
 import { backlogOf } from '../../platform/db/backlog-row.js';
@@ -278,14 +279,19 @@ export class DeviceRepository {
 
   // ----- targets (what the service decided each device must hold) ---------------
 
-  async subjectTargets(kind: SubjectKind, subjectId: string, db: Db = this.db): Promise<SubjectStateRow[]> {
-    const rows = await db
-      .selectFrom('device_targets')
-      .select(['device_id', 'subject_kind', 'subject_id', 'state'])
-      .where('subject_kind', '=', kind)
-      .where('subject_id', '=', subjectId)
-      .execute();
-    return rows.map(subjectStateRecord);
+  /** The targets of these subjects of one kind, on every device (one statement per IN_CHUNK subjects). */
+  async subjectsTargets(kind: SubjectKind, subjectIds: readonly string[], db: Db = this.db): Promise<SubjectStateRow[]> {
+    const out: SubjectStateRow[] = [];
+    for (const ids of inChunks(subjectIds)) {
+      const rows = await db
+        .selectFrom('device_targets')
+        .select(['device_id', 'subject_kind', 'subject_id', 'state'])
+        .where('subject_kind', '=', kind)
+        .where('subject_id', 'in', ids)
+        .execute();
+      out.push(...rows.map(subjectStateRecord));
+    }
+    return out;
   }
 
   async deviceTargets(deviceId: string, db: Db = this.db): Promise<SubjectStateRow[]> {
@@ -666,17 +672,6 @@ export class DeviceRepository {
 type NewCommand = Omit<CommandRow, 'done_at' | 'last_error' | 'attempts' | 'status'>;
 
 const chunks = chunked;
-
-function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const x of xs) {
-    const k = key(x);
-    const g = out.get(k);
-    if (g) g.push(x);
-    else out.set(k, [x]);
-  }
-  return out;
-}
 
 /** A device_state row's device has a pending command. */
 function hasPendingCommand(eb: ExpressionBuilder<Database, 'device_state'>) {

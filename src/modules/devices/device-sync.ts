@@ -26,6 +26,7 @@ import type { Db } from '../../platform/db/db.js';
 import type { Engine } from '../../platform/db/database.js';
 import type { Database } from '../../platform/db/schema.js';
 import { writeTransaction } from '../../platform/db/transactions.js';
+import { groupBy } from '../../platform/group-by.js';
 import { newId } from '../../platform/ids.js';
 import { encodeCard, fitsFormat, isCardCodeFormat, DEFAULT_CARD_CODE_FORMAT } from '../members/rules/card-codec.js';
 import type { AccessSource, DeviceInfo, SubjectSecrets } from './access-source.js';
@@ -115,39 +116,61 @@ export class DeviceSync implements TransportEvents {
    * Plans one subject on every device of its project, in `trx`. Returns how many
    * commands were queued.
    */
-  async plan(trx: Db, projectId: string, subject: SubjectRef, now: number, devices?: DeviceRow[]): Promise<number> {
+  plan(trx: Db, projectId: string, subject: SubjectRef, now: number, devices?: DeviceRow[]): Promise<number> {
+    return this.planMany(trx, projectId, [subject], now, devices);
+  }
+
+  /**
+   * Plans several subjects of a project at once, in `trx`: the devices are locked once, the subjects' targets read
+   * together, and their targets and commands written in a few multi-row statements (what each subject must hold is
+   * still asked of its source one subject at a time). Returns how many commands were queued.
+   */
+  async planMany(trx: Db, projectId: string, subjects: readonly SubjectRef[], now: number, devices?: DeviceRow[]): Promise<number> {
     const { repo } = this.deps;
     const all = devices ?? (await repo.projectDevices(projectId, trx));
     const ids = all.map((d) => d.id).sort();
+    const inProject = new Set(ids);
     await repo.ensureStates(ids, now, trx);
     await repo.lockDevices(ids, trx);
-    const desired = await this.source(subject.kind).desired(projectId, subject.id, all.map(deviceInfo), trx);
-    const targets = new Map((await repo.subjectTargets(subject.kind, subject.id, trx)).map((t) => [t.device_id, t.state]));
-    const work: { deviceId: string; state: SubjectState | null }[] = [];
-    for (const d of all) {
-      const want = desired.get(d.id) ?? null;
-      const have = targets.get(d.id) ?? null;
-      if (want ? !sameState(want, have) : have !== null) work.push({ deviceId: d.id, state: want });
+    const infos = all.map(deviceInfo);
+    const targets = new Map<string, Map<string, SubjectState>>(); // by subject key, then device
+    for (const [kind, ofKind] of groupBy(subjects, (s) => s.kind)) {
+      for (const t of await repo.subjectsTargets(
+        kind as SubjectKind,
+        ofKind.map((s) => s.id),
+        trx,
+      )) {
+        const key = subjectKey({ kind: kind as SubjectKind, id: t.subject_id });
+        let held = targets.get(key);
+        if (!held) targets.set(key, (held = new Map<string, SubjectState>()));
+        held.set(t.device_id, t.state);
+      }
     }
-    // Targets on devices no longer in the project (a device moved): withdraw there too.
-    for (const [deviceId] of targets) if (!all.some((d) => d.id === deviceId)) work.push({ deviceId, state: null });
+    const work: { deviceId: string; subject: SubjectRef; state: SubjectState | null }[] = [];
+    for (const subject of subjects) {
+      const desired = await this.source(subject.kind).desired(projectId, subject.id, infos, trx);
+      const held = targets.get(subjectKey(subject)) ?? new Map<string, SubjectState>();
+      for (const d of all) {
+        const want = desired.get(d.id) ?? null;
+        const have = held.get(d.id) ?? null;
+        if (want ? !sameState(want, have) : have !== null) work.push({ deviceId: d.id, subject, state: want });
+      }
+      // Targets on devices no longer in the project (a device moved): withdraw there too.
+      for (const [deviceId] of held) if (!inProject.has(deviceId)) work.push({ deviceId, subject, state: null });
+    }
     if (!work.length) return 0;
-    work.sort((a, b) => (a.deviceId < b.deviceId ? -1 : 1));
-    const moved = work.filter((w) => !ids.includes(w.deviceId)).map((w) => w.deviceId);
+    work.sort((a, b) => (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : 0));
+    const moved = [...new Set(work.filter((w) => !inProject.has(w.deviceId)).map((w) => w.deviceId))];
     if (moved.length) {
       await repo.ensureStates(moved, now, trx); // a device that left the project
       await repo.lockDevices(moved, trx);
     }
     await repo.putTargets(
-      work.map((w) => ({ device_id: w.deviceId, subject_kind: subject.kind, subject_id: subject.id, state: w.state })),
+      work.map((w) => ({ device_id: w.deviceId, subject_kind: w.subject.kind, subject_id: w.subject.id, state: w.state })),
       now,
       trx,
     );
-    await this.enqueue(
-      trx,
-      work.map((w) => ({ deviceId: w.deviceId, subject, state: w.state })),
-      now,
-    );
+    await this.enqueue(trx, work, now);
     return work.length;
   }
 
@@ -389,11 +412,10 @@ export class DeviceSync implements TransportEvents {
       const all = [...ids];
       for (let i = 0; i < all.length; i += RECONCILE_CHUNK) {
         const chunk = all.slice(i, i + RECONCILE_CHUNK);
-        const n = await writeTransaction(this.deps.db, this.deps.engine, async (trx) => {
-          let planned = 0;
-          for (const id of chunk) planned += await this.plan(trx, projectId, { kind: source.kind, id }, clock.now(), devices);
-          return planned;
-        });
+        const subjects = chunk.map((id) => ({ kind: source.kind, id }));
+        const n = await writeTransaction(this.deps.db, this.deps.engine, (trx) =>
+          this.planMany(trx, projectId, subjects, clock.now(), devices),
+        );
         if (n) this.deps.onQueued?.(); // deliveries start while the pass goes on
         queued += n;
         await nextTurn(); // requests run meanwhile: SQLite statements complete at once and do not yield

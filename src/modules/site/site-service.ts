@@ -1,4 +1,5 @@
 /** The site module's service: declarative site apply, and whether any site has been applied yet. */
+import { groupBy } from '../../platform/group-by.js';
 import type { SiteDocument } from '../../contract/site-document.js';
 import type { ApplyResult } from '../../contract/ops.js';
 import type { ConsoleSite } from '../../contract/ops-console.js';
@@ -178,11 +179,4 @@ export class SiteService {
   projectMember(projectId: string, userId: string): Promise<ProjectMember | undefined> {
     return this.repo.projectMember(projectId, userId);
   }
-}
-
-/** Rows grouped by key, in first-seen order. */
-function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const row of rows) (out.get(key(row)) ?? out.set(key(row), []).get(key(row))!).push(row);
-  return out;
 }
