@@ -7,15 +7,15 @@
  * walk without allocating per element, and a body nested too deeply is 400 KS001.
  *
  * The attack runs against the real service in its own process (`src/main.ts`), so
- * the /healthz prober measures that process's event loop, not this one's.
+ * the /healthz prober (in a third process) measures that process's event loop, not this one's.
  */
-import http from 'node:http';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startMainProcess, type MainProcess } from '../support/main-process.js';
 import { OPS_TOKEN, startTestService, type TestService } from '../support/test-service.js';
+import { startHealthProber } from '../support/health-prober.js';
 
 const SECRETS_KEY = 'ab'.repeat(32);
 
@@ -72,31 +72,16 @@ function post(url: string, path: string, body: Buffer, chunked = false): Promise
   });
 }
 
-/** Probes GET /healthz one after another (every ~2 ms) until `until` settles; each probe's latency in ms. */
-async function probe(url: string, until: Promise<unknown>): Promise<number[]> {
-  let done = false;
-  until.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const latencies: number[] = [];
-  const once = () =>
-    new Promise<number>((resolve, reject) => {
-      const started = performance.now();
-      http
-        .get(`${url}/healthz`, { agent }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(performance.now() - started));
-        })
-        .on('error', reject);
-    });
-  while (!done) {
-    latencies.push(await once());
-    await new Promise((r) => setTimeout(r, 2));
+/** Probes GET /healthz from its own process (every ~2 ms: health-prober.ts) while `start()` runs; each probe's latency in ms. */
+async function probe(url: string, start: () => Promise<unknown>): Promise<number[]> {
+  const prober = await startHealthProber(url, 2);
+  try {
+    await start();
+  } catch (err) {
+    await prober.stop();
+    throw err;
   }
-  agent.destroy();
-  return latencies;
+  return prober.stop();
 }
 
 function p99(values: number[]): number {
@@ -124,10 +109,10 @@ describe('body limits: the token endpoint under a flood of large bodies', () => 
     for (let i = 0; i < 3; i++) await post(svc.url, '/auth/accessToken', medium);
 
     // The machine's own noise (tests share it): /healthz p99 over 2 s with no attack.
-    const quiet = p99(await probe(svc.url, new Promise((r) => setTimeout(r, 2_000))));
+    const quiet = p99(await probe(svc.url, () => new Promise((r) => setTimeout(r, 2_000))));
 
     const answers: { status: number; ms: number }[] = [];
-    const attack = (async () => {
+    const attack = async () => {
       const started = performance.now();
       for (let round = 0; round < 3 || performance.now() - started < 4_000; round++) {
         const results = await Promise.all([
@@ -137,9 +122,8 @@ describe('body limits: the token endpoint under a flood of large bodies', () => 
         ]);
         answers.push(...results);
       }
-    })();
+    };
     const latencies = await probe(svc.url, attack);
-    await attack;
 
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 413));
     expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(5_000);
