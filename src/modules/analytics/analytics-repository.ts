@@ -74,8 +74,6 @@ export type RollupGroupColumn = 'asset_id' | 'period' | 'slot';
 const CHUNK = 400;
 const LEASE = 'refresh';
 
-const chunks = <T>(items: readonly T[], size = CHUNK): T[][] => chunked(items, size);
-
 function rollupRows(projectId: string, kind: string, deltas: readonly RollupDelta[]): Database['analytics_rollups'][] {
   return deltas.map((d) => {
     const row: Record<string, string | number> = {
@@ -100,7 +98,7 @@ export class AnalyticsRepository {
   }
 
   async markHistories(ids: readonly string[], at: number, db: Db = this.db): Promise<void> {
-    for (const part of chunks(ids, 900)) {
+    for (const part of chunked(ids, 900)) {
       await db.updateTable('meeting_histories').set({ analytics_at: at }).where('id', 'in', part).execute();
     }
   }
@@ -108,7 +106,7 @@ export class AnalyticsRepository {
   async bookings(ids: readonly string[], db: Db = this.db): Promise<BookingRecord[]> {
     if (!ids.length) return [];
     const out: BookingRecord[] = [];
-    for (const part of chunks(ids, 900)) {
+    for (const part of chunked(ids, 900)) {
       out.push(
         ...(await db
           .selectFrom('meetings')
@@ -129,7 +127,7 @@ export class AnalyticsRepository {
 
   async histories(meetingIds: readonly string[], db: Db = this.db): Promise<Map<string, HistoryInput[]>> {
     const out = new Map<string, HistoryInput[]>();
-    for (const part of chunks(meetingIds, 900)) {
+    for (const part of chunked(meetingIds, 900)) {
       const rows = await db
         .selectFrom('meeting_histories')
         .select(['meeting_id', 'action', 'at', 'source', 'reason', 'status_before', 'old_end_at', 'new_end_at'])
@@ -157,7 +155,7 @@ export class AnalyticsRepository {
 
   async occurrences(meetingIds: readonly string[], db: Db = this.db): Promise<OccurrenceRecord[]> {
     const out: OccurrenceRecord[] = [];
-    for (const part of chunks(meetingIds, 900)) {
+    for (const part of chunked(meetingIds, 900)) {
       const rows = await db.selectFrom('analytics_occurrences').selectAll().where('meeting_id', 'in', part).execute();
       for (const r of rows) {
         out.push({ ...r, start_at: Number(r.start_at), booked: Number(r.booked), buckets: JSON.parse(r.buckets) as Bucket[] });
@@ -167,12 +165,12 @@ export class AnalyticsRepository {
   }
 
   async replaceOccurrences(meetingIds: readonly string[], rows: readonly OccurrenceRecord[], db: Db = this.db): Promise<void> {
-    for (const part of chunks(meetingIds, 900)) await db.deleteFrom('analytics_occurrences').where('meeting_id', 'in', part).execute();
+    for (const part of chunked(meetingIds, 900)) await db.deleteFrom('analytics_occurrences').where('meeting_id', 'in', part).execute();
     await this.insertOccurrences(rows, db);
   }
 
   async insertOccurrences(rows: readonly OccurrenceRecord[], db: Db = this.db): Promise<void> {
-    for (const part of chunks(rows, 200)) {
+    for (const part of chunked(rows, 200)) {
       await db
         .insertInto('analytics_occurrences')
         .values(part.map((r) => ({ ...r, buckets: JSON.stringify(r.buckets) })))
@@ -182,7 +180,7 @@ export class AnalyticsRepository {
 
   /** New rollup rows (the rebuild, into an emptied table). */
   async insertRollups(projectId: string, kind: string, deltas: readonly RollupDelta[], db: Db = this.db): Promise<void> {
-    for (const part of chunks(deltas))
+    for (const part of chunked(deltas, CHUNK))
       await db
         .insertInto('analytics_rollups')
         .values(rollupRows(projectId, kind, part))
@@ -191,7 +189,7 @@ export class AnalyticsRepository {
 
   /** Adds each delta to its rollup row (created at zero when missing). */
   async applyDeltas(projectId: string, kind: string, deltas: readonly RollupDelta[], db: Db = this.db): Promise<void> {
-    for (const part of chunks(deltas)) {
+    for (const part of chunked(deltas, CHUNK)) {
       await db
         .insertInto('analytics_rollups')
         .values(rollupRows(projectId, kind, part))
@@ -233,7 +231,8 @@ export class AnalyticsRepository {
   }
 
   async markWalkIns(ids: readonly string[], at: number, db: Db = this.db): Promise<void> {
-    for (const part of chunks(ids, 900)) await db.updateTable('access_entries').set({ analytics_at: at }).where('id', 'in', part).execute();
+    for (const part of chunked(ids, 900))
+      await db.updateTable('access_entries').set({ analytics_at: at }).where('id', 'in', part).execute();
   }
 
   /** Rooms and desks (with floor, zone and the project's zone), of one project and kind, or all. */
@@ -303,7 +302,7 @@ export class AnalyticsRepository {
     if (assetIds && !assetIds.length) return [];
     if (!assetIds) return db.selectFrom('analytics_assets').selectAll().orderBy('asset_id').orderBy('from_day').execute();
     const out: VersionRecord[] = [];
-    for (const part of chunks(assetIds, 900)) {
+    for (const part of chunked(assetIds, 900)) {
       out.push(...(await db.selectFrom('analytics_assets').selectAll().where('asset_id', 'in', part).orderBy('from_day').execute()));
     }
     return out;
@@ -368,7 +367,7 @@ export class AnalyticsRepository {
     const out: RollupRecord[] = [];
     for (const read of reads) {
       const before = read.level === 'am' || read.level === 'amw' ? today.slice(0, 7) : today;
-      for (const part of assetIds ? chunks(assetIds, 2000) : [null]) {
+      for (const part of assetIds ? chunked(assetIds, 2000) : [null]) {
         let q = db
           .selectFrom('analytics_rollups')
           .select((eb) => [
@@ -455,7 +454,7 @@ export class AnalyticsRepository {
 
   async users(ids: readonly string[], db: Db = this.db): Promise<Map<string, { name: string | null; email: string | null }>> {
     const out = new Map<string, { name: string | null; email: string | null }>();
-    for (const part of chunks(ids, 900)) {
+    for (const part of chunked(ids, 900)) {
       const rows = await db.selectFrom('users').select(['id', 'name', 'email']).where('id', 'in', part).execute();
       for (const r of rows) out.set(r.id, { name: r.name, email: r.email });
     }

@@ -5,7 +5,7 @@
  */
 import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import { groupBy } from '../../platform/group-by.js';
-import { chunked, IN_CHUNK, inChunks } from '../../platform/db/in-chunks.js';
+import { chunked, IN_CHUNK, readInChunks } from '../../platform/db/in-chunks.js';
 import type { Db } from '../../platform/db/db.js';
 import type { Backlog } from '../../platform/jobs/handler.js';
 import { backlogOf } from '../../platform/db/backlog-row.js';
@@ -281,17 +281,15 @@ export class DeviceRepository {
 
   /** The targets of these subjects of one kind, on every device (one statement per IN_CHUNK subjects). */
   async subjectsTargets(kind: SubjectKind, subjectIds: readonly string[], db: Db = this.db): Promise<SubjectStateRow[]> {
-    const out: SubjectStateRow[] = [];
-    for (const ids of inChunks(subjectIds)) {
-      const rows = await db
+    const rows = await readInChunks(subjectIds, (ids) =>
+      db
         .selectFrom('device_targets')
         .select(['device_id', 'subject_kind', 'subject_id', 'state'])
         .where('subject_kind', '=', kind)
         .where('subject_id', 'in', ids)
-        .execute();
-      out.push(...rows.map(subjectStateRecord));
-    }
-    return out;
+        .execute(),
+    );
+    return rows.map(subjectStateRecord);
   }
 
   async deviceTargets(deviceId: string, db: Db = this.db): Promise<SubjectStateRow[]> {
@@ -323,7 +321,7 @@ export class DeviceRepository {
     db: Db,
   ) {
     const puts = rows.filter((r) => r.state !== null).map((r) => ({ ...r, state: stateJson(r.state!), updated_at: now }));
-    for (const part of chunks(puts, IN_CHUNK))
+    for (const part of chunked(puts, IN_CHUNK))
       await db
         .insertInto('device_targets')
         .values(part)
@@ -394,7 +392,7 @@ export class DeviceRepository {
       last_error: null,
       done_at: null,
     }));
-    for (const part of chunks(values, IN_CHUNK)) await db.insertInto('device_commands').values(part).execute();
+    for (const part of chunked(values, IN_CHUNK)) await db.insertInto('device_commands').values(part).execute();
   }
 
   /**
@@ -408,7 +406,7 @@ export class DeviceRepository {
     for (const group of (perSubject ? bySubject : byDevice).values()) {
       const { kind, deviceId, subjectId } = group[0]!;
       const others = group.map((p) => (perSubject ? p.deviceId : p.subjectId));
-      for (const part of chunks(others, IN_CHUNK))
+      for (const part of chunked(others, IN_CHUNK))
         await db
           .deleteFrom('device_commands')
           .where('subject_kind', '=', kind)
@@ -427,7 +425,7 @@ export class DeviceRepository {
     const out = new Map<string, number>();
     const byCount = groupBy([...counts], ([, n]) => String(n));
     for (const [n, group] of byCount)
-      for (const part of chunks(
+      for (const part of chunked(
         group.map(([id]) => id),
         IN_CHUNK,
       )) {
@@ -558,7 +556,7 @@ export class DeviceRepository {
    */
   async appliedMany(cmds: CommandRow[], now: number, db: Db): Promise<void> {
     const done = new Set<string>();
-    for (const part of chunks(cmds, IN_CHUNK)) {
+    for (const part of chunked(cmds, IN_CHUNK)) {
       const rows = await db
         .updateTable('device_commands')
         .set((eb) => ({ status: 'done', done_at: now, attempts: eb('attempts', '+', 1) }))
@@ -585,7 +583,7 @@ export class DeviceRepository {
         seq: c.seq,
         updated_at: now,
       }));
-    for (const part of chunks(upserts, IN_CHUNK))
+    for (const part of chunked(upserts, IN_CHUNK))
       await db
         .insertInto('device_enrollments')
         .values(part)
@@ -670,8 +668,6 @@ export class DeviceRepository {
 }
 
 type NewCommand = Omit<CommandRow, 'done_at' | 'last_error' | 'attempts' | 'status'>;
-
-const chunks = chunked;
 
 /** A device_state row's device has a pending command. */
 function hasPendingCommand(eb: ExpressionBuilder<Database, 'device_state'>) {

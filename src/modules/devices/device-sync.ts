@@ -326,14 +326,11 @@ export class DeviceSync implements TransportEvents {
    * per kind of subject for a whole delivery round, not one per command.
    */
   private async wires(device: DeviceRow, commands: readonly CommandRow[]): Promise<WireCommand[]> {
-    const wanted = new Map<SubjectKind, string[]>();
-    for (const c of commands) {
-      if (c.op === 'remove' || !c.state || (c.state.face === null && c.state.qr === null)) continue;
-      const kind = c.subject_kind as SubjectKind;
-      wanted.set(kind, [...(wanted.get(kind) ?? []), c.subject_id]);
-    }
+    const carrying = commands.filter((c) => c.op !== 'remove' && c.state && (c.state.face !== null || c.state.qr !== null));
     const secrets = new Map<string, SubjectSecrets>();
-    for (const [kind, ids] of wanted) {
+    for (const [name, ofKind] of groupBy(carrying, (c) => c.subject_kind)) {
+      const kind = name as SubjectKind;
+      const ids = ofKind.map((c) => c.subject_id);
       for (const [id, s] of await this.source(kind).secrets(device.projectId, ids, deviceInfo(device)))
         secrets.set(subjectKey({ kind, id }), s);
     }

@@ -2,7 +2,7 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { CardTable, Database, FaceTable, FaceVariantTable } from '../../platform/db/schema.js';
 import type { Db } from '../../platform/db/db.js';
-import { inChunks } from '../../platform/db/in-chunks.js';
+import { readInChunks } from '../../platform/db/in-chunks.js';
 import { sealedTable } from '../../platform/db/sealed-table-repository.js';
 import type { SealedTable } from '../../platform/crypto/reseal.js';
 
@@ -109,18 +109,15 @@ export class CredentialRepository {
     profile: string,
     db: Db = this.db,
   ): Promise<Pick<FaceVariantRow, 'user_id' | 'image_enc' | 'mime' | 'sha256'>[]> {
-    const out: Pick<FaceVariantRow, 'user_id' | 'image_enc' | 'mime' | 'sha256'>[] = [];
-    for (const ids of inChunks(userIds)) {
-      const rows = await db
+    return readInChunks(userIds, (ids) =>
+      db
         .selectFrom('face_variants')
         .select(['user_id', 'image_enc', 'mime', 'sha256'])
         .where('project_id', '=', projectId)
         .where('user_id', 'in', ids)
         .where('profile', '=', profile)
-        .execute();
-      out.push(...rows);
-    }
-    return out;
+        .execute(),
+    );
   }
 
   /** Members of the project whose face has no derived picture for one of `profiles` (stored before derivation existed, or the limits changed). */

@@ -28,13 +28,10 @@ export type Row<T extends keyof Database> = Database[T];
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
 
-const CHUNK = IN_CHUNK;
-const chunks = <T>(values: Iterable<T>): T[][] => inChunks(values);
-
 async function selectIn<T extends keyof Database>(db: Db, table: T, column: string, values: Iterable<string>): Promise<Row<T>[]> {
   const out: Row<T>[] = [];
   let asked = 0;
-  for (const part of chunks(values)) {
+  for (const part of inChunks(values)) {
     if (part.length === 0) continue;
     if (asked++ > 0) await nextTurn(); // a large look-up lets other requests run between chunks
     const rows = await (db as AnyDb).selectFrom(table).selectAll().where(column, 'in', part).execute();
@@ -212,11 +209,11 @@ export class SiteRepository {
   ): Promise<{ byKey: Map<string, Row<'apps'>>; byClientId: Map<string, Row<'apps'>> }> {
     const byKey = new Map<string, Row<'apps'>>();
     const byClientId = new Map<string, Row<'apps'>>();
-    for (const part of chunks(keys)) {
+    for (const part of inChunks(keys)) {
       const rows = await db.selectFrom('apps').selectAll().where('env', '=', env).where('key', 'in', part).execute();
       for (const r of rows) byKey.set(r.key as string, r);
     }
-    for (const part of chunks(clientIds)) {
+    for (const part of inChunks(clientIds)) {
       const rows = await db.selectFrom('apps').selectAll().where('env', '=', env).where('client_id', 'in', part).execute();
       for (const r of rows) byClientId.set(r.client_id, r);
     }
@@ -410,7 +407,7 @@ export class SiteRepository {
     const updates: { row: Record<string, unknown>; changed: string[] }[] = [];
     let seen = 0;
     for (const e of merged.values()) {
-      if (++seen % CHUNK === 0) await nextTurn();
+      if (++seen % IN_CHUNK === 0) await nextTurn();
       if (!e.stored) {
         inserts.push({ id: e.id, ...e.next, ...e.insertOnly, created_at: now, updated_at: now });
         continue;
@@ -509,7 +506,7 @@ export class SiteRepository {
       ['zone_id', zoneIds],
       ['project_id', scope.projectIds],
     ] as const) {
-      for (const part of chunks(values)) {
+      for (const part of inChunks(values)) {
         const rows = await db.selectFrom('floors').select(['id', 'zone_id', 'project_id']).where(column, 'in', part).execute();
         for (const r of rows) floors.set(r.id, r);
       }
@@ -517,9 +514,9 @@ export class SiteRepository {
     if (floors.size === 0) return;
     // Rooms and desks follow their floor: one set-based UPDATE per table and chunk of floors, only differing rows.
     const floorIds = [...floors.keys()];
-    for (let i = 0; i < floorIds.length; i += CHUNK) {
+    for (let i = 0; i < floorIds.length; i += IN_CHUNK) {
       if (i > 0) await nextTurn();
-      const part = floorIds.slice(i, i + CHUNK);
+      const part = floorIds.slice(i, i + IN_CHUNK);
       for (const table of ['rooms', 'desks'] as const) {
         const t = sql.table(table);
         await sql`

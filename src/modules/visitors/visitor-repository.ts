@@ -1,7 +1,7 @@
 /** The visitors module's tables: visitor_invites and visitor_entries. */
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Db } from '../../platform/db/db.js';
-import { inChunks } from '../../platform/db/in-chunks.js';
+import { readInChunks } from '../../platform/db/in-chunks.js';
 import type { Backlog } from '../../platform/jobs/handler.js';
 import { backlogOf } from '../../platform/db/backlog-row.js';
 import type { Database, VisitorEntryTable, VisitorInviteTable } from '../../platform/db/schema.js';
@@ -32,18 +32,9 @@ export class VisitorRepository {
 
   /** The sealed QR codes of these invites of the project (one statement per IN_CHUNK invites). */
   async sealedCodes(projectId: string, ids: readonly string[], db: Db = this.db): Promise<Pick<InviteRow, 'id' | 'qr_enc'>[]> {
-    const out: Pick<InviteRow, 'id' | 'qr_enc'>[] = [];
-    for (const chunk of inChunks(ids)) {
-      out.push(
-        ...(await db
-          .selectFrom('visitor_invites')
-          .select(['id', 'qr_enc'])
-          .where('project_id', '=', projectId)
-          .where('id', 'in', chunk)
-          .execute()),
-      );
-    }
-    return out;
+    return readInChunks(ids, (chunk) =>
+      db.selectFrom('visitor_invites').select(['id', 'qr_enc']).where('project_id', '=', projectId).where('id', 'in', chunk).execute(),
+    );
   }
 
   /** Whether an invite of the project holding one of these code tags (one per secrets key) is still in use: not cancelled and its window not over. */

@@ -15,3 +15,10 @@ export function chunked<T>(items: readonly T[], size: number): T[][] {
 export function inChunks<T>(values: Iterable<T>, size = IN_CHUNK): T[][] {
   return chunked([...new Set(values)], size);
 }
+
+/** The rows `read` returns for each chunk of the distinct `values` (one statement per IN_CHUNK values), in one list. */
+export async function readInChunks<V, R>(values: Iterable<V>, read: (chunk: V[]) => Promise<R[]>): Promise<R[]> {
+  const out: R[] = [];
+  for (const chunk of inChunks(values)) out.push(...(await read(chunk)));
+  return out;
+}
