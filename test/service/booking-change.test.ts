@@ -157,6 +157,7 @@ describe('booking-change writer', () => {
       emit: async () => {
         throw new Error('outbox down');
       },
+      prefetch: async () => {},
     };
     const writer = new BookingChangeWriter({
       meetings,

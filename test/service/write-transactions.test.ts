@@ -12,7 +12,7 @@ import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/platform/db/schema.js';
 import { openStorage, type Storage } from '../../src/platform/db/database.js';
 import { writeTransaction } from '../../src/platform/db/transactions.js';
-import { combineInserts, inlineParameters, plainInsertRows } from '../../src/platform/db/pg-driver.js';
+import { aheadOf, combineInserts, inlineParameters, plainInsertRows, ridingAlong } from '../../src/platform/db/pg-driver.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
 import { insertRows } from '../../src/platform/db/statements.js';
 
@@ -139,6 +139,65 @@ describe(`write transactions (${TEST_ENGINE})`, () => {
       expect(await names('q2')).toEqual(['q2']);
     },
   );
+
+  /** Starts a riding read of the settings named like `prefix%` in `trx`; resolves once started, with the names to come. */
+  const namesAhead = async (trx: Kysely<Database>, prefix: string) => {
+    const q = trx
+      .selectFrom('settings')
+      .select('name')
+      .where('name', '>=', prefix)
+      .where('name', '<', `${prefix}~`)
+      .orderBy('name')
+      .compile();
+    const started = await trx.executeQuery(ridingAlong(q));
+    return { names: aheadOf(started).then((r) => r.rows.map((x) => x.name)) };
+  };
+
+  it('a riding read sees what its transaction wrote before it, not what it writes after, and rides with the next statement', async () => {
+    await writeTransaction(storage.db, storage.engine, (trx) => trx.insertInto('settings').values({ name: 'r1-0', value: 'x' }).execute());
+    trips.length = 0;
+    const { seen, next } = await writeTransaction(storage.db, storage.engine, async (trx) => {
+      await trx.insertInto('settings').values({ name: 'r1-a', value: 'x' }).execute();
+      const ahead = await namesAhead(trx, 'r1-');
+      await trx.insertInto('settings').values({ name: 'r1-b', value: 'x' }).execute();
+      const next = (await trx.selectFrom('settings').select('name').where('name', '=', 'r1-b').execute()).length;
+      return { seen: await ahead.names, next };
+    });
+    expect(seen).toEqual(['r1-0', 'r1-a']);
+    expect(next).toBe(1);
+    expect(await names('r1-')).toEqual(['r1-0', 'r1-a', 'r1-b']);
+    if (TEST_ENGINE === 'postgres') {
+      // begin, the first insert, the riding read, the second insert and the read: one message; then the commit.
+      expect(trips).toHaveLength(2);
+      expect(trips[0]).toMatch(
+        /^begin;\ninsert into "settings" .*;\nselect "name" from "settings" where "name" >= 'r1-' .*;\ninsert into .*;\nselect "name"/s,
+      );
+      expect(trips[1]).toBe('commit');
+    }
+  });
+
+  it('a riding read that nothing follows is sent on its own, and one of a failed transaction fails with it', async () => {
+    trips.length = 0;
+    const alone = await writeTransaction(storage.db, storage.engine, async (trx) => {
+      await trx.insertInto('settings').values({ name: 'r2-a', value: 'x' }).execute();
+      const ahead = await namesAhead(trx, 'r2-');
+      return ahead.names; // awaited with no statement after it
+    });
+    expect(alone).toEqual(['r2-a']);
+    if (TEST_ENGINE === 'postgres') expect(trips.map((t) => t.split(/\s/)[0])).toEqual(['begin;', 'commit']);
+    let pendingRead: Promise<string[]> | undefined;
+    await expect(
+      writeTransaction(storage.db, storage.engine, async (trx) => {
+        const ahead = await namesAhead(trx, 'r3-');
+        pendingRead = ahead.names;
+        pendingRead.catch(() => {});
+        await trx.insertInto('settings').values({ name: 'dup', value: '3' }).execute(); // primary key taken (above)
+        await trx.selectFrom('settings').select('name').where('name', '=', 'r3-x').execute();
+      }),
+    ).rejects.toThrow(/unique|duplicate/i);
+    if (TEST_ENGINE === 'postgres') await expect(pendingRead).rejects.toThrow(/unique|duplicate/i);
+    else expect(await pendingRead).toEqual([]);
+  });
 
   it.runIf(TEST_ENGINE === 'postgres')(
     'PostgreSQL: a row lock taken first rides with begin and the read under it, and still holds another transaction back',

@@ -114,6 +114,8 @@ export interface NewBooking {
 /** Port: records a booking event in the outbox (same transaction). */
 export interface BookingEventSink {
   emit(trx: Db, e: { meetingId: string; facts: BookingFacts; detail: EventDetail; at: number }): Promise<void>;
+  /** Starts, in `trx`, the read an event of the project will need (its listeners), ahead of `emit`. */
+  prefetch(trx: Db, projectId: string): Promise<void>;
 }
 
 /** Port: plans and stores the clock-driven steps of a booking (same transaction). */
@@ -233,6 +235,14 @@ export class BookingChangeWriter {
     const { kind: assetKind, id: assetId, calendarEmail } = scope.asset;
     const door = doorFacts(scope, m);
     for (const o of this.deps.observers?.() ?? []) await o.changed(trx, { meetingId: m.id, assetKind, assetId, calendarEmail, at, door });
+  }
+
+  /**
+   * Called in the actor's transaction before its conflict read when the change will record an
+   * event: what the event needs is read beside that read (on PostgreSQL in the same round trip).
+   */
+  prepare(trx: Db, scope: BookingScope): Promise<void> {
+    return this.deps.events.prefetch(trx, scope.project.id);
   }
 
   /** Stores a new booking with its slots, attendees, first history entries, BOOK event and lifecycle steps. */

@@ -7,7 +7,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../platform/db/schema.js';
 import type { Engine } from '../../platform/db/database.js';
-import { assetTable, withAssetLock } from '../../platform/db/transactions.js';
+import { assetTable, oneConnection, withAssetLock } from '../../platform/db/transactions.js';
 import { MAX_CLEANUP_MS, cleanupFor, type AssetInContext, type CatalogueService } from '../catalogue/index.js';
 import { findConflict, type BusyInterval } from './rules/availability.js';
 import { type BookingChange, type BookingChangeWriter, type BookingScope } from './booking-change.js';
@@ -78,6 +78,14 @@ export class BookingChanges {
 
   get writer(): BookingChangeWriter {
     return this.deps.writer;
+  }
+
+  /**
+   * Runs an actor's reads before the lock on one connection: on PostgreSQL a read started
+   * ahead (`*Ahead`) goes out in one message with the next (platform/db/transactions.ts).
+   */
+  readTogether<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+    return oneConnection(this.deps.db, this.deps.engine, work);
   }
 
   /** Runs `work` in a transaction holding the lock of asset `kind`/`assetId`. */

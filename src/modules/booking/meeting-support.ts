@@ -9,6 +9,7 @@ import type { Principal } from '../auth/index.js';
 import { safeEqual, type SecretBox } from '../../platform/crypto/secrets.js';
 import { ServiceError, errors } from '../../platform/errors.js';
 import type { Database } from '../../platform/db/schema.js';
+import type { Db } from '../../platform/db/db.js';
 import type { AssetInContext, CatalogueService, DeskRow, ProjectRow, RoomRow } from '../catalogue/index.js';
 import type { MeetingRepository, MeetingRow } from './meeting-repository.js';
 import type { PeopleRepository, UserRow } from './people-repository.js';
@@ -67,8 +68,8 @@ export class MeetingSupport {
   constructor(readonly deps: MeetingServiceDeps) {}
 
   /** The asset with its project and floor (one read), or 404 when the caller cannot see it. */
-  async loadAsset(kind: 'room' | 'desk', id: string, p: Principal): Promise<Asset> {
-    const ctx = await this.deps.catalogue.assetInContext(kind, id);
+  async loadAsset(kind: 'room' | 'desk', id: string, p: Principal, db?: Db): Promise<Asset> {
+    const ctx = await this.deps.catalogue.assetInContext(kind, id, db);
     if (!ctx || !p.projects.has(ctx.asset.project_id)) throw errors.notFound(kind === 'room' ? 'Meeting room not found' : 'Desk not found');
     return kind === 'room' ? { kind, row: ctx.asset as RoomRow, ctx } : { kind, row: ctx.asset as DeskRow, ctx };
   }

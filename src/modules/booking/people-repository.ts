@@ -37,42 +37,19 @@ export class PeopleRepository {
   }
 
   /** One user by id and others by email (case-insensitive), in one read. */
-  async userAndEmails(
-    id: string,
-    emails: string[],
-    db: Db = this.db,
-  ): Promise<{ user: UserRow | undefined; byEmail: Map<string, UserRow> }> {
-    const lower = [...new Set(emails.map((e) => e.toLowerCase()))];
-    const n = lower.length;
-    const rows = (
-      await this.statements.rows(
-        db,
-        `userAndEmails:${n}`,
-        (root) =>
-          root
-            .selectFrom('users')
-            .selectAll()
-            .where((eb) =>
-              n
-                ? eb.or([
-                    eb('id', '=', slot(0)),
-                    eb(
-                      'email_lower',
-                      'in',
-                      lower.map((_, i) => slot(i + 1)),
-                    ),
-                  ])
-                : eb('id', '=', slot(0)),
-            )
-            .compile(),
-        [id, ...lower],
-      )
-    ).map(userRecord);
-    const wanted = new Set(lower);
-    return {
-      user: rows.find((r) => r.id === id),
-      byEmail: new Map(rows.filter((r) => r.email_lower !== null && wanted.has(r.email_lower)).map((r) => [r.email_lower!, r])),
-    };
+  async userAndEmails(id: string, emails: string[], db: Db = this.db): Promise<UserAndEmails> {
+    const q = userAndEmailsQuery(id, emails);
+    return q.found(await this.statements.rows(db, q.name, q.build, q.values));
+  }
+
+  /**
+   * The same read, started on `db` to ride with its next statement on PostgreSQL
+   * (platform/db/pg-driver.ts); resolves once started, with the users to come.
+   */
+  async userAndEmailsAhead(id: string, emails: string[], db: Db): Promise<{ found: Promise<UserAndEmails> }> {
+    const q = userAndEmailsQuery(id, emails);
+    const started = await this.statements.rowsAhead(db, q.name, q.build, q.values);
+    return { found: started.rows.then(q.found) };
   }
 
   /**
@@ -160,3 +137,44 @@ export class PeopleRepository {
 }
 
 class RaceLost extends Error {}
+
+/** One user by id and the users with any of `emails`. */
+export interface UserAndEmails {
+  user: UserRow | undefined;
+  byEmail: Map<string, UserRow>;
+}
+
+/** The statement of `userAndEmails` (its shape depends on how many distinct emails) and how its rows are read. */
+function userAndEmailsQuery(id: string, emails: string[]) {
+  const lower = [...new Set(emails.map((e) => e.toLowerCase()))];
+  const n = lower.length;
+  const wanted = new Set(lower);
+  return {
+    name: `userAndEmails:${n}`,
+    build: (root: Kysely<Database>) =>
+      root
+        .selectFrom('users')
+        .selectAll()
+        .where((eb) =>
+          n
+            ? eb.or([
+                eb('id', '=', slot(0)),
+                eb(
+                  'email_lower',
+                  'in',
+                  lower.map((_, i) => slot(i + 1)),
+                ),
+              ])
+            : eb('id', '=', slot(0)),
+        )
+        .compile(),
+    values: [id, ...lower],
+    found: (stored: UserTable[]): UserAndEmails => {
+      const rows = stored.map(userRecord);
+      return {
+        user: rows.find((r) => r.id === id),
+        byEmail: new Map(rows.filter((r) => r.email_lower !== null && wanted.has(r.email_lower)).map((r) => [r.email_lower!, r])),
+      };
+    },
+  };
+}

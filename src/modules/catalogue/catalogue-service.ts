@@ -4,6 +4,7 @@
  * assets) and hands every time rule to the availability engine.
  */
 import type { Clock } from '../../platform/clock/clock.js';
+import type { Db } from '../../platform/db/db.js';
 import type { Principal, ProjectScope } from '../auth/index.js';
 import { errors } from '../../platform/errors.js';
 import { effectiveCleanupMinutes } from '../booking/rules/cleaning-time.js';
@@ -95,8 +96,9 @@ export class CatalogueService {
     return desk && { ...desk, kind: 'desk' };
   }
 
-  assetInContext(kind: 'room' | 'desk', id: string): Promise<AssetInContext | undefined> {
-    return this.repo.assetInContext(kind, id);
+  /** The asset with its project and floor; `db`: a connection the caller holds (platform/db/transactions.ts `oneConnection`). */
+  assetInContext(kind: 'room' | 'desk', id: string, db?: Db): Promise<AssetInContext | undefined> {
+    return this.repo.assetInContext(kind, id, db);
   }
 
   private scope(principal: Principal, projectId: string): ProjectScope {

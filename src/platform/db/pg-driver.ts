@@ -33,6 +33,17 @@
  *    conflict read under it are one round trip. The lock is still taken before
  *    that statement runs (statements of one message run in order).
  *
+ * 5. **A read may ride along.** A select marked with `ridingAlong`, in a
+ *    transaction or on a connection held for several statements (`oneConnection`
+ *    in transactions.ts), is not sent at once: its statement returns at once and
+ *    its rows come later through `aheadOf(result)`. It goes out in the message of
+ *    the connection's next statement, so a read its caller needs only later (the
+ *    listeners an event is queued for, the organizer read beside the asset) costs
+ *    no round trip of its own; when nothing follows it in the event loop's turn,
+ *    or the connection is released, it is sent alone. (Kysely runs a connection's
+ *    statements one after another, so the read cannot simply wait: the next
+ *    statement would wait for it.)
+ *
  * Inserts outside a transaction, and any other statement, run as before.
  */
 import { createHash } from 'node:crypto';
@@ -57,6 +68,32 @@ export const ROW_LOCK = /^select id from "[a-z_]+" where id = \$1 for update$/;
 /** A plain multi-row VALUES insert whose every value is a parameter. */
 const PLAIN_INSERT =
   /^insert into "[a-z_][a-z0-9_]*" \("[a-z_][a-z0-9_]*"(?:, "[a-z_][a-z0-9_]*")*\) values (\(\$\d+(?:, \$\d+)*\)(?:, \(\$\d+(?:, \$\d+)*\))*)$/;
+
+/** Selects that may wait for the transaction's next statement (see 5. above). */
+const RIDING = new WeakSet<CompiledQuery>();
+
+const AHEAD = Symbol('rows to come');
+
+/**
+ * Marks a select as one that may ride with the transaction's next statement on
+ * PostgreSQL (elsewhere, and outside a transaction, it runs at once as usual).
+ * Read its rows with `aheadOf(result)`.
+ */
+export function ridingAlong<Q extends CompiledQuery>(query: Q): Q {
+  RIDING.add(query);
+  return query;
+}
+
+/** The result of a statement run with `ridingAlong`: the rows still to come, or those it already has. */
+export function aheadOf<R>(result: QueryResult<R>): Promise<QueryResult<R>> {
+  return (result as { [AHEAD]?: Promise<QueryResult<R>> })[AHEAD] ?? Promise.resolve(result);
+}
+
+/** A statement waiting for the next message of its transaction: a plain insert, or a riding read with its caller. */
+interface Waiting {
+  query: CompiledQuery;
+  read?: { resolve: (r: QueryResult<unknown>) => void; reject: (e: unknown) => void };
+}
 
 export interface PgDriverOptions {
   /** Sees the SQL of every round trip actually sent (tests count them). */
@@ -88,9 +125,52 @@ export function combineInserts(queries: readonly CompiledQuery[]): { sql: string
 function literalOf(value: unknown, escapeLiteral: (s: string) => string): string | null {
   if (value === null || value === undefined) return 'NULL';
   if (typeof value === 'string') return value.includes('\0') ? null : escapeLiteral(value);
+  if (typeof value === 'number') {
+    if (Number.isSafeInteger(value)) return `'${value}'`;
+    return Number.isFinite(value) && /^-?\d+(\.\d+)?$/.test(String(value)) ? `'${value}'` : null;
+  }
   if (typeof value === 'bigint') return `'${value}'`;
-  if (typeof value === 'number' && Number.isFinite(value) && /^-?\d+(\.\d+)?$/.test(String(value))) return `'${value}'`;
   return null;
+}
+
+/** A statement cut at its parameters: text pieces around them and, between each two, which parameter stands there. */
+interface Template {
+  pieces: string[];
+  /** 0-based parameter index of each gap between pieces. */
+  slots: number[];
+}
+
+/** Templates by statement text (null: the text may not take literals); emptied when full. */
+const templates = new Map<string, Template | null>();
+const TEMPLATES_MAX = 2_000;
+
+/** The text's template, or null when a literal is not plainly safe somewhere in it (see `inlineParameters`). */
+function templateOf(sqlText: string): Template | null {
+  let t = templates.get(sqlText);
+  if (t !== undefined) return t;
+  t = { pieces: [], slots: [] };
+  if (/'|--|\/\*|\$\$/.test(sqlText)) t = null;
+  else {
+    const re = /\$(\d+)/g;
+    let last = 0;
+    for (let m = re.exec(sqlText); m; m = re.exec(sqlText)) {
+      const before = sqlText
+        .slice(Math.max(0, m.index - 8), m.index)
+        .trimEnd()
+        .toLowerCase();
+      if (!/(=|<|>|\(|,|\blimit|\boffset)$/.test(before)) {
+        t = null;
+        break;
+      }
+      t.pieces.push(sqlText.slice(last, m.index));
+      t.slots.push(Number(m[1]) - 1);
+      last = m.index + m[0].length;
+    }
+    t?.pieces.push(sqlText.slice(last));
+  }
+  if (templates.size >= TEMPLATES_MAX) templates.clear();
+  templates.set(sqlText, t);
+  return t;
 }
 
 /**
@@ -98,21 +178,18 @@ function literalOf(value: unknown, escapeLiteral: (s: string) => string): string
  * protocol, or null when that is not plainly safe: the text must hold no string
  * literal or comment, and every parameter must stand where PostgreSQL takes its
  * type from the other side (a comparison, a list, a VALUES row, LIMIT/OFFSET).
+ * Where a text's parameters stand is worked out once per text.
  */
 export function inlineParameters(sqlText: string, parameters: readonly unknown[], escapeLiteral: (s: string) => string): string | null {
-  if (/'|--|\/\*|\$\$/.test(sqlText)) return null;
-  let ok = true;
-  const text = sqlText.replace(/\$(\d+)/g, (_, n: string, offset: number) => {
-    const before = sqlText
-      .slice(Math.max(0, offset - 8), offset)
-      .trimEnd()
-      .toLowerCase();
-    if (!/(=|<|>|\(|,|\blimit|\boffset)$/.test(before)) ok = false;
-    const literal = literalOf(parameters[Number(n) - 1], escapeLiteral);
-    if (literal === null) ok = false;
-    return literal ?? '';
-  });
-  return ok ? text : null;
+  const t = templateOf(sqlText);
+  if (t === null) return null;
+  let text = t.pieces[0];
+  for (let i = 0; i < t.slots.length; i++) {
+    const literal = literalOf(parameters[t.slots[i]], escapeLiteral);
+    if (literal === null) return null;
+    text += literal + t.pieces[i + 1];
+  }
+  return text;
 }
 
 class PgConnection implements DatabaseConnection {
@@ -121,7 +198,9 @@ class PgConnection implements DatabaseConnection {
   private beginPending = false;
   /** The row lock taken as the transaction's first statement, not yet sent. */
   private lockPending: CompiledQuery | null = null;
-  private pending: CompiledQuery[] = [];
+  private pending: Waiting[] = [];
+  /** A flush of riding reads is planned for the end of this turn of the event loop. */
+  private flushPlanned = false;
 
   constructor(
     readonly client: pg.PoolClient,
@@ -159,11 +238,49 @@ class PgConnection implements DatabaseConnection {
     if (this.inTransaction) {
       const rows = plainInsertRows(query.sql);
       if (rows !== null && query.parameters.length <= WAIT_MAX_PARAMETERS) {
-        this.pending.push(query);
+        this.pending.push({ query });
         return { numAffectedRows: BigInt(rows), rows: [] };
       }
     }
+    if (RIDING.has(query)) return { rows: [], [AHEAD]: this.ride<R>(query) } as QueryResult<R>;
     return this.withWaiting<R>(query);
+  }
+
+  /** Queues a riding read; it goes out with the next statement, or alone once this turn's work is done. */
+  private ride<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const result = new Promise<QueryResult<R>>((resolve, reject) => {
+      this.pending.push({ query, read: { resolve: resolve as (r: QueryResult<unknown>) => void, reject } });
+    });
+    if (!this.flushPlanned) {
+      this.flushPlanned = true;
+      setImmediate(() => {
+        this.flushPlanned = false;
+        void this.sendRiding();
+      });
+    }
+    return result;
+  }
+
+  /**
+   * Sends what waits up to its last riding read (nothing followed it in this turn, or the
+   * connection is being released); inserts queued after that read keep waiting for the
+   * transaction's next statement.
+   */
+  async sendRiding(): Promise<void> {
+    let last = this.pending.length - 1;
+    while (last >= 0 && !this.pending[last].read) last--;
+    if (last < 0) return;
+    const { query, read } = this.pending[last];
+    const after = this.pending.slice(last + 1);
+    this.pending = this.pending.slice(0, last);
+    // withWaiting takes what waits before its first await; what came after the read waits on.
+    const sent = this.withWaiting(query);
+    this.pending.push(...after);
+    try {
+      read!.resolve(await sent);
+    } catch (err) {
+      read!.reject(err);
+    }
   }
 
   streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
@@ -187,65 +304,78 @@ class PgConnection implements DatabaseConnection {
   }
 
   reset(): void {
+    const reads = this.pending;
     this.inTransaction = false;
     this.beginPending = false;
     this.lockPending = null;
     this.pending = [];
+    if (reads.length > 0) settleUnsent(reads, new Error('the transaction ended before this read was sent'));
   }
 
   /**
-   * Runs `query` after what waits (a `begin`, plain inserts): in one round trip
-   * of the simple query protocol when every part can be written with literals,
-   * else one round trip each.
+   * Runs `query` after what waits (a `begin`, a lock, plain inserts, riding reads):
+   * in one round trip of the simple query protocol when every part can be written
+   * with literals, else one round trip each.
    */
   private async withWaiting<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (!this.beginPending && this.pending.length === 0) return this.run<R>(query);
     const parts: string[] = this.beginPending ? ['begin'] : [];
     const lock = this.lockPending;
-    const inserts = this.waitingStatements();
-    const before = lock ? [lock, ...inserts] : inserts;
+    const waiting = this.waitingStatements();
+    const before: Waiting[] = lock ? [{ query: lock }, ...waiting] : waiting;
+    this.beginPending = false;
+    this.lockPending = null;
+    this.pending = [];
     // A bulk statement keeps its parameters (see WAIT_MAX_PARAMETERS): what waits goes out before it, one by one.
     const texts =
       query.parameters.length > WAIT_MAX_PARAMETERS
         ? [null]
-        : [...before, query].map((q) => inlineParameters(q.sql, q.parameters, this.escapeLiteral));
-    this.beginPending = false;
-    this.lockPending = null;
-    this.pending = [];
-    if (texts.every((t) => t !== null)) {
-      const text = [...parts, ...texts].join(';\n');
-      this.options.onRoundTrip?.(text);
-      const results = (await this.client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
-      return resultOf<R>(Array.isArray(results) ? results[results.length - 1] : results);
-    }
-    if (parts.length > 0) await this.run(CompiledQuery.raw('begin'));
-    for (const q of before) await this.run(q);
-    return this.run<R>(query);
-  }
-
-  /** The waiting inserts as statements to send: one combined statement per group that fits PostgreSQL's parameter limit. */
-  private waitingStatements(): CompiledQuery[] {
-    return this.groups().map((group) => {
-      if (group.length === 1) return group[0];
-      const combined = combineInserts(group);
-      return CompiledQuery.raw(combined.sql, combined.parameters);
-    });
-  }
-
-  private groups(): CompiledQuery[][] {
-    const out: CompiledQuery[][] = [];
-    let current: CompiledQuery[] = [];
-    let params = 0;
-    for (const q of this.pending) {
-      if (current.length > 0 && params + q.parameters.length >= MAX_PARAMETERS) {
-        out.push(current);
-        current = [];
-        params = 0;
+        : [...before.map((w) => w.query), query].map((q) => inlineParameters(q.sql, q.parameters, this.escapeLiteral));
+    try {
+      if (texts.every((t) => t !== null)) {
+        const text = [...parts, ...texts].join(';\n');
+        this.options.onRoundTrip?.(text);
+        const sent = (await this.client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+        const results = Array.isArray(sent) ? sent : [sent];
+        // One result per statement sent: `begin` first, then `before` in order, then `query`.
+        before.forEach((w, i) => w.read?.resolve(resultOf(results[parts.length + i])));
+        return resultOf<R>(results[results.length - 1]);
       }
-      current.push(q);
-      params += q.parameters.length;
+      if (parts.length > 0) await this.run(CompiledQuery.raw('begin'));
+      for (const w of before) {
+        const r = await this.run(w.query);
+        if (w.read) w.read.resolve(r);
+      }
+      return await this.run<R>(query);
+    } catch (err) {
+      settleUnsent(before, err);
+      throw err;
     }
-    if (current.length > 0) out.push(current);
+  }
+
+  /**
+   * What waits as statements to send, in order: each run of consecutive inserts as one
+   * combined statement per group that fits PostgreSQL's parameter limit, riding reads as they are.
+   */
+  private waitingStatements(): Waiting[] {
+    const out: Waiting[] = [];
+    let run: CompiledQuery[] = [];
+    const endRun = () => {
+      for (const group of groups(run)) {
+        const combined = group.length === 1 ? null : combineInserts(group);
+        out.push({ query: combined ? CompiledQuery.raw(combined.sql, combined.parameters) : group[0] });
+      }
+      run = [];
+    };
+    for (const w of this.pending) {
+      if (w.read) {
+        endRun();
+        out.push(w);
+      } else {
+        run.push(w.query);
+      }
+    }
+    endRun();
     return out;
   }
 
@@ -253,6 +383,29 @@ class PgConnection implements DatabaseConnection {
     this.options.onRoundTrip?.(query.sql);
     return resultOf<R>(await this.client.query(query.sql, [...query.parameters]));
   }
+}
+
+/** Inserts grouped so that each group fits PostgreSQL's parameter limit. */
+function groups(queries: readonly CompiledQuery[]): CompiledQuery[][] {
+  const out: CompiledQuery[][] = [];
+  let current: CompiledQuery[] = [];
+  let params = 0;
+  for (const q of queries) {
+    if (current.length > 0 && params + q.parameters.length >= MAX_PARAMETERS) {
+      out.push(current);
+      current = [];
+      params = 0;
+    }
+    current.push(q);
+    params += q.parameters.length;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
+/** Rejects the riding reads among `waiting` that have not been answered. */
+function settleUnsent(waiting: readonly Waiting[], err: unknown): void {
+  for (const w of waiting) w.read?.reject(err);
 }
 
 function resultOf<R>(result: pg.QueryResult): QueryResult<R> {
@@ -309,6 +462,8 @@ class PgDriver implements Driver {
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
     const c = connection as PgConnection;
+    // Riding reads of a held connection that nothing followed go out before it returns to the pool.
+    if (!c.inTransaction) await c.sendRiding();
     c.reset();
     c.client.release();
   }

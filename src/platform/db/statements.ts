@@ -18,6 +18,7 @@
 import { CompiledQuery, PostgresAdapter, type Insertable, type Kysely, type QueryResult } from 'kysely';
 import type { Db } from './db.js';
 import type { Database } from './schema.js';
+import { aheadOf, ridingAlong } from './pg-driver.js';
 
 /** Stands for the i-th value of a statement while it is built. */
 class Slot {
@@ -34,18 +35,36 @@ export class PreparedStatements {
   constructor(private readonly root: Kysely<Database>) {}
 
   run<R>(db: Db, name: string, build: (root: Kysely<Database>) => CompiledQuery<R>, values: readonly unknown[]): Promise<QueryResult<R>> {
+    return db.executeQuery<R>(this.query(name, build, values));
+  }
+
+  /** The rows of a prepared select. */
+  async rows<R>(db: Db, name: string, build: (root: Kysely<Database>) => CompiledQuery<R>, values: readonly unknown[]): Promise<R[]> {
+    return (await this.run(db, name, build, values)).rows;
+  }
+
+  /**
+   * Starts a prepared select that may ride with the transaction's next statement
+   * (pg-driver.ts, `ridingAlong`); resolves once started, with its rows to come.
+   */
+  async rowsAhead<R>(
+    db: Db,
+    name: string,
+    build: (root: Kysely<Database>) => CompiledQuery<R>,
+    values: readonly unknown[],
+  ): Promise<{ rows: Promise<R[]> }> {
+    const started = await db.executeQuery<R>(ridingAlong(this.query(name, build, values)));
+    return { rows: aheadOf(started).then((r) => r.rows) };
+  }
+
+  private query<R>(name: string, build: (root: Kysely<Database>) => CompiledQuery<R>, values: readonly unknown[]): CompiledQuery<R> {
     let c = this.compiled.get(name);
     if (!c) {
       c = build(this.root);
       this.compiled.set(name, c);
     }
     const parameters = c.parameters.map((p) => (p instanceof Slot ? values[p.index] : p));
-    return db.executeQuery<R>({ ...c, parameters } as CompiledQuery<R>);
-  }
-
-  /** The rows of a prepared select. */
-  async rows<R>(db: Db, name: string, build: (root: Kysely<Database>) => CompiledQuery<R>, values: readonly unknown[]): Promise<R[]> {
-    return (await this.run(db, name, build, values)).rows;
+    return { ...c, parameters } as CompiledQuery<R>;
   }
 }
 

@@ -33,6 +33,16 @@ export async function withAssetLock<T>(
 }
 
 /**
+ * Runs `work` on one connection held for it (PostgreSQL), so that reads it starts with
+ * `ridingAlong` go out with its next statement in one message (pg-driver.ts); on SQLite,
+ * whose statements cost no round trip, `work` simply runs on the database.
+ */
+export async function oneConnection<T>(db: Kysely<Database>, engine: Engine, work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (engine === 'postgres') return db.connection().execute(work);
+  return work(db);
+}
+
+/**
  * A write transaction; on SQLite it takes the write lock immediately, and
  * transactions that arrive together are committed together (group commit).
  */
