@@ -43,6 +43,13 @@ describe('SecretBox', () => {
     );
   });
 
+  it('never reuses a nonce, across many refills of its pool', () => {
+    const nonces = new Set<string>();
+    for (let i = 0; i < 2000; i++) nonces.add(box.seal('1234').split('.')[1]);
+    expect(nonces.size).toBe(2000);
+    for (const n of nonces) expect(Buffer.from(n, 'base64url')).toHaveLength(12);
+  });
+
   it('detects tampering and a wrong key', () => {
     const sealed = box.seal('webhook-secret-value-0123456789abcdef');
     const parts = sealed.split('.');

@@ -329,11 +329,15 @@ export class CatalogueRepository {
       [id],
     );
     if (!row) return undefined;
-    const project = Object.fromEntries(PROJECT_COLUMNS.map((c) => [c, row[`p_${c}`]])) as ProjectRow;
-    const stored = Object.fromEntries(
-      Object.entries(row).filter(([k]) => !k.startsWith('p_') && k !== 'floor_name'),
-    ) as unknown as RoomTable & DeskTable;
-    const asset = kind === 'room' ? roomRecord(stored, JSON.parse) : deskRecord(stored, JSON.parse);
-    return { asset, project, floorName: (row.floor_name as string | null) ?? '' };
+    // One pass over the joined row: `p_*` columns are the project's, `floor_name` the floor's, the rest the asset's.
+    const project: Record<string, unknown> = {};
+    const stored: Record<string, unknown> = {};
+    for (const k in row) {
+      if (k.startsWith('p_')) project[k.slice(2)] = row[k];
+      else if (k !== 'floor_name') stored[k] = row[k];
+    }
+    const asset =
+      kind === 'room' ? roomRecord(stored as unknown as RoomTable, JSON.parse) : deskRecord(stored as unknown as DeskTable, JSON.parse);
+    return { asset, project: project as unknown as ProjectRow, floorName: (row.floor_name as string | null) ?? '' };
   }
 }

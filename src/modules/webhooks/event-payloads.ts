@@ -4,6 +4,7 @@
  * `data` are property-local `HH:mm`; `data` never carries a PIN, a token or a payment URL.
  */
 import { DateTime } from 'luxon';
+import { wallClockTime, zoneOf } from '../../platform/time/wall-clock.js';
 import {
   EVENT_ENVELOPE_VERSION,
   type AssetKind,
@@ -42,7 +43,8 @@ export type EventDetail =
   | { kind: 'ENDING_SOON' }
   | { kind: 'PAYMENT_DUE'; amount: number; currency: string; paymentDueAt: number };
 
-const hm = (ms: number, zone: string) => DateTime.fromMillis(ms, { zone }).toFormat('HH:mm');
+/** `HH:mm` in the property's zone (wall-clock arithmetic: a create's event formats four of these). */
+const hm = (ms: number, zone: string) => wallClockTime(zoneOf(zone), ms);
 const iso = (ms: number) => new Date(ms).toISOString();
 const minutesBetween = (from: number, to: number) => Math.max(0, Math.round((to - from) / 60_000));
 

@@ -53,7 +53,10 @@ export class PreparedStatements {
     build: (root: Kysely<Database>) => CompiledQuery<R>,
     values: readonly unknown[],
   ): Promise<{ rows: Promise<R[]> }> {
-    const started = await db.executeQuery<R>(ridingAlong(this.query(name, build, values)));
+    const query = this.query(name, build, values);
+    // Only PostgreSQL has a round trip to save; elsewhere the read simply runs.
+    if (!isPostgres(db)) return { rows: Promise.resolve((await db.executeQuery<R>(query)).rows) };
+    const started = await db.executeQuery<R>(ridingAlong(query));
     return { rows: aheadOf(started).then((r) => r.rows) };
   }
 

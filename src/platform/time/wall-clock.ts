@@ -61,6 +61,15 @@ export function localDayOf(zone: IANAZone, t: number): number {
   return Math.floor((t + offsetAt(zone, t)) / DAY);
 }
 
+/** `HH:mm` on the zone's wall clock at instant `t` (what luxon's `toFormat('HH:mm')` shows, without its formatting cost). */
+export function wallClockTime(zone: IANAZone, t: number): string {
+  const local = t + offsetAt(zone, t);
+  const minutes = Math.floor((((local % DAY) + DAY) % DAY) / MINUTE);
+  const h = Math.floor(minutes / 60);
+  const m = minutes % 60;
+  return `${h < 10 ? '0' : ''}${h}:${m < 10 ? '0' : ''}${m}`;
+}
+
 /** ISO weekday index of a day number: 0 = Monday … 6 = Sunday. */
 export function weekdayIndex(day: number): number {
   return (((day + 3) % 7) + 7) % 7; // day 0 (1970-01-01) was a Thursday
