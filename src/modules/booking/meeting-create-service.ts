@@ -293,12 +293,13 @@ export class MeetingCreateService {
     prepared: PreparedCheckout | null,
     now: number,
   ) {
-    const { windows, quote, priced, paymentDueAt } = plan;
+    const { windows, quote, priced } = plan;
     const scope = scopeOf(asset.kind, asset.ctx);
     const { writer } = this.s.deps.changes;
+    const event = creationEvent(plan);
     return this.s.deps.changes.withLock(asset.kind, asset.row.id, async (trx) => {
-      // The event's listeners are read beside the conflict read (a checkout's event waits for its payment).
-      if (!priced || paymentDueAt !== null) await writer.prepare(trx, scope);
+      // The event's listeners are read beside the conflict read.
+      if (event) await writer.prepare(trx, scope);
       await this.s.checkConflicts(trx, windows, asset, project, null);
       // A promo code's use is taken with the booking (given back if its payment is voided or lapses).
       if (quote?.promoCodeId && !(await this.s.deps.payments.claimPromo(trx, quote.promoCodeId))) {
@@ -310,15 +311,7 @@ export class MeetingCreateService {
         slots: plan.slots,
         attendees: plan.attendees,
         histories: plan.histories,
-        // A paid booking is booked (*_BOOK) when it is paid; a back-office hold is announced with *_PAYMENT_DUE.
-        event: !opened
-          ? { window: windows[0], detail: { kind: 'BOOK' } }
-          : paymentDueAt !== null
-            ? {
-                window: windows[0],
-                detail: { kind: 'PAYMENT_DUE', amount: priced!.price.summary.total, currency: priced!.price.currency, paymentDueAt },
-              }
-            : undefined,
+        event,
         timersFor: windows[0],
       };
       return writer.create(trx, scope, booking);
@@ -457,6 +450,20 @@ function occurrences(rule: string | undefined, first: Window, timeZone: string):
   const expanded = expandRecurrence(parsed.rule, first, timeZone);
   if (!expanded.ok) throw errors.validation(expanded.errors.map((e) => `body.${e}`));
   return expanded.occurrences.map((o) => ({ start: o.start, end: o.end }));
+}
+
+/**
+ * The event a new booking records: `*_BOOK` for a free one; a paid booking is booked (`*_BOOK`) when it is
+ * paid, so a checkout records none now, and a back-office hold is announced with `*_PAYMENT_DUE`.
+ */
+function creationEvent(plan: NewBookingPlan): NewBooking['event'] {
+  const { windows, priced, paymentDueAt } = plan;
+  if (!priced) return { window: windows[0], detail: { kind: 'BOOK' } };
+  if (paymentDueAt === null) return undefined;
+  return {
+    window: windows[0],
+    detail: { kind: 'PAYMENT_DUE', amount: priced.price.summary.total, currency: priced.price.currency, paymentDueAt },
+  };
 }
 
 /** The meeting row of a new booking. */

@@ -3,10 +3,11 @@
  * time. The HTTP status and code are chosen by the caller; these are messages.
  */
 import { DateTime } from 'luxon';
+import { wallClockTime, zoneOf } from '../../../platform/time/wall-clock.js';
 import { checkConfigRules, truncateToMinute, type BusyInterval, type RuleViolation } from './availability.js';
 import type { AssetConfig } from './asset-config.js';
 
-const hm = (ms: number, zone: string) => DateTime.fromMillis(ms, { zone }).toFormat('HH:mm');
+const hm = (ms: number, zone: string) => wallClockTime(zoneOf(zone), ms);
 const dayTime = (ms: number, zone: string) => DateTime.fromMillis(ms, { zone }).toFormat('yyyy-MM-dd HH:mm');
 
 export function ruleViolationMessage(v: RuleViolation, timeZone: string, asset: string): string {
