@@ -13,6 +13,7 @@ import { RateLimitRepository } from '../../platform/db/rate-limit-repository.js'
 import { RateLimiter } from '../../platform/rate-limit.js';
 import { TokenRepository } from './token-repository.js';
 import { TokenService } from './token-service.js';
+import type { Principal } from './principal.js';
 import { TokenAttempts } from './token-attempts.js';
 import { tokenPurgeJob } from './jobs.js';
 import { tokenRoutes, type AuthRouteDeps } from './routes.js';
@@ -62,5 +63,7 @@ export function createAuth(deps: AuthDeps): AuthModule {
 
 /** POST /auth/accessToken, POST /auth/revoke, GET /auth/whoami. */
 export async function register(app: App, deps: AuthRouteDeps): Promise<void> {
+  // Declared on every request up front (set by bearerAuth): requests keep one shape, not one more after authentication.
+  app.decorateRequest('principal', null as unknown as Principal);
   await tokenRoutes(app, deps);
 }
