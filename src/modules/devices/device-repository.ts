@@ -47,6 +47,12 @@ export interface SubjectStateRow {
   state: SubjectState;
 }
 
+/**
+ * `'pending'` written into the statement, not bound: only then may SQLite read the partial index
+ * `device_commands_pending_idx` (migration 023), which holds just the unapplied commands.
+ */
+const PENDING = sql.lit('pending');
+
 const commandRecord = (r: Selectable<DeviceCommandTable>): CommandRow => ({ ...r, state: r.state === null ? null : parseState(r.state) });
 const subjectStateRecord = <R extends { state: string }>(r: R): Omit<R, 'state'> & { state: SubjectState } => ({
   ...r,
@@ -91,7 +97,7 @@ export class DeviceRepository {
     const pending = db
       .selectFrom('device_commands')
       .select((eb) => ['device_id', eb.fn.countAll<number>().as('n')])
-      .where('status', '=', 'pending')
+      .where('status', '=', PENDING)
       .groupBy('device_id')
       .as('pc');
     const rows = await db
@@ -468,7 +474,7 @@ export class DeviceRepository {
     const commands = await db
       .selectFrom('device_commands')
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('status', '=', 'pending')
+      .where('status', '=', PENDING)
       .executeTakeFirstOrThrow();
     const offline = await db
       .selectFrom('device_state')

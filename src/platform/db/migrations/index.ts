@@ -22,6 +22,7 @@ import * as m019 from './019-scale-indexes.js';
 import * as m020 from './020-device-scale.js';
 import * as m021 from './021-job-wake.js';
 import * as m022 from './022-series-span.js';
+import * as m023 from './023-pending-commands.js';
 
 /** Every migration this code knows, by name (applied in name order). */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -47,6 +48,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '020-device-scale': m020,
   '021-job-wake': m021,
   '022-series-span': m022,
+  '023-pending-commands': m023,
 };
 
 export const migrationProvider: MigrationProvider = providerOf(migrations);
