@@ -3,13 +3,12 @@
  * devices overview (pending per device: the console's list) and the pending-commands gauge. Both
  * read the partial index `device_commands_pending_idx` (migration 023), which holds only pending
  * commands; before it they went through `device_commands_queue_idx`, which holds every command a
- * device ever received, so their cost grew with the history. PostgreSQL chooses by cost, so its plan
- * is read with sequential scans off (an empty table makes one cheapest).
+ * device ever received, so their cost grew with the history. (test/support/query-plan.ts reads the plans.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompiledQuery, sql, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { DeviceRepository } from '../../src/modules/devices/device-repository.js';
+import { capturingDb, planOf } from '../support/query-plan.js';
 
 describe('counting pending device commands reads only pending ones', () => {
   let svc: TestService;
@@ -23,40 +22,11 @@ describe('counting pending device commands reads only pending ones', () => {
 
   /** The plans of the statements `read` sends, as text. */
   async function plansOf(read: (repo: DeviceRepository) => Promise<unknown>): Promise<string[]> {
-    const { db, engine } = svc.services.storage;
-    const nodes: RootOperationNode[] = [];
-    const capture: KyselyPlugin = {
-      transformQuery: (args) => {
-        nodes.push(args.node);
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
-    };
-    await read(new DeviceRepository(db.withPlugin(capture), engine));
+    const storage = svc.services.storage;
+    const capture = capturingDb(storage.db);
+    await read(new DeviceRepository(capture.db, storage.engine));
     const plans: string[] = [];
-    for (const node of nodes) {
-      const compiled = db.getExecutor().compileQuery(node, { queryId: 'plan' } as never);
-      if (engine === 'sqlite') {
-        const plan = await db.executeQuery<{ detail: string }>(
-          CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]),
-        );
-        plans.push(plan.rows.map((r) => r.detail).join('\n'));
-        continue;
-      }
-      plans.push(
-        await db.connection().execute(async (conn) => {
-          await sql`set enable_seqscan = off`.execute(conn);
-          try {
-            const plan = await conn.executeQuery<{ 'QUERY PLAN': string }>(
-              CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]),
-            );
-            return plan.rows.map((r) => r['QUERY PLAN']).join('\n');
-          } finally {
-            await sql`reset enable_seqscan`.execute(conn);
-          }
-        }),
-      );
-    }
+    for (const node of capture.nodes) plans.push(await planOf(storage, node));
     return plans;
   }
 

@@ -8,10 +8,10 @@
  * chooses by cost, so its plan is read with sequential scans off (an empty table makes one cheapest).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompiledQuery, sql, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { applySite, idOf } from '../support/fixtures.js';
 import { MeetingRepository } from '../../src/modules/booking/meeting-repository.js';
+import { capturingDb, planOf } from '../support/query-plan.js';
 
 describe('GET /meetings reads a window without walking history', () => {
   let svc: TestService;
@@ -27,41 +27,18 @@ describe('GET /meetings reads a window without walking history', () => {
 
   /** The plan of the one statement `list` sends, as text lines. */
   async function planOfList(filter: { organizerIds?: string[] }): Promise<string> {
-    const { db, engine } = svc.services.storage;
-    let node: RootOperationNode | undefined;
-    const capture: KyselyPlugin = {
-      transformQuery: (args) => {
-        node = args.node;
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
-    };
+    const storage = svc.services.storage;
+    const capture = capturingDb(storage.db);
     const from = svc.services.clock.now();
-    const rows = await new MeetingRepository(db.withPlugin(capture)).list({
+    const rows = await new MeetingRepository(capture.db).list({
       from,
       to: from + 86_400_000,
       projectIds: [projectId],
       ...filter,
     });
     expect(rows).toEqual([]);
-    const compiled = db.getExecutor().compileQuery(node!, { queryId: 'plan' } as never);
-    if (engine === 'sqlite') {
-      const plan = await db.executeQuery<{ detail: string }>(
-        CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]),
-      );
-      return plan.rows.map((r) => r.detail).join('\n');
-    }
-    return db.connection().execute(async (conn) => {
-      await sql`set enable_seqscan = off`.execute(conn);
-      try {
-        const plan = await conn.executeQuery<{ 'QUERY PLAN': string }>(
-          CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]),
-        );
-        return plan.rows.map((r) => r['QUERY PLAN']).join('\n');
-      } finally {
-        await sql`reset enable_seqscan`.execute(conn);
-      }
-    });
+    // The statement is built last (its subqueries are handed to the plugin first, each on its own).
+    return planOf(storage, capture.nodes.at(-1)!);
   }
 
   /** The `Index Cond:` line under the scan of `index` (PostgreSQL's EXPLAIN). */
