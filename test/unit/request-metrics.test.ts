@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Counter, Histogram, Registry } from 'prom-client';
-import { REQUEST_BUCKETS, RequestMetrics } from '../../src/platform/observability/metrics.js';
+import { REQUEST_BUCKETS, REQUEST_DURATION_HELP, REQUESTS_HELP, RequestMetrics } from '../../src/platform/observability/metrics.js';
 
 type Answer = [route: string, method: string, status: number, seconds: number];
 
@@ -17,13 +17,13 @@ function both(answers: Answer[]): { ours: Registry; theirs: Registry } {
   const labelNames = ['route', 'method', 'status'];
   const counter = new Counter({
     name: 'booking_http_requests_total',
-    help: metrics.counter['help' as never],
+    help: REQUESTS_HELP,
     labelNames,
     registers: [theirs],
   });
   const histogram = new Histogram({
     name: 'booking_http_request_duration_seconds',
-    help: metrics.histogram['help' as never],
+    help: REQUEST_DURATION_HELP,
     labelNames,
     buckets: REQUEST_BUCKETS,
     registers: [theirs],

@@ -112,28 +112,28 @@ class RequestSeries {
 /** prom-client's Counter whose values are the series' counts. */
 class SeriesCounter extends Counter<RequestLabel> {
   constructor(
-    config: CounterConfiguration<RequestLabel>,
+    private readonly config: CounterConfiguration<RequestLabel>,
     private readonly series: RequestSeries,
   ) {
     super(config);
   }
   override async get(): Promise<MetricObjectWithValues<MetricValue<RequestLabel>>> {
     const values = this.series.all.map((e) => ({ labels: { ...e.labels }, value: e.count }));
-    return { name: 'booking_http_requests_total', help: REQUESTS_HELP, type: 'counter', aggregator: 'sum', values } as never;
+    return { name: this.config.name, help: this.config.help, type: 'counter', aggregator: 'sum', values } as never;
   }
 }
 
 /** prom-client's Histogram whose buckets, sums and counts are the series'. */
 class SeriesHistogram extends Histogram<RequestLabel> {
   constructor(
-    config: HistogramConfiguration<RequestLabel>,
+    private readonly config: HistogramConfiguration<RequestLabel>,
     private readonly series: RequestSeries,
   ) {
     super(config);
   }
   /** As prom-client's: the series' labels as shared labels, after `le` (the registry's text reads this). */
   async getForPromString(): Promise<MetricObjectWithValues<MetricValueWithName<RequestLabel>>> {
-    const name = 'booking_http_request_duration_seconds';
+    const { name, help } = this.config;
     const values: (MetricValueWithName<RequestLabel> & { sharedLabels: Record<string, string>; exemplar?: null })[] = [];
     const bounds = this.series.bounds;
     for (const e of this.series.all) {
@@ -147,7 +147,7 @@ class SeriesHistogram extends Histogram<RequestLabel> {
       values.push({ labels: {}, sharedLabels: shared, value: e.sum, metricName: `${name}_sum` });
       values.push({ labels: {}, sharedLabels: shared, value: e.count, metricName: `${name}_count` });
     }
-    return { name, help: REQUEST_DURATION_HELP, type: 'histogram', aggregator: 'sum', values } as never;
+    return { name, help, type: 'histogram', aggregator: 'sum', values } as never;
   }
   /** As prom-client's `get`: each value's labels with the shared ones merged in. */
   override async get(): Promise<MetricObjectWithValues<MetricValueWithName<RequestLabel>>> {
@@ -159,15 +159,16 @@ class SeriesHistogram extends Histogram<RequestLabel> {
   }
 }
 
-/** booking_http_requests_total and booking_http_request_duration_seconds on `registers`, fed by `observe`. */
+/**
+ * booking_http_requests_total and booking_http_request_duration_seconds on `registers`, fed by `observe` only
+ * (the two prom-client objects are kept out of reach: their own `inc`/`observe` would not show in a scrape).
+ */
 export class RequestMetrics {
   private readonly series = new RequestSeries(REQUEST_BUCKETS);
-  readonly counter: Counter<RequestLabel>;
-  readonly histogram: Histogram<RequestLabel>;
   constructor(registers: Registry[]) {
     const labelNames: RequestLabel[] = ['route', 'method', 'status'];
-    this.counter = new SeriesCounter({ name: 'booking_http_requests_total', help: REQUESTS_HELP, labelNames, registers }, this.series);
-    this.histogram = new SeriesHistogram(
+    new SeriesCounter({ name: 'booking_http_requests_total', help: REQUESTS_HELP, labelNames, registers }, this.series);
+    new SeriesHistogram(
       { name: 'booking_http_request_duration_seconds', help: REQUEST_DURATION_HELP, labelNames, buckets: REQUEST_BUCKETS, registers },
       this.series,
     );
@@ -178,8 +179,8 @@ export class RequestMetrics {
 }
 
 export const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-const REQUESTS_HELP = 'HTTP requests answered, by route template (unmatched: no route), method and status.';
-const REQUEST_DURATION_HELP = 'Time from a request arriving to its answer being sent, by route template, method and status.';
+export const REQUESTS_HELP = 'HTTP requests answered, by route template (unmatched: no route), method and status.';
+export const REQUEST_DURATION_HELP = 'Time from a request arriving to its answer being sent, by route template, method and status.';
 
 export class Metrics {
   readonly registry = new Registry();
