@@ -13,14 +13,18 @@ const POLL_MS = 60_000;
 /** Both clocks read the faked Date, so they move with the fake timers. */
 const fakeNow: Clock = { now: () => Date.now() };
 
-function timedHandler(dueTimes: number[], ran: number[], withNextDue = true): JobHandler<{ at: number }> {
+/** `readMs`: how long (fake time) each read of due items takes, as a database read does. */
+function timedHandler(dueTimes: number[], ran: number[], withNextDue = true, readMs = 0): JobHandler<{ at: number }> {
   const pending = new Set(dueTimes);
   return {
     name: 'timed',
     intervalMs: POLL_MS,
     id: (t) => String(t.at),
     dueAt: (t) => t.at,
-    due: async ({ now }) => [...pending].filter((at) => at <= now).map((at) => ({ at })),
+    due: async ({ now }) => {
+      if (readMs) await new Promise((resolve) => setTimeout(resolve, readMs));
+      return [...pending].filter((at) => at <= now).map((at) => ({ at }));
+    },
     run: async (t) => {
       pending.delete(t.at);
       ran.push(Date.now() - T0);
@@ -75,6 +79,36 @@ describe('job runner: waking at the next due time', () => {
     await vi.advanceTimersByTimeAsync(500);
     expect(ran).toEqual([POLL_MS + 500]);
     expect(runner.pollStats().timed.polls).toBe(3);
+    await runner.stop();
+  });
+
+  it('an item that falls due while the pass reads is run at once, not left to the poll', async () => {
+    // The pass reads at T0 (the item is not due yet) and its read answers at T0 + 5, after the item fell due at
+    // T0 + 3: looking for the next item after the answer would miss it until the poll, a minute later.
+    const ran: number[] = [];
+    const runner = new JobRunner({ clock: fakeNow, realClock: fakeNow });
+    runner.register(timedHandler([T0 + 3], ran, true, 5));
+    runner.start();
+    runner.wake('timed');
+    await vi.advanceTimersByTimeAsync(5);
+    expect(ran).toEqual([]);
+    // The next pass starts at once (a timer of no delay, which Node runs after 1 ms) and its own read takes 5 ms.
+    await vi.advanceTimersByTimeAsync(6);
+    expect(ran).toEqual([11]);
+    expect(runner.pollStats().timed.polls).toBe(2);
+    await runner.stop();
+  });
+
+  it('an item the pass read and left (not run) is not read again before the poll', async () => {
+    // A handler whose read returns an item that its claim refuses (another instance holds it): the wake-up plan
+    // must not turn that item into a pass after pass.
+    const runner = new JobRunner({ clock: fakeNow, realClock: fakeNow });
+    const h = timedHandler([T0 - 100], [], true, 1);
+    runner.register({ ...h, nextDueAt: async ({ now }) => (T0 - 100 > now ? T0 - 100 : null), claim: async () => false });
+    runner.start();
+    runner.wake('timed');
+    await vi.advanceTimersByTimeAsync(POLL_MS - 1);
+    expect(runner.pollStats().timed.polls).toBe(1);
     await runner.stop();
   });
 

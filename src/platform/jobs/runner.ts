@@ -72,6 +72,14 @@ const NO_CONTEXT: JobItemContext = { around: (_job, _traceParent, run) => run(),
 interface PassResult {
   started: number;
   deferred: number;
+  /** The moment (both clocks) of the pass's last read of due items: what fell due after it, that read did not see. */
+  readAt?: DueMoment;
+}
+
+/** One moment on both clocks. */
+interface DueMoment {
+  now: number;
+  realNow: number;
 }
 
 const DEFAULT_PAGE = 100;
@@ -308,23 +316,26 @@ export class JobRunner {
 
   /**
    * After a pass: when the handler's next item falls due before its next poll, a timer runs a pass at that
-   * moment (an earlier timer already set stays). Items due already are the poll's (they were left by this pass).
+   * moment (an earlier timer already set stays). The next item is looked for after `after`, the moment of the
+   * pass's last read (default: now): an item that fell due between that read and this plan was seen by neither,
+   * so it gets a pass at once rather than waiting for the poll. Items due by `after` and left by the pass
+   * (backing off, another instance's) are the poll's.
    */
-  private async planWake(s: Slot): Promise<void> {
+  private async planWake(s: Slot, after?: DueMoment): Promise<void> {
     const h = s.h;
     if (!h.nextDueAt || !this.started || this.stopping) return;
-    const now = this.deps.clock.now();
-    const realNow = this.deps.realClock.now();
+    const from = after ?? { now: this.deps.clock.now(), realNow: this.deps.realClock.now() };
     let at: number | null;
     try {
-      at = await h.nextDueAt({ now, realNow });
+      at = await h.nextDueAt(from);
     } catch (err) {
       this.report(err, s);
       return;
     }
     if (at === null || !this.started || this.stopping) return;
-    const delay = at - (h.dueClock === 'real' ? realNow : now);
-    if (delay <= 0 || delay >= this.intervalOf(s)) return;
+    const realNow = this.deps.realClock.now();
+    const delay = Math.max(0, at - (h.dueClock === 'real' ? realNow : this.deps.clock.now()));
+    if (delay >= this.intervalOf(s)) return;
     const fireAt = realNow + delay;
     if (s.dueTimer && s.dueTimerAt <= fireAt) return;
     clearTimeout(s.dueTimer);
@@ -343,10 +354,10 @@ export class JobRunner {
     if (!force && this.deps.realClock.now() < s.pausedUntil) return Promise.resolve();
     s.stats.polls++;
     return this.exclusive(s, () => this.pass(s, new Set())).then(
-      () => {
+      (r) => {
         s.stats.failing = 0;
         s.pausedUntil = 0;
-        const plan = this.planWake(s).finally(() => this.planning.delete(plan));
+        const plan = this.planWake(s, r.readAt).finally(() => this.planning.delete(plan));
         this.planning.add(plan);
       },
       (err) => {
@@ -436,7 +447,9 @@ export class JobRunner {
       await this.freeSlot(s);
       if (this.stopping) break;
       const realNow = this.deps.realClock.now();
-      const { items, short } = await this.read(s, failed, this.deps.clock.now(), realNow);
+      const now = this.deps.clock.now();
+      result.readAt = { now, realNow };
+      const { items, short } = await this.read(s, failed, now, realNow);
       let started = 0;
       for (const item of items) {
         const key = h.perKey?.key(item);
