@@ -124,6 +124,9 @@ class SeriesCounter extends Counter<RequestLabel> {
 }
 
 /** prom-client's Histogram whose buckets, sums and counts are the series'. */
+/** One row of a histogram's exposition as prom-client's registry reads it: the series' labels kept apart from `le`. */
+type HistogramRow = MetricValueWithName<RequestLabel> & { sharedLabels: Record<string, string>; exemplar?: null };
+
 class SeriesHistogram extends Histogram<RequestLabel> {
   constructor(
     private readonly config: HistogramConfiguration<RequestLabel>,
@@ -134,7 +137,7 @@ class SeriesHistogram extends Histogram<RequestLabel> {
   /** As prom-client's: the series' labels as shared labels, after `le` (the registry's text reads this). */
   async getForPromString(): Promise<MetricObjectWithValues<MetricValueWithName<RequestLabel>>> {
     const { name, help } = this.config;
-    const values: (MetricValueWithName<RequestLabel> & { sharedLabels: Record<string, string>; exemplar?: null })[] = [];
+    const values: HistogramRow[] = [];
     const bounds = this.series.bounds;
     for (const e of this.series.all) {
       const shared = e.labels;
@@ -152,9 +155,10 @@ class SeriesHistogram extends Histogram<RequestLabel> {
   /** As prom-client's `get`: each value's labels with the shared ones merged in. */
   override async get(): Promise<MetricObjectWithValues<MetricValueWithName<RequestLabel>>> {
     const data = await this.getForPromString();
-    const values = (data.values as (MetricValueWithName<RequestLabel> & { sharedLabels: Record<string, string> })[]).map(
-      ({ sharedLabels, labels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } }),
-    );
+    const values = (data.values as HistogramRow[]).map(({ sharedLabels, labels, ...rest }) => ({
+      ...rest,
+      labels: { ...labels, ...sharedLabels },
+    }));
     return { ...data, values };
   }
 }
