@@ -1,12 +1,22 @@
 /**
- * The request counter and histogram kept as plain numbers (observability/metrics.ts
- * `RequestMetrics`) scrape exactly as prom-client's own labelled Counter and
- * Histogram do when fed the same answers: text exposition and JSON alike.
+ * The request counter and histogram and the statement-duration histogram kept as plain
+ * numbers (observability/metrics.ts `RequestMetrics`, `StatementDurations`) scrape exactly
+ * as prom-client's own labelled Counter and Histogram do when fed the same observations:
+ * text exposition and JSON alike.
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Counter, Histogram, Registry } from 'prom-client';
-import { REQUEST_BUCKETS, REQUEST_DURATION_HELP, REQUESTS_HELP, RequestMetrics } from '../../src/platform/observability/metrics.js';
+import {
+  REQUEST_BUCKETS,
+  REQUEST_DURATION_HELP,
+  REQUESTS_HELP,
+  RequestMetrics,
+  STATEMENT_BUCKETS,
+  STATEMENT_DURATION_HELP,
+  StatementDurations,
+} from '../../src/platform/observability/metrics.js';
+import { STATEMENT_KINDS, type StatementKind } from '../../src/platform/observability/statement-kind.js';
 
 type Answer = [route: string, method: string, status: number, seconds: number];
 
@@ -72,5 +82,36 @@ describe('request metrics as plain numbers', () => {
     expect(text).toContain(`booking_http_request_duration_seconds_bucket{le="+Inf",${whoami}} 3`);
     expect(text).toContain(`booking_http_request_duration_seconds_count{${whoami}} 3`);
     expect(text).toContain('booking_http_requests_total{route="/meetings",method="POST",status="201"} 1');
+  });
+});
+
+describe('statement durations as plain numbers', () => {
+  const statement = fc.tuple(
+    fc.constantFrom<StatementKind>(...STATEMENT_KINDS),
+    fc.oneof(fc.constantFrom(...STATEMENT_BUCKETS, 0, 3), fc.double({ min: 0, max: 5, noNaN: true })),
+  );
+
+  it('scrape as prom-client does: the same text and JSON for the same statements', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(statement, { maxLength: 60 }), async (statements) => {
+        const ours = new Registry();
+        const durations = new StatementDurations([ours]);
+        const theirs = new Registry();
+        const histogram = new Histogram({
+          name: 'booking_db_statement_duration_seconds',
+          help: STATEMENT_DURATION_HELP,
+          labelNames: ['kind'],
+          buckets: STATEMENT_BUCKETS,
+          registers: [theirs],
+        });
+        for (const [kind, seconds] of statements) {
+          durations.observe(kind, seconds);
+          histogram.labels({ kind }).observe(seconds);
+        }
+        expect(await ours.metrics()).toBe(await theirs.metrics());
+        expect(await ours.getMetricsAsJSON()).toEqual(await theirs.getMetricsAsJSON());
+      }),
+      { numRuns: 200 },
+    );
   });
 });
