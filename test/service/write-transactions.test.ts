@@ -12,7 +12,14 @@ import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/platform/db/schema.js';
 import { openStorage, type Storage } from '../../src/platform/db/database.js';
 import { writeTransaction } from '../../src/platform/db/transactions.js';
-import { aheadOf, combineInserts, inlineParameters, plainInsertRows, ridingAlong } from '../../src/platform/db/pg-driver.js';
+import {
+  aheadOf,
+  combineInserts,
+  inlineCombined,
+  inlineParameters,
+  plainInsertRows,
+  ridingAlong,
+} from '../../src/platform/db/pg-driver.js';
 import { createTestDatabase, TEST_ENGINE, type TestDatabase } from '../support/test-database.js';
 import { insertRows } from '../../src/platform/db/statements.js';
 
@@ -314,5 +321,21 @@ describe('plain inserts that may wait (PostgreSQL)', () => {
       'with w0 as (insert into "t" ("a", "b") values ($1, $2)), w1 as (insert into "u" ("c") values ($3), ($4)) select 1',
     );
     expect(combined.parameters).toEqual([1, 2, 3, 4]);
+  });
+
+  it('writes combined inserts with literals as templating the combined text would, or not at all', () => {
+    const esc = (s: string) => `'${s.replace(/'/g, "''")}'`;
+    const inserts = [
+      CompiledQuery.raw('insert into "t" ("a", "b") values ($1, $2)', ["it's", 1795606918192]),
+      CompiledQuery.raw('insert into "u" ("c", "d") values ($1, $2), ($3, $4)', ['x', null, 'y', 2.5]),
+      CompiledQuery.raw('insert into "v" ("e") values ($1)', ['$1 and $2']),
+    ];
+    const combined = combineInserts(inserts);
+    const expected = inlineParameters(combined.sql, combined.parameters, esc);
+    expect(expected).not.toBeNull();
+    expect(inlineCombined(inserts, esc)).toBe(expected);
+    // A value with no literal form (a buffer) keeps the whole run parameterized.
+    const withBuffer = [...inserts, CompiledQuery.raw('insert into "w" ("f") values ($1)', [Buffer.from('x')])];
+    expect(inlineCombined(withBuffer, esc)).toBeNull();
   });
 });

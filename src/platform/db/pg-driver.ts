@@ -95,6 +95,9 @@ interface Waiting {
   read?: { resolve: (r: QueryResult<unknown>) => void; reject: (e: unknown) => void };
 }
 
+/** What goes out before a statement: one waiting statement, or a run of inserts to send as one (`combineInserts`). */
+type Outgoing = (Waiting & { inserts?: undefined }) | { inserts: CompiledQuery[]; query?: undefined; read?: undefined };
+
 export interface PgDriverOptions {
   /** Sees the SQL of every round trip actually sent (tests count them). */
   onRoundTrip?: (sql: string) => void;
@@ -119,6 +122,21 @@ export function combineInserts(queries: readonly CompiledQuery[]): { sql: string
     return `w${i} as (${q.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
   });
   return { sql: `with ${parts.join(', ')} select 1`, parameters };
+}
+
+/**
+ * `combineInserts(queries)` with its parameters written in as literals (`inlineParameters`), built from each
+ * insert's own template instead of renumbering and templating the combined text; null when one insert may not
+ * take literals.
+ */
+export function inlineCombined(queries: readonly CompiledQuery[], escapeLiteral: (s: string) => string): string | null {
+  let text = 'with ';
+  for (let i = 0; i < queries.length; i++) {
+    const part = inlineParameters(queries[i].sql, queries[i].parameters, escapeLiteral);
+    if (part === null) return null;
+    text += `${i === 0 ? '' : ', '}w${i} as (${part})`;
+  }
+  return text + ' select 1';
 }
 
 /** A value as an SQL literal of unknown type (PostgreSQL coerces it as it would a parameter), or null when it has none. */
@@ -322,7 +340,7 @@ class PgConnection implements DatabaseConnection {
     const parts: string[] = this.beginPending ? ['begin'] : [];
     const lock = this.lockPending;
     const waiting = this.waitingStatements();
-    const before: Waiting[] = lock ? [{ query: lock }, ...waiting] : waiting;
+    const before: Outgoing[] = lock ? [{ query: lock }, ...waiting] : waiting;
     this.beginPending = false;
     this.lockPending = null;
     this.pending = [];
@@ -330,7 +348,7 @@ class PgConnection implements DatabaseConnection {
     const texts =
       query.parameters.length > WAIT_MAX_PARAMETERS
         ? [null]
-        : [...before.map((w) => w.query), query].map((q) => inlineParameters(q.sql, q.parameters, this.escapeLiteral));
+        : [...before.map((w) => this.inline(w)), inlineParameters(query.sql, query.parameters, this.escapeLiteral)];
     try {
       if (texts.every((t) => t !== null)) {
         const text = [...parts, ...texts].join(';\n');
@@ -343,7 +361,7 @@ class PgConnection implements DatabaseConnection {
       }
       if (parts.length > 0) await this.run(CompiledQuery.raw('begin'));
       for (const w of before) {
-        const r = await this.run(w.query);
+        const r = await this.run(w.inserts ? combinedQuery(w.inserts) : w.query);
         if (w.read) w.read.resolve(r);
       }
       return await this.run<R>(query);
@@ -353,18 +371,24 @@ class PgConnection implements DatabaseConnection {
     }
   }
 
+  /** A statement that goes out before another, with its parameters as literals, or null when it may not take them. */
+  private inline(w: Outgoing): string | null {
+    if (w.inserts)
+      return w.inserts.length === 1
+        ? inlineParameters(w.inserts[0].sql, w.inserts[0].parameters, this.escapeLiteral)
+        : inlineCombined(w.inserts, this.escapeLiteral);
+    return inlineParameters(w.query.sql, w.query.parameters, this.escapeLiteral);
+  }
+
   /**
    * What waits as statements to send, in order: each run of consecutive inserts as one
    * combined statement per group that fits PostgreSQL's parameter limit, riding reads as they are.
    */
-  private waitingStatements(): Waiting[] {
-    const out: Waiting[] = [];
+  private waitingStatements(): Outgoing[] {
+    const out: Outgoing[] = [];
     let run: CompiledQuery[] = [];
     const endRun = () => {
-      for (const group of groups(run)) {
-        const combined = group.length === 1 ? null : combineInserts(group);
-        out.push({ query: combined ? CompiledQuery.raw(combined.sql, combined.parameters) : group[0] });
-      }
+      for (const group of groups(run)) out.push({ inserts: group });
       run = [];
     };
     for (const w of this.pending) {
@@ -383,6 +407,13 @@ class PgConnection implements DatabaseConnection {
     this.options.onRoundTrip?.(query.sql);
     return resultOf<R>(await this.client.query(query.sql, [...query.parameters]));
   }
+}
+
+/** A run of inserts as one statement (one insert as itself). */
+function combinedQuery(inserts: readonly CompiledQuery[]): CompiledQuery {
+  if (inserts.length === 1) return inserts[0];
+  const combined = combineInserts(inserts);
+  return CompiledQuery.raw(combined.sql, combined.parameters);
 }
 
 /** Inserts grouped so that each group fits PostgreSQL's parameter limit. */
@@ -404,7 +435,7 @@ function groups(queries: readonly CompiledQuery[]): CompiledQuery[][] {
 }
 
 /** Rejects the riding reads among `waiting` that have not been answered. */
-function settleUnsent(waiting: readonly Waiting[], err: unknown): void {
+function settleUnsent(waiting: readonly Outgoing[], err: unknown): void {
   for (const w of waiting) w.read?.reject(err);
 }
 
