@@ -103,8 +103,7 @@ describe('job runner: waking at the next due time', () => {
     // A handler whose read returns an item that its claim refuses (another instance holds it): the wake-up plan
     // must not turn that item into a pass after pass.
     const runner = new JobRunner({ clock: fakeNow, realClock: fakeNow });
-    const h = timedHandler([T0 - 100], [], true, 1);
-    runner.register({ ...h, nextDueAt: async ({ now }) => (T0 - 100 > now ? T0 - 100 : null), claim: async () => false });
+    runner.register({ ...timedHandler([T0 - 100], [], true, 1), claim: async () => false });
     runner.start();
     runner.wake('timed');
     await vi.advanceTimersByTimeAsync(POLL_MS - 1);

@@ -126,10 +126,11 @@ export function combineInserts(queries: readonly CompiledQuery[]): { sql: string
 
 /**
  * `combineInserts(queries)` with its parameters written in as literals (`inlineParameters`), built from each
- * insert's own template instead of renumbering and templating the combined text; null when one insert may not
- * take literals.
+ * insert's own template instead of renumbering and templating the combined text; one insert as itself (as
+ * `combinedQuery` sends it); null when one insert may not take literals.
  */
 export function inlineCombined(queries: readonly CompiledQuery[], escapeLiteral: (s: string) => string): string | null {
+  if (queries.length === 1) return inlineParameters(queries[0].sql, queries[0].parameters, escapeLiteral);
   let text = 'with ';
   for (let i = 0; i < queries.length; i++) {
     const part = inlineParameters(queries[i].sql, queries[i].parameters, escapeLiteral);
@@ -373,11 +374,9 @@ class PgConnection implements DatabaseConnection {
 
   /** A statement that goes out before another, with its parameters as literals, or null when it may not take them. */
   private inline(w: Outgoing): string | null {
-    if (w.inserts)
-      return w.inserts.length === 1
-        ? inlineParameters(w.inserts[0].sql, w.inserts[0].parameters, this.escapeLiteral)
-        : inlineCombined(w.inserts, this.escapeLiteral);
-    return inlineParameters(w.query.sql, w.query.parameters, this.escapeLiteral);
+    return w.inserts
+      ? inlineCombined(w.inserts, this.escapeLiteral)
+      : inlineParameters(w.query.sql, w.query.parameters, this.escapeLiteral);
   }
 
   /**
